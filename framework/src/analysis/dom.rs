@@ -1,0 +1,141 @@
+//! Dominator tree (Cooper, Harvey and Kennedy's iterative algorithm over
+//! reverse post order), with dominance frontiers. Unreachable blocks have no
+//! immediate dominator and dominate nothing.
+
+use super::cfg::Cfg;
+use crate::ir::{Block, Function};
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DomTree {
+    /// Immediate dominator per block id; the entry maps to itself.
+    idom: Vec<Option<Block>>,
+    rpo_index: Vec<usize>,
+    /// Children per block id, in RPO order.
+    children: Vec<Vec<Block>>,
+    /// Pre/post numbers of a DFS of the tree, for O(1) dominance queries.
+    pre: Vec<u32>,
+    post: Vec<u32>,
+}
+
+impl DomTree {
+    pub fn compute(f: &Function) -> DomTree {
+        Self::from_cfg(&Cfg::compute(f))
+    }
+
+    pub fn from_cfg(cfg: &Cfg) -> DomTree {
+        let n = cfg.rpo_index.len();
+        let mut idom: Vec<Option<Block>> = vec![None; n];
+        if let Some(entry) = cfg.entry {
+            idom[entry.index()] = Some(entry);
+            let mut changed = true;
+            while changed {
+                changed = false;
+                for &b in cfg.rpo.iter().skip(1) {
+                    let mut new: Option<Block> = None;
+                    for &p in cfg.preds(b) {
+                        if idom[p.index()].is_none() {
+                            continue;
+                        }
+                        new = Some(match new {
+                            None => p,
+                            Some(cur) => intersect(&idom, &cfg.rpo_index, p, cur),
+                        });
+                    }
+                    if new.is_some() && idom[b.index()] != new {
+                        idom[b.index()] = new;
+                        changed = true;
+                    }
+                }
+            }
+        }
+        let mut children = vec![Vec::new(); n];
+        for &b in &cfg.rpo {
+            if let Some(p) = idom[b.index()] {
+                if p != b {
+                    children[p.index()].push(b);
+                }
+            }
+        }
+        let mut pre = vec![u32::MAX; n];
+        let mut post = vec![u32::MAX; n];
+        if let Some(entry) = cfg.entry {
+            let mut counter = 0u32;
+            let mut stack = vec![(entry, 0usize)];
+            pre[entry.index()] = counter;
+            counter += 1;
+            while let Some((b, i)) = stack.last_mut() {
+                let b = *b;
+                if let Some(&c) = children[b.index()].get(*i) {
+                    *i += 1;
+                    pre[c.index()] = counter;
+                    counter += 1;
+                    stack.push((c, 0));
+                } else {
+                    post[b.index()] = counter;
+                    counter += 1;
+                    stack.pop();
+                }
+            }
+        }
+        DomTree { idom, rpo_index: cfg.rpo_index.clone(), children, pre, post }
+    }
+
+    /// Immediate dominator (`None` for the entry and unreachable blocks).
+    pub fn idom(&self, b: Block) -> Option<Block> {
+        self.idom.get(b.index()).copied().flatten().filter(|&d| d != b)
+    }
+
+    pub fn is_reachable(&self, b: Block) -> bool {
+        self.idom.get(b.index()).is_some_and(|d| d.is_some())
+    }
+
+    /// Whether `a` dominates `b` (reflexive). False if either is unreachable.
+    pub fn dominates(&self, a: Block, b: Block) -> bool {
+        if !self.is_reachable(a) || !self.is_reachable(b) {
+            return false;
+        }
+        self.pre[a.index()] <= self.pre[b.index()] && self.post[b.index()] <= self.post[a.index()]
+    }
+
+    pub fn children(&self, b: Block) -> &[Block] {
+        &self.children[b.index()]
+    }
+
+    /// Dominance frontier of every block (Cytron et al. via the CHK walk).
+    pub fn frontiers(&self, cfg: &Cfg) -> Vec<Vec<Block>> {
+        let n = self.idom.len();
+        let mut df: Vec<Vec<Block>> = vec![Vec::new(); n];
+        for &b in &cfg.rpo {
+            let preds = cfg.preds(b);
+            if preds.len() < 2 {
+                continue;
+            }
+            let Some(idom_b) = self.idom.get(b.index()).copied().flatten() else { continue };
+            for &p in preds {
+                let mut runner = p;
+                while self.is_reachable(runner) && runner != idom_b {
+                    if !df[runner.index()].contains(&b) {
+                        df[runner.index()].push(b);
+                    }
+                    match self.idom(runner) {
+                        Some(next) => runner = next,
+                        None => break,
+                    }
+                }
+            }
+        }
+        df
+    }
+}
+
+fn intersect(idom: &[Option<Block>], rpo_index: &[usize], mut a: Block, mut b: Block) -> Block {
+    while a != b {
+        while rpo_index[a.index()] > rpo_index[b.index()] {
+            a = idom[a.index()].expect("processed block has idom");
+        }
+        while rpo_index[b.index()] > rpo_index[a.index()] {
+            b = idom[b.index()].expect("processed block has idom");
+        }
+    }
+    a
+}

@@ -1,0 +1,54 @@
+//! Uniqued constants. Scalars keep their exact bit pattern (signed zero, NaN
+//! payloads, f16 and fp8 included); composites list their members.
+
+use rustc_hash::FxHashMap;
+use serde::{Deserialize, Serialize};
+
+use super::{Const, TypeId};
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ConstValue {
+    /// The scalar's bits, zero-extended to 64 (bool: 0 or 1).
+    Scalar(u64),
+    /// Members of a vector, matrix (columns), array or struct.
+    Composite(Vec<Const>),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ConstData {
+    pub ty: TypeId,
+    pub value: ConstValue,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct ConstTable {
+    data: Vec<ConstData>,
+    map: FxHashMap<ConstData, Const>,
+}
+
+impl ConstTable {
+    pub fn intern(&mut self, c: ConstData) -> Const {
+        if let Some(&id) = self.map.get(&c) {
+            return id;
+        }
+        let id = Const::new(self.data.len());
+        self.data.push(c.clone());
+        self.map.insert(c, id);
+        id
+    }
+    pub fn get(&self, c: Const) -> &ConstData {
+        &self.data[c.index()]
+    }
+    pub fn contains(&self, c: Const) -> bool {
+        c.index() < self.data.len()
+    }
+    pub fn len(&self) -> usize {
+        self.data.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
+    pub fn iter(&self) -> impl Iterator<Item = (Const, &ConstData)> {
+        self.data.iter().enumerate().map(|(i, d)| (Const::new(i), d))
+    }
+}

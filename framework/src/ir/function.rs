@@ -1,0 +1,385 @@
+//! Functions: arguments, blocks and instructions in dense tables, the block
+//! layout (which blocks the function owns, in order), and use lists for
+//! instruction results and arguments.
+//!
+//! **Invariant:** `uses[v]` lists exactly the operand slots of live
+//! instructions that hold `v`; every mutation goes through the methods here
+//! so that `replace_all_uses` stays exact.
+
+use serde::{Deserialize, Serialize};
+use smallvec::SmallVec;
+
+use super::{Block, Inst, InstData, Metadata, Span, TypeId, Use, Value};
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum FunctionKind {
+    /// A dispatch entry point with its block (workgroup) size.
+    Kernel { block_size: [u32; 3] },
+    Callable,
+    /// Declared, defined elsewhere: has no blocks.
+    External,
+}
+
+/// How an argument is passed.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ArgKind {
+    /// By value (an rvalue of the type).
+    Value,
+    /// By reference: the argument is an lvalue of the type.
+    Reference,
+    /// A resource (buffer, texture, bindless array, accel).
+    Resource,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ArgData {
+    pub ty: TypeId,
+    pub kind: ArgKind,
+    #[serde(default, skip_serializing_if = "Metadata::is_empty")]
+    pub md: Metadata,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct BlockData {
+    pub insts: Vec<Inst>,
+    #[serde(default, skip_serializing_if = "Metadata::is_empty")]
+    pub md: Metadata,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub span: Option<Span>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Function {
+    pub name: String,
+    pub kind: FunctionKind,
+    pub ret: TypeId,
+    pub args: Vec<ArgData>,
+    #[serde(default, skip_serializing_if = "Metadata::is_empty")]
+    pub md: Metadata,
+    /// Every block ever created; only those in `layout` belong to the function.
+    blocks: Vec<BlockData>,
+    /// Every instruction ever created; removed ones have no parent.
+    insts: Vec<InstData>,
+    /// Owned blocks, in print order; the first is the body (entry) block.
+    layout: Vec<Block>,
+    #[serde(skip)]
+    inst_uses: Vec<SmallVec<[Use; 2]>>,
+    #[serde(skip)]
+    arg_uses: Vec<SmallVec<[Use; 2]>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub span: Option<Span>,
+}
+
+impl Function {
+    pub fn new(name: impl Into<String>, kind: FunctionKind, ret: TypeId) -> Self {
+        Function {
+            name: name.into(),
+            kind,
+            ret,
+            args: Vec::new(),
+            md: Metadata::default(),
+            blocks: Vec::new(),
+            insts: Vec::new(),
+            layout: Vec::new(),
+            inst_uses: Vec::new(),
+            arg_uses: Vec::new(),
+            span: None,
+        }
+    }
+
+    pub fn is_kernel(&self) -> bool {
+        matches!(self.kind, FunctionKind::Kernel { .. })
+    }
+    pub fn is_external(&self) -> bool {
+        matches!(self.kind, FunctionKind::External)
+    }
+
+    pub fn add_arg(&mut self, ty: TypeId, kind: ArgKind, md: Metadata) -> Value {
+        self.args.push(ArgData { ty, kind, md });
+        self.arg_uses.push(SmallVec::new());
+        Value::Arg((self.args.len() - 1) as u32)
+    }
+
+    // ---- blocks -------------------------------------------------------
+
+    /// Create a block and append it to the layout.
+    pub fn add_block(&mut self) -> Block {
+        let b = Block::new(self.blocks.len());
+        self.blocks.push(BlockData::default());
+        self.layout.push(b);
+        b
+    }
+
+    /// The entry block, if the function has a body.
+    pub fn body(&self) -> Option<Block> {
+        self.layout.first().copied()
+    }
+
+    /// Owned blocks in layout order.
+    pub fn blocks(&self) -> &[Block] {
+        &self.layout
+    }
+
+    /// Make `b` the entry block (moves it to the front of the layout).
+    pub fn set_body(&mut self, b: Block) {
+        self.layout.retain(|&x| x != b);
+        self.layout.insert(0, b);
+    }
+
+    /// Replace the layout order (must be a permutation of a subset of blocks).
+    pub fn set_layout(&mut self, layout: Vec<Block>) {
+        self.layout = layout;
+    }
+
+    pub fn block(&self, b: Block) -> &BlockData {
+        &self.blocks[b.index()]
+    }
+    pub fn block_mut(&mut self, b: Block) -> &mut BlockData {
+        &mut self.blocks[b.index()]
+    }
+    /// Whether `b` is a valid id (owned or not).
+    pub fn block_exists(&self, b: Block) -> bool {
+        b.index() < self.blocks.len()
+    }
+    pub fn is_owned(&self, b: Block) -> bool {
+        self.layout.contains(&b)
+    }
+    /// Number of block ids ever created (for dense side tables).
+    pub fn block_capacity(&self) -> usize {
+        self.blocks.len()
+    }
+
+    /// Remove a block from the function, deleting its instructions.
+    pub fn remove_block(&mut self, b: Block) {
+        for i in std::mem::take(&mut self.blocks[b.index()].insts) {
+            self.detach_operands(i);
+            self.insts[i.index()].parent = None;
+        }
+        self.layout.retain(|&x| x != b);
+    }
+
+    pub fn terminator(&self, b: Block) -> Option<Inst> {
+        let last = *self.blocks[b.index()].insts.last()?;
+        self.insts[last.index()].is_terminator().then_some(last)
+    }
+
+    /// Successors of `b` along executed edges.
+    pub fn successors(&self, b: Block) -> SmallVec<[Block; 4]> {
+        self.terminator(b).map(|t| self.insts[t.index()].successors()).unwrap_or_default()
+    }
+
+    // ---- instructions -------------------------------------------------
+
+    pub fn inst(&self, i: Inst) -> &InstData {
+        &self.insts[i.index()]
+    }
+    /// Direct access; operand changes must go through `set_operand`.
+    pub fn inst_mut(&mut self, i: Inst) -> &mut InstData {
+        &mut self.insts[i.index()]
+    }
+    pub fn inst_exists(&self, i: Inst) -> bool {
+        i.index() < self.insts.len()
+    }
+    pub fn inst_capacity(&self) -> usize {
+        self.insts.len()
+    }
+    /// Whether the instruction is placed in a block.
+    pub fn is_live(&self, i: Inst) -> bool {
+        self.insts.get(i.index()).is_some_and(|d| d.parent.is_some())
+    }
+
+    /// Create an instruction without placing it.
+    pub fn create_inst(&mut self, data: InstData) -> Inst {
+        let i = Inst::new(self.insts.len());
+        let mut data = data;
+        data.parent = None;
+        self.insts.push(data);
+        self.inst_uses.push(SmallVec::new());
+        i
+    }
+
+    /// Place an unplaced instruction at position `pos` of block `b`.
+    pub fn insert_inst(&mut self, b: Block, pos: usize, i: Inst) {
+        debug_assert!(self.insts[i.index()].parent.is_none(), "instruction placed twice");
+        self.blocks[b.index()].insts.insert(pos, i);
+        self.insts[i.index()].parent = Some(b);
+        self.attach_operands(i);
+    }
+
+    /// Append an instruction to block `b`.
+    pub fn append_inst(&mut self, b: Block, data: InstData) -> Inst {
+        let i = self.create_inst(data);
+        let pos = self.blocks[b.index()].insts.len();
+        self.insert_inst(b, pos, i);
+        i
+    }
+
+    /// Insert before the terminator of `b` (or append if it has none).
+    pub fn insert_before_terminator(&mut self, b: Block, data: InstData) -> Inst {
+        let i = self.create_inst(data);
+        let n = self.blocks[b.index()].insts.len();
+        let pos = if self.terminator(b).is_some() { n - 1 } else { n };
+        self.insert_inst(b, pos, i);
+        i
+    }
+
+    /// Position of `i` within its block.
+    pub fn position(&self, i: Inst) -> Option<usize> {
+        let b = self.insts[i.index()].parent?;
+        self.blocks[b.index()].insts.iter().position(|&x| x == i)
+    }
+
+    /// Unplace an instruction, dropping the uses it makes. Its own uses must
+    /// already be gone (use `replace_all_uses` first).
+    pub fn remove_inst(&mut self, i: Inst) {
+        let Some(b) = self.insts[i.index()].parent else { return };
+        self.blocks[b.index()].insts.retain(|&x| x != i);
+        self.detach_operands(i);
+        self.insts[i.index()].parent = None;
+    }
+
+    /// Unplace an instruction but keep its operands' uses recorded: for
+    /// moving it elsewhere with `insert_inst` after `detach_for_move`.
+    pub fn move_inst(&mut self, i: Inst, to: Block, pos: usize) {
+        if let Some(b) = self.insts[i.index()].parent {
+            self.blocks[b.index()].insts.retain(|&x| x != i);
+        }
+        self.blocks[to.index()].insts.insert(pos, i);
+        self.insts[i.index()].parent = Some(to);
+    }
+
+    pub fn set_operand(&mut self, i: Inst, index: usize, v: Value) {
+        let old = self.insts[i.index()].operands[index];
+        if old == v {
+            return;
+        }
+        let placed = self.insts[i.index()].parent.is_some();
+        if placed {
+            self.drop_use(old, Use { user: i, index: index as u32 });
+        }
+        self.insts[i.index()].operands[index] = v;
+        if placed {
+            self.add_use(v, Use { user: i, index: index as u32 });
+        }
+    }
+
+    /// Replace the whole operand list of `i`.
+    pub fn set_operands(&mut self, i: Inst, operands: SmallVec<[Value; 3]>) {
+        let placed = self.insts[i.index()].parent.is_some();
+        if placed {
+            self.detach_operands(i);
+        }
+        self.insts[i.index()].operands = operands;
+        if placed {
+            self.attach_operands(i);
+        }
+    }
+
+    /// Uses of a local value (instruction result or argument).
+    pub fn uses(&self, v: Value) -> &[Use] {
+        match v {
+            Value::Inst(i) => self.inst_uses.get(i.index()).map(|u| u.as_slice()).unwrap_or(&[]),
+            Value::Arg(a) => self.arg_uses.get(a as usize).map(|u| u.as_slice()).unwrap_or(&[]),
+            _ => &[],
+        }
+    }
+
+    pub fn has_uses(&self, v: Value) -> bool {
+        !self.uses(v).is_empty()
+    }
+
+    /// Point every use of `old` at `new`.
+    pub fn replace_all_uses(&mut self, old: Value, new: Value) {
+        if old == new {
+            return;
+        }
+        let uses: Vec<Use> = self.uses(old).to_vec();
+        for u in uses {
+            self.set_operand(u.user, u.index as usize, new);
+        }
+    }
+
+    /// Rebuild every use list from scratch (after deserializing).
+    pub fn rebuild_uses(&mut self) {
+        self.inst_uses = vec![SmallVec::new(); self.insts.len()];
+        self.arg_uses = vec![SmallVec::new(); self.args.len()];
+        for &b in &self.layout.clone() {
+            for &i in &self.blocks[b.index()].insts.clone() {
+                self.insts[i.index()].parent = Some(b);
+            }
+        }
+        for idx in 0..self.insts.len() {
+            if self.insts[idx].parent.is_some() {
+                self.attach_operands(Inst::new(idx));
+            }
+        }
+    }
+
+    /// Live instructions in layout order.
+    pub fn all_insts(&self) -> impl Iterator<Item = (Block, Inst)> + '_ {
+        self.layout.iter().flat_map(move |&b| self.blocks[b.index()].insts.iter().map(move |&i| (b, i)))
+    }
+
+    /// Number of live instructions.
+    pub fn inst_count(&self) -> usize {
+        self.layout.iter().map(|b| self.blocks[b.index()].insts.len()).sum()
+    }
+
+    /// The type of a value local to this function or global to the module.
+    pub fn value_type(&self, m: &super::Module, v: Value) -> TypeId {
+        match v {
+            Value::Inst(i) => self.insts[i.index()].ty,
+            Value::Arg(a) => self.args[a as usize].ty,
+            _ => m.value_type(v),
+        }
+    }
+
+    /// Whether `v` denotes an address (alloca, gep, reference argument).
+    pub fn is_lvalue(&self, v: Value) -> bool {
+        match v {
+            Value::Inst(i) => self.insts[i.index()].has(xir_spec::Trait::Lvalue),
+            Value::Arg(a) => self.args.get(a as usize).is_some_and(|a| a.kind == ArgKind::Reference),
+            _ => false,
+        }
+    }
+
+    fn attach_operands(&mut self, i: Inst) {
+        let ops = self.insts[i.index()].operands.clone();
+        for (k, v) in ops.into_iter().enumerate() {
+            self.add_use(v, Use { user: i, index: k as u32 });
+        }
+    }
+
+    fn detach_operands(&mut self, i: Inst) {
+        let ops = self.insts[i.index()].operands.clone();
+        for (k, v) in ops.into_iter().enumerate() {
+            self.drop_use(v, Use { user: i, index: k as u32 });
+        }
+    }
+
+    fn add_use(&mut self, v: Value, u: Use) {
+        match v {
+            Value::Inst(d) if d.index() < self.inst_uses.len() => self.inst_uses[d.index()].push(u),
+            Value::Arg(a) if (a as usize) < self.arg_uses.len() => self.arg_uses[a as usize].push(u),
+            _ => {}
+        }
+    }
+
+    fn drop_use(&mut self, v: Value, u: Use) {
+        let list = match v {
+            Value::Inst(d) => self.inst_uses.get_mut(d.index()),
+            Value::Arg(a) => self.arg_uses.get_mut(a as usize),
+            _ => None,
+        };
+        if let Some(list) = list {
+            if let Some(p) = list.iter().position(|x| *x == u) {
+                list.swap_remove(p);
+            }
+        }
+    }
+
+    /// Raw tables, for the JSON reader's id-validity check.
+    pub(crate) fn raw_parts(&self) -> (&[BlockData], &[InstData], &[Block]) {
+        (&self.blocks, &self.insts, &self.layout)
+    }
+}

@@ -1,0 +1,127 @@
+//! Instructions: an opcode from the spec, a result type, value operands,
+//! block operands (structured roles, branch targets or Phi incoming blocks)
+//! and a small payload. The meaning of each operand and block slot is given by
+//! the opcode's entry in `ir-spec/spec/opcodes.ron`.
+
+use serde::{Deserialize, Serialize};
+use smallvec::SmallVec;
+use xir_spec::{Opcode, Trait};
+
+use super::{Block, Metadata, Span, TypeId, Value};
+
+/// Non-value data an instruction carries.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Payload {
+    #[default]
+    None,
+    /// Case literals of `switch` / `br_indexed`, as raw bits of the
+    /// selector's type (so width and signedness come from the selector).
+    Cases(Vec<u64>),
+    /// Message of `print` / `assert` / `assume` / `unreachable`.
+    Text(String),
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct InstData {
+    #[serde(with = "opcode_serde")]
+    pub opcode: Opcode,
+    /// Result type; `void` when the instruction has no result.
+    pub ty: TypeId,
+    pub operands: SmallVec<[Value; 3]>,
+    #[serde(default, skip_serializing_if = "SmallVec::is_empty")]
+    pub blocks: SmallVec<[Block; 3]>,
+    #[serde(default, skip_serializing_if = "is_none_payload")]
+    pub payload: Payload,
+    #[serde(default, skip_serializing_if = "Metadata::is_empty")]
+    pub md: Metadata,
+    /// The block holding this instruction; `None` once removed.
+    #[serde(skip)]
+    pub parent: Option<Block>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub span: Option<Span>,
+}
+
+fn is_none_payload(p: &Payload) -> bool {
+    matches!(p, Payload::None)
+}
+
+impl InstData {
+    pub fn new(opcode: Opcode, ty: TypeId) -> Self {
+        InstData {
+            opcode,
+            ty,
+            operands: SmallVec::new(),
+            blocks: SmallVec::new(),
+            payload: Payload::None,
+            md: Metadata::default(),
+            parent: None,
+            span: None,
+        }
+    }
+
+    pub fn has(&self, t: Trait) -> bool {
+        xir_spec::spec().op(self.opcode).has(t)
+    }
+
+    pub fn is_terminator(&self) -> bool {
+        self.has(Trait::Terminator)
+    }
+
+    /// Index of the named block role in `blocks`, per the spec.
+    pub fn role(&self, role: &str) -> Option<Block> {
+        let spec = &xir_spec::spec().op(self.opcode).spec;
+        let i = spec.blocks.iter().position(|r| r == role)?;
+        self.blocks.get(i).copied()
+    }
+
+    /// The merge block of a structured terminator.
+    pub fn merge_block(&self) -> Option<Block> {
+        self.role("merge")
+    }
+
+    pub fn cases(&self) -> &[u64] {
+        match &self.payload {
+            Payload::Cases(c) => c,
+            _ => &[],
+        }
+    }
+
+    pub fn text(&self) -> Option<&str> {
+        match &self.payload {
+            Payload::Text(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// Control-flow successors as executed (not structured roles such as a
+    /// loop's merge before the loop exits): the raw edges of this terminator.
+    pub fn successors(&self) -> SmallVec<[Block; 4]> {
+        use Opcode::*;
+        let b = &self.blocks;
+        match self.opcode {
+            If => b.iter().take(2).copied().collect(),
+            Switch => b.iter().skip(1).copied().collect(),
+            Loop => b.iter().take(1).copied().collect(),
+            SimpleLoop => b.iter().take(1).copied().collect(),
+            RayQueryLoop => b.iter().take(1).copied().collect(),
+            RayQueryDispatch => b.iter().copied().collect(),
+            AutodiffScope | Outline => b.iter().take(1).copied().collect(),
+            Phi => SmallVec::new(),
+            _ if self.is_terminator() => b.iter().copied().collect(),
+            _ => SmallVec::new(),
+        }
+    }
+}
+
+mod opcode_serde {
+    use serde::{de::Error, Deserialize, Deserializer, Serializer};
+    use xir_spec::Opcode;
+
+    pub fn serialize<S: Serializer>(op: &Opcode, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(op.name())
+    }
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Opcode, D::Error> {
+        let s = String::deserialize(d)?;
+        Opcode::from_name(&s).ok_or_else(|| D::Error::custom(format!("unknown opcode `{s}`")))
+    }
+}

@@ -1,0 +1,24 @@
+//! The XIR data structures. See ARCHITECTURE.md for the shape: typed ids into
+//! dense tables, the spec-defined opcode on every instruction, use lists kept
+//! exact by the mutation API.
+
+mod builder;
+mod constant;
+mod entities;
+mod function;
+mod inst;
+mod metadata;
+mod module;
+mod types;
+mod value;
+
+pub use builder::Builder;
+pub use constant::{ConstData, ConstTable, ConstValue};
+pub use entities::{Block, Const, FuncId, Inst, TypeId};
+pub use function::{ArgData, ArgKind, BlockData, Function, FunctionKind};
+pub use inst::{InstData, Payload};
+pub use metadata::{Location, Metadata, Span, SpillKind};
+pub use module::{sign_extend, Module};
+pub use types::{FloatFormat, Type, TypeTable};
+pub use value::{Use, Value};
+pub use xir_spec::{Opcode, SpecialRegister, Trait};

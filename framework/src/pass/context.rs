@@ -1,0 +1,104 @@
+//! What a running pass can see besides the module: global options and the
+//! per-run analysis cache. The pass manager invalidates every analysis a
+//! pass did not declare preserved.
+
+use std::{
+    any::Any,
+    collections::HashMap,
+    sync::Arc,
+};
+
+use crate::ir::{FuncId, Module};
+
+/// The analyses the cache knows by name (what `preserves` lists refer to).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum AnalysisKind {
+    Cfg,
+    Dominators,
+    PostDominators,
+    DominanceFrontiers,
+    Loops,
+    CallGraph,
+    ArgumentUsage,
+    Uniformity,
+    Alias,
+}
+
+impl AnalysisKind {
+    pub const ALL: &'static [AnalysisKind] = &[
+        AnalysisKind::Cfg,
+        AnalysisKind::Dominators,
+        AnalysisKind::PostDominators,
+        AnalysisKind::DominanceFrontiers,
+        AnalysisKind::Loops,
+        AnalysisKind::CallGraph,
+        AnalysisKind::ArgumentUsage,
+        AnalysisKind::Uniformity,
+        AnalysisKind::Alias,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            AnalysisKind::Cfg => "cfg",
+            AnalysisKind::Dominators => "dominators",
+            AnalysisKind::PostDominators => "post_dominators",
+            AnalysisKind::DominanceFrontiers => "dominance_frontiers",
+            AnalysisKind::Loops => "loops",
+            AnalysisKind::CallGraph => "call_graph",
+            AnalysisKind::ArgumentUsage => "argument_usage",
+            AnalysisKind::Uniformity => "uniformity",
+            AnalysisKind::Alias => "alias",
+        }
+    }
+}
+
+/// Per-function analysis results, computed on demand and shared by `Arc`.
+#[derive(Default)]
+pub struct AnalysisCache {
+    entries: HashMap<(AnalysisKind, Option<FuncId>), Arc<dyn Any + Send + Sync>>,
+    /// How many times each analysis was computed (for tests and reports).
+    pub computed: HashMap<AnalysisKind, usize>,
+}
+
+impl AnalysisCache {
+    /// The cached result of `kind` for `func`, computing it with `compute`.
+    pub fn get_or_compute<T: Any + Send + Sync>(
+        &mut self,
+        kind: AnalysisKind,
+        func: Option<FuncId>,
+        module: &Module,
+        compute: impl FnOnce(&Module) -> T,
+    ) -> Arc<T> {
+        if let Some(v) = self.entries.get(&(kind, func)) {
+            if let Ok(v) = v.clone().downcast::<T>() {
+                return v;
+            }
+        }
+        let v = Arc::new(compute(module));
+        *self.computed.entry(kind).or_default() += 1;
+        self.entries.insert((kind, func), v.clone());
+        v
+    }
+
+    /// Drop everything not in `preserved`.
+    pub fn invalidate_except(&mut self, preserved: &[AnalysisKind]) {
+        self.entries.retain(|(k, _), _| preserved.contains(k));
+    }
+
+    /// Entries currently cached (kind, function), for checking preserve claims.
+    pub fn cached(&self) -> Vec<(AnalysisKind, Option<FuncId>)> {
+        self.entries.keys().copied().collect()
+    }
+
+    pub fn clear(&mut self) {
+        self.entries.clear();
+    }
+}
+
+/// Context handed to every pass run.
+pub struct PassContext<'a> {
+    pub analyses: &'a mut AnalysisCache,
+    /// Optimization level of the pipeline run (0..=3).
+    pub opt_level: u8,
+    /// Whether fast-math rewrites are allowed.
+    pub fast_math: bool,
+}

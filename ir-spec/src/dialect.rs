@@ -1,0 +1,246 @@
+//! Dialects resolved from `dialects.ron`: each flattened to the exact set of
+//! opcodes and type kinds it allows and the invariants that hold in it.
+//!
+//! The pipeline checker relies on one relation: IR in dialect `a` may be
+//! handed to a pass consuming `b` when `a` refines `b` (`a.refines(b)`):
+//! every opcode and type `a` allows, `b` allows too, and every invariant `b`
+//! demands holds in `a`.
+
+use std::collections::BTreeSet;
+
+use crate::{schema::DialectSpec, OpInfo, Opcode, SpecError, Trait, TypeKindSpec};
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct DialectId(pub usize);
+
+/// A set of opcodes, as a bit set indexed by `Opcode::index`.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct OpSet(Vec<u64>);
+
+impl OpSet {
+    pub fn insert(&mut self, op: Opcode) {
+        let i = op.index();
+        if self.0.len() <= i / 64 {
+            self.0.resize(i / 64 + 1, 0);
+        }
+        self.0[i / 64] |= 1 << (i % 64);
+    }
+    pub fn remove(&mut self, op: Opcode) {
+        let i = op.index();
+        if let Some(w) = self.0.get_mut(i / 64) {
+            *w &= !(1 << (i % 64));
+        }
+    }
+    pub fn contains(&self, op: Opcode) -> bool {
+        let i = op.index();
+        self.0.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0)
+    }
+    pub fn is_subset(&self, other: &OpSet) -> bool {
+        Opcode::ALL.iter().all(|&op| !self.contains(op) || other.contains(op))
+    }
+    pub fn iter(&self) -> impl Iterator<Item = Opcode> + '_ {
+        Opcode::ALL.iter().copied().filter(|&op| self.contains(op))
+    }
+}
+
+/// A resolved dialect.
+#[derive(Clone, Debug)]
+pub struct Dialect {
+    pub id: DialectId,
+    pub name: String,
+    pub doc: String,
+    pub parent: Option<DialectId>,
+    pub ops: OpSet,
+    pub types: BTreeSet<String>,
+    /// Every invariant that holds, inherited ones included.
+    pub invariants: BTreeSet<String>,
+    /// As written in the file.
+    pub spec: DialectSpec,
+}
+
+impl Dialect {
+    /// Whether IR in `self` is acceptable where `other` is required.
+    pub fn refines(&self, other: &Dialect) -> bool {
+        self.ops.is_subset(&other.ops)
+            && self.types.is_subset(&other.types)
+            && other.invariants.is_subset(&self.invariants)
+    }
+
+    /// Why `self` does not refine `other`, as readable reasons.
+    pub fn refinement_gaps(&self, other: &Dialect) -> Vec<String> {
+        let mut gaps = Vec::new();
+        let extra: Vec<_> = self.ops.iter().filter(|&op| !other.ops.contains(op)).map(|op| op.name()).collect();
+        if !extra.is_empty() {
+            gaps.push(format!("`{}` allows opcodes `{}` forbids: {}", self.name, other.name, extra.join(", ")));
+        }
+        let extra_types: Vec<_> = self.types.difference(&other.types).cloned().collect();
+        if !extra_types.is_empty() {
+            gaps.push(format!("`{}` allows types `{}` forbids: {}", self.name, other.name, extra_types.join(", ")));
+        }
+        let missing: Vec<_> = other.invariants.difference(&self.invariants).cloned().collect();
+        if !missing.is_empty() {
+            gaps.push(format!("`{}` requires invariants not established: {}", other.name, missing.join(", ")));
+        }
+        gaps
+    }
+}
+
+pub(crate) fn resolve(
+    src: &(String, String),
+    specs: Vec<DialectSpec>,
+    ops: &[OpInfo],
+    types: &[TypeKindSpec],
+) -> Result<Vec<Dialect>, SpecError> {
+    // Parents first: order by depth, detecting unknown parents and cycles.
+    let index_of = |name: &str| specs.iter().position(|d| d.name == name);
+    for d in &specs {
+        if let Some(p) = &d.extends {
+            if index_of(p).is_none() {
+                return Err(SpecError::at_in_entry(
+                    src,
+                    &d.name,
+                    p,
+                    format!("dialect `{}` extends unknown dialect `{p}`", d.name),
+                ));
+            }
+        }
+        let mut seen = vec![d.name.as_str()];
+        let mut cur = d;
+        while let Some(p) = &cur.extends {
+            if seen.contains(&p.as_str()) {
+                return Err(SpecError::at_in_entry(
+                    src,
+                    &d.name,
+                    p,
+                    format!("`extends` cycle: {} -> {p}", seen.join(" -> ")),
+                ));
+            }
+            seen.push(p);
+            cur = &specs[index_of(p).unwrap_or(0)];
+        }
+    }
+    let mut out: Vec<Option<Dialect>> = vec![None; specs.len()];
+    let mut remaining: Vec<usize> = (0..specs.len()).collect();
+    while !remaining.is_empty() {
+        let before = remaining.len();
+        let mut next = Vec::new();
+        for i in remaining {
+            let d = &specs[i];
+            let parent = match &d.extends {
+                None => None,
+                Some(p) => match index_of(p) {
+                    Some(pi) if out[pi].is_some() => Some(pi),
+                    _ => {
+                        next.push(i);
+                        continue;
+                    }
+                },
+            };
+            let base = parent.and_then(|p| out[p].as_ref());
+            out[i] = Some(resolve_one(src, DialectId(i), d, base, ops, types)?);
+        }
+        if next.len() == before {
+            return Err(SpecError::whole(src, "unresolvable `extends` chain".into()));
+        }
+        remaining = next;
+    }
+    Ok(out.into_iter().map(|d| d.expect("every dialect resolved")).collect())
+}
+
+fn resolve_one(
+    src: &(String, String),
+    id: DialectId,
+    d: &DialectSpec,
+    parent: Option<&Dialect>,
+    ops: &[OpInfo],
+    types: &[TypeKindSpec],
+) -> Result<Dialect, SpecError> {
+    let mut op_set = parent.map(|p| p.ops.clone()).unwrap_or_default();
+    let mut type_set = parent.map(|p| p.types.clone()).unwrap_or_default();
+    let mut invariants = parent.map(|p| p.invariants.clone()).unwrap_or_default();
+    for (names, add) in [(&d.allow_ops, true), (&d.remove_ops, false)] {
+        for name in names {
+            let selected = select_ops(name, ops).ok_or_else(|| {
+                SpecError::at_in_entry(src, &d.name, name, format!("unknown opcode or group `{name}` in dialect `{}`", d.name))
+            })?;
+            for op in selected {
+                if add {
+                    op_set.insert(op)
+                } else {
+                    op_set.remove(op)
+                }
+            }
+        }
+    }
+    for (names, add) in [(&d.allow_types, true), (&d.remove_types, false)] {
+        for name in names {
+            let selected: Vec<String> = if name == "@all" {
+                types.iter().map(|t| t.name.clone()).collect()
+            } else if let Some(class) = name.strip_prefix('@') {
+                let v: Vec<String> =
+                    types.iter().filter(|t| t.classes.iter().any(|c| c == class)).map(|t| t.name.clone()).collect();
+                if v.is_empty() {
+                    return Err(SpecError::at_in_entry(src, &d.name, name, format!("unknown type class `{class}`")));
+                }
+                v
+            } else if types.iter().any(|t| &t.name == name) {
+                vec![name.clone()]
+            } else {
+                return Err(SpecError::at_in_entry(src, &d.name, name, format!("unknown type kind `{name}` in dialect `{}`", d.name)));
+            };
+            for t in selected {
+                if add {
+                    type_set.insert(t);
+                } else {
+                    type_set.remove(&t);
+                }
+            }
+        }
+    }
+    for inv in &d.drop_invariants {
+        if !invariants.remove(inv) {
+            return Err(SpecError::at_in_entry(
+                src,
+                &d.name,
+                inv,
+                format!("dialect `{}` drops invariant `{inv}`, which its parent does not have", d.name),
+            ));
+        }
+    }
+    for inv in &d.invariants {
+        if !invariants.insert(inv.clone()) {
+            return Err(SpecError::at_in_entry(
+                src,
+                &d.name,
+                inv,
+                format!("invariant `{inv}` is already inherited by dialect `{}`", d.name),
+            ));
+        }
+    }
+    Ok(Dialect {
+        id,
+        name: d.name.clone(),
+        doc: d.doc.clone(),
+        parent: parent.map(|p| p.id),
+        ops: op_set,
+        types: type_set,
+        invariants,
+        spec: d.clone(),
+    })
+}
+
+/// Opcodes named by a dialect entry: a name, `@all`, `@<trait>` or `@class:<Class>`.
+fn select_ops(name: &str, ops: &[OpInfo]) -> Option<Vec<Opcode>> {
+    if name == "@all" {
+        return Some(ops.iter().map(|o| o.opcode).collect());
+    }
+    if let Some(class) = name.strip_prefix("@class:") {
+        let v: Vec<_> = ops.iter().filter(|o| o.spec.class == class).map(|o| o.opcode).collect();
+        return (!v.is_empty()).then_some(v);
+    }
+    if let Some(t) = name.strip_prefix('@') {
+        let t = Trait::from_name(t)?;
+        return Some(ops.iter().filter(|o| o.has(t)).map(|o| o.opcode).collect());
+    }
+    Opcode::from_name(name).map(|op| vec![op])
+}

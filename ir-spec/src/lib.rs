@@ -1,0 +1,197 @@
+//! `xir-spec`: the XIR instruction set, type kinds, special registers and
+//! dialects, declared as data in `spec/*.ron`.
+//!
+//! This crate owns the data and its structural checks (unknown names,
+//! duplicates, `extends` cycles), reported with `file:line:col`. The meaning
+//! of each named rule (operand classes, result rules, constraints,
+//! invariants) lives in the `xir` crate, which checks at start-up that every
+//! name used here has an implementation.
+
+mod dialect;
+mod error;
+pub mod schema;
+mod traits;
+
+pub use dialect::{Dialect, DialectId, OpSet};
+pub use error::SpecError;
+pub use schema::{DialectSpec, OpcodeSpec, OperandSpec, RegisterSpec, TypeKindSpec};
+pub use traits::{Trait, TraitSet};
+
+include!(concat!(env!("OUT_DIR"), "/generated.rs"));
+
+use std::sync::OnceLock;
+
+/// The texts of the four spec files, with the names used in diagnostics.
+#[derive(Clone, Debug)]
+pub struct SpecSources {
+    pub types: (String, String),
+    pub opcodes: (String, String),
+    pub registers: (String, String),
+    pub dialects: (String, String),
+}
+
+impl SpecSources {
+    /// The spec compiled into this crate.
+    pub fn builtin() -> Self {
+        let f = |name: &str, text: &str| (format!("ir-spec/spec/{name}"), text.to_string());
+        SpecSources {
+            types: f("types.ron", include_str!("../spec/types.ron")),
+            opcodes: f("opcodes.ron", include_str!("../spec/opcodes.ron")),
+            registers: f("registers.ron", include_str!("../spec/registers.ron")),
+            dialects: f("dialects.ron", include_str!("../spec/dialects.ron")),
+        }
+    }
+}
+
+/// One opcode with its traits resolved.
+#[derive(Clone, Debug)]
+pub struct OpInfo {
+    pub opcode: Opcode,
+    pub spec: OpcodeSpec,
+    pub traits: TraitSet,
+}
+
+impl OpInfo {
+    pub fn has(&self, t: Trait) -> bool {
+        self.traits.contains(t)
+    }
+}
+
+/// The loaded, checked spec.
+#[derive(Debug)]
+pub struct Spec {
+    pub types: Vec<TypeKindSpec>,
+    ops: Vec<OpInfo>,
+    pub registers: Vec<RegisterSpec>,
+    pub dialects: Vec<Dialect>,
+    /// Kept so that later checks (in `xir`) can point into the files.
+    pub sources: SpecSources,
+}
+
+impl Spec {
+    /// Parse and check the given sources.
+    pub fn load(sources: SpecSources) -> Result<Spec, SpecError> {
+        let types: Vec<TypeKindSpec> = parse(&sources.types)?;
+        let op_specs: Vec<OpcodeSpec> = parse(&sources.opcodes)?;
+        let registers: Vec<RegisterSpec> = parse(&sources.registers)?;
+        let dialect_specs: Vec<DialectSpec> = parse(&sources.dialects)?;
+
+        no_duplicates(&sources.types, types.iter().map(|t| t.name.as_str()), "type kind")?;
+        no_duplicates(&sources.opcodes, op_specs.iter().map(|o| o.name.as_str()), "opcode")?;
+        no_duplicates(&sources.registers, registers.iter().map(|r| r.name.as_str()), "special register")?;
+        no_duplicates(&sources.dialects, dialect_specs.iter().map(|d| d.name.as_str()), "dialect")?;
+
+        let mut ops = Vec::with_capacity(op_specs.len());
+        for spec in op_specs {
+            let Some(opcode) = Opcode::from_name(&spec.name) else {
+                return Err(SpecError::at(
+                    &sources.opcodes,
+                    &spec.name,
+                    format!(
+                        "opcode `{}` is not compiled into this build (the Opcode enum is generated from the built-in spec)",
+                        spec.name
+                    ),
+                ));
+            };
+            let mut traits = TraitSet::default();
+            for t in &spec.traits {
+                match Trait::from_name(t) {
+                    Some(t) => traits.insert(t),
+                    None => {
+                        return Err(SpecError::at_in_entry(
+                            &sources.opcodes,
+                            &spec.name,
+                            t,
+                            format!("unknown trait `{t}` on opcode `{}`", spec.name),
+                        ))
+                    }
+                }
+            }
+            ops.push(OpInfo { opcode, spec, traits });
+        }
+        // The generated enum and the loaded file must agree position by position.
+        for (i, info) in ops.iter().enumerate() {
+            if info.opcode.index() != i {
+                return Err(SpecError::at(
+                    &sources.opcodes,
+                    &info.spec.name,
+                    format!("opcode `{}` is out of the order compiled into this build", info.spec.name),
+                ));
+            }
+        }
+        if ops.len() != Opcode::ALL.len() {
+            return Err(SpecError::whole(
+                &sources.opcodes,
+                format!("{} opcodes declared, {} compiled into this build", ops.len(), Opcode::ALL.len()),
+            ));
+        }
+        for r in &registers {
+            if SpecialRegister::from_name(&r.name).is_none() {
+                return Err(SpecError::at(
+                    &sources.registers,
+                    &r.name,
+                    format!("special register `{}` is not compiled into this build", r.name),
+                ));
+            }
+        }
+        let dialects = dialect::resolve(&sources.dialects, dialect_specs, &ops, &types)?;
+        Ok(Spec { types, ops, registers, dialects, sources })
+    }
+
+    pub fn op(&self, op: Opcode) -> &OpInfo {
+        &self.ops[op.index()]
+    }
+
+    pub fn ops(&self) -> &[OpInfo] {
+        &self.ops
+    }
+
+    pub fn register(&self, r: SpecialRegister) -> &RegisterSpec {
+        &self.registers[r as usize]
+    }
+
+    pub fn type_kind(&self, name: &str) -> Option<&TypeKindSpec> {
+        self.types.iter().find(|t| t.name == name)
+    }
+
+    pub fn dialect(&self, name: &str) -> Option<&Dialect> {
+        self.dialects.iter().find(|d| d.name == name)
+    }
+
+    pub fn dialect_by_id(&self, id: DialectId) -> &Dialect {
+        &self.dialects[id.0]
+    }
+}
+
+/// The built-in spec, loaded once. It is checked by the build and by tests,
+/// so a failure here is a defect of this build, not of user input.
+pub fn spec() -> &'static Spec {
+    static SPEC: OnceLock<Spec> = OnceLock::new();
+    SPEC.get_or_init(|| match Spec::load(SpecSources::builtin()) {
+        Ok(s) => s,
+        Err(e) => panic!("the built-in XIR spec is invalid: {e}"),
+    })
+}
+
+fn parse<T: serde::de::DeserializeOwned>(src: &(String, String)) -> Result<Vec<T>, SpecError> {
+    ron::from_str::<Vec<T>>(&src.1).map_err(|e| SpecError {
+        file: src.0.clone(),
+        line: e.span.start.line,
+        col: e.span.start.col,
+        message: e.code.to_string(),
+    })
+}
+
+fn no_duplicates<'a>(
+    src: &(String, String),
+    names: impl Iterator<Item = &'a str>,
+    what: &str,
+) -> Result<(), SpecError> {
+    let mut seen = std::collections::HashSet::new();
+    for n in names {
+        if !seen.insert(n) {
+            return Err(SpecError::nth(src, n, 1, format!("duplicate {what} `{n}`")));
+        }
+    }
+    Ok(())
+}
