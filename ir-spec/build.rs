@@ -15,12 +15,7 @@ fn main() {
     let ops: schema::OpcodeFile = read("spec/opcodes.ron");
     let regs: schema::RegisterFile = read("spec/registers.ron");
     let mut out = String::new();
-    gen_enum(
-        &mut out,
-        "Opcode",
-        "Every XIR opcode, in spec order.",
-        ops.iter().map(|o| o.name.as_str()),
-    );
+    gen_enum(&mut out, "Opcode", "Every XIR opcode, in spec order.", ops.iter().map(|o| o.name.as_str()));
     gen_enum(
         &mut out,
         "SpecialRegister",
@@ -53,12 +48,17 @@ fn gen_enum<'a>(out: &mut String, name: &str, doc: &str, names: impl Iterator<It
         writeln!(out, "        {name}::{},", schema::variant_name(n)).unwrap();
     }
     writeln!(out, "    ];").unwrap();
-    writeln!(out, "    /// The text spelling.\n    pub fn name(self) -> &'static str {{\n        match self {{").unwrap();
+    writeln!(out, "    /// The text spelling.\n    pub fn name(self) -> &'static str {{\n        match self {{")
+        .unwrap();
     for n in &names {
         writeln!(out, "            {name}::{} => {n:?},", schema::variant_name(n)).unwrap();
     }
     writeln!(out, "        }}\n    }}").unwrap();
-    writeln!(out, "    /// Parse a text spelling.\n    pub fn from_name(s: &str) -> Option<Self> {{\n        match s {{").unwrap();
+    writeln!(
+        out,
+        "    /// Parse a text spelling.\n    pub fn from_name(s: &str) -> Option<Self> {{\n        match s {{"
+    )
+    .unwrap();
     for n in &names {
         writeln!(out, "            {n:?} => Some({name}::{}),", schema::variant_name(n)).unwrap();
     }

@@ -12,6 +12,7 @@ pub mod interp;
 pub mod ir;
 pub mod pass;
 pub mod pipeline;
+pub mod testgen;
 pub mod text;
 pub mod verify;
 

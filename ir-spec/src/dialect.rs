@@ -161,7 +161,12 @@ fn resolve_one(
     for (names, add) in [(&d.allow_ops, true), (&d.remove_ops, false)] {
         for name in names {
             let selected = select_ops(name, ops).ok_or_else(|| {
-                SpecError::at_in_entry(src, &d.name, name, format!("unknown opcode or group `{name}` in dialect `{}`", d.name))
+                SpecError::at_in_entry(
+                    src,
+                    &d.name,
+                    name,
+                    format!("unknown opcode or group `{name}` in dialect `{}`", d.name),
+                )
             })?;
             for op in selected {
                 if add {
@@ -186,7 +191,12 @@ fn resolve_one(
             } else if types.iter().any(|t| &t.name == name) {
                 vec![name.clone()]
             } else {
-                return Err(SpecError::at_in_entry(src, &d.name, name, format!("unknown type kind `{name}` in dialect `{}`", d.name)));
+                return Err(SpecError::at_in_entry(
+                    src,
+                    &d.name,
+                    name,
+                    format!("unknown type kind `{name}` in dialect `{}`", d.name),
+                ));
             };
             for t in selected {
                 if add {

@@ -14,7 +14,9 @@ use super::{Block, Inst, InstData, Metadata, Span, TypeId, Use, Value};
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum FunctionKind {
     /// A dispatch entry point with its block (workgroup) size.
-    Kernel { block_size: [u32; 3] },
+    Kernel {
+        block_size: [u32; 3],
+    },
     Callable,
     /// Declared, defined elsewhere: has no blocks.
     External,

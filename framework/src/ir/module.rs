@@ -97,8 +97,12 @@ impl Module {
         let spec = xir_spec::spec().register(r);
         match spec.ty.as_str() {
             "u32" => TypeTable::U32,
-            "vec<u32, 3>" => self.types.lookup(&Type::Vector { elem: TypeTable::U32, lanes: 3 }).unwrap_or(TypeTable::VOID),
-            "vec<f32, 2>" => self.types.lookup(&Type::Vector { elem: TypeTable::F32, lanes: 2 }).unwrap_or(TypeTable::VOID),
+            "vec<u32, 3>" => {
+                self.types.lookup(&Type::Vector { elem: TypeTable::U32, lanes: 3 }).unwrap_or(TypeTable::VOID)
+            }
+            "vec<f32, 2>" => {
+                self.types.lookup(&Type::Vector { elem: TypeTable::F32, lanes: 2 }).unwrap_or(TypeTable::VOID)
+            }
             _ => TypeTable::VOID,
         }
     }

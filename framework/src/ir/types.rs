@@ -33,19 +33,39 @@ impl FloatFormat {
 pub enum Type {
     Void,
     Bool,
-    Int { bits: u8, signed: bool },
+    Int {
+        bits: u8,
+        signed: bool,
+    },
     Float(FloatFormat),
-    Vector { elem: TypeId, lanes: u8 },
+    Vector {
+        elem: TypeId,
+        lanes: u8,
+    },
     /// Square, column-major.
-    Matrix { elem: TypeId, dim: u8 },
-    Array { elem: TypeId, len: u64 },
-    Struct { fields: Vec<TypeId>, align: u32 },
+    Matrix {
+        elem: TypeId,
+        dim: u8,
+    },
+    Array {
+        elem: TypeId,
+        len: u64,
+    },
+    Struct {
+        fields: Vec<TypeId>,
+        align: u32,
+    },
     Buffer(TypeId),
     ByteBuffer,
-    Texture { dim: u8, elem: TypeId },
+    Texture {
+        dim: u8,
+        elem: TypeId,
+    },
     BindlessArray,
     Accel,
-    RayQuery { any_hit: bool },
+    RayQuery {
+        any_hit: bool,
+    },
 }
 
 /// The module's type table.

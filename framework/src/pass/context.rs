@@ -2,11 +2,7 @@
 //! per-run analysis cache. The pass manager invalidates every analysis a
 //! pass did not declare preserved.
 
-use std::{
-    any::Any,
-    collections::HashMap,
-    sync::Arc,
-};
+use std::{any::Any, collections::HashMap, sync::Arc};
 
 use crate::ir::{FuncId, Module};
 

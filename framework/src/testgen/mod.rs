@@ -1,0 +1,6 @@
+//! Generators of random well-formed IR for property tests (proptest
+//! strategies): `modules` for format round trips, `programs` for executable
+//! structured kernels used by the differential tests of passes and backends.
+
+pub mod modules;
+pub mod programs;

@@ -1,0 +1,1 @@
+//! (under construction) random well-formed modules for round-trip tests.

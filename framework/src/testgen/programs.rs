@@ -1,0 +1,1 @@
+//! (under construction) random executable structured programs for differential tests.
