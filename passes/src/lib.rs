@@ -1,1 +1,14 @@
-//! placeholder
+//! `xir-passes`: every XIR transformation, one file each. Control-flow passes
+//! live in `control/`, memory / SSA / interprocedural passes in `memory/`.
+//! `register_all` makes every pass usable from RON pipelines.
+
+pub mod control;
+pub mod memory;
+
+use xir::pass::PassRegistry;
+
+/// Register every pass of this crate.
+pub fn register_all(reg: &mut PassRegistry) {
+    control::register(reg);
+    memory::register(reg);
+}
