@@ -163,7 +163,15 @@ impl Spec {
     }
 }
 
-/// The built-in spec, loaded once. It is checked by the build and by tests,
+/// The built-in spec, loaded once.
+///
+/// ```
+/// let spec = xir_spec::spec();
+/// let spirv = spec.dialect("xir.spirv").unwrap();
+/// assert!(spirv.refines(spec.dialect("xir").unwrap()));
+/// assert!(!spec.dialect("xir.raw").unwrap().refines(spec.dialect("xir.raw.phi_free").unwrap()));
+/// ```
+/// It is checked by the build and by tests,
 /// so a failure here is a defect of this build, not of user input.
 pub fn spec() -> &'static Spec {
     static SPEC: OnceLock<Spec> = OnceLock::new();
