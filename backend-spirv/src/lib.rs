@@ -1,4 +1,6 @@
-//! placeholder
-pub use ash as _ash;
-pub use rspirv as _rspirv;
-pub use spirv_tools as _spirv_tools;
+//! `xir-spirv`: the native XIR -> SPIR-V backend for Vulkan compute kernels.
+//!
+//! The public ABI contract lives in [`abi`]; the compile entry is being built.
+pub mod abi;
+
+pub use abi::{BufferStorage, KernelAbi, Property, PropertyKind};
