@@ -4,6 +4,7 @@
 
 use std::{any::Any, collections::HashMap, sync::Arc};
 
+use crate::analysis::{Cfg, DomTree};
 use crate::ir::{FuncId, Module};
 
 /// The analyses the cache knows by name (what `preserves` lists refer to).
@@ -73,6 +74,24 @@ impl AnalysisCache {
         *self.computed.entry(kind).or_default() += 1;
         self.entries.insert((kind, func), v.clone());
         v
+    }
+
+    /// The CFG of `func` (stored under `AnalysisKind::Cfg` as `analysis::Cfg`;
+    /// the pass manager's preserve check relies on that type).
+    pub fn cfg(&mut self, module: &Module, func: FuncId) -> Arc<Cfg> {
+        self.get_or_compute(AnalysisKind::Cfg, Some(func), module, |m| Cfg::compute(m.func(func)))
+    }
+
+    /// The dominator tree of `func` (stored under `AnalysisKind::Dominators`
+    /// as `analysis::DomTree`).
+    pub fn dominators(&mut self, module: &Module, func: FuncId) -> Arc<DomTree> {
+        let cfg = self.cfg(module, func);
+        self.get_or_compute(AnalysisKind::Dominators, Some(func), module, |_| DomTree::from_cfg(&cfg))
+    }
+
+    /// The cached value of `kind` for `func`, without computing it.
+    pub fn peek<T: Any + Send + Sync>(&self, kind: AnalysisKind, func: Option<FuncId>) -> Option<Arc<T>> {
+        self.entries.get(&(kind, func)).and_then(|v| v.clone().downcast::<T>().ok())
     }
 
     /// Drop everything not in `preserved`.

@@ -8,9 +8,19 @@ mod context;
 mod registry;
 
 pub use context::{AnalysisCache, AnalysisKind, PassContext};
-pub use registry::{options_from_ron, OptionDoc, PassDecl, PassRegistry};
+pub use registry::{options_from_ron, HookDecl, OptionDoc, PassDecl, PassRegistry};
 
 use crate::ir::Module;
+use xir_spec::{Opcode, Trait};
+
+/// The opcodes an `eliminates` entry names: an opcode spelling or `@trait`.
+pub fn eliminated_opcodes(entry: &str) -> Option<Vec<Opcode>> {
+    if let Some(t) = entry.strip_prefix('@') {
+        let t = Trait::from_name(t)?;
+        return Some(xir_spec::spec().ops().iter().filter(|o| o.has(t)).map(|o| o.opcode).collect());
+    }
+    Opcode::from_name(entry).map(|op| vec![op])
+}
 
 /// What dialect a pass leaves the IR in.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -31,6 +41,11 @@ pub struct PassInfo {
     pub produces: Produces,
     /// Analyses still valid after the pass ran (the rest are recomputed).
     pub preserves: &'static [AnalysisKind],
+    /// Opcodes (spec spellings, or `@trait` groups as in `dialects.ron`) whose
+    /// presence is the only thing this pass acts on. When the dialect a step
+    /// receives allows none of them, the pipeline checker warns that the step
+    /// can never change anything. Empty = the pass may act on any IR.
+    pub eliminates: &'static [&'static str],
 }
 
 /// What a run did.

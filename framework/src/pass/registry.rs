@@ -25,9 +25,21 @@ pub struct PassDecl {
     pub create: fn(Option<&ron::Value>) -> Result<Box<dyn Pass>, String>,
 }
 
+/// A named extension point of pipelines (`Hook("callable_specialization")`).
+/// A later crate (the SPIR-V backend) binds it to one of its passes; an
+/// unbound hook is a no-op that keeps the dialect.
+#[derive(Clone, Debug)]
+pub struct HookDecl {
+    pub name: &'static str,
+    pub doc: &'static str,
+    /// The registered pass that runs at this hook, if any.
+    pub bound: Option<&'static str>,
+}
+
 #[derive(Clone, Default)]
 pub struct PassRegistry {
     passes: BTreeMap<&'static str, PassDecl>,
+    hooks: BTreeMap<&'static str, HookDecl>,
 }
 
 impl PassRegistry {
@@ -45,6 +57,56 @@ impl PassRegistry {
     }
     pub fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
         self.passes.keys().copied()
+    }
+
+    /// Declare a hook point that pipelines may name.
+    pub fn declare_hook(&mut self, name: &'static str, doc: &'static str) {
+        self.hooks.entry(name).or_insert(HookDecl { name, doc, bound: None });
+    }
+
+    /// Bind a declared hook to a registered pass.
+    pub fn bind_hook(&mut self, hook: &str, pass: &'static str) -> Result<(), String> {
+        if !self.passes.contains_key(pass) {
+            return Err(format!("cannot bind hook `{hook}` to unregistered pass `{pass}`"));
+        }
+        let h = self.hooks.get_mut(hook).ok_or_else(|| format!("unknown hook `{hook}`"))?;
+        h.bound = Some(pass);
+        Ok(())
+    }
+
+    pub fn hook(&self, name: &str) -> Option<&HookDecl> {
+        self.hooks.get(name)
+    }
+
+    pub fn hooks(&self) -> impl Iterator<Item = &HookDecl> {
+        self.hooks.values()
+    }
+
+    /// Check every declaration against the spec: dialect names in
+    /// `consumes` / `produces` and opcode names in `eliminates` must exist.
+    /// Returns one message per problem (empty when all is well).
+    pub fn validate(&self) -> Vec<String> {
+        let spec = xir_spec::spec();
+        let mut problems = Vec::new();
+        for d in self.passes.values() {
+            let i = &d.info;
+            for c in i.consumes {
+                if spec.dialect(c).is_none() {
+                    problems.push(format!("pass `{}` consumes unknown dialect `{c}`", i.name));
+                }
+            }
+            if let super::Produces::Dialect(p) = i.produces {
+                if spec.dialect(p).is_none() {
+                    problems.push(format!("pass `{}` produces unknown dialect `{p}`", i.name));
+                }
+            }
+            for e in i.eliminates {
+                if super::eliminated_opcodes(e).is_none() {
+                    problems.push(format!("pass `{}` eliminates unknown opcode or group `{e}`", i.name));
+                }
+            }
+        }
+        problems
     }
 }
 
