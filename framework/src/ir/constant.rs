@@ -20,7 +20,7 @@ pub struct ConstData {
     pub value: ConstValue,
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ConstTable {
     data: Vec<ConstData>,
     map: FxHashMap<ConstData, Const>,

@@ -5,7 +5,7 @@ use xir_spec::SpecialRegister;
 
 use super::{Const, ConstData, ConstTable, ConstValue, FloatFormat, FuncId, Function, Type, TypeId, TypeTable, Value};
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Module {
     pub types: TypeTable,
     pub consts: ConstTable,

@@ -69,7 +69,7 @@ pub enum Type {
 }
 
 /// The module's type table.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct TypeTable {
     types: Vec<Type>,
     map: FxHashMap<Type, TypeId>,
