@@ -1,1 +1,157 @@
-//! (module under construction; see ARCHITECTURE.md)
+//! The spec-driven dialect checker: whether a module lies in a dialect of
+//! `dialects.ron` — only allowed opcodes, only allowed type kinds, and every
+//! invariant the dialect (with its ancestors) demands, each a Rust predicate
+//! registered by name in [`invariants`].
+//!
+//! Diagnostics are named `dialect:<dialect>:opcode`, `dialect:<dialect>:type`
+//! and `dialect:<dialect>:<invariant>`; the `verified` invariant reports the
+//! generic verifier's own rule names. When the module fails the generic
+//! verifier, the other invariants are not evaluated (they assume valid IR).
+//!
+//! Scope: the whole module (unused functions and orphan blocks included),
+//! like the verifier.
+
+pub mod invariants;
+
+use rustc_hash::FxHashMap;
+use xir_spec::Dialect;
+
+use crate::diag::Diagnostic;
+use crate::ir::{Function, Inst, Module, TypeId, TypeTable};
+use crate::verify::{inst_diag, type_name};
+
+/// Check `m` against dialect `d`; an empty list means `m` is in `d`.
+pub fn check_module(m: &Module, d: &Dialect) -> Vec<Diagnostic> {
+    let prefix = format!("dialect:{}", d.name);
+    let mut diags = Vec::new();
+    for f in &m.functions {
+        for (_, i) in f.all_insts() {
+            let op = f.inst(i).opcode;
+            if !d.ops.contains(op) {
+                let msg = format!("`{op}` is not allowed in dialect `{}` ({})", d.name, d.doc);
+                diags.push(inst_diag(f, i, &format!("{prefix}:opcode"), msg));
+            }
+        }
+    }
+    if m.types.iter().all(|(_, ty)| crate::verify::type_members(ty).iter().all(|x| m.types.contains(*x))) {
+        for (ty, (f, at)) in used_types(m) {
+            let kind = m.types.kind_name(ty);
+            if !d.types.contains(kind) {
+                let f = &m.functions[f];
+                let msg = format!(
+                    "type `{}` (kind `{kind}`) is not allowed in dialect `{}`",
+                    type_name(&m.types, ty),
+                    d.name
+                );
+                let diag = match at {
+                    Some(i) => inst_diag(f, i, &format!("{prefix}:type"), msg),
+                    None => Diagnostic::error(format!("{prefix}:type"), msg).in_function(&f.name).with_span(f.span),
+                };
+                diags.push(diag);
+            }
+        }
+    }
+    let verified = crate::verify::verify_module(m);
+    let valid = verified.is_empty();
+    if d.invariants.contains("verified") {
+        diags.extend(verified);
+    }
+    if !valid {
+        return diags;
+    }
+    for inv in &d.invariants {
+        if inv == "verified" {
+            continue;
+        }
+        match invariants::lookup(inv) {
+            Some(pred) => {
+                for mut diag in pred(m) {
+                    diag.rule = format!("{prefix}:{inv}");
+                    diags.push(diag);
+                }
+            }
+            None => diags.push(Diagnostic::error("spec", format!("invariant `{inv}` has no implementation"))),
+        }
+    }
+    diags
+}
+
+/// Whether `m` lies in dialect `d`.
+pub fn satisfies(m: &Module, d: &Dialect) -> bool {
+    check_module(m, d).iter().all(|x| !x.is_error())
+}
+
+/// Every dialect of the built-in spec that `m` lies in, in spec order.
+pub fn satisfied_dialects(m: &Module) -> Vec<&'static Dialect> {
+    xir_spec::spec().dialects.iter().filter(|d| satisfies(m, d)).collect()
+}
+
+/// The most specific built-in dialect `m` lies in: among those it
+/// satisfies, the deepest in the `extends` chain (the first in spec order on
+/// a tie). `None` if `m` fails even the generic verifier.
+pub fn dialect_of(m: &Module) -> Option<&'static Dialect> {
+    let spec = xir_spec::spec();
+    let depth = |d: &Dialect| {
+        let mut n = 0;
+        let mut cur = d.parent;
+        while let Some(p) = cur {
+            n += 1;
+            cur = spec.dialect_by_id(p).parent;
+        }
+        n
+    };
+    let mut best: Option<&'static Dialect> = None;
+    for d in satisfied_dialects(m) {
+        if best.is_none_or(|b| depth(d) > depth(b)) {
+            best = Some(d);
+        }
+    }
+    best
+}
+
+/// Every type the module's functions use (argument, return, result and
+/// operand types, with their members), each with where it is first used:
+/// the function index and, if inside a body, the instruction.
+pub fn used_types(m: &Module) -> Vec<(TypeId, (usize, Option<Inst>))> {
+    let t = &m.types;
+    let mut first: FxHashMap<TypeId, (usize, Option<Inst>)> = FxHashMap::default();
+    let mut order = Vec::new();
+    let mut add = |ty: TypeId, at: (usize, Option<Inst>)| {
+        let mut stack = vec![ty];
+        while let Some(x) = stack.pop() {
+            if !t.contains(x) || first.contains_key(&x) {
+                continue;
+            }
+            first.insert(x, at);
+            order.push(x);
+            stack.extend(crate::verify::type_members(t.get(x)));
+        }
+    };
+    for (k, f) in m.functions.iter().enumerate() {
+        add(f.ret, (k, None));
+        for a in &f.args {
+            add(a.ty, (k, None));
+        }
+        for (_, i) in f.all_insts() {
+            add(f.inst(i).ty, (k, Some(i)));
+            for &v in &f.inst(i).operands {
+                if let Some(ty) = local_type(m, f, v) {
+                    add(ty, (k, Some(i)));
+                }
+            }
+        }
+    }
+    order.into_iter().filter(|&ty| ty != TypeTable::VOID).map(|ty| (ty, first[&ty])).collect()
+}
+
+/// The type of an operand if its id is valid.
+fn local_type(m: &Module, f: &Function, v: crate::ir::Value) -> Option<TypeId> {
+    use crate::ir::Value;
+    match v {
+        Value::Inst(i) if f.inst_exists(i) => Some(f.inst(i).ty),
+        Value::Arg(a) => f.args.get(a as usize).map(|a| a.ty),
+        Value::Const(c) if m.consts.contains(c) => Some(m.consts.get(c).ty),
+        Value::Undef(t) => Some(t),
+        _ => None,
+    }
+}

@@ -1,0 +1,214 @@
+//! Entity-validity checks that run before anything indexes the IR (naga's
+//! handle validation): type members, constants, instruction operands, block
+//! operands and result types all refer to existing entities; and the use
+//! lists agree with the operands.
+
+use rustc_hash::FxHashMap;
+
+use super::{inst_diag, type_name, types};
+use crate::diag::Diagnostic;
+use crate::ir::{ConstValue, Function, Inst, Module, Type, TypeId, TypeTable, Use, Value};
+
+/// Member ids of every type, then the kind's `rules`. False if a member id is
+/// out of range (nothing else may index through it then).
+pub(super) fn check_types(m: &Module, diags: &mut Vec<Diagnostic>) -> bool {
+    let t = &m.types;
+    let mut ok = true;
+    for (id, ty) in t.iter() {
+        for member in members(ty) {
+            if !t.contains(member) {
+                ok = false;
+                diags.push(Diagnostic::error("type-ids", format!("type {id} refers to missing type {member}")));
+            }
+        }
+    }
+    if !ok {
+        return false;
+    }
+    for (id, _) in t.iter() {
+        let kind = t.kind_name(id);
+        let Some(spec) = xir_spec::spec().type_kind(kind) else {
+            diags.push(Diagnostic::error("type-ids", format!("type {id} has a kind unknown to the spec ({kind})")));
+            continue;
+        };
+        for rule in &spec.rules {
+            match types::lookup(rule) {
+                Some(f) => {
+                    if let Err(msg) = f(t, id) {
+                        diags.push(Diagnostic::error(
+                            format!("type:{rule}"),
+                            format!("type `{}`: {msg}", type_name(t, id)),
+                        ));
+                    }
+                }
+                None => diags.push(Diagnostic::error("spec", format!("type rule `{rule}` has no implementation"))),
+            }
+        }
+    }
+    true
+}
+
+/// The type ids a type refers to.
+pub fn members(ty: &Type) -> Vec<TypeId> {
+    match ty {
+        Type::Vector { elem, .. }
+        | Type::Matrix { elem, .. }
+        | Type::Array { elem, .. }
+        | Type::Buffer(elem)
+        | Type::Texture { elem, .. } => vec![*elem],
+        Type::Struct { fields, .. } => fields.clone(),
+        _ => Vec::new(),
+    }
+}
+
+/// The member type of each slot of an aggregate constant.
+fn slot_types(t: &TypeTable, ty: TypeId) -> Option<Vec<TypeId>> {
+    Some(match t.get(ty) {
+        Type::Vector { elem, lanes } => vec![*elem; *lanes as usize],
+        Type::Matrix { elem, dim } => {
+            let col = t.lookup(&Type::Vector { elem: *elem, lanes: *dim })?;
+            vec![col; *dim as usize]
+        }
+        Type::Array { elem, len } => vec![*elem; usize::try_from(*len).ok()?],
+        Type::Struct { fields, .. } => fields.clone(),
+        _ => return None,
+    })
+}
+
+pub(super) fn check_consts(m: &Module, diags: &mut Vec<Diagnostic>) {
+    let t = &m.types;
+    for (c, data) in m.consts.iter() {
+        if !t.contains(data.ty) {
+            diags.push(Diagnostic::error("const-ids", format!("constant {c} has missing type {}", data.ty)));
+            continue;
+        }
+        let name = type_name(t, data.ty);
+        match &data.value {
+            ConstValue::Scalar(bits) => {
+                if !t.is_scalar(data.ty) {
+                    diags.push(Diagnostic::error("const-shape", format!("scalar constant {c} has type `{name}`")));
+                    continue;
+                }
+                let w = if t.is_bool(data.ty) { 1 } else { t.scalar_bits(data.ty) };
+                if w < 64 && bits >> w != 0 {
+                    diags.push(Diagnostic::error(
+                        "const-shape",
+                        format!("constant {c} has bits {bits:#x} that do not fit `{name}`"),
+                    ));
+                }
+            }
+            ConstValue::Composite(items) => {
+                let Some(slots) = slot_types(t, data.ty) else {
+                    diags.push(Diagnostic::error("const-shape", format!("composite constant {c} has type `{name}`")));
+                    continue;
+                };
+                if slots.len() != items.len() {
+                    diags.push(Diagnostic::error(
+                        "const-shape",
+                        format!("constant {c} of type `{name}` needs {} members, has {}", slots.len(), items.len()),
+                    ));
+                    continue;
+                }
+                for (k, (&item, &slot)) in items.iter().zip(&slots).enumerate() {
+                    if !m.consts.contains(item) {
+                        diags.push(Diagnostic::error("const-ids", format!("constant {c} refers to missing {item}")));
+                    } else if item.index() >= c.index() {
+                        diags.push(Diagnostic::error(
+                            "const-ids",
+                            format!("constant {c} refers to {item}, which is not defined before it"),
+                        ));
+                    } else if m.consts.get(item).ty != slot {
+                        diags.push(Diagnostic::error(
+                            "const-shape",
+                            format!(
+                                "member {k} of constant {c} has type `{}`, expected `{}`",
+                                type_name(t, m.consts.get(item).ty),
+                                type_name(t, slot)
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Whether `v` names an existing entity (reported otherwise).
+fn value_ok(m: &Module, f: &Function, i: Inst, k: usize, v: Value, diags: &mut Vec<Diagnostic>) -> bool {
+    let problem = match v {
+        Value::Inst(d) if !f.inst_exists(d) => Some(format!("operand {k} refers to missing instruction {d}")),
+        Value::Inst(d) if !f.is_live(d) => Some(format!("operand {k} uses {d}, which is not placed in any block")),
+        Value::Inst(d) if f.inst(d).ty == TypeTable::VOID => {
+            Some(format!("operand {k} uses {d} (`{}`), which has no result", f.inst(d).opcode))
+        }
+        Value::Arg(a) if a as usize >= f.args.len() => Some(format!("operand {k} refers to missing argument {a}")),
+        Value::Const(c) if !m.consts.contains(c) => Some(format!("operand {k} refers to missing {c}")),
+        Value::Undef(t) if !m.types.contains(t) => Some(format!("operand {k} is undef of missing type {t}")),
+        Value::Undef(TypeTable::VOID) => Some(format!("operand {k} is undef of type `void`")),
+        Value::Func(g) if g.index() >= m.functions.len() => Some(format!("operand {k} refers to missing {g}")),
+        Value::Reg(r) if m.register_type(r) == TypeTable::VOID => Some(format!(
+            "operand {k} reads `${}`, whose type `{}` is not interned in the module",
+            r.name(),
+            xir_spec::spec().register(r).ty
+        )),
+        _ => None,
+    };
+    match problem {
+        Some(msg) => {
+            diags.push(inst_diag(f, i, "ids", msg));
+            false
+        }
+        None => true,
+    }
+}
+
+/// Operands, block operands and result type of `i` refer to existing entities.
+pub(super) fn check_inst_ids(m: &Module, f: &Function, i: Inst, diags: &mut Vec<Diagnostic>) -> bool {
+    let d = f.inst(i);
+    let mut ok = true;
+    if !m.types.contains(d.ty) {
+        diags.push(inst_diag(f, i, "ids", format!("result type {} does not exist", d.ty)));
+        ok = false;
+    }
+    for (k, &v) in d.operands.iter().enumerate() {
+        ok &= value_ok(m, f, i, k, v, diags);
+    }
+    for (k, &b) in d.blocks.iter().enumerate() {
+        if !f.block_exists(b) {
+            diags.push(inst_diag(f, i, "ids", format!("block operand {k} refers to missing block {b}")));
+            ok = false;
+        }
+    }
+    ok
+}
+
+/// The recorded use lists equal the operand slots of placed instructions.
+pub(super) fn check_use_lists(f: &Function, diags: &mut Vec<Diagnostic>) {
+    let mut expected: FxHashMap<Value, Vec<Use>> = FxHashMap::default();
+    for (_, i) in f.all_insts() {
+        for (k, &v) in f.inst(i).operands.iter().enumerate() {
+            if v.is_local() {
+                expected.entry(v).or_default().push(Use { user: i, index: k as u32 });
+            }
+        }
+    }
+    let mut locals: Vec<Value> = (0..f.args.len() as u32).map(Value::Arg).collect();
+    locals.extend((0..f.inst_capacity()).map(|i| Value::Inst(Inst::new(i))));
+    for v in locals {
+        let mut want = expected.remove(&v).unwrap_or_default();
+        let mut have = f.uses(v).to_vec();
+        let key = |u: &Use| (u.user, u.index);
+        want.sort_by_key(key);
+        have.sort_by_key(key);
+        if want != have {
+            let at = want.first().or(have.first()).map(|u| u.user).expect("lists differ so one is non-empty");
+            let at = if f.is_live(at) { at } else { want.first().map(|u| u.user).unwrap_or(at) };
+            diags.push(inst_diag(
+                f,
+                at,
+                "use-lists",
+                format!("use list of {v:?} records {} uses, operands hold {}", have.len(), want.len()),
+            ));
+        }
+    }
+}

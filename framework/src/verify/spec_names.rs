@@ -1,0 +1,78 @@
+//! The link between the spec's names and their Rust meaning: every operand
+//! class, result rule, constraint, type rule and dialect invariant the spec
+//! names must have an implementation here, or the spec is rejected with the
+//! RON file's position of the unknown name.
+
+use xir_spec::{Spec, SpecError};
+
+use super::{classes, constraints, results, types};
+use crate::dialect::invariants;
+
+/// Block-list continuations (`variadic_blocks`) the verifier understands.
+pub const VARIADIC_BLOCKS: &[&str] = &["cases", "incoming"];
+/// Payload kinds (`payload`) the IR can carry.
+pub const PAYLOADS: &[&str] = &["cases", "text"];
+
+/// Check that every rule name used by `spec` is implemented.
+pub fn check_spec_names(spec: &Spec) -> Result<(), SpecError> {
+    let src = &spec.sources.opcodes;
+    for info in spec.ops() {
+        let s = &info.spec;
+        let missing = |item: &str, what: &str| {
+            SpecError::at_in_entry(
+                src,
+                &s.name,
+                item,
+                format!("{what} `{item}` of opcode `{}` has no implementation", s.name),
+            )
+        };
+        for o in s.operands.iter().chain(s.variadic.as_ref()) {
+            if classes::lookup(&o.class).is_none() {
+                return Err(missing(&o.class, "operand class"));
+            }
+        }
+        if results::lookup(&s.result).is_none() {
+            return Err(missing(&s.result, "result rule"));
+        }
+        for c in &s.constraints {
+            if constraints::lookup(c).is_none() {
+                return Err(missing(c, "constraint"));
+            }
+        }
+        if let Some(v) = &s.variadic_blocks {
+            if !VARIADIC_BLOCKS.contains(&v.as_str()) {
+                return Err(missing(v, "block-list continuation"));
+            }
+        }
+        if let Some(p) = &s.payload {
+            if !PAYLOADS.contains(&p.as_str()) {
+                return Err(missing(p, "payload kind"));
+            }
+        }
+    }
+    for k in &spec.types {
+        for r in &k.rules {
+            if types::lookup(r).is_none() {
+                return Err(SpecError::at_in_entry(
+                    &spec.sources.types,
+                    &k.name,
+                    r,
+                    format!("type rule `{r}` of type kind `{}` has no implementation", k.name),
+                ));
+            }
+        }
+    }
+    for d in &spec.dialects {
+        for inv in d.spec.invariants.iter().chain(&d.spec.drop_invariants) {
+            if invariants::lookup(inv).is_none() {
+                return Err(SpecError::at_in_entry(
+                    &spec.sources.dialects,
+                    &d.name,
+                    inv,
+                    format!("invariant `{inv}` of dialect `{}` has no implementation", d.name),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
