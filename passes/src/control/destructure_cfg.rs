@@ -1,0 +1,128 @@
+//! `destructure_cfg`: the explicit boundary from structured to raw CFG. Every
+//! owned block is rewritten, disconnected role blocks and orphans included:
+//!
+//! | structured | raw |
+//! |---|---|
+//! | `if %c, true ^t, false ^f, merge ^m` | `cond_br %c, true ^t, false ^f` |
+//! | `switch %v, merge ^m, default ^d, case k ^c...` | `br_indexed %v, default ^d, case k ^c...` |
+//! | `loop prepare ^p, body ^b, update ^u, merge ^m` | `br target ^p` |
+//! | `simple_loop body ^b, merge ^m` | `br target ^b` |
+//! | `break` / `continue target ^x` | `br target ^x` |
+//!
+//! Each rewrite keeps the terminator's executed successors (in order), so
+//! Phis stay valid and the CFG is unchanged; only the role information
+//! (merges, updates) is dropped. Ray-query, autodiff and outline constructs
+//! have no raw form: they must be lowered first, and the pass refuses the
+//! module (before changing anything) when one is present.
+//!
+//! - Consumes: `xir.structured` (and its refinement `xir.structured.lowered`).
+//! - Produces: `xir.raw`.
+//! - Preserves: the CFG, dominators, post-dominators, frontiers, loops.
+
+use serde::{Deserialize, Serialize};
+use xir::pass::{
+    options_from_ron, AnalysisKind, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces,
+};
+use xir::verify::inst_diag;
+use xir::{InstData, Module, Opcode, Payload, Trait, TypeTable};
+
+use super::util::{br, defined_functions, set_terminator, term};
+
+/// No options.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Options {}
+
+static INFO: PassInfo = PassInfo {
+    name: "destructure_cfg",
+    doc: "Structured control flow to raw branches, for every owned block; role information is dropped.",
+    consumes: &["xir.structured", "xir.structured.lowered"],
+    produces: Produces::Dialect("xir.raw"),
+    preserves: &[
+        AnalysisKind::Cfg,
+        AnalysisKind::Dominators,
+        AnalysisKind::PostDominators,
+        AnalysisKind::DominanceFrontiers,
+        AnalysisKind::Loops,
+        AnalysisKind::CallGraph,
+    ],
+    eliminates: &["@structured", "@structured_jump"],
+};
+
+pub struct DestructureCfg {
+    _options: Options,
+}
+
+pub fn decl() -> PassDecl {
+    PassDecl {
+        info: INFO.clone(),
+        options: &[],
+        create: |v| Ok(Box::new(DestructureCfg { _options: options_from_ron(v)? })),
+    }
+}
+
+/// The raw replacement of a structured terminator, `None` if it has none
+/// (already raw) — or `Err` when the construct cannot be destructured.
+fn raw_form(d: &InstData) -> Result<Option<InstData>, String> {
+    let b = &d.blocks;
+    let out = match d.opcode {
+        Opcode::If => term(Opcode::CondBr, &d.operands, &b[..2]),
+        Opcode::Switch => {
+            let mut t = term(Opcode::BrIndexed, &d.operands, &b[1..]);
+            t.payload = d.payload.clone();
+            t
+        }
+        Opcode::Loop | Opcode::SimpleLoop | Opcode::Break | Opcode::Continue => br(b[0]),
+        _ if d.has(Trait::Structured) => {
+            return Err(format!("`{}` has no raw form; lower it before destructure_cfg", d.opcode));
+        }
+        _ => return Ok(None),
+    };
+    Ok(Some(out))
+}
+
+/// Destructure every function; refuses (changing nothing) if some construct
+/// has no raw form. Returns the number of rewritten terminators.
+pub fn destructure_module(m: &mut Module) -> Result<usize, PassError> {
+    let mut diags = Vec::new();
+    for fid in defined_functions(m) {
+        let f = m.func(fid);
+        for &b in f.blocks() {
+            if let Some(t) = f.terminator(b) {
+                if let Err(msg) = raw_form(f.inst(t)) {
+                    diags.push(inst_diag(f, t, "destructure_cfg", msg));
+                }
+            }
+        }
+    }
+    if !diags.is_empty() {
+        let mut e = PassError::new("destructure_cfg", format!("{} construct(s) have no raw form", diags.len()));
+        e.diagnostics = diags;
+        return Err(e);
+    }
+    let mut n = 0;
+    for fid in defined_functions(m) {
+        let f = m.func_mut(fid);
+        for b in f.blocks().to_vec() {
+            let Some(t) = f.terminator(b) else { continue };
+            if let Ok(Some(raw)) = raw_form(f.inst(t)) {
+                debug_assert!(raw.ty == TypeTable::VOID && !matches!(raw.payload, Payload::Text(_)));
+                set_terminator(f, b, raw);
+                n += 1;
+            }
+        }
+    }
+    Ok(n)
+}
+
+impl Pass for DestructureCfg {
+    fn info(&self) -> &PassInfo {
+        &INFO
+    }
+    fn run(&self, module: &mut Module, _cx: &mut PassContext) -> Result<PassOutcome, PassError> {
+        let n = destructure_module(module)?;
+        let mut out = PassOutcome::changed(n > 0);
+        out.stats.push(("rewritten".into(), n.to_string()));
+        Ok(out)
+    }
+}

@@ -1,0 +1,55 @@
+//! Small IR helpers shared by the control-flow passes: the functions with a
+//! body, replacing a block's terminator while keeping its location, and
+//! block labels for diagnostics.
+
+use smallvec::SmallVec;
+use xir::{Block, FuncId, Function, Inst, InstData, Module, Opcode, Payload, TypeTable, Value};
+
+/// Function ids that have a body.
+pub fn defined_functions(m: &Module) -> Vec<FuncId> {
+    m.func_ids().filter(|&f| m.func(f).body().is_some()).collect()
+}
+
+/// A terminator with the given opcode, operands and block operands.
+pub fn term(opcode: Opcode, operands: &[Value], blocks: &[Block]) -> InstData {
+    let mut d = InstData::new(opcode, TypeTable::VOID);
+    d.operands = SmallVec::from_slice(operands);
+    d.blocks = SmallVec::from_slice(blocks);
+    d
+}
+
+/// `br target ^t`.
+pub fn br(t: Block) -> InstData {
+    term(Opcode::Br, &[], &[t])
+}
+
+/// `unreachable "why"`.
+pub fn unreachable(why: &str) -> InstData {
+    let mut d = term(Opcode::Unreachable, &[], &[]);
+    d.payload = Payload::Text(why.to_string());
+    d
+}
+
+/// Replace the terminator of `b` (or append one if it has none) by `data`,
+/// keeping the old terminator's metadata and text position.
+pub fn set_terminator(f: &mut Function, b: Block, mut data: InstData) -> Inst {
+    if let Some(old) = f.terminator(b) {
+        let od = f.inst(old);
+        if data.md.is_empty() {
+            data.md = od.md.clone();
+        }
+        if data.span.is_none() {
+            data.span = od.span;
+        }
+        f.remove_inst(old);
+    }
+    f.append_inst(b, data)
+}
+
+/// The text label of a block for messages: its name, else its id.
+pub fn label(f: &Function, b: Block) -> String {
+    match &f.block(b).md.name {
+        Some(n) => format!("^{n}"),
+        None => format!("^{b}"),
+    }
+}
