@@ -88,11 +88,8 @@ fn unknown_extends() {
 
 #[test]
 fn extends_cycle() {
-    let (e, t) = load_edited(
-        File::Dialects,
-        "name: \"xir\",",
-        "name: \"xir\",\n        extends: Some(\"xir.structured\"),",
-    );
+    let (e, t) =
+        load_edited(File::Dialects, "name: \"xir\",", "name: \"xir\",\n        extends: Some(\"xir.structured\"),");
     expect_at(&e, &t, "dialects.ron", "`extends` cycle: xir -> xir.structured -> xir", "\"xir\"", 0);
 }
 
@@ -142,7 +139,14 @@ fn re_adding_an_inherited_invariant() {
         "remove_ops: [\"@structured\", \"@structured_jump\"],",
         "remove_ops: [\"@structured\", \"@structured_jump\"],\n        invariants: [\"verified\"],",
     );
-    expect_at(&e, &t, "dialects.ron", "invariant `verified` is already inherited by dialect `xir.raw`", "\"verified\"", 1);
+    expect_at(
+        &e,
+        &t,
+        "dialects.ron",
+        "invariant `verified` is already inherited by dialect `xir.raw`",
+        "\"verified\"",
+        1,
+    );
 }
 
 #[test]

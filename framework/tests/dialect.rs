@@ -1,0 +1,244 @@
+//! The spec-driven dialect checker: each case is an XIR text fixture, a
+//! dialect, and the diagnostics expected (rule name and the instruction's
+//! text line), or none. Also `dialect_of` on representative modules.
+
+use xir::dialect::{check_module, dialect_of};
+use xir::text::parse_module;
+use xir::*;
+
+fn parse(src: &str) -> Module {
+    match parse_module(src, "test.xir") {
+        Ok(m) => m,
+        Err(e) => panic!("fixture does not parse:\n{}", diag::render(&e)),
+    }
+}
+
+fn dialect(name: &str) -> &'static xir_spec::Dialect {
+    xir_spec::spec().dialect(name).unwrap_or_else(|| panic!("no dialect {name}"))
+}
+
+/// Check that `src` lies in `dialect`.
+#[track_caller]
+fn accepts(name: &str, src: &str) {
+    let diags = check_module(&parse(src), dialect(name));
+    assert!(diags.is_empty(), "expected `{name}` to accept, got:\n{}", diag::render(&diags));
+}
+
+/// Check that `src` is rejected by `dialect` with `rule` at text line `line`.
+#[track_caller]
+fn rejects(name: &str, src: &str, rule: &str, line: u32) {
+    let diags = check_module(&parse(src), dialect(name));
+    let hit = diags.iter().find(|d| d.rule == rule);
+    let Some(d) = hit else { panic!("expected `{rule}`, got:\n{}", diag::render(&diags)) };
+    assert_eq!(d.span.map(|s| s.line), Some(line), "wrong line: {d}");
+}
+
+const STRUCTURED: &str = "\
+kernel @k(%x: buffer<f32>) block_size(64, 1, 1) {
+^entry:
+  %i = extract $dispatch_id, u32 0 : u32
+  %n = buffer.size %x : u32
+  %ok = lt %i, %n : bool
+  if %ok, true ^body, false ^done, merge ^done
+^body:
+  %v = buffer.read %x, %i : f32
+  %w = add %v, f32 1.0 : f32
+  buffer.write %x, %i, %w
+  br target ^done
+^done:
+  return
+}
+";
+
+const RAW: &str = "\
+callable @count(%n: u32) -> u32 {
+^entry:
+  br target ^head
+^head:
+  %i = phi [u32 0, ^entry], [%next, ^body] : u32
+  %more = lt %i, %n : bool
+  cond_br %more, true ^body, false ^exit
+^body:
+  %next = add %i, u32 1 : u32
+  br target ^head
+^exit:
+  return %i
+}
+";
+
+#[test]
+fn structured_module_is_structured_not_raw() {
+    accepts("xir", STRUCTURED);
+    accepts("xir.structured", STRUCTURED);
+    // Check that the raw dialect names the structured `if` (line 6).
+    rejects("xir.raw", STRUCTURED, "dialect:xir.raw:opcode", 6);
+}
+
+#[test]
+fn raw_module_is_raw_not_structured() {
+    accepts("xir.raw", RAW);
+    // `cond_br` outside a loop's prepare block breaks the structured roles.
+    rejects("xir.structured", RAW, "dialect:xir.structured:structured_roles_wellformed", 7);
+    // Phis are not allowed after reg2mem.
+    rejects("xir.raw.phi_free", RAW, "dialect:xir.raw.phi_free:opcode", 5);
+}
+
+#[test]
+fn verifier_errors_come_first() {
+    let src = "\
+callable @f() -> f32 {
+^entry:
+  %x = alloca : f32
+  return
+}
+";
+    let m = parse(src);
+    let diags = check_module(&m, dialect("xir.spirv"));
+    assert!(diags.iter().any(|d| d.rule == "return_matches_function"), "{}", diag::render(&diags));
+    assert_eq!(dialect_of(&m).map(|d| d.name.as_str()), None);
+}
+
+#[test]
+fn spill_metadata_only_on_allocas() {
+    let src = "\
+kernel @k() block_size(1, 1, 1) {
+^entry:
+  %s = alloca : f32 !spill(phi)
+  store %s, f32 1.0
+  %v = load %s : f32
+  return
+}
+";
+    accepts("xir.raw.phi_free", src);
+    // The audited dialect demands no marker at all.
+    rejects("xir.restructured.audited", src, "dialect:xir.restructured.audited:no_spill_markers", 3);
+    let mut m = parse(src);
+    // Move the marker onto the load: a spill marker on a non-slot.
+    let f = &mut m.functions[0];
+    let (s, l) = {
+        let insts = &f.block(f.body().unwrap()).insts;
+        (insts[0], insts[2])
+    };
+    f.inst_mut(s).md.spill = None;
+    f.inst_mut(l).md.spill = Some(SpillKind::CrossBlock);
+    let diags = check_module(&m, dialect("xir.raw.phi_free"));
+    let d = diags.iter().find(|d| d.rule == "dialect:xir.raw.phi_free:spill_slots_tagged").expect("diagnostic");
+    assert_eq!(d.inst, Some(l), "{d}");
+}
+
+#[test]
+fn spill_slots_are_only_loaded_and_stored() {
+    let src = "\
+callable @g(%p: ref f32) -> void {
+^entry:
+  return
+}
+kernel @k() block_size(1, 1, 1) {
+^entry:
+  %s = alloca : f32 !spill(cross_block)
+  call @g, %s
+  return
+}
+";
+    rejects("xir.raw.phi_free", src, "dialect:xir.raw.phi_free:spill_slots_tagged", 8);
+}
+
+#[test]
+fn irreducible_cfg_is_rejected() {
+    let src = "\
+kernel @k(%c: bool) block_size(1, 1, 1) {
+^entry:
+  cond_br %c, true ^a, false ^b
+^a:
+  br target ^b
+^b:
+  br target ^a
+}
+";
+    accepts("xir.raw", src);
+    let diags = check_module(&parse(src), dialect("xir.restructured"));
+    let irr: Vec<_> = diags.iter().filter(|d| d.rule == "dialect:xir.restructured:reducible_cfg").collect();
+    assert_eq!(irr.len(), 1, "{}", diag::render(&diags));
+}
+
+#[test]
+fn self_referential_phi() {
+    let src = "\
+kernel @k(%c: bool) block_size(1, 1, 1) {
+^entry:
+  loop prepare ^p, body ^b, update ^u, merge ^m
+^p:
+  %x = phi [f32 0.0, ^entry], [%x, ^u] : f32
+  cond_br %c, true ^b, false ^m
+^b:
+  br target ^u
+^u:
+  br target ^p
+^m:
+  return
+}
+";
+    accepts("xir.restructured.ssa", src);
+    rejects("xir.restructured.audited", src, "dialect:xir.restructured.audited:no_self_referential_values", 5);
+}
+
+#[test]
+fn spirv_rejects_zero_length_arrays_and_bool_buffers() {
+    let src = "\
+kernel @k(%b: buffer<bool>) block_size(1, 1, 1) {
+^entry:
+  %a = alloca : array<f32, 0>
+  return
+}
+";
+    accepts("xir.restructured.audited", src);
+    rejects("xir.spirv", src, "dialect:xir.spirv:positive_array_lengths", 3);
+    let diags = check_module(&parse(src), dialect("xir.spirv"));
+    assert!(diags.iter().any(|d| d.rule == "dialect:xir.spirv:exact_typed_memory"), "{}", diag::render(&diags));
+}
+
+#[test]
+fn break_must_target_a_merge() {
+    let src = "\
+kernel @k(%c: bool) block_size(1, 1, 1) {
+^entry:
+  simple_loop body ^b, merge ^m
+^b:
+  if %c, true ^out, false ^again, merge ^again
+^out:
+  break target ^again
+^again:
+  br target ^b
+^m:
+  return
+}
+";
+    rejects("xir.structured", src, "dialect:xir.structured:structured_roles_wellformed", 7);
+}
+
+#[test]
+fn dialect_of_picks_the_most_specific() {
+    let trivial = parse("kernel @k() block_size(1, 1, 1) {\n^entry:\n  return\n}\n");
+    assert_eq!(dialect_of(&trivial).map(|d| d.name.as_str()), Some("xir.spirv"));
+    assert_eq!(dialect_of(&parse(RAW)).map(|d| d.name.as_str()), Some("xir.raw"));
+    // Straight-line structured code with no Phi meets every invariant.
+    assert_eq!(dialect_of(&parse(STRUCTURED)).map(|d| d.name.as_str()), Some("xir.spirv"));
+}
+
+#[test]
+fn type_kinds_are_checked() {
+    // A dialect is free to forbid type kinds; build one that forbids `f64`
+    // from the spec files to prove the type set is enforced.
+    let mut src = xir_spec::SpecSources::builtin();
+    src.dialects.1 = src.dialects.1.replacen(
+        "invariants: [\"verified\"],",
+        "invariants: [\"verified\"],\n        remove_types: [\"f64\"],",
+        1,
+    );
+    let spec = xir_spec::Spec::load(src).expect("spec loads");
+    let m = parse("kernel @k() block_size(1, 1, 1) {\n^entry:\n  %a = alloca : f64\n  return\n}\n");
+    let diags = check_module(&m, spec.dialect("xir").unwrap());
+    assert_eq!(diags.len(), 1, "{}", diag::render(&diags));
+    assert_eq!(diags[0].rule, "dialect:xir:type");
+    assert_eq!(diags[0].span.map(|s| s.line), Some(3));
+}
