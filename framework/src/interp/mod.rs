@@ -1,1 +1,244 @@
-//! (module under construction; see ARCHITECTURE.md)
+//! The reference interpreter: runs a kernel over a dispatch grid with
+//! buffers and gives exact results, so that every pass can be tested by
+//! running programs before and after it, and the SPIR-V backend by
+//! comparing device results with these.
+//!
+//! Semantics (the full list is `docs/inputs-format.md`, "Semantics"):
+//! IEEE f32/f64 arithmetic, f16 computed in f64 and rounded once, wrapping
+//! integers, integer division by zero is an error, shift amounts modulo the
+//! lhs width, C `round`, float comparisons ordered except `ne`, min/max are
+//! IEEE minNum/maxNum. Threads of a block run cooperatively: each is a
+//! resumable state machine run until it reaches `sync_block` or finishes.
+//! Reading uninitialized memory, out-of-bounds indices, mismatched barriers,
+//! unsupported opcodes and runaway loops or recursion are located errors.
+//!
+//! **API boundary:** the interpreter reads a `Module` and never changes it.
+
+mod arith;
+mod exec;
+mod io;
+mod memory;
+mod ops;
+mod print;
+mod value;
+
+use std::fmt;
+
+use crate::diag::Diagnostic;
+use crate::ir::{ArgKind, Block, FuncId, FunctionKind, Inst, Module, Span, Type};
+
+pub use io::{buffer_from_host_bytes, buffer_to_host_bytes, Inputs, Mismatch, Outputs};
+
+use exec::{Machine, Regs, State, Thread};
+use memory::Buf;
+use value::{undef_of, Ptr, Root, Val};
+
+/// Limits and overrides of one run.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Overrides `Inputs::dispatch`.
+    pub dispatch: Option<[u32; 3]>,
+    /// Instructions executed over the whole dispatch before giving up.
+    pub max_steps: u64,
+    /// Frames on one thread's stack (the kernel counts as one).
+    pub max_call_depth: u32,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { dispatch: None, max_steps: 50_000_000, max_call_depth: 64 }
+    }
+}
+
+/// A run-time error, located at the instruction that failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InterpError {
+    pub message: String,
+    pub function: Option<String>,
+    pub block: Option<Block>,
+    pub inst: Option<Inst>,
+    /// Text position of the instruction when the module came from text.
+    pub span: Option<Span>,
+    /// Source file name for the rendering, when the caller knows it.
+    pub file: Option<String>,
+    /// `dispatch_id` of the failing thread.
+    pub thread: Option<[u32; 3]>,
+}
+
+impl InterpError {
+    fn plain(message: impl Into<String>) -> Self {
+        InterpError {
+            message: message.into(),
+            function: None,
+            block: None,
+            inst: None,
+            span: None,
+            file: None,
+            thread: None,
+        }
+    }
+    pub fn with_file(mut self, file: impl Into<String>) -> Self {
+        self.file = Some(file.into());
+        self
+    }
+    pub fn to_diagnostic(&self) -> Diagnostic {
+        let mut d = Diagnostic::error("interp", self.message.clone()).with_span(self.span);
+        d.function = self.function.clone();
+        d.block = self.block;
+        d.inst = self.inst;
+        d.file = self.file.clone();
+        d
+    }
+}
+
+impl fmt::Display for InterpError {
+    /// `file:line:col: error: [interp] message (in @f, bb2, inst5)`
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.to_diagnostic().fmt(f)
+    }
+}
+
+impl std::error::Error for InterpError {}
+
+/// Run `kernel` with default options.
+pub fn run_kernel(module: &Module, kernel: FuncId, inputs: &Inputs) -> Result<Outputs, InterpError> {
+    run_kernel_with(module, kernel, inputs, &Options::default())
+}
+
+/// The input name of argument `k`: its `%name`, else its position.
+fn arg_name(module: &Module, kernel: FuncId, k: usize) -> String {
+    module.func(kernel).args[k].md.name.clone().unwrap_or_else(|| k.to_string())
+}
+
+/// Run `kernel` over the dispatch grid.
+pub fn run_kernel_with(
+    module: &Module,
+    kernel: FuncId,
+    inputs: &Inputs,
+    opts: &Options,
+) -> Result<Outputs, InterpError> {
+    if kernel.index() >= module.functions.len() {
+        return Err(InterpError::plain(format!("no function {kernel} in the module")));
+    }
+    let f = module.func(kernel);
+    let at_kernel = |msg: String| InterpError { function: Some(f.name.clone()), ..InterpError::plain(msg) };
+    let FunctionKind::Kernel { block_size } = f.kind else {
+        return Err(at_kernel(format!("@{} is not a kernel", f.name)));
+    };
+    if block_size.contains(&0) {
+        return Err(at_kernel(format!("@{} has a zero block size", f.name)));
+    }
+    if f.body().is_none() {
+        return Err(at_kernel(format!("kernel @{} has no body", f.name)));
+    }
+    let dispatch = opts.dispatch.or(inputs.dispatch).unwrap_or(block_size);
+    let mut mach = Machine::new(module, opts.clone(), dispatch, block_size);
+
+    // Arguments.
+    let names: Vec<String> = (0..f.args.len()).map(|k| arg_name(module, kernel, k)).collect();
+    if let Some(extra) = inputs.args.keys().find(|k| !names.contains(k)) {
+        return Err(at_kernel(format!("input `{extra}` names no argument of @{}", f.name)));
+    }
+    let types = &module.types;
+    let mut args = Vec::with_capacity(f.args.len());
+    let mut refs = Vec::new();
+    let mut buffer_args = Vec::new();
+    for (k, a) in f.args.iter().enumerate() {
+        let name = &names[k];
+        let j = inputs.args.get(name).ok_or_else(|| at_kernel(format!("no input for argument `{name}`")))?;
+        let bad = |e: String| at_kernel(format!("argument `{name}`: {e}"));
+        match (a.kind, types.get(a.ty)) {
+            (ArgKind::Resource, Type::Buffer(elem)) => {
+                let data = io::buffer_from_json(types, *elem, j).map_err(bad)?;
+                buffer_args.push((name.clone(), mach.bufs.len()));
+                args.push(Val::R(mach.bufs.len() as u32));
+                mach.bufs.push(Buf::Typed { elem: *elem, data });
+            }
+            (ArgKind::Resource, Type::ByteBuffer) => {
+                let data = io::bytes_from_json(j).map_err(bad)?;
+                buffer_args.push((name.clone(), mach.bufs.len()));
+                args.push(Val::R(mach.bufs.len() as u32));
+                mach.bufs.push(Buf::Bytes(data));
+            }
+            (ArgKind::Resource, _) => {
+                return Err(bad(format!("{} arguments are not supported by the interpreter", types.kind_name(a.ty))))
+            }
+            (ArgKind::Value, _) => args.push(io::val_from_json(types, a.ty, j).map_err(bad)?),
+            (ArgKind::Reference, _) => {
+                refs.push(io::val_from_json(types, a.ty, j).map_err(bad)?);
+                let p = Ptr { root: Root::Local(refs.len() as u32 - 1), path: Default::default() };
+                args.push(Val::P(std::rc::Rc::new(p)));
+            }
+        }
+    }
+
+    // Blocks in x-fastest order; threads past the dispatch edge do not run.
+    let nblocks: Vec<u32> = (0..3).map(|i| dispatch[i].div_ceil(block_size[i])).collect();
+    for bz in 0..nblocks[2] {
+        for by in 0..nblocks[1] {
+            for bx in 0..nblocks[0] {
+                let bid = [bx, by, bz];
+                let mut threads = Vec::new();
+                let mut linear = 0u32;
+                for tz in 0..block_size[2] {
+                    for ty in 0..block_size[1] {
+                        for tx in 0..block_size[0] {
+                            let tid = [tx, ty, tz];
+                            let did = [0, 1, 2].map(|i| bid[i] * block_size[i] + tid[i]);
+                            let lane = linear;
+                            linear += 1;
+                            if (0..3).any(|i| did[i] >= dispatch[i]) {
+                                continue;
+                            }
+                            threads.push(mach.thread(kernel, &args, &refs, Regs { tid, bid, did, lane }));
+                        }
+                    }
+                }
+                run_block(&mut mach, &mut threads)?;
+            }
+        }
+    }
+
+    let mut out = Outputs { printed: std::mem::take(&mut mach.printed), ..Default::default() };
+    for (name, b) in buffer_args {
+        let j = match &mach.bufs[b] {
+            Buf::Typed { elem, data } => {
+                serde_json::Value::Array(data.iter().map(|v| io::val_to_json(types, *elem, v)).collect())
+            }
+            Buf::Bytes(bytes) => serde_json::json!({ "bytes": bytes }),
+        };
+        out.buffers.insert(name, j);
+    }
+    Ok(out)
+}
+
+/// Run the threads of one block round-robin between barriers.
+fn run_block(mach: &mut Machine, threads: &mut [Thread]) -> Result<(), InterpError> {
+    let mut shared: Vec<Val> = mach.shared_types.iter().map(|&t| undef_of(&mach.m.types, t)).collect();
+    loop {
+        for t in threads.iter_mut() {
+            if t.state != State::Done {
+                mach.run_thread(t, &mut shared)?;
+            }
+        }
+        let mut waiting = threads.iter().filter_map(|t| match t.state {
+            State::Wait(f, b, i) => Some((t, f, b, i)),
+            _ => None,
+        });
+        let Some((first, func, block, inst)) = waiting.next() else { return Ok(()) };
+        if let Some((other, _, ob, oi)) = waiting.find(|w| (w.1, w.3) != (func, inst)) {
+            let msg = format!(
+                "threads of a block wait at different barriers: {inst} in {block} and {oi} in {ob} (thread {:?})",
+                other.regs.did
+            );
+            return Err(InterpError { thread: Some(first.regs.did), ..mach.error(func, Some(block), Some(inst), msg) });
+        }
+        if let Some(done) = threads.iter().find(|t| t.state == State::Done) {
+            let msg = format!(
+                "barrier not reached by every thread of the block (thread {:?} finished while others wait here)",
+                done.regs.did
+            );
+            return Err(InterpError { thread: Some(first.regs.did), ..mach.error(func, Some(block), Some(inst), msg) });
+        }
+    }
+}

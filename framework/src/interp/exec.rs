@@ -1,0 +1,515 @@
+//! The execution engine: each thread is a resumable state machine (an
+//! explicit stack of frames, no OS threads). `Machine::run_thread` runs one
+//! thread until it reaches a block barrier or finishes; the dispatch loop in
+//! `mod.rs` schedules the threads of a block round-robin between barriers.
+//! Control flow follows the executed successor of each terminator (structured
+//! and raw forms alike); entering a block evaluates its leading phis
+//! simultaneously from the edge taken.
+
+use smallvec::SmallVec;
+use xir_spec::{Opcode, SpecialRegister};
+
+use crate::ir::{ArgKind, Block, ConstValue, FuncId, Function, Inst, InstData, Module, TypeId, Value};
+
+use super::arith::{binop, mask, R};
+use super::memory::{decode, encode, Buf, Mem};
+use super::ops::{eval_pure, index_value};
+use super::value::{scalar_kind, undef_of, Ptr, Root, Val};
+use super::{print, InterpError, Options};
+
+/// Per-function tables computed once per run.
+pub(crate) struct FuncInfo {
+    /// Number of leading phis of each block (by block index).
+    lead_phis: Vec<u32>,
+    /// Storage slot of each alloca (by inst index): a frame-relative local
+    /// slot for `alloca`, a block-wide slot for `alloca.shared`.
+    slot: Vec<u32>,
+    n_locals: u32,
+}
+
+struct Frame {
+    func: FuncId,
+    block: Block,
+    ip: usize,
+    vals: Vec<Val>,
+    args: Vec<Val>,
+    base: u32,
+    ret_to: Option<Inst>,
+}
+
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct Regs {
+    pub tid: [u32; 3],
+    pub bid: [u32; 3],
+    pub did: [u32; 3],
+    pub lane: u32,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub(crate) enum State {
+    Run,
+    /// Waiting at the barrier `sync_block` instruction of a function.
+    Wait(FuncId, Block, Inst),
+    Done,
+}
+
+pub(crate) struct Thread {
+    frames: Vec<Frame>,
+    locals: Vec<Val>,
+    pub regs: Regs,
+    pub state: State,
+}
+
+enum Flow {
+    Next,
+    Jump(Block),
+    Call(FuncId, SmallVec<[Val; 4]>),
+    Ret(Option<Val>),
+    Wait,
+}
+
+pub(crate) struct Machine<'m> {
+    pub m: &'m Module,
+    consts: Vec<Val>,
+    info: Vec<FuncInfo>,
+    pub shared_types: Vec<TypeId>,
+    pub bufs: Vec<Buf>,
+    pub printed: Vec<String>,
+    steps: u64,
+    opts: Options,
+    pub dispatch_size: [u32; 3],
+    pub block_size: [u32; 3],
+}
+
+fn const_val(m: &Module, c: crate::ir::Const) -> Val {
+    match &m.consts.get(c).value {
+        ConstValue::Scalar(b) => Val::S(*b),
+        ConstValue::Composite(ms) => Val::agg(ms.iter().map(|&x| const_val(m, x)).collect()),
+    }
+}
+
+fn vec3(v: [u32; 3]) -> Val {
+    Val::agg(v.iter().map(|&x| Val::S(x as u64)).collect())
+}
+
+impl<'m> Machine<'m> {
+    pub fn new(m: &'m Module, opts: Options, dispatch_size: [u32; 3], block_size: [u32; 3]) -> Self {
+        let consts = m.consts.iter().map(|(c, _)| const_val(m, c)).collect();
+        let mut shared_types = Vec::new();
+        let info = m
+            .functions
+            .iter()
+            .map(|f| {
+                let mut lead_phis = vec![0u32; f.block_capacity()];
+                let mut slot = vec![u32::MAX; f.inst_capacity()];
+                let mut n_locals = 0;
+                for &b in f.blocks() {
+                    let insts = &f.block(b).insts;
+                    lead_phis[b.index()] =
+                        insts.iter().take_while(|&&i| f.inst(i).opcode == Opcode::Phi).count() as u32;
+                    for &i in insts {
+                        match f.inst(i).opcode {
+                            Opcode::Alloca => {
+                                slot[i.index()] = n_locals;
+                                n_locals += 1;
+                            }
+                            Opcode::AllocaShared => {
+                                slot[i.index()] = shared_types.len() as u32;
+                                shared_types.push(f.inst(i).ty);
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                FuncInfo { lead_phis, slot, n_locals }
+            })
+            .collect();
+        Machine {
+            m,
+            consts,
+            info,
+            shared_types,
+            bufs: Vec::new(),
+            printed: Vec::new(),
+            steps: 0,
+            opts,
+            dispatch_size,
+            block_size,
+        }
+    }
+
+    /// A thread at the entry of `kernel`; `refs` are the initial values of
+    /// its reference arguments (one local slot each).
+    pub fn thread(&self, kernel: FuncId, args: &[Val], refs: &[Val], regs: Regs) -> Thread {
+        let f = self.m.func(kernel);
+        let mut locals: Vec<Val> = refs.to_vec();
+        let base = locals.len() as u32;
+        locals.resize(base as usize + self.info[kernel.index()].n_locals as usize, Val::U);
+        let body = f.body().unwrap_or(Block(0));
+        let frame = Frame {
+            func: kernel,
+            block: body,
+            ip: self.info[kernel.index()].lead_phis.get(body.index()).copied().unwrap_or(0) as usize,
+            vals: vec![Val::U; f.inst_capacity()],
+            args: args.to_vec(),
+            base,
+            ret_to: None,
+        };
+        Thread { frames: vec![frame], locals, regs, state: State::Run }
+    }
+
+    pub fn error(&self, func: FuncId, block: Option<Block>, inst: Option<Inst>, msg: impl Into<String>) -> InterpError {
+        let f = self.m.func(func);
+        let span = inst.and_then(|i| f.inst(i).span).or_else(|| block.and_then(|b| f.block(b).span));
+        InterpError { message: msg.into(), function: Some(f.name.clone()), block, inst, span, file: None, thread: None }
+    }
+
+    /// Run `t` until it waits at a barrier or finishes.
+    pub fn run_thread(&mut self, t: &mut Thread, shared: &mut [Val]) -> Result<(), InterpError> {
+        let located = |e: InterpError, t: &Thread| InterpError { thread: Some(t.regs.did), ..e };
+        t.state = State::Run;
+        loop {
+            let Some(fr) = t.frames.last() else {
+                t.state = State::Done;
+                return Ok(());
+            };
+            let (func, block, ip) = (fr.func, fr.block, fr.ip);
+            let f = self.m.func(func);
+            let Some(&inst) = f.block(block).insts.get(ip) else {
+                return Err(located(self.error(func, Some(block), None, "block ends without a terminator"), t));
+            };
+            self.steps += 1;
+            if self.steps > self.opts.max_steps {
+                let msg = format!("step limit of {} instructions exceeded (infinite loop?)", self.opts.max_steps);
+                return Err(located(self.error(func, Some(block), Some(inst), msg), t));
+            }
+            let flow = match self.step(t, shared, f, inst) {
+                Ok(fl) => fl,
+                Err(msg) => return Err(located(self.error(func, Some(block), Some(inst), msg), t)),
+            };
+            match flow {
+                Flow::Next => t.frames.last_mut().expect("frame").ip += 1,
+                Flow::Wait => {
+                    t.frames.last_mut().expect("frame").ip += 1;
+                    t.state = State::Wait(func, block, inst);
+                    return Ok(());
+                }
+                Flow::Jump(target) => self.enter(t, target).map_err(|e| located(e, t))?,
+                Flow::Call(callee, args) => {
+                    let g = self.m.func(callee);
+                    if g.is_external() {
+                        let msg = format!("call to external function @{} (no body to interpret)", g.name);
+                        return Err(located(self.error(func, Some(block), Some(inst), msg), t));
+                    }
+                    if t.frames.len() >= self.opts.max_call_depth as usize {
+                        let msg =
+                            format!("call depth limit of {} exceeded (runaway recursion?)", self.opts.max_call_depth);
+                        return Err(located(self.error(func, Some(block), Some(inst), msg), t));
+                    }
+                    let Some(body) = g.body() else {
+                        let msg = format!("callee @{} has no body", g.name);
+                        return Err(located(self.error(func, Some(block), Some(inst), msg), t));
+                    };
+                    let base = t.locals.len() as u32;
+                    t.locals.resize(base as usize + self.info[callee.index()].n_locals as usize, Val::U);
+                    t.frames.push(Frame {
+                        func: callee,
+                        block: body,
+                        ip: self.info[callee.index()].lead_phis[body.index()] as usize,
+                        vals: vec![Val::U; g.inst_capacity()],
+                        args: args.into_vec(),
+                        base,
+                        ret_to: Some(inst),
+                    });
+                }
+                Flow::Ret(v) => {
+                    let done = t.frames.pop().expect("frame");
+                    t.locals.truncate(done.base as usize);
+                    match t.frames.last_mut() {
+                        None => {
+                            t.state = State::Done;
+                            return Ok(());
+                        }
+                        Some(caller) => {
+                            if let (Some(r), Some(v)) = (done.ret_to, v) {
+                                caller.vals[r.index()] = v;
+                            }
+                            caller.ip += 1;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Go to `target`, evaluating its phis from the edge taken.
+    fn enter(&mut self, t: &mut Thread, target: Block) -> Result<(), InterpError> {
+        let regs = t.regs;
+        let fr = t.frames.last_mut().expect("frame");
+        let f = self.m.func(fr.func);
+        if !f.block_exists(target) {
+            return Err(self.error(fr.func, Some(fr.block), None, format!("branch to nonexistent block {target}")));
+        }
+        let from = fr.block;
+        let n = self.info[fr.func.index()].lead_phis[target.index()] as usize;
+        if n > 0 {
+            let insts = &f.block(target).insts;
+            let mut tmp: SmallVec<[(Inst, Val); 4]> = SmallVec::new();
+            for &pi in &insts[..n] {
+                let d = f.inst(pi);
+                let Some(k) = d.blocks.iter().position(|&b| b == from) else {
+                    let msg = format!("phi has no incoming value for predecessor {from}");
+                    return Err(self.error(fr.func, Some(target), Some(pi), msg));
+                };
+                let v =
+                    self.value(fr, &regs, d.operands[k]).map_err(|m| self.error(fr.func, Some(target), Some(pi), m))?;
+                tmp.push((pi, v));
+            }
+            for (pi, v) in tmp {
+                fr.vals[pi.index()] = v;
+            }
+        }
+        fr.block = target;
+        fr.ip = n;
+        Ok(())
+    }
+
+    fn value(&self, fr: &Frame, regs: &Regs, v: Value) -> R<Val> {
+        Ok(match v {
+            Value::Inst(i) => fr.vals[i.index()].clone(),
+            Value::Arg(a) => fr.args.get(a as usize).cloned().ok_or("argument index out of range")?,
+            Value::Const(c) => self.consts[c.index()].clone(),
+            Value::Undef(ty) => undef_of(&self.m.types, ty),
+            Value::Reg(r) => match r {
+                SpecialRegister::ThreadId => vec3(regs.tid),
+                SpecialRegister::BlockId => vec3(regs.bid),
+                SpecialRegister::DispatchId => vec3(regs.did),
+                SpecialRegister::DispatchSize => vec3(self.dispatch_size),
+                SpecialRegister::BlockSize => vec3(self.block_size),
+                SpecialRegister::WarpLaneId => Val::S(regs.lane as u64 % 32),
+                SpecialRegister::WarpSize => Val::S(32),
+                SpecialRegister::KernelId => Val::S(0),
+                r => return Err(format!("special register ${} is not available in a compute dispatch", r.name())),
+            },
+            Value::Func(_) => return Err("a function is not a value".into()),
+        })
+    }
+
+    fn step(&mut self, t: &mut Thread, shared: &mut [Val], f: &Function, inst: Inst) -> R<Flow> {
+        use Opcode::*;
+        let m = self.m;
+        let d = f.inst(inst);
+        let regs = t.regs;
+        let Thread { frames, locals, .. } = t;
+        let fr = frames.last_mut().expect("frame");
+        let mut ops: SmallVec<[Val; 4]> = SmallVec::new();
+        for &v in &d.operands {
+            if matches!(v, Value::Func(_)) {
+                continue;
+            }
+            ops.push(self.value(fr, &regs, v)?);
+        }
+        let cond = |v: &Val| -> R<bool> { Ok(v.bits()? != 0) };
+        let result = match d.opcode {
+            // ---- control flow ------------------------------------------
+            If => return Ok(Flow::Jump(d.blocks[if cond(&ops[0])? { 0 } else { 1 }])),
+            CondBr => return Ok(Flow::Jump(d.blocks[if cond(&ops[0])? { 0 } else { 1 }])),
+            Loop | SimpleLoop | Br | Break | Continue | AutodiffScope | Outline => return Ok(Flow::Jump(d.blocks[0])),
+            Switch | BrIndexed => {
+                let sel = ops[0].bits()?;
+                let bits = scalar_kind(&m.types, f.value_type(m, d.operands[0])).map(|s| s.bits()).unwrap_or(64);
+                let first_case = if d.opcode == Switch { 2 } else { 1 };
+                let default = d.blocks[first_case - 1];
+                let hit = d.cases().iter().position(|&c| mask(c, bits) == mask(sel, bits));
+                return Ok(Flow::Jump(hit.map(|k| d.blocks[first_case + k]).unwrap_or(default)));
+            }
+            Return => return Ok(Flow::Ret(ops.into_iter().next())),
+            Unreachable => {
+                return Err(match d.text() {
+                    Some(t) if !t.is_empty() => format!("reached `unreachable`: {t}"),
+                    _ => "reached `unreachable`".into(),
+                })
+            }
+            Phi => return Err("phi after the start of its block".into()),
+            SyncBlock => return Ok(Flow::Wait),
+            Call => {
+                let Some(Value::Func(callee)) = d.operands.first().copied() else {
+                    return Err("call without a function callee".into());
+                };
+                let g = m.func(callee);
+                if g.args.len() != ops.len() {
+                    return Err(format!("@{} takes {} arguments, {} given", g.name, g.args.len(), ops.len()));
+                }
+                for (a, v) in g.args.iter().zip(&ops) {
+                    if a.kind == ArgKind::Reference && !matches!(v, Val::P(_)) {
+                        return Err(format!("reference argument of @{} is not an lvalue", g.name));
+                    }
+                }
+                return Ok(Flow::Call(callee, ops));
+            }
+            // ---- memory ------------------------------------------------
+            Alloca => {
+                let slot = fr.base + self.info[fr.func.index()].slot[inst.index()];
+                locals[slot as usize] = undef_of(&m.types, d.ty);
+                Val::P(std::rc::Rc::new(Ptr { root: Root::Local(slot), path: SmallVec::new() }))
+            }
+            AllocaShared => {
+                let slot = self.info[fr.func.index()].slot[inst.index()];
+                Val::P(std::rc::Rc::new(Ptr { root: Root::Shared(slot), path: SmallVec::new() }))
+            }
+            Gep => self.address(f, d, &ops, 1)?,
+            Load => {
+                let Val::P(p) = &ops[0] else { return Err("load from a non-address".into()) };
+                let mem = Mem { locals, shared, bufs: &mut self.bufs };
+                let v = mem.read(p)?;
+                if v.all_undef() {
+                    return Err("read of uninitialized memory".into());
+                }
+                v
+            }
+            Store => {
+                let Val::P(p) = &ops[0] else { return Err("store to a non-address".into()) };
+                let mut mem = Mem { locals, shared, bufs: &mut self.bufs };
+                let v = ops[1].clone();
+                if matches!(p.root, Root::Buffer(_)) && v.any_undef() {
+                    return Err("store of an undefined value into a buffer".into());
+                }
+                mem.modify(p, |slot| {
+                    *slot = v;
+                    Ok(())
+                })?;
+                return Ok(Flow::Next);
+            }
+            AtomicExchange
+            | AtomicCompareExchange
+            | AtomicFetchAdd
+            | AtomicFetchSub
+            | AtomicFetchAnd
+            | AtomicFetchOr
+            | AtomicFetchXor
+            | AtomicFetchMin
+            | AtomicFetchMax => {
+                let nvals = if d.opcode == AtomicCompareExchange { 2 } else { 1 };
+                let Val::P(p) = self.address(f, d, &ops, 1 + nvals)? else { unreachable!("address() yields P") };
+                let sk = scalar_kind(&m.types, f.value_type(m, d.operands[1])).ok_or("atomic on a non-scalar")?;
+                let (a, b) = (ops[1].bits()?, if nvals == 2 { ops[2].bits()? } else { 0 });
+                let op = d.opcode;
+                let mut mem = Mem { locals, shared, bufs: &mut self.bufs };
+                mem.modify(&p, |slot| {
+                    let old = slot.bits().map_err(|_| "atomic on uninitialized memory".to_string())?;
+                    let new = match op {
+                        AtomicExchange => a,
+                        AtomicCompareExchange => {
+                            if old == a {
+                                b
+                            } else {
+                                old
+                            }
+                        }
+                        AtomicFetchAdd => binop(Add, sk, old, a)?,
+                        AtomicFetchSub => binop(Sub, sk, old, a)?,
+                        AtomicFetchAnd => binop(BitAnd, sk, old, a)?,
+                        AtomicFetchOr => binop(BitOr, sk, old, a)?,
+                        AtomicFetchXor => binop(BitXor, sk, old, a)?,
+                        AtomicFetchMin => binop(Min, sk, old, a)?,
+                        _ => binop(Max, sk, old, a)?,
+                    };
+                    *slot = Val::S(new);
+                    Ok(Val::S(old))
+                })?
+            }
+            BufferRead | BufferWrite => {
+                let Val::R(b) = ops[0] else { return Err("buffer operand is not a buffer".into()) };
+                let i = index_value(m, f, d, 1, &ops[1])?;
+                let p = Ptr { root: Root::Buffer(b), path: SmallVec::from_slice(&[i]) };
+                let mut mem = Mem { locals, shared, bufs: &mut self.bufs };
+                if d.opcode == BufferRead {
+                    mem.read(&p)?
+                } else {
+                    let v = ops[2].clone();
+                    if v.any_undef() {
+                        return Err("write of an undefined value into a buffer".into());
+                    }
+                    mem.modify(&p, |slot| {
+                        *slot = v;
+                        Ok(())
+                    })?;
+                    return Ok(Flow::Next);
+                }
+            }
+            BufferSize | ByteBufferSize => {
+                let Val::R(b) = ops[0] else { return Err("buffer operand is not a buffer".into()) };
+                let n = match &self.bufs[b as usize] {
+                    Buf::Typed { data, .. } => data.len(),
+                    Buf::Bytes(v) => v.len(),
+                };
+                let bits = scalar_kind(&m.types, d.ty).map(|s| s.bits()).unwrap_or(64);
+                Val::S(mask(n as u64, bits))
+            }
+            ByteBufferRead | ByteBufferWrite => {
+                let Val::R(b) = ops[0] else { return Err("buffer operand is not a byte_buffer".into()) };
+                let off = index_value(m, f, d, 1, &ops[1])? as usize;
+                let Buf::Bytes(bytes) = &mut self.bufs[b as usize] else {
+                    return Err("byte_buffer operation on a typed buffer".into());
+                };
+                let len = bytes.len();
+                let tail =
+                    bytes.get_mut(off..).ok_or_else(|| format!("byte offset {off} out of bounds (length {len})"))?;
+                if d.opcode == ByteBufferRead {
+                    decode(&m.types, d.ty, tail)?
+                } else {
+                    let ty = f.value_type(m, d.operands[2]);
+                    encode(&m.types, ty, &ops[2], tail)?;
+                    return Ok(Flow::Next);
+                }
+            }
+            // ---- debugging and misc ------------------------------------
+            Print => {
+                let tys: Vec<TypeId> = d.operands.iter().map(|&v| f.value_type(m, v)).collect();
+                let line = print::format(&m.types, d.text().unwrap_or(""), &tys, &ops)?;
+                self.printed.push(line);
+                return Ok(Flow::Next);
+            }
+            Assert | Assume => {
+                if !cond(&ops[0])? {
+                    let what = if d.opcode == Assert { "assertion failed" } else { "assumption violated" };
+                    return Err(match d.text() {
+                        Some(t) if !t.is_empty() => format!("{what}: {t}"),
+                        _ => what.into(),
+                    });
+                }
+                return Ok(Flow::Next);
+            }
+            DebugBreak => return Ok(Flow::Next),
+            Clock => Val::S(self.steps),
+            op if d.has(xir_spec::Trait::Ray)
+                || d.has(xir_spec::Trait::Autodiff)
+                || d.has(xir_spec::Trait::Convergent) =>
+            {
+                return Err(format!("the interpreter does not support `{op}`"))
+            }
+            _ => eval_pure(m, f, d, &ops)?,
+        };
+        fr.vals[inst.index()] = result;
+        Ok(Flow::Next)
+    }
+
+    /// The address `base[indices...]` where the indices start at operand
+    /// `first_index` (gep and atomics): a buffer base takes the element
+    /// index first.
+    fn address(&self, f: &Function, d: &InstData, ops: &[Val], first_index: usize) -> R<Val> {
+        let mut path: SmallVec<[u64; 4]> = SmallVec::new();
+        let base = match &ops[0] {
+            Val::P(p) => {
+                path.extend_from_slice(&p.path);
+                p.root
+            }
+            Val::R(b) => Root::Buffer(*b),
+            _ => return Err("address base is neither an lvalue nor a buffer".into()),
+        };
+        for k in first_index..ops.len() {
+            path.push(index_value(self.m, f, d, k, &ops[k])?);
+        }
+        Ok(Val::P(std::rc::Rc::new(Ptr { root: base, path })))
+    }
+}

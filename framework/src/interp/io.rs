@@ -1,0 +1,317 @@
+//! The JSON formats of the interpreter (`docs/inputs-format.md`): kernel
+//! inputs (dispatch size and arguments by name) and outputs (every buffer
+//! argument, printed lines), the element encoding shared by both, and the
+//! bit-exact output comparison used by differential tests.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value as Json;
+
+use crate::ir::{Module, Type, TypeId, TypeTable};
+
+use super::arith::{from_f64, mask, sext, to_f64, R};
+use super::memory::{decode, encode};
+use super::value::{scalar_kind, Sk, Val};
+
+/// Inputs of one kernel run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Inputs {
+    /// Threads dispatched in each dimension (the caller may override it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dispatch: Option<[u32; 3]>,
+    /// One entry per kernel argument, by its name (`%name` without `%`;
+    /// an unnamed argument by its position, `"0"`, `"1"`, ...).
+    #[serde(default)]
+    pub args: BTreeMap<String, Json>,
+}
+
+impl Inputs {
+    pub fn new() -> Self {
+        Self::default()
+    }
+    pub fn from_json(text: &str) -> Result<Self, serde_json::Error> {
+        serde_json::from_str(text)
+    }
+    pub fn with_dispatch(mut self, d: [u32; 3]) -> Self {
+        self.dispatch = Some(d);
+        self
+    }
+    pub fn with_arg(mut self, name: &str, value: Json) -> Self {
+        self.args.insert(name.to_string(), value);
+        self
+    }
+}
+
+/// Results of one kernel run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Outputs {
+    /// Every buffer argument by name, final contents in the element encoding
+    /// (`byte_buffer`: `{"bytes": [...]}`).
+    #[serde(default)]
+    pub buffers: BTreeMap<String, Json>,
+    /// Lines printed by `print`, in execution order.
+    #[serde(default)]
+    pub printed: Vec<String>,
+}
+
+/// The first difference between two outputs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Mismatch {
+    /// Buffer name, or `$printed` for the printed lines.
+    pub buffer: String,
+    /// Element (or byte, or line) index.
+    pub index: usize,
+    /// `null` where one side has no such element.
+    pub left: Json,
+    pub right: Json,
+}
+
+impl fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "`{}`[{}]: {} != {}", self.buffer, self.index, self.left, self.right)
+    }
+}
+
+fn elements(j: &Json) -> Vec<Json> {
+    match j {
+        Json::Array(a) => a.clone(),
+        Json::Object(o) => match o.get("bytes") {
+            Some(Json::Array(a)) => a.clone(),
+            _ => vec![j.clone()],
+        },
+        other => vec![other.clone()],
+    }
+}
+
+impl Outputs {
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("outputs serialize")
+    }
+
+    /// The first element that differs (bit-exact through the encoding)
+    /// and that `tolerance(left, right)` does not accept; buffers in name
+    /// order, then printed lines.
+    pub fn first_mismatch(&self, other: &Outputs, tolerance: impl Fn(&Json, &Json) -> bool) -> Option<Mismatch> {
+        let names: std::collections::BTreeSet<&String> = self.buffers.keys().chain(other.buffers.keys()).collect();
+        for name in names {
+            let l = self.buffers.get(name).map(elements).unwrap_or_default();
+            let r = other.buffers.get(name).map(elements).unwrap_or_default();
+            for k in 0..l.len().max(r.len()) {
+                let (a, b) = (l.get(k).cloned().unwrap_or(Json::Null), r.get(k).cloned().unwrap_or(Json::Null));
+                if a != b && (a.is_null() || b.is_null() || !tolerance(&a, &b)) {
+                    return Some(Mismatch { buffer: name.clone(), index: k, left: a, right: b });
+                }
+            }
+        }
+        let (l, r) = (&self.printed, &other.printed);
+        for k in 0..l.len().max(r.len()) {
+            let (a, b) = (l.get(k), r.get(k));
+            if a != b {
+                let j = |s: Option<&String>| s.map(|s| Json::String(s.clone())).unwrap_or(Json::Null);
+                return Some(Mismatch { buffer: "$printed".into(), index: k, left: j(a), right: j(b) });
+            }
+        }
+        None
+    }
+}
+
+fn canonical_nan(sk: Sk) -> u64 {
+    match sk {
+        Sk::F16 => 0x7e00,
+        Sk::F32 => 0x7fc0_0000,
+        Sk::F64 => 0x7ff8_0000_0000_0000,
+        Sk::E4M3 => 0x7f,
+        _ => 0x7e,
+    }
+}
+
+fn parse_hex(s: &str, bits: u32) -> R<u64> {
+    let v = u64::from_str_radix(&s[2..], 16).map_err(|e| format!("bad bit pattern `{s}`: {e}"))?;
+    if mask(v, bits) != v {
+        return Err(format!("bit pattern `{s}` does not fit in {bits} bits"));
+    }
+    Ok(v)
+}
+
+fn scalar_from_json(sk: Sk, j: &Json) -> R<u64> {
+    match sk {
+        Sk::Bool => j.as_bool().map(|b| b as u64).ok_or_else(|| format!("expected true or false, found {j}")),
+        Sk::Int { bits, signed } => {
+            let v: i128 = match j {
+                Json::Number(n) => n
+                    .as_i64()
+                    .map(|x| x as i128)
+                    .or_else(|| n.as_u64().map(|x| x as i128))
+                    .ok_or_else(|| format!("expected an integer, found {n}"))?,
+                Json::String(s) if s.starts_with("0x") => return parse_hex(s, bits),
+                Json::String(s) => s.parse::<i128>().map_err(|_| format!("expected an integer, found \"{s}\""))?,
+                _ => return Err(format!("expected an integer, found {j}")),
+            };
+            let (lo, hi) =
+                if signed { (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1) } else { (0, (1i128 << bits) - 1) };
+            if v < lo || v > hi {
+                return Err(format!("{v} does not fit in {}{bits}", if signed { "i" } else { "u" }));
+            }
+            Ok(mask(v as u64, bits))
+        }
+        _ => match j {
+            Json::Number(n) => Ok(from_f64(sk, n.as_f64().ok_or("bad number")?)),
+            Json::String(s) => match s.as_str() {
+                "nan" => Ok(canonical_nan(sk)),
+                "-nan" => Ok(canonical_nan(sk) | (1 << (sk.bits() - 1))),
+                "inf" | "+inf" => Ok(from_f64(sk, f64::INFINITY)),
+                "-inf" => Ok(from_f64(sk, f64::NEG_INFINITY)),
+                s if s.starts_with("0x") => parse_hex(s, sk.bits()),
+                s => s.parse::<f64>().map(|v| from_f64(sk, v)).map_err(|_| format!("expected a float, found \"{s}\"")),
+            },
+            _ => Err(format!("expected a float, found {j}")),
+        },
+    }
+}
+
+fn scalar_to_json(sk: Sk, b: u64) -> Json {
+    const EXACT: i128 = 1 << 53;
+    match sk {
+        Sk::Bool => Json::Bool(b != 0),
+        Sk::Int { bits, signed } => {
+            let v = if signed { sext(b, bits) as i128 } else { b as i128 };
+            if v.abs() <= EXACT {
+                if signed {
+                    Json::from(v as i64)
+                } else {
+                    Json::from(v as u64)
+                }
+            } else {
+                Json::String(v.to_string())
+            }
+        }
+        _ => {
+            let v = to_f64(sk, b).unwrap_or(0.0);
+            let s = if v.is_nan() {
+                if b == canonical_nan(sk) {
+                    "nan".to_string()
+                } else {
+                    format!("0x{:0w$x}", b, w = (sk.bits() / 4) as usize)
+                }
+            } else if v.is_infinite() {
+                if v > 0.0 { "inf" } else { "-inf" }.to_string()
+            } else if v == 0.0 && v.is_sign_negative() {
+                "-0.0".to_string()
+            } else {
+                return serde_json::Number::from_f64(v).map(Json::Number).unwrap_or(Json::Null);
+            };
+            Json::String(s)
+        }
+    }
+}
+
+/// A value of type `ty` from its JSON encoding.
+pub(crate) fn val_from_json(types: &TypeTable, ty: TypeId, j: &Json) -> R<Val> {
+    let list = |n: usize| -> R<&Vec<Json>> {
+        match j {
+            Json::Array(a) if a.len() == n => Ok(a),
+            _ => Err(format!("expected an array of {n} members, found {j}")),
+        }
+    };
+    match types.get(ty) {
+        Type::Bool | Type::Int { .. } | Type::Float(_) => {
+            Ok(Val::S(scalar_from_json(scalar_kind(types, ty).ok_or("not a scalar")?, j)?))
+        }
+        Type::Vector { elem, lanes } => {
+            Ok(Val::agg(list(*lanes as usize)?.iter().map(|x| val_from_json(types, *elem, x)).collect::<R<_>>()?))
+        }
+        Type::Matrix { elem, dim } => {
+            let col = types.lookup(&Type::Vector { elem: *elem, lanes: *dim }).ok_or("matrix column type missing")?;
+            Ok(Val::agg(list(*dim as usize)?.iter().map(|x| val_from_json(types, col, x)).collect::<R<_>>()?))
+        }
+        Type::Array { elem, len } => {
+            Ok(Val::agg(list(*len as usize)?.iter().map(|x| val_from_json(types, *elem, x)).collect::<R<_>>()?))
+        }
+        Type::Struct { fields, .. } => Ok(Val::agg(
+            list(fields.len())?.iter().zip(fields).map(|(x, f)| val_from_json(types, *f, x)).collect::<R<_>>()?,
+        )),
+        _ => Err(format!("values of type {} cannot be given as input", types.kind_name(ty))),
+    }
+}
+
+/// The JSON encoding of a value of type `ty`.
+pub(crate) fn val_to_json(types: &TypeTable, ty: TypeId, v: &Val) -> Json {
+    match (types.get(ty), v) {
+        (Type::Vector { elem, .. } | Type::Array { elem, .. }, Val::A(m)) => {
+            Json::Array(m.iter().map(|x| val_to_json(types, *elem, x)).collect())
+        }
+        (Type::Matrix { elem, dim }, Val::A(m)) => {
+            let col = types.lookup(&Type::Vector { elem: *elem, lanes: *dim }).unwrap_or(*elem);
+            Json::Array(m.iter().map(|x| val_to_json(types, col, x)).collect())
+        }
+        (Type::Struct { fields, .. }, Val::A(m)) => {
+            Json::Array(fields.iter().zip(m.iter()).map(|(f, x)| val_to_json(types, *f, x)).collect())
+        }
+        (_, Val::S(b)) => scalar_kind(types, ty).map(|sk| scalar_to_json(sk, *b)).unwrap_or(Json::Null),
+        _ => Json::Null,
+    }
+}
+
+/// Buffer elements from a JSON array or `{"fill": v, "len": n}`.
+pub(crate) fn buffer_from_json(types: &TypeTable, elem: TypeId, j: &Json) -> R<Vec<Val>> {
+    match j {
+        Json::Array(a) => a
+            .iter()
+            .enumerate()
+            .map(|(k, x)| val_from_json(types, elem, x).map_err(|e| format!("element {k}: {e}")))
+            .collect(),
+        Json::Object(o) if o.contains_key("fill") => {
+            let len = o.get("len").and_then(Json::as_u64).ok_or("`fill` needs a `len`")?;
+            let v = val_from_json(types, elem, &o["fill"])?;
+            Ok(vec![v; len as usize])
+        }
+        _ => Err(format!("expected a buffer (array or {{\"fill\", \"len\"}}), found {j}")),
+    }
+}
+
+/// Byte-buffer contents from `{"bytes": [...]}`, a plain array of bytes, or
+/// `{"fill": b, "len": n}`.
+pub(crate) fn bytes_from_json(j: &Json) -> R<Vec<u8>> {
+    let byte = |x: &Json| -> R<u8> {
+        x.as_u64().filter(|&b| b < 256).map(|b| b as u8).ok_or_else(|| format!("expected a byte, found {x}"))
+    };
+    match j {
+        Json::Array(a) => a.iter().map(byte).collect(),
+        Json::Object(o) if o.contains_key("bytes") => bytes_from_json(&o["bytes"]),
+        Json::Object(o) if o.contains_key("fill") => {
+            let len = o.get("len").and_then(Json::as_u64).ok_or("`fill` needs a `len`")?;
+            Ok(vec![byte(&o["fill"])?; len as usize])
+        }
+        _ => Err(format!("expected a byte_buffer ({{\"bytes\": [...]}}), found {j}")),
+    }
+}
+
+/// Host-layout bytes of buffer elements given in the JSON encoding (for
+/// device runners uploading the same inputs).
+pub fn buffer_to_host_bytes(m: &Module, elem: TypeId, j: &Json) -> Result<Vec<u8>, String> {
+    let vals = buffer_from_json(&m.types, elem, j)?;
+    let (size, _) = m.types.size_align(elem);
+    let mut out = vec![0u8; size as usize * vals.len()];
+    for (k, v) in vals.iter().enumerate() {
+        encode(&m.types, elem, v, &mut out[k * size as usize..])?;
+    }
+    Ok(out)
+}
+
+/// The JSON encoding of buffer elements stored in host layout (for device
+/// runners reading results back).
+pub fn buffer_from_host_bytes(m: &Module, elem: TypeId, bytes: &[u8]) -> Result<Json, String> {
+    let (size, _) = m.types.size_align(elem);
+    if size == 0 {
+        return Err("buffer element type has size zero".into());
+    }
+    let n = bytes.len() / size as usize;
+    let mut out = Vec::with_capacity(n);
+    for k in 0..n {
+        let v = decode(&m.types, elem, &bytes[k * size as usize..])?;
+        out.push(val_to_json(&m.types, elem, &v));
+    }
+    Ok(Json::Array(out))
+}
