@@ -242,3 +242,78 @@ fn type_kinds_are_checked() {
     assert_eq!(diags[0].rule, "dialect:xir:type");
     assert_eq!(diags[0].span.map(|s| s.line), Some(3));
 }
+
+fn corpus() -> Vec<(String, Module)> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus");
+    let mut paths: Vec<_> = std::fs::read_dir(&dir)
+        .expect("tests/corpus exists")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "xir"))
+        .collect();
+    paths.sort();
+    paths
+        .into_iter()
+        .map(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            let src = std::fs::read_to_string(&p).unwrap();
+            let m = parse_module(&src, &name).unwrap_or_else(|e| panic!("{name}:\n{}", diag::render(&e)));
+            (name, m)
+        })
+        .collect()
+}
+
+#[test]
+fn corpus_kernels_verify_and_are_structured() {
+    let corpus = corpus();
+    assert!(corpus.len() >= 16, "corpus too small: {}", corpus.len());
+    for (name, m) in &corpus {
+        let diags = check_module(m, dialect("xir.structured"));
+        assert!(diags.is_empty(), "{name}:\n{}", diag::render(&diags));
+    }
+}
+
+/// Check that bad input never panics the verifier or the dialect checker:
+/// every corpus module is broken in several ways at every instruction.
+#[test]
+fn mutated_corpus_never_panics() {
+    let mut broken = 0;
+    let mut runs = 0;
+    for (_, m) in corpus() {
+        for fi in 0..m.functions.len() {
+            let insts: Vec<(Block, Inst)> = m.functions[fi].all_insts().collect();
+            for &(b, i) in &insts {
+                for mutation in 0..4 {
+                    let mut m2 = m.clone();
+                    let f = &mut m2.functions[fi];
+                    match mutation {
+                        // Remove it, leaving any uses dangling.
+                        0 => f.remove_inst(i),
+                        // Make its result void.
+                        1 => f.inst_mut(i).ty = TypeTable::VOID,
+                        // Move it to the front of its block.
+                        2 => f.move_inst(i, b, 0),
+                        // Point operand 0 at the function's first argument or a constant.
+                        _ => {
+                            if f.inst(i).operands.is_empty() {
+                                continue;
+                            }
+                            let v = if f.args.is_empty() { Value::Undef(TypeTable::BOOL) } else { Value::Arg(0) };
+                            f.set_operand(i, 0, v);
+                        }
+                    }
+                    runs += 1;
+                    let diags = xir::verify::verify_module(&m2);
+                    if !diags.is_empty() {
+                        broken += 1;
+                    }
+                    for d in &xir_spec::spec().dialects {
+                        check_module(&m2, d);
+                    }
+                }
+            }
+        }
+    }
+    // Most mutations break a rule; all of them ran without panicking.
+    assert!(broken * 10 > runs * 7, "only {broken} of {runs} mutations were caught");
+}
