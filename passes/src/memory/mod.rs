@@ -1,6 +1,23 @@
-//! Memory, SSA and interprocedural passes.
+//! Memory, SSA and interprocedural passes: the reg2mem / mem2reg boundary
+//! of the legalization spine, its audits, SSA cleanups, DCE, reference
+//! argument promotion, inlining and unused-callable removal.
 
 use xir::pass::PassRegistry;
 
+pub mod audit_reg2mem_spills;
+pub mod dce;
+pub mod fix_self_referential;
+pub mod mem2reg;
+pub mod phi_cleanup;
+pub mod reg2mem;
+pub mod util;
+
 /// Register the memory / SSA passes.
-pub fn register(_reg: &mut PassRegistry) {}
+pub fn register(reg: &mut PassRegistry) {
+    reg.register(reg2mem::decl());
+    reg.register(mem2reg::decl());
+    reg.register(audit_reg2mem_spills::decl());
+    reg.register(fix_self_referential::decl());
+    reg.register(phi_cleanup::decl());
+    reg.register(dce::decl());
+}

@@ -1,0 +1,300 @@
+//! `dce`: dead code elimination, iterated to a fixed point per function.
+//!
+//! - **Static branch folding**: `cond_br`, `br_indexed` (and, unless
+//!   `fold_structured: false`, `if` and `switch`) on a constant become `br`
+//!   to the chosen target; Phis of the targets no longer reached drop the
+//!   incoming from this block.
+//! - **Dead instructions**: mark-and-sweep from every instruction that must
+//!   stay (terminators, side effects, memory writes, calls); pure
+//!   computations, Phis and loads not reached from those are deleted (cycles
+//!   of dead Phis included).
+//! - **Dead allocas**: a local `alloca` used only as the address of stores
+//!   (directly or through GEPs) is deleted with those stores.
+//! - **Unreachable blocks**: a block is kept when it is the entry or is named
+//!   by the terminator of a kept block — as a successor or as a structured
+//!   role (merge, update, continue/break target). In raw CFG this is plain
+//!   reachability; in structured dialects it keeps every role block and so
+//!   block identity of disconnected merges. Other blocks are true orphans
+//!   and are removed; uses of their values become `undef`.
+//!
+//! Consumes: `xir` (any dialect). Produces: the same dialect.
+//! Preserves: call graph only when no call was deleted, so nothing is
+//! claimed.
+
+use rustc_hash::FxHashSet;
+use serde::Deserialize;
+use xir::pass::{OptionDoc, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};
+use xir::{Block, FuncId, Function, Inst, InstData, Module, Opcode, TypeTable, Value};
+
+use super::util;
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Options {
+    /// Also fold structured `if` / `switch` on constants into `br`.
+    pub fold_structured: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { fold_structured: true }
+    }
+}
+
+const INFO: PassInfo = PassInfo {
+    name: "dce",
+    doc: "Delete dead instructions, dead allocas and orphan blocks; fold constant branches",
+    consumes: &["xir"],
+    produces: Produces::Same,
+    eliminates: &[],
+    preserves: &[],
+};
+
+const OPTIONS: &[OptionDoc] = &[OptionDoc {
+    name: "fold_structured",
+    ty: "bool",
+    default: "true",
+    doc: "Also fold structured if/switch on constants into br",
+}];
+
+pub struct Dce {
+    opts: Options,
+}
+
+pub fn decl() -> PassDecl {
+    PassDecl { info: INFO, options: OPTIONS, create: |v| Ok(Box::new(Dce { opts: xir::pass::options_from_ron(v)? })) }
+}
+
+impl Pass for Dce {
+    fn info(&self) -> &PassInfo {
+        &INFO
+    }
+    fn run(&self, module: &mut Module, _cx: &mut PassContext) -> Result<PassOutcome, PassError> {
+        let mut total = DceStats::default();
+        for f in util::defined_functions(module) {
+            let s = dce_function(module, f, &self.opts);
+            total.folded += s.folded;
+            total.insts += s.insts;
+            total.allocas += s.allocas;
+            total.blocks += s.blocks;
+        }
+        let mut out = PassOutcome::changed(total.folded + total.insts + total.allocas + total.blocks > 0);
+        out.stats.push(("folded_branches".into(), total.folded.to_string()));
+        out.stats.push(("dead_insts".into(), total.insts.to_string()));
+        out.stats.push(("dead_allocas".into(), total.allocas.to_string()));
+        out.stats.push(("removed_blocks".into(), total.blocks.to_string()));
+        Ok(out)
+    }
+}
+
+/// What `dce_function` removed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DceStats {
+    pub folded: usize,
+    pub insts: usize,
+    pub allocas: usize,
+    pub blocks: usize,
+}
+
+/// Run every DCE step on one function until nothing changes.
+pub fn dce_function(m: &mut Module, fid: FuncId, opts: &Options) -> DceStats {
+    let mut st = DceStats::default();
+    if m.func(fid).body().is_none() {
+        return st;
+    }
+    loop {
+        let folded = fold_branches(m, fid, opts);
+        let f = m.func_mut(fid);
+        let blocks = remove_orphan_blocks(f);
+        let allocas = remove_dead_allocas(f);
+        let insts = sweep_dead_insts(f);
+        st.folded += folded;
+        st.blocks += blocks;
+        st.allocas += allocas;
+        st.insts += insts;
+        if folded + blocks + allocas + insts == 0 {
+            return st;
+        }
+    }
+}
+
+/// The chosen successor of a terminator whose selector is a constant.
+fn constant_target(m: &Module, f: &Function, t: Inst, opts: &Options) -> Option<Block> {
+    let d = f.inst(t);
+    match d.opcode {
+        Opcode::CondBr | Opcode::If => {
+            if d.opcode == Opcode::If && !opts.fold_structured {
+                return None;
+            }
+            let c = m.const_bits(d.operands[0])?;
+            Some(if c & 1 == 1 { d.blocks[0] } else { d.blocks[1] })
+        }
+        Opcode::Switch | Opcode::BrIndexed => {
+            if d.opcode == Opcode::Switch && !opts.fold_structured {
+                return None;
+            }
+            let sel = d.operands[0];
+            let bits = m.const_bits(sel)?;
+            let w = m.types.scalar_bits(f.value_type(m, sel));
+            let mask = if w >= 64 || w == 0 { u64::MAX } else { (1u64 << w) - 1 };
+            // switch: [merge, default, cases..]; br_indexed: [default, cases..]
+            let first = if d.opcode == Opcode::Switch { 1 } else { 0 };
+            let pos = d.cases().iter().position(|&c| c & mask == bits & mask);
+            Some(match pos {
+                Some(k) => d.blocks[first + 1 + k],
+                None => d.blocks[first],
+            })
+        }
+        _ => None,
+    }
+}
+
+fn fold_branches(m: &mut Module, fid: FuncId, opts: &Options) -> usize {
+    let mut n = 0;
+    let blocks: Vec<Block> = m.func(fid).blocks().to_vec();
+    for b in blocks {
+        let f = m.func(fid);
+        let Some(t) = f.terminator(b) else { continue };
+        let Some(target) = constant_target(m, f, t, opts) else { continue };
+        let old_succs = f.successors(b);
+        let f = m.func_mut(fid);
+        let mut br = InstData::new(Opcode::Br, TypeTable::VOID);
+        br.blocks.push(target);
+        br.md = f.inst(t).md.clone();
+        br.span = f.inst(t).span;
+        f.remove_inst(t);
+        f.append_inst(b, br);
+        let mut done: Vec<Block> = Vec::new();
+        for s in old_succs {
+            if !done.contains(&s) {
+                done.push(s);
+                util::set_edge_count(f, b, s, usize::from(s == target));
+            }
+        }
+        n += 1;
+    }
+    n
+}
+
+/// Blocks named by terminators, transitively from the entry.
+fn kept_blocks(f: &Function) -> FxHashSet<Block> {
+    let mut keep = FxHashSet::default();
+    let Some(entry) = f.body() else { return keep };
+    let mut work = vec![entry];
+    keep.insert(entry);
+    while let Some(b) = work.pop() {
+        let Some(t) = f.terminator(b) else { continue };
+        for &s in &f.inst(t).blocks {
+            if f.block_exists(s) && f.is_owned(s) && keep.insert(s) {
+                work.push(s);
+            }
+        }
+    }
+    keep
+}
+
+fn remove_orphan_blocks(f: &mut Function) -> usize {
+    let keep = kept_blocks(f);
+    let dead: Vec<Block> = f.blocks().iter().copied().filter(|b| !keep.contains(b)).collect();
+    if dead.is_empty() {
+        return 0;
+    }
+    let dead_set: FxHashSet<Block> = dead.iter().copied().collect();
+    // Phis of kept blocks forget removed predecessors.
+    let kept: Vec<Block> = f.blocks().iter().copied().filter(|b| keep.contains(b)).collect();
+    for &b in &kept {
+        for phi in util::phis_of(f, b) {
+            let inc: Vec<_> = util::phi_incomings(f, phi).into_iter().filter(|p| !dead_set.contains(&p.1)).collect();
+            util::set_phi_incomings(f, phi, &inc);
+        }
+    }
+    // Values of removed blocks still used by kept code become undef.
+    for &b in &dead {
+        for i in f.block(b).insts.clone() {
+            let users: Vec<_> = f.uses(Value::Inst(i)).to_vec();
+            let ty = f.inst(i).ty;
+            for u in users {
+                if f.inst(u.user).parent.is_some_and(|p| keep.contains(&p)) {
+                    f.set_operand(u.user, u.index as usize, Value::Undef(ty));
+                }
+            }
+        }
+    }
+    for &b in &dead {
+        f.remove_block(b);
+    }
+    // A Phi left without incomings is undefined.
+    for &b in &kept {
+        for phi in util::phis_of(f, b) {
+            if f.inst(phi).operands.is_empty() {
+                let ty = f.inst(phi).ty;
+                f.replace_all_uses(Value::Inst(phi), Value::Undef(ty));
+                f.remove_inst(phi);
+            }
+        }
+    }
+    dead.len()
+}
+
+/// Whether every use of the address `a` (through GEPs) only writes it.
+fn write_only(f: &Function, a: Inst, sink: &mut Vec<Inst>) -> bool {
+    for u in f.uses(Value::Inst(a)) {
+        let d = f.inst(u.user);
+        match d.opcode {
+            Opcode::Store if u.index == 0 => sink.push(u.user),
+            Opcode::Gep if u.index == 0 => {
+                sink.push(u.user);
+                if !write_only(f, u.user, sink) {
+                    return false;
+                }
+            }
+            _ => return false,
+        }
+    }
+    true
+}
+
+fn remove_dead_allocas(f: &mut Function) -> usize {
+    let allocas: Vec<Inst> = f.all_insts().filter(|&(_, i)| f.inst(i).opcode == Opcode::Alloca).map(|p| p.1).collect();
+    let mut n = 0;
+    for a in allocas {
+        let mut users = Vec::new();
+        if !write_only(f, a, &mut users) {
+            continue;
+        }
+        // Stores, then GEPs innermost-first, then the slot.
+        let (stores, geps): (Vec<Inst>, Vec<Inst>) = users.iter().partition(|&&u| f.inst(u).opcode == Opcode::Store);
+        for u in stores.into_iter().chain(geps.into_iter().rev()) {
+            f.remove_inst(u);
+        }
+        f.remove_inst(a);
+        n += 1;
+    }
+    n
+}
+
+fn sweep_dead_insts(f: &mut Function) -> usize {
+    let mut live = vec![false; f.inst_capacity()];
+    let mut work: Vec<Inst> = Vec::new();
+    for (_, i) in f.all_insts() {
+        if !util::removable_if_dead(f.inst(i)) {
+            live[i.index()] = true;
+            work.push(i);
+        }
+    }
+    while let Some(i) = work.pop() {
+        for &v in &f.inst(i).operands {
+            if let Value::Inst(d) = v {
+                if d.index() < live.len() && !live[d.index()] && f.is_live(d) {
+                    live[d.index()] = true;
+                    work.push(d);
+                }
+            }
+        }
+    }
+    let dead: Vec<Inst> = f.all_insts().map(|p| p.1).filter(|i| !live[i.index()]).collect();
+    for &i in &dead {
+        f.remove_inst(i);
+    }
+    dead.len()
+}

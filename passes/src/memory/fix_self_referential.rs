@@ -1,0 +1,170 @@
+//! `fix_self_referential`: break every cycle of Phis that reach themselves
+//! through Phi incomings alone (`%x = phi [%a, ^e], [%x, ^l]`, or
+//! `%x = phi [.., %y]` with `%y = phi [.., %x]`), the last step of the
+//! legalization (the `no_self_referential_values` invariant of
+//! `xir.restructured.audited`). Such cycles are what `mem2reg` makes of a
+//! variable a loop leaves unchanged on some path; downstream Phi planning
+//! wants every loop-carried Phi value to be produced by a real instruction.
+//!
+//! First the redundant Phi components are removed (as in `phi_cleanup`:
+//! a cycle fed by one outside value is that value). Each remaining cycle is
+//! cut on the back edges of a depth-first walk of the Phi graph: the
+//! incoming `[%q, ^l]` becomes `[%c, ^l]` with an identity copy `%c` of `%q`
+//! placed before `^l`'s terminator (`%q` is live there, so `%c` is
+//! dominated correctly). The copy is `cast.bitwise %q : T` for data types
+//! without `bool`, `bit_or %q, %q` for `bool` scalars and vectors, and
+//! `insert %q, (extract %q, 0), 0` for aggregates holding a `bool`.
+//!
+//! Consumes: `xir.restructured.unspilled` (after `audit_reg2mem_spills`).
+//! Produces: `xir.restructured.audited`.
+//! Preserves: CFG, dominators, frontiers, loops, call graph.
+
+use rustc_hash::{FxHashMap, FxHashSet};
+use serde::Deserialize;
+use xir::pass::{AnalysisKind, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};
+use xir::{Block, FuncId, Inst, Metadata, Module, Opcode, Type, TypeId, TypeTable, Value};
+
+use super::{phi_cleanup, util};
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Options {}
+
+const INFO: PassInfo = PassInfo {
+    name: "fix_self_referential",
+    doc: "Break Phi cycles with identity copies so no Phi reaches itself through Phis alone",
+    consumes: &["xir.restructured.unspilled"],
+    produces: Produces::Dialect("xir.restructured.audited"),
+    eliminates: &["phi"],
+    preserves: &[
+        AnalysisKind::Cfg,
+        AnalysisKind::Dominators,
+        AnalysisKind::PostDominators,
+        AnalysisKind::DominanceFrontiers,
+        AnalysisKind::Loops,
+        AnalysisKind::CallGraph,
+    ],
+};
+
+pub struct FixSelfReferential {
+    _opts: Options,
+}
+
+pub fn decl() -> PassDecl {
+    PassDecl {
+        info: INFO,
+        options: &[],
+        create: |v| Ok(Box::new(FixSelfReferential { _opts: xir::pass::options_from_ron(v)? })),
+    }
+}
+
+impl Pass for FixSelfReferential {
+    fn info(&self) -> &PassInfo {
+        &INFO
+    }
+    fn run(&self, module: &mut Module, _cx: &mut PassContext) -> Result<PassOutcome, PassError> {
+        let (mut removed, mut copies) = (0, 0);
+        for fid in util::defined_functions(module) {
+            let (r, c) = fix_function(module, fid);
+            removed += r;
+            copies += c;
+        }
+        let mut out = PassOutcome::changed(removed + copies > 0);
+        out.stats.push(("redundant_phis".into(), removed.to_string()));
+        out.stats.push(("copies".into(), copies.to_string()));
+        Ok(out)
+    }
+}
+
+/// Break the Phi cycles of one function: (redundant Phis removed, copies).
+pub fn fix_function(m: &mut Module, fid: FuncId) -> (usize, usize) {
+    let removed = phi_cleanup::remove_redundant_phis(m.func_mut(fid));
+    let f = m.func(fid);
+    let phis: Vec<Inst> = f.all_insts().filter(|&(_, i)| f.inst(i).opcode == Opcode::Phi).map(|p| p.1).collect();
+    let is_phi = |v: Value| v.as_inst().filter(|&i| f.inst(i).opcode == Opcode::Phi);
+
+    // Iterative DFS; an edge to a Phi on the current path is a back edge.
+    let mut state: FxHashMap<Inst, u8> = FxHashMap::default(); // 1 = on path, 2 = done
+    let mut cut: Vec<(Inst, usize)> = Vec::new();
+    for &root in &phis {
+        if state.contains_key(&root) {
+            continue;
+        }
+        let mut stack: Vec<(Inst, usize)> = vec![(root, 0)];
+        state.insert(root, 1);
+        while let Some(&mut (p, ref mut k)) = stack.last_mut() {
+            let ops = &f.inst(p).operands;
+            if *k >= ops.len() {
+                state.insert(p, 2);
+                stack.pop();
+                continue;
+            }
+            let slot = *k;
+            *k += 1;
+            let Some(q) = is_phi(ops[slot]) else { continue };
+            match state.get(&q) {
+                Some(1) => cut.push((p, slot)),
+                Some(_) => {}
+                None => {
+                    state.insert(q, 1);
+                    stack.push((q, 0));
+                }
+            }
+        }
+    }
+
+    let mut copies = 0;
+    let mut made: FxHashSet<(Inst, usize)> = FxHashSet::default();
+    for (p, slot) in cut {
+        if !made.insert((p, slot)) {
+            continue;
+        }
+        let f = m.func(fid);
+        let q = f.inst(p).operands[slot];
+        let pred: Block = f.inst(p).blocks[slot];
+        let ty = f.inst(p).ty;
+        let c = identity_copy(m, fid, q, ty, pred);
+        m.func_mut(fid).set_operand(p, slot, c);
+        copies += 1;
+    }
+    (removed, copies)
+}
+
+fn holds_bool(t: &TypeTable, ty: TypeId) -> bool {
+    match t.get(ty) {
+        Type::Bool => true,
+        Type::Vector { elem, .. } | Type::Matrix { elem, .. } | Type::Array { elem, .. } => holds_bool(t, *elem),
+        Type::Struct { fields, .. } => fields.iter().any(|x| holds_bool(t, *x)),
+        _ => false,
+    }
+}
+
+/// Emit an identity copy of `v` (of type `ty`) before `b`'s terminator.
+fn identity_copy(m: &mut Module, fid: FuncId, v: Value, ty: TypeId, b: Block) -> Value {
+    let scalar = m.types.scalar_of(ty);
+    let is_bool_vec = m.types.is_bool(scalar) && !matches!(m.types.get(ty), Type::Matrix { .. });
+    let needs_insert = !is_bool_vec && holds_bool(&m.types, ty);
+    let zero = m.const_u32(0);
+    let md = Metadata::default();
+    let f = m.func_mut(fid);
+    let mk = |f: &mut xir::Function, op: Opcode, ty: TypeId, ops: &[Value]| {
+        let mut d = xir::InstData::new(op, ty);
+        d.operands = ops.iter().copied().collect();
+        d.md = md.clone();
+        Value::Inst(f.insert_before_terminator(b, d))
+    };
+    if is_bool_vec {
+        mk(f, Opcode::BitOr, ty, &[v, v])
+    } else if needs_insert {
+        let elem_ty = match m.types.get(ty) {
+            Type::Array { elem, .. } | Type::Vector { elem, .. } | Type::Matrix { elem, .. } => *elem,
+            Type::Struct { fields, .. } => fields[0],
+            _ => ty,
+        };
+        let f = m.func_mut(fid);
+        let e = mk(f, Opcode::Extract, elem_ty, &[v, zero]);
+        mk(f, Opcode::Insert, ty, &[v, e, zero])
+    } else {
+        mk(f, Opcode::CastBitwise, ty, &[v])
+    }
+}

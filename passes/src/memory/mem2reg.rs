@@ -1,0 +1,256 @@
+//! `mem2reg`: promote local slots to SSA values, placing pruned Phis on the
+//! iterated dominance frontier of each slot's stores, restricted to blocks
+//! where the slot is live on entry (Cytron et al. with liveness pruning).
+//!
+//! A slot is promoted when `util::promotable` holds: a function-local
+//! `alloca` of a data type, not annotated `// no_promote`, used only as the
+//! address of loads and stores. So `alloca.shared`, aggregates reached through
+//! `gep`, slots passed by reference to calls and annotated slots stay in
+//! memory. Reg2mem spill slots are promoted like any other slot (that is the
+//! point: `audit_reg2mem_spills` then checks none survived). The Phis created
+//! carry the slot's name. A load before any store reads `undef`.
+//!
+//! Phis are placed at the top of their block with one incoming per CFG
+//! edge (edges from unreachable predecessors give `undef`). Loads and stores in
+//! unreachable blocks are replaced by `undef` and deleted.
+//!
+//! Consumes: `xir.restructured` (the legalization use, after
+//! `restructure_cfg`) or `xir.raw`. Produces: `xir.restructured.ssa` (the
+//! contract models one output dialect; on raw input the output is raw with
+//! Phis, which the pipeline checker cannot express).
+//! Preserves: CFG, dominators, frontiers, loops, call graph.
+
+use rustc_hash::{FxHashMap, FxHashSet};
+use serde::Deserialize;
+use xir::analysis::{Cfg, DomTree};
+use xir::pass::{AnalysisKind, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};
+use xir::{Block, FuncId, Inst, InstData, Module, Opcode, Value};
+
+use super::util;
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Options {}
+
+const INFO: PassInfo = PassInfo {
+    name: "mem2reg",
+    doc: "Promote local slots to SSA with pruned Phis (dominance frontiers + liveness)",
+    consumes: &["xir.restructured", "xir.raw"],
+    produces: Produces::Dialect("xir.restructured.ssa"),
+    eliminates: &["alloca"],
+    preserves: &[
+        AnalysisKind::Cfg,
+        AnalysisKind::Dominators,
+        AnalysisKind::PostDominators,
+        AnalysisKind::DominanceFrontiers,
+        AnalysisKind::Loops,
+        AnalysisKind::CallGraph,
+    ],
+};
+
+pub struct Mem2Reg {
+    _opts: Options,
+}
+
+pub fn decl() -> PassDecl {
+    PassDecl { info: INFO, options: &[], create: |v| Ok(Box::new(Mem2Reg { _opts: xir::pass::options_from_ron(v)? })) }
+}
+
+impl Pass for Mem2Reg {
+    fn info(&self) -> &PassInfo {
+        &INFO
+    }
+    fn run(&self, module: &mut Module, _cx: &mut PassContext) -> Result<PassOutcome, PassError> {
+        let mut out = PassOutcome::default();
+        let (mut slots, mut phis) = (0usize, 0usize);
+        for f in util::defined_functions(module) {
+            let s = mem2reg_function(module, f);
+            slots += s.promoted;
+            phis += s.phis;
+        }
+        out.changed = slots > 0;
+        out.stats.push(("promoted".into(), slots.to_string()));
+        out.stats.push(("phis".into(), phis.to_string()));
+        Ok(out)
+    }
+}
+
+/// What `mem2reg_function` did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Mem2RegStats {
+    pub promoted: usize,
+    pub phis: usize,
+}
+
+/// Promote every promotable slot of one function.
+pub fn mem2reg_function(m: &mut Module, fid: FuncId) -> Mem2RegStats {
+    let (types, f) = util::split(m, fid);
+    let mut st = Mem2RegStats::default();
+    let Some(entry) = f.body() else { return st };
+
+    let vars: Vec<Inst> = f
+        .all_insts()
+        .filter(|&(_, i)| f.inst(i).opcode == Opcode::Alloca)
+        .map(|p| p.1)
+        .filter(|&a| util::promotable(types, f, a))
+        .collect();
+    if vars.is_empty() {
+        return st;
+    }
+    let var_of: FxHashMap<Inst, usize> = vars.iter().enumerate().map(|(k, &a)| (a, k)).collect();
+    let var_ty: Vec<_> = vars.iter().map(|&a| f.inst(a).ty).collect();
+    let nv = vars.len();
+
+    let cfg = Cfg::compute(f);
+    let dom = DomTree::from_cfg(&cfg);
+    let df = dom.frontiers(&cfg);
+
+    // Per variable: blocks with stores, blocks with an upward-exposed load.
+    let mut def_blocks: Vec<Vec<Block>> = vec![Vec::new(); nv];
+    let mut exposed: Vec<Vec<Block>> = vec![Vec::new(); nv];
+    let mut seen: FxHashMap<usize, ()> = FxHashMap::default();
+    for &b in &cfg.rpo {
+        seen.clear();
+        for &i in &f.block(b).insts {
+            let d = f.inst(i);
+            let (is_store, addr) = match d.opcode {
+                Opcode::Load => (false, d.operands[0]),
+                Opcode::Store => (true, d.operands[0]),
+                _ => continue,
+            };
+            let Some(&v) = addr.as_inst().and_then(|a| var_of.get(&a)) else { continue };
+            if seen.insert(v, ()).is_none() {
+                if is_store {
+                    def_blocks[v].push(b);
+                } else {
+                    exposed[v].push(b);
+                }
+            } else if is_store && def_blocks[v].last() != Some(&b) {
+                def_blocks[v].push(b);
+            }
+        }
+    }
+
+    // Phi placement: iterated frontier of the stores, pruned by liveness.
+    let mut block_phis: FxHashMap<Block, Vec<(usize, Inst)>> = FxHashMap::default();
+    for v in 0..nv {
+        if def_blocks[v].is_empty() {
+            continue;
+        }
+        let defs: FxHashSet<Block> = def_blocks[v].iter().copied().collect();
+        let mut live: FxHashSet<Block> = FxHashSet::default();
+        let mut work: Vec<Block> = exposed[v].clone();
+        while let Some(b) = work.pop() {
+            if !live.insert(b) {
+                continue;
+            }
+            for &p in cfg.preds(b) {
+                if !defs.contains(&p) && cfg.is_reachable(p) && !live.contains(&p) {
+                    work.push(p);
+                }
+            }
+        }
+        let mut has_phi: FxHashSet<Block> = FxHashSet::default();
+        let mut work: Vec<Block> = def_blocks[v].clone();
+        let mut queued: FxHashSet<Block> = work.iter().copied().collect();
+        while let Some(b) = work.pop() {
+            for &y in &df[b.index()] {
+                if has_phi.contains(&y) || !live.contains(&y) {
+                    continue;
+                }
+                has_phi.insert(y);
+                let mut d = InstData::new(Opcode::Phi, var_ty[v]);
+                d.md = util::name_like(&f.inst(vars[v]).md);
+                let phi = f.create_inst(d);
+                f.insert_inst(y, 0, phi);
+                block_phis.entry(y).or_default().push((v, phi));
+                st.phis += 1;
+                if queued.insert(y) {
+                    work.push(y);
+                }
+            }
+        }
+    }
+
+    // Renaming over the dominator tree (iterative; an undo log restores the
+    // current definitions when a subtree is done).
+    let mut cur: Vec<Option<Value>> = vec![None; nv];
+    let mut undo: Vec<(usize, Option<Value>)> = Vec::new();
+    let mut incomings: FxHashMap<Inst, Vec<(Value, Block)>> = FxHashMap::default();
+    let mut stack: Vec<(Block, usize, bool)> = vec![(entry, 0, false)];
+    while let Some((b, mark, visited)) = stack.pop() {
+        if visited {
+            while undo.len() > mark {
+                let (v, old) = undo.pop().expect("undo entry");
+                cur[v] = old;
+            }
+            continue;
+        }
+        let mark = undo.len();
+        stack.push((b, mark, true));
+        if let Some(ps) = block_phis.get(&b) {
+            for &(v, phi) in ps {
+                undo.push((v, cur[v]));
+                cur[v] = Some(Value::Inst(phi));
+            }
+        }
+        let insts = f.block(b).insts.clone();
+        for i in insts {
+            let d = f.inst(i);
+            let (is_store, addr) = match d.opcode {
+                Opcode::Load => (false, d.operands[0]),
+                Opcode::Store => (true, d.operands[0]),
+                _ => continue,
+            };
+            let Some(&v) = addr.as_inst().and_then(|a| var_of.get(&a)) else { continue };
+            if is_store {
+                let val = f.inst(i).operands[1];
+                undo.push((v, cur[v]));
+                cur[v] = Some(val);
+            } else {
+                let val = cur[v].unwrap_or(Value::Undef(var_ty[v]));
+                f.replace_all_uses(Value::Inst(i), val);
+            }
+            f.remove_inst(i);
+        }
+        for &s in cfg.succs(b) {
+            if let Some(ps) = block_phis.get(&s) {
+                for &(v, phi) in ps {
+                    let val = cur[v].unwrap_or(Value::Undef(var_ty[v]));
+                    incomings.entry(phi).or_default().push((val, b));
+                }
+            }
+        }
+        for &c in dom.children(b).iter().rev() {
+            stack.push((c, 0, false));
+        }
+    }
+
+    // Finish the Phis: edges from unreachable predecessors carry undef.
+    for (blk, ps) in &block_phis {
+        for &(v, phi) in ps {
+            let mut inc = incomings.remove(&phi).unwrap_or_default();
+            for &p in cfg.preds(*blk) {
+                if !cfg.is_reachable(p) {
+                    inc.push((Value::Undef(var_ty[v]), p));
+                }
+            }
+            util::set_phi_incomings(f, phi, &inc);
+        }
+    }
+
+    // Accesses in unreachable blocks, then the slots themselves.
+    for &a in &vars {
+        let uses: Vec<_> = f.uses(Value::Inst(a)).to_vec();
+        for u in uses {
+            let ty = f.inst(a).ty;
+            if f.inst(u.user).opcode == Opcode::Load {
+                f.replace_all_uses(Value::Inst(u.user), Value::Undef(ty));
+            }
+            f.remove_inst(u.user);
+        }
+        f.remove_inst(a);
+        st.promoted += 1;
+    }
+    st
+}
