@@ -1,1 +1,219 @@
-//! (module under construction; see ARCHITECTURE.md)
+//! Pipelines: RON files naming passes, options and order, checked against
+//! the pass contracts and the dialects of the spec before any IR is touched,
+//! and the pass manager that runs them with instrumentation.
+//!
+//! - `syntax`: a positioned RON reader (every diagnostic has `line:col`);
+//! - `model`: the file's header and steps as written;
+//! - `load`: resolution of passes, options and includes into `Step`s;
+//! - `check`: the dialect-flow check and the pipeline lint;
+//! - `manager`: `PassManager`, which runs a loaded `Pipeline` over a module;
+//! - `instrument`: timing table, IR printing and diffs;
+//! - `repro`: crash / verifier-failure reproducers.
+//!
+//! The file format is documented in `pipelines/README.md`.
+
+mod check;
+mod instrument;
+mod load;
+mod manager;
+mod model;
+mod repro;
+pub mod syntax;
+
+use std::{fmt, sync::Arc};
+
+pub use check::check_flow;
+pub use instrument::TimingRow;
+pub use load::{LoadFailure, Loader};
+pub use manager::{PassManager, RunError, RunOptions, RunReport};
+
+use crate::diag::Severity;
+use crate::pass::Pass;
+
+/// A place in a pipeline file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Loc {
+    pub file: Arc<str>,
+    pub line: usize,
+    pub col: usize,
+}
+
+impl fmt::Display for Loc {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}:{}", self.file, self.line, self.col)
+    }
+}
+
+/// A load-time diagnostic: `file.ron:line:col: error: message`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PipelineDiag {
+    pub severity: Severity,
+    pub loc: Loc,
+    pub message: String,
+}
+
+impl fmt::Display for PipelineDiag {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let sev = match self.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Note => "note",
+        };
+        write!(f, "{}: {sev}: {}", self.loc, self.message)
+    }
+}
+
+/// Collects diagnostics for one file, turning byte offsets into `line:col`.
+pub(crate) struct Diags {
+    pub file: Arc<str>,
+    pub text: Arc<str>,
+    pub list: Vec<PipelineDiag>,
+}
+
+impl Diags {
+    pub fn new(file: Arc<str>, text: Arc<str>) -> Self {
+        Diags { file, text, list: Vec::new() }
+    }
+    pub fn loc(&self, offset: usize) -> Loc {
+        let (line, col) = syntax::line_col(&self.text, offset);
+        Loc { file: self.file.clone(), line, col }
+    }
+    pub fn error(&mut self, offset: usize, message: impl Into<String>) {
+        let loc = self.loc(offset);
+        self.list.push(PipelineDiag { severity: Severity::Error, loc, message: message.into() });
+    }
+    pub fn error_count(&self) -> usize {
+        self.list.iter().filter(|d| d.severity == Severity::Error).count()
+    }
+}
+
+/// A loaded, checked pipeline, ready for `PassManager`.
+pub struct Pipeline {
+    pub name: String,
+    pub doc: Option<String>,
+    /// The file it was loaded from, as given.
+    pub file: Arc<str>,
+    /// Input and declared output dialect names.
+    pub input: String,
+    pub output: String,
+    pub steps: Vec<Step>,
+    /// Lint findings (steps that can never fire, invariants re-established
+    /// for nothing, unbound hooks).
+    pub warnings: Vec<PipelineDiag>,
+}
+
+/// One resolved step.
+pub enum Step {
+    Pass(PassStep),
+    /// The steps of another pipeline file, spliced in place.
+    Include {
+        target: String,
+        input: String,
+        output: String,
+        steps: Vec<Step>,
+        loc: Loc,
+    },
+    /// Runs only when the opt level is at least `min_level`.
+    OptGroup {
+        min_level: u8,
+        steps: Vec<Step>,
+        loc: Loc,
+    },
+    /// Runs its steps until none changes the IR, at most `max_iterations` times.
+    FixedPoint {
+        max_iterations: u32,
+        steps: Vec<Step>,
+        loc: Loc,
+    },
+    /// An extension point; `bound` is the pass the registry bound to it
+    /// (an unbound hook is a no-op that keeps the dialect).
+    Hook {
+        name: String,
+        bound: Option<PassStep>,
+        loc: Loc,
+    },
+}
+
+/// A configured pass at one position of the pipeline.
+pub struct PassStep {
+    /// Registered pass name.
+    pub name: String,
+    pub pass: Box<dyn Pass>,
+    /// The options as written in the file (RON), for reproducers.
+    pub options: Option<String>,
+    pub loc: Loc,
+    /// Pre-order number of this pass step in the whole pipeline.
+    pub id: usize,
+}
+
+impl Step {
+    pub fn loc(&self) -> &Loc {
+        match self {
+            Step::Pass(p) => &p.loc,
+            Step::Include { loc, .. }
+            | Step::OptGroup { loc, .. }
+            | Step::FixedPoint { loc, .. }
+            | Step::Hook { loc, .. } => loc,
+        }
+    }
+}
+
+impl Pipeline {
+    /// Every pass step, in pre-order (bound hooks included).
+    pub fn pass_steps(&self) -> Vec<&PassStep> {
+        fn walk<'a>(steps: &'a [Step], out: &mut Vec<&'a PassStep>) {
+            for s in steps {
+                match s {
+                    Step::Pass(p) | Step::Hook { bound: Some(p), .. } => out.push(p),
+                    Step::Hook { bound: None, .. } => {}
+                    Step::Include { steps, .. } | Step::OptGroup { steps, .. } | Step::FixedPoint { steps, .. } => {
+                        walk(steps, out)
+                    }
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(&self.steps, &mut out);
+        out
+    }
+}
+
+/// The candidate nearest to `name` by edit distance, if it is close enough
+/// to be a plausible typo.
+pub fn suggest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let limit = (name.chars().count() / 3).max(2);
+    candidates
+        .into_iter()
+        .map(|c| (edit_distance(name, c), c))
+        .filter(|&(d, _)| d <= limit)
+        .min_by_key(|&(d, c)| (d, c))
+        .map(|(_, c)| c)
+}
+
+/// Levenshtein distance over characters (a dozen lines; not worth a dependency).
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggestions_pick_the_nearest_plausible_name() {
+        assert_eq!(edit_distance("mem2rag", "mem2reg"), 1);
+        assert_eq!(suggest("mem2rag", ["reg2mem", "mem2reg", "dce"]), Some("mem2reg"));
+        assert_eq!(suggest("completely_else", ["dce", "gvn"]), None);
+    }
+}

@@ -1,0 +1,414 @@
+//! Loading a pipeline file: RON syntax (via `ron`, whose `SpannedError`
+//! locates syntax errors), the positioned reading of `model`, and resolution
+//! of every step against the pass registry: pass names (with the nearest
+//! registered name as a suggestion), options (each pass's serde options type,
+//! with the failing option located), includes (relative paths or shipped
+//! names, without cycles) and hooks. The dialect flow is checked last, by
+//! `check`, once everything resolved.
+
+use std::{
+    fmt,
+    path::{Path, PathBuf},
+    sync::Arc,
+};
+
+use super::model::{self, FileSyntax, StepSyntax};
+use super::syntax::{self, Node, NodeKind};
+use super::{check, suggest, Diags, PassStep, Pipeline, PipelineDiag, Step};
+use crate::diag::Severity;
+use crate::pass::{Pass, PassDecl, PassRegistry};
+
+/// Finds and loads pipeline files.
+pub struct Loader<'r> {
+    registry: &'r PassRegistry,
+    search_dirs: Vec<PathBuf>,
+}
+
+/// Why a pipeline did not load: every error found (and the warnings found on
+/// the way), each `file.ron:line:col: error: message`.
+#[derive(Clone, Debug)]
+pub struct LoadFailure {
+    pub diagnostics: Vec<PipelineDiag>,
+}
+
+impl LoadFailure {
+    pub fn errors(&self) -> impl Iterator<Item = &PipelineDiag> {
+        self.diagnostics.iter().filter(|d| d.severity == Severity::Error)
+    }
+}
+
+impl fmt::Display for LoadFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for d in &self.diagnostics {
+            writeln!(f, "{d}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for LoadFailure {}
+
+struct Session {
+    /// Canonical paths of the files being loaded (innermost last), for cycles.
+    stack: Vec<PathBuf>,
+    next_id: usize,
+    diags: Vec<PipelineDiag>,
+}
+
+impl<'r> Loader<'r> {
+    pub fn new(registry: &'r PassRegistry) -> Self {
+        Loader { registry, search_dirs: Vec::new() }
+    }
+
+    /// Look for shipped pipelines (`Include("cleanup")`, `--pipeline NAME`) in
+    /// `dir`; directories added first win.
+    pub fn with_search_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.search_dirs.push(dir.into());
+        self
+    }
+
+    pub fn registry(&self) -> &PassRegistry {
+        self.registry
+    }
+
+    /// Names of the pipelines found in the search directories.
+    pub fn shipped(&self) -> Vec<String> {
+        let mut names = Vec::new();
+        for dir in &self.search_dirs {
+            let Ok(rd) = std::fs::read_dir(dir) else { continue };
+            for e in rd.flatten() {
+                let p = e.path();
+                if p.extension().is_some_and(|x| x == "ron") {
+                    if let Some(stem) = p.file_stem().and_then(|s| s.to_str()) {
+                        names.push(stem.to_string());
+                    }
+                }
+            }
+        }
+        names.sort();
+        names.dedup();
+        names
+    }
+
+    /// Resolve a pipeline reference: a path (it ends in `.ron` or contains a
+    /// separator; relative to `base` when given) or a shipped name.
+    pub fn resolve(&self, spec: &str, base: Option<&Path>) -> Result<PathBuf, String> {
+        if spec.ends_with(".ron") || spec.contains('/') || spec.contains('\\') {
+            let p = match base {
+                Some(b) => b.join(spec),
+                None => PathBuf::from(spec),
+            };
+            return if p.is_file() { Ok(p) } else { Err(format!("no pipeline file `{}`", p.display())) };
+        }
+        for dir in &self.search_dirs {
+            let p = dir.join(format!("{spec}.ron"));
+            if p.is_file() {
+                return Ok(p);
+            }
+        }
+        let shipped = self.shipped();
+        let hint = match suggest(spec, shipped.iter().map(String::as_str)) {
+            Some(s) => format!("; did you mean `{s}`?"),
+            None if shipped.is_empty() => String::new(),
+            None => format!(" (shipped pipelines: {})", shipped.join(", ")),
+        };
+        Err(format!("no shipped pipeline named `{spec}`{hint}"))
+    }
+
+    /// Load by shipped name or path.
+    pub fn load(&self, spec: &str) -> Result<Pipeline, LoadFailure> {
+        match self.resolve(spec, None) {
+            Ok(p) => self.load_path(&p),
+            Err(message) => Err(LoadFailure {
+                diagnostics: vec![PipelineDiag {
+                    severity: Severity::Error,
+                    loc: super::Loc { file: spec.into(), line: 1, col: 1 },
+                    message,
+                }],
+            }),
+        }
+    }
+
+    pub fn load_path(&self, path: &Path) -> Result<Pipeline, LoadFailure> {
+        let display: Arc<str> = path.display().to_string().into();
+        let text = std::fs::read_to_string(path).map_err(|e| LoadFailure {
+            diagnostics: vec![PipelineDiag {
+                severity: Severity::Error,
+                loc: super::Loc { file: display.clone(), line: 1, col: 1 },
+                message: format!("cannot read pipeline: {e}"),
+            }],
+        })?;
+        self.load_text(display, Some(path), &text)
+    }
+
+    /// Load from text; `path` (when given) anchors relative includes and
+    /// include-cycle detection.
+    pub fn load_text(&self, display: Arc<str>, path: Option<&Path>, text: &str) -> Result<Pipeline, LoadFailure> {
+        let mut s = Session { stack: Vec::new(), next_id: 0, diags: Vec::new() };
+        let loaded = self.load_file(&mut s, display.clone(), path, text.into());
+        let Some((file, steps)) = loaded.filter(|_| !has_errors(&s.diags)) else {
+            return Err(LoadFailure { diagnostics: s.diags });
+        };
+        let mut p = Pipeline {
+            name: file.name,
+            doc: file.doc,
+            file: display.clone(),
+            input: file.input.0,
+            output: file.output.0,
+            steps,
+            warnings: std::mem::take(&mut s.diags),
+        };
+        let t: Arc<str> = text.into();
+        let header = Diags::new(display, t);
+        let input_loc = header.loc(file.input.1);
+        let output_loc = header.loc(file.output.1);
+        match check::check_flow(&p, self.registry, &input_loc, &output_loc) {
+            Ok(warnings) => {
+                p.warnings.extend(warnings);
+                Ok(p)
+            }
+            Err(diags) => {
+                let mut all = diags;
+                all.append(&mut p.warnings);
+                Err(LoadFailure { diagnostics: all })
+            }
+        }
+    }
+
+    /// Parse one file and resolve its steps; `None` if it could not be read.
+    fn load_file(
+        &self,
+        s: &mut Session,
+        display: Arc<str>,
+        path: Option<&Path>,
+        text: Arc<str>,
+    ) -> Option<(FileSyntax, Vec<Step>)> {
+        let mut d = Diags::new(display, text.clone());
+        if let Err(e) = ron::from_str::<ron::Value>(&text) {
+            let loc = super::Loc { file: d.file.clone(), line: e.span.start.line, col: e.span.start.col };
+            s.diags.push(PipelineDiag { severity: Severity::Error, loc, message: format!("RON syntax: {}", e.code) });
+            return None;
+        }
+        let root = match syntax::parse(&text) {
+            Ok(r) => r,
+            Err((at, msg)) => {
+                d.error(at, msg);
+                s.diags.append(&mut d.list);
+                return None;
+            }
+        };
+        let file = model::read_file(&root, &mut d);
+        let Some(file) = file else {
+            s.diags.append(&mut d.list);
+            return None;
+        };
+        let canonical = path.and_then(|p| p.canonicalize().ok());
+        if let Some(c) = &canonical {
+            s.stack.push(c.clone());
+        }
+        let base = path.and_then(Path::parent).map(Path::to_path_buf);
+        let steps = self.build_steps(s, &mut d, base.as_deref(), &file.steps);
+        if canonical.is_some() {
+            s.stack.pop();
+        }
+        s.diags.append(&mut d.list);
+        Some((file, steps))
+    }
+
+    fn build_steps(&self, s: &mut Session, d: &mut Diags, base: Option<&Path>, steps: &[StepSyntax]) -> Vec<Step> {
+        let mut out = Vec::new();
+        for step in steps {
+            match step {
+                StepSyntax::Pass { name, at, name_at, options } => {
+                    let Some(decl) = self.registry.get(name) else {
+                        let hint = match suggest(name, self.registry.names()) {
+                            Some(n) => format!("; did you mean `{n}`?"),
+                            None => " (`xir-opt --list-passes` lists the registered passes)".to_string(),
+                        };
+                        d.error(*name_at, format!("unknown pass `{name}`{hint}"));
+                        continue;
+                    };
+                    let Some(pass) = create_pass(decl, options.as_ref(), d) else { continue };
+                    out.push(Step::Pass(PassStep {
+                        name: name.clone(),
+                        pass,
+                        options: options.as_ref().map(|o| d.text[o.start..o.end].to_string()),
+                        loc: d.loc(*at),
+                        id: next(s),
+                    }));
+                }
+                StepSyntax::Hook { name, at, name_at } => {
+                    let Some(hook) = self.registry.hook(name) else {
+                        let declared: Vec<&str> = self.registry.hooks().map(|h| h.name).collect();
+                        let hint = match suggest(name, declared.iter().copied()) {
+                            Some(n) => format!("; did you mean `{n}`?"),
+                            None if declared.is_empty() => " (no hooks are declared)".to_string(),
+                            None => format!(" (declared hooks: {})", declared.join(", ")),
+                        };
+                        d.error(*name_at, format!("unknown hook `{name}`{hint}"));
+                        continue;
+                    };
+                    let loc = d.loc(*at);
+                    let bound = match hook.bound.and_then(|b| self.registry.get(b)) {
+                        None => None,
+                        Some(decl) => match (decl.create)(None) {
+                            Ok(pass) => Some(PassStep {
+                                name: decl.info.name.to_string(),
+                                pass,
+                                options: None,
+                                loc: loc.clone(),
+                                id: next(s),
+                            }),
+                            Err(e) => {
+                                d.error(
+                                    *at,
+                                    format!("pass `{}` bound to hook `{name}` failed to build: {e}", decl.info.name),
+                                );
+                                continue;
+                            }
+                        },
+                    };
+                    out.push(Step::Hook { name: name.clone(), bound, loc });
+                }
+                StepSyntax::OptGroup { min_level, at, steps } => {
+                    let steps = self.build_steps(s, d, base, steps);
+                    out.push(Step::OptGroup { min_level: *min_level, steps, loc: d.loc(*at) });
+                }
+                StepSyntax::FixedPoint { max_iterations, at, steps } => {
+                    let steps = self.build_steps(s, d, base, steps);
+                    out.push(Step::FixedPoint { max_iterations: *max_iterations, steps, loc: d.loc(*at) });
+                }
+                StepSyntax::Include { target, at, target_at } => {
+                    if let Some(step) = self.include(s, d, base, target, *at, *target_at) {
+                        out.push(step);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    fn include(
+        &self,
+        s: &mut Session,
+        d: &mut Diags,
+        base: Option<&Path>,
+        target: &str,
+        at: usize,
+        target_at: usize,
+    ) -> Option<Step> {
+        let path = match self.resolve(target, base) {
+            Ok(p) => p,
+            Err(e) => {
+                d.error(target_at, format!("cannot include `{target}`: {e}"));
+                return None;
+            }
+        };
+        let canonical = path.canonicalize().unwrap_or_else(|_| path.clone());
+        if let Some(i) = s.stack.iter().position(|p| *p == canonical) {
+            let mut chain: Vec<String> = s.stack[i..].iter().map(|p| file_name(p)).collect();
+            chain.push(file_name(&canonical));
+            d.error(target_at, format!("include cycle: {}", chain.join(" -> ")));
+            return None;
+        }
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) => {
+                d.error(target_at, format!("cannot read included pipeline `{}`: {e}", path.display()));
+                return None;
+            }
+        };
+        let display: Arc<str> = path.display().to_string().into();
+        let before = s.diags.len();
+        let (file, steps) = self.load_file(s, display, Some(&path), text.into())?;
+        if has_errors(&s.diags[before..]) {
+            d.error(target_at, format!("included pipeline `{target}` has errors (reported above)"));
+            return None;
+        }
+        Some(Step::Include {
+            target: target.to_string(),
+            input: file.input.0,
+            output: file.output.0,
+            steps,
+            loc: d.loc(at),
+        })
+    }
+}
+
+fn next(s: &mut Session) -> usize {
+    s.next_id += 1;
+    s.next_id - 1
+}
+
+fn has_errors(diags: &[PipelineDiag]) -> bool {
+    diags.iter().any(|d| d.severity == Severity::Error)
+}
+
+fn file_name(p: &Path) -> String {
+    p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| p.display().to_string())
+}
+
+/// Build a pass from its options node, locating any rejected option.
+fn create_pass(decl: &PassDecl, options: Option<&Node>, d: &mut Diags) -> Option<Box<dyn Pass>> {
+    let pass_name = decl.info.name;
+    let Some(node) = options else {
+        return match (decl.create)(None) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                d.error(0, format!("pass `{pass_name}` cannot be built with default options: {e}"));
+                None
+            }
+        };
+    };
+    let fields = match &node.kind {
+        NodeKind::Struct { name: None, fields } => fields,
+        NodeKind::Tuple { name: None, items } if items.is_empty() => return create_pass(decl, None, d),
+        _ => {
+            d.error(
+                node.start,
+                format!(
+                    "options of pass `{pass_name}` must be written `(option: value, ...)`, found {}",
+                    node.describe()
+                ),
+            );
+            return None;
+        }
+    };
+    let mut seen: Vec<&str> = Vec::new();
+    for f in fields {
+        if seen.contains(&f.name.as_str()) {
+            d.error(f.at, format!("option `{}` of pass `{pass_name}` is given twice", f.name));
+            return None;
+        }
+        seen.push(&f.name);
+    }
+    let parse = |src: &str| ron::from_str::<ron::Value>(src).map_err(|e| e.to_string());
+    let all = parse(&d.text[node.start..node.end]);
+    let err = match all.and_then(|v| (decl.create)(Some(&v))) {
+        Ok(p) => return Some(p),
+        Err(e) => e,
+    };
+    // Find the option that is rejected on its own, to point at it.
+    let documented: Vec<&str> = decl.options.iter().map(|o| o.name).collect();
+    for f in fields {
+        let alone = format!("({}: {})", f.name, &d.text[f.value.start..f.value.end]);
+        let Err(e) = parse(&alone).and_then(|v| (decl.create)(Some(&v))) else { continue };
+        if !documented.contains(&f.name.as_str()) {
+            let hint = match suggest(&f.name, documented.iter().copied()) {
+                Some(s) => format!("; did you mean `{s}`?"),
+                None if documented.is_empty() => format!(" (`{pass_name}` takes no options)"),
+                None => format!(" (options: {})", documented.join(", ")),
+            };
+            d.error(f.at, format!("unknown option `{}` for pass `{pass_name}`{hint}", f.name));
+        } else {
+            let doc = decl.options.iter().find(|o| o.name == f.name).map(|o| o.ty).unwrap_or("?");
+            d.error(
+                f.value.start,
+                format!("option `{}` of pass `{pass_name}` expects {doc}, found {}: {e}", f.name, f.value.describe()),
+            );
+        }
+        return None;
+    }
+    d.error(node.start, format!("invalid options for pass `{pass_name}`: {err}"));
+    None
+}
