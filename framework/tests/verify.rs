@@ -546,3 +546,33 @@ fn diagnostics_carry_text_spans() {
     assert_eq!(d.span, Some(Span { line: 7, col: 3 }));
     assert!(d.to_string().starts_with("<input>:7:3: error: [result:explicit]"), "{d}");
 }
+
+#[test]
+fn broken_layout_is_reported_not_panicked() {
+    let mut fx = saxpy();
+    let f = fx.m.func_mut(fx.f);
+    let mut layout = f.blocks().to_vec();
+    layout.push(Block(99));
+    f.set_layout(layout);
+    let d = expect_rule(&fx.verify(), "layout", None);
+    assert!(d.message.contains("missing block bb99"), "{d}");
+    // The dialect checker skips what it cannot walk instead of panicking.
+    for dialect in &xir_spec::spec().dialects {
+        let diags = xir::dialect::check_module(&fx.m, dialect);
+        assert!(diags.iter().any(|d| d.rule == "layout"), "{}", diag::render(&diags));
+    }
+}
+
+#[test]
+fn verify_function_checks_one_function() {
+    let mut fx = saxpy();
+    let mut g = Function::new("g", FunctionKind::Callable, TypeTable::VOID);
+    g.add_block();
+    let g = fx.m.add_function(g);
+    let mut diags = Vec::new();
+    xir::verify::verify_function(&fx.m, fx.f, &mut diags);
+    assert!(diags.is_empty(), "{}", diag::render(&diags));
+    xir::verify::verify_function(&fx.m, g, &mut diags);
+    assert_eq!(diags.len(), 1, "{}", diag::render(&diags));
+    assert_eq!((diags[0].rule.as_str(), diags[0].function.as_deref()), ("terminator", Some("g")));
+}

@@ -22,58 +22,7 @@ use crate::verify::{inst_diag, type_name};
 
 /// Check `m` against dialect `d`; an empty list means `m` is in `d`.
 pub fn check_module(m: &Module, d: &Dialect) -> Vec<Diagnostic> {
-    let prefix = format!("dialect:{}", d.name);
-    let mut diags = Vec::new();
-    for f in &m.functions {
-        for (_, i) in f.all_insts() {
-            let op = f.inst(i).opcode;
-            if !d.ops.contains(op) {
-                let msg = format!("`{op}` is not allowed in dialect `{}` ({})", d.name, d.doc);
-                diags.push(inst_diag(f, i, &format!("{prefix}:opcode"), msg));
-            }
-        }
-    }
-    if m.types.iter().all(|(_, ty)| crate::verify::type_members(ty).iter().all(|x| m.types.contains(*x))) {
-        for (ty, (f, at)) in used_types(m) {
-            let kind = m.types.kind_name(ty);
-            if !d.types.contains(kind) {
-                let f = &m.functions[f];
-                let msg = format!(
-                    "type `{}` (kind `{kind}`) is not allowed in dialect `{}`",
-                    type_name(&m.types, ty),
-                    d.name
-                );
-                let diag = match at {
-                    Some(i) => inst_diag(f, i, &format!("{prefix}:type"), msg),
-                    None => Diagnostic::error(format!("{prefix}:type"), msg).in_function(&f.name).with_span(f.span),
-                };
-                diags.push(diag);
-            }
-        }
-    }
-    let verified = crate::verify::verify_module(m);
-    let valid = verified.is_empty();
-    if d.invariants.contains("verified") {
-        diags.extend(verified);
-    }
-    if !valid {
-        return diags;
-    }
-    for inv in &d.invariants {
-        if inv == "verified" {
-            continue;
-        }
-        match invariants::lookup(inv) {
-            Some(pred) => {
-                for mut diag in pred(m) {
-                    diag.rule = format!("{prefix}:{inv}");
-                    diags.push(diag);
-                }
-            }
-            None => diags.push(Diagnostic::error("spec", format!("invariant `{inv}` has no implementation"))),
-        }
-    }
-    diags
+    Checker::new(m).check(d)
 }
 
 /// Whether `m` lies in dialect `d`.
@@ -83,7 +32,81 @@ pub fn satisfies(m: &Module, d: &Dialect) -> bool {
 
 /// Every dialect of the built-in spec that `m` lies in, in spec order.
 pub fn satisfied_dialects(m: &Module) -> Vec<&'static Dialect> {
-    xir_spec::spec().dialects.iter().filter(|d| satisfies(m, d)).collect()
+    let mut checker = Checker::new(m);
+    xir_spec::spec().dialects.iter().filter(|d| checker.check(d).iter().all(|x| !x.is_error())).collect()
+}
+
+/// Checks one module against several dialects, running the verifier once
+/// and each invariant at most once.
+pub struct Checker<'m> {
+    m: &'m Module,
+    verified: Vec<Diagnostic>,
+    /// The layout is walkable (no missing block or instruction ids).
+    walkable: bool,
+    invariants: FxHashMap<String, Vec<Diagnostic>>,
+}
+
+impl<'m> Checker<'m> {
+    pub fn new(m: &'m Module) -> Self {
+        let verified = crate::verify::verify_module(m);
+        let walkable = !verified.iter().any(|d| d.rule == "layout" || d.rule == "type-ids");
+        Checker { m, verified, walkable, invariants: FxHashMap::default() }
+    }
+
+    /// The diagnostics of `m` against `d`.
+    pub fn check(&mut self, d: &Dialect) -> Vec<Diagnostic> {
+        let m = self.m;
+        let prefix = format!("dialect:{}", d.name);
+        let mut diags = Vec::new();
+        if self.walkable {
+            for f in &m.functions {
+                for (_, i) in f.all_insts() {
+                    let op = f.inst(i).opcode;
+                    if !d.ops.contains(op) {
+                        let msg = format!("`{op}` is not allowed in dialect `{}` ({})", d.name, d.doc);
+                        diags.push(inst_diag(f, i, &format!("{prefix}:opcode"), msg));
+                    }
+                }
+            }
+            for (ty, (f, at)) in used_types(m) {
+                let kind = m.types.kind_name(ty);
+                if !d.types.contains(kind) {
+                    let f = &m.functions[f];
+                    let name = type_name(&m.types, ty);
+                    let msg = format!("type `{name}` (kind `{kind}`) is not allowed in dialect `{}`", d.name);
+                    let diag = match at {
+                        Some(i) => inst_diag(f, i, &format!("{prefix}:type"), msg),
+                        None => Diagnostic::error(format!("{prefix}:type"), msg).in_function(&f.name).with_span(f.span),
+                    };
+                    diags.push(diag);
+                }
+            }
+        }
+        if d.invariants.contains("verified") {
+            diags.extend(self.verified.iter().cloned());
+        }
+        if !self.verified.is_empty() {
+            // The other invariants assume verified IR.
+            return diags;
+        }
+        for inv in &d.invariants {
+            if inv == "verified" {
+                continue;
+            }
+            let found = self.invariants.entry(inv.clone()).or_insert_with(|| match invariants::lookup(inv) {
+                Some(pred) => pred(m),
+                None => vec![Diagnostic::error("spec", format!("invariant `{inv}` has no implementation"))],
+            });
+            for diag in found.iter() {
+                let mut diag = diag.clone();
+                if diag.rule.is_empty() {
+                    diag.rule = format!("{prefix}:{inv}");
+                }
+                diags.push(diag);
+            }
+        }
+        diags
+    }
 }
 
 /// The most specific built-in dialect `m` lies in: among those it
