@@ -2,8 +2,14 @@
 //! IR; `db` memoizes them in salsa across edits, and the pass manager caches
 //! them within one pipeline run.
 
+pub mod arg_usage;
+pub mod callgraph;
 pub mod cfg;
 pub mod dom;
+pub mod loops;
 
+pub use arg_usage::{ArgumentUsage, Usage};
+pub use callgraph::CallGraph;
 pub use cfg::Cfg;
 pub use dom::DomTree;
+pub use loops::{Irreducible, LoopForest, LoopId};

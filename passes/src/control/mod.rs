@@ -6,6 +6,8 @@
 
 pub mod destructure_cfg;
 pub mod lower_break_continue;
+pub mod restructure;
+mod ssa_repair;
 mod util;
 
 use xir::pass::PassRegistry;
@@ -14,4 +16,5 @@ use xir::pass::PassRegistry;
 pub fn register(reg: &mut PassRegistry) {
     reg.register(lower_break_continue::decl());
     reg.register(destructure_cfg::decl());
+    reg.register(restructure::decl());
 }

@@ -1,0 +1,489 @@
+//! The immutable plan of `restructure_cfg` for one function, computed before
+//! any IR changes.
+//!
+//! **Regions.** The loop forest splits the reachable CFG into regions: the
+//! function's top level and one body per loop. A region's nodes are its own
+//! blocks plus one node per directly nested loop (the loop collapsed to a
+//! single node whose successors are the loop's exit targets). In a loop's
+//! region an edge to the header (or to the latch chosen as `update`) is a
+//! *continue*, an edge leaving the loop a *break*; what remains is acyclic.
+//!
+//! **Stages.** Each node `n` is emitted together with the nodes it
+//! dominates in its region, `D(n)`: first `n`'s own branch, whose arms
+//! inline the children that only `n` enters; then, in RPO order, the
+//! children entered from several places ("merge children"). A transfer to a
+//! node outside the current arm is a *goto*: it falls through to the end of
+//! the enclosing constructs. A merge child is entered unconditionally when
+//! every goto still pending at that point targets it; otherwise a guard
+//! `if (sel == id)` selects it, and the gotos that pass a guard store their
+//! target's id in the selector slot first. Structured input (diamonds,
+//! if-without-else, switches, loops) needs no guards at all.
+//!
+//! **Loops.** A loop becomes `loop prepare, body, update, merge`: the header
+//! serves as `prepare` when it ends in `cond_br` (one arm leaving the loop)
+//! or `br`; the only latch serves as `update` when it just branches back.
+//! A loop with several exit targets stores the target's id before breaking
+//! and dispatches on it after its merge.
+
+use rustc_hash::FxHashMap;
+use xir::analysis::{Cfg, DomTree, LoopForest, LoopId};
+use xir::{Block, Function, Opcode, Trait, Value};
+
+/// A node of a region: a block (`id < cap`) or a collapsed loop (`cap + loop`).
+pub type NodeId = usize;
+
+/// Where a transfer goes, seen from inside a region.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Tgt {
+    Node(NodeId),
+    /// To the enclosing loop's header: the next iteration.
+    Continue,
+    /// Out of the enclosing loop, to this block.
+    Break(Block),
+}
+
+/// A node's own transfer, with targets seen from its region.
+#[derive(Clone, Debug)]
+pub enum Branch {
+    /// Return / unreachable / discard: the terminator stays.
+    Exit,
+    Br(Tgt),
+    Cond(Value, Tgt, Tgt),
+    Indexed(Value, Vec<u64>, Tgt, Vec<Tgt>),
+    /// After a loop with several exit targets: `(selector id, target)`.
+    Dispatch(Vec<(u32, Tgt)>),
+    /// After a loop that is never left.
+    Dead,
+}
+
+/// How a loop's `prepare` and `body` roles are filled.
+#[derive(Clone, Debug)]
+pub enum Prepare {
+    /// A fresh `prepare: br body`; the header starts the body.
+    Fresh,
+    /// The header is `prepare` and ends in `cond_br %c, body, merge`
+    /// (the break target is `exit`); `body` is `None` when the body is empty.
+    Cond { cond: Value, body: Option<NodeId>, exit: Block },
+    /// The header is `prepare` and ends in `br body`.
+    Br { body: NodeId },
+}
+
+#[derive(Clone, Debug)]
+pub struct LoopPlan {
+    pub header: Block,
+    /// The only latch, reused as the `update` block.
+    pub update: Option<Block>,
+    pub prepare: Prepare,
+    pub multi_exit: bool,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct NodeInfo {
+    pub live: bool,
+    pub branch: Option<Branch>,
+    pub idom: Option<NodeId>,
+    /// Whether only the idom enters this node (it is inlined in an arm).
+    pub arm: bool,
+    pub merge_children: Vec<NodeId>,
+    /// Guarded merge child (entered under `if (sel == id)`).
+    pub guarded: bool,
+    /// Position among the parent's merge children, 1-based (0 for arms).
+    pub stage: usize,
+    /// First stage boundary reached when control falls out of `D(node)`.
+    pub next_boundary: Option<(NodeId, usize)>,
+    /// Targets outside `D(node)` that gotos from inside it reach.
+    pub exits: Vec<NodeId>,
+    pub rpo: usize,
+}
+
+pub struct FnPlan {
+    pub cap: usize,
+    pub nodes: Vec<NodeInfo>,
+    pub loops: Vec<LoopPlan>,
+    /// The top-level region's entry node.
+    pub root: NodeId,
+    /// Owned blocks the CFG never reaches.
+    pub unreachable: Vec<Block>,
+}
+
+impl FnPlan {
+    pub fn loop_node(&self, l: LoopId) -> NodeId {
+        self.cap + l
+    }
+    pub fn as_block(&self, n: NodeId) -> Option<Block> {
+        (n < self.cap).then(|| Block::new(n))
+    }
+    pub fn as_loop(&self, n: NodeId) -> Option<LoopId> {
+        (n >= self.cap).then(|| n - self.cap)
+    }
+    /// The selector id of a node: its (header) block index.
+    pub fn id(&self, n: NodeId) -> u32 {
+        match self.as_loop(n) {
+            Some(l) => self.loops[l].header.0,
+            None => n as u32,
+        }
+    }
+    /// First stage boundary reached when control falls out of `n`'s branch.
+    pub fn first_boundary(&self, n: NodeId) -> Option<(NodeId, usize)> {
+        if self.nodes[n].merge_children.is_empty() {
+            self.nodes[n].next_boundary
+        } else {
+            Some((n, 1))
+        }
+    }
+    /// Whether a goto from `site` to `t` must store `t`'s id first.
+    pub fn needs_store(&self, site: NodeId, t: NodeId) -> bool {
+        let ti = &self.nodes[t];
+        ti.guarded || self.first_boundary(site) != ti.idom.map(|p| (p, ti.stage))
+    }
+    /// Whether `c` is a child of `n` that only `n` enters.
+    pub fn is_arm_child(&self, n: NodeId, c: NodeId) -> bool {
+        self.nodes[c].arm && self.nodes[c].idom == Some(n)
+    }
+}
+
+/// Raw CFG facts the planner reads.
+struct Facts<'a> {
+    f: &'a Function,
+    cfg: &'a Cfg,
+    dom: &'a DomTree,
+    lf: &'a LoopForest,
+    cap: usize,
+    updates: Vec<Option<Block>>,
+}
+
+impl Facts<'_> {
+    /// The node of region `r` (a loop, or the top level) holding block `t`:
+    /// the block itself, or the directly nested loop containing it.
+    fn node_containing(&self, r: Option<LoopId>, t: Block) -> Result<NodeId, String> {
+        let mut l = self.lf.innermost(t);
+        if l == r {
+            return Ok(t.index());
+        }
+        while let Some(c) = l {
+            if self.lf.loops[c].parent == r {
+                return Ok(self.cap + c);
+            }
+            l = self.lf.loops[c].parent;
+        }
+        Err(format!("{t} lies outside the region it is reached from"))
+    }
+
+    /// Like `node_containing`, for a transfer target: a nested loop may
+    /// only be entered at its header.
+    fn node_in(&self, r: Option<LoopId>, t: Block) -> Result<NodeId, String> {
+        let n = self.node_containing(r, t)?;
+        if n >= self.cap && self.lf.loops[n - self.cap].header != t {
+            return Err(format!("{t} enters a loop other than at its header"));
+        }
+        Ok(n)
+    }
+
+    /// How a transfer to block `t` looks from region `r`.
+    fn map(&self, r: Option<LoopId>, t: Block) -> Result<Tgt, String> {
+        if let Some(p) = r {
+            let lp = &self.lf.loops[p];
+            if t == lp.header || Some(t) == self.updates[p] {
+                return Ok(Tgt::Continue);
+            }
+            if !self.lf.contains(p, t) {
+                return Ok(Tgt::Break(t));
+            }
+        }
+        Ok(Tgt::Node(self.node_in(r, t)?))
+    }
+
+    fn entry_block(&self, n: NodeId) -> Block {
+        if n < self.cap {
+            Block::new(n)
+        } else {
+            self.lf.loops[n - self.cap].header
+        }
+    }
+
+    fn region_of(&self, n: NodeId) -> Option<LoopId> {
+        if n < self.cap {
+            self.lf.innermost(Block::new(n))
+        } else {
+            self.lf.loops[n - self.cap].parent
+        }
+    }
+}
+
+/// Build the plan. `Err` carries a message for CFG shapes the planner
+/// cannot handle (never produced for verified, reducible raw input).
+pub fn plan_function(f: &Function, cfg: &Cfg, dom: &DomTree, lf: &LoopForest) -> Result<FnPlan, String> {
+    let cap = f.block_capacity();
+    let nl = lf.loops.len();
+    // Choose the latch that doubles as `update`.
+    let mut updates = vec![None; nl];
+    for (l, ld) in lf.loops.iter().enumerate() {
+        if let [u] = ld.latches[..] {
+            let only_back = cfg.succs(u).iter().all(|&s| s == ld.header);
+            if u != ld.header && only_back && lf.innermost(u) == Some(l) {
+                updates[l] = Some(u);
+            }
+        }
+    }
+    let fx = Facts { f, cfg, dom, lf, cap, updates };
+    let mut nodes = vec![NodeInfo::default(); cap + nl];
+    let mut order: Vec<NodeId> = Vec::new();
+    let mut is_update = vec![false; cap];
+    for u in fx.updates.iter().flatten() {
+        is_update[u.index()] = true;
+    }
+    for &b in &cfg.rpo {
+        let n = b.index();
+        nodes[n].live = !is_update[n];
+        nodes[n].rpo = cfg.rpo_index[n];
+        if let Some(l) = lf.innermost(b).filter(|&l| lf.loops[l].header == b) {
+            let ln = cap + l;
+            nodes[ln].live = true;
+            nodes[ln].rpo = cfg.rpo_index[n];
+            order.push(ln);
+        }
+        order.push(n);
+    }
+    // Branches.
+    let mut loop_exits: Vec<Vec<Block>> = vec![Vec::new(); nl];
+    for &b in &cfg.rpo {
+        for &t in cfg.succs(b) {
+            let mut l = lf.innermost(b);
+            while let Some(c) = l {
+                if lf.contains(c, t) {
+                    break;
+                }
+                if !loop_exits[c].contains(&t) {
+                    loop_exits[c].push(t);
+                }
+                l = lf.loops[c].parent;
+            }
+        }
+    }
+    for &n in &order {
+        if !nodes[n].live {
+            continue;
+        }
+        let r = fx.region_of(n);
+        let branch = if let Some(l) = (n >= cap).then(|| n - cap) {
+            let mut ex = loop_exits[l].clone();
+            ex.sort_by_key(|t| cfg.rpo_index[t.index()]);
+            match ex.len() {
+                0 => Branch::Dead,
+                1 => Branch::Br(fx.map(r, ex[0])?),
+                _ => Branch::Dispatch(ex.iter().map(|&t| Ok((t.0, fx.map(r, t)?))).collect::<Result<_, String>>()?),
+            }
+        } else {
+            block_branch(&fx, r, Block::new(n))?
+        };
+        nodes[n].branch = Some(branch);
+    }
+    // Region dominator trees and preds.
+    let mut preds: Vec<Vec<NodeId>> = vec![Vec::new(); cap + nl];
+    for &n in &order {
+        if !nodes[n].live {
+            continue;
+        }
+        let eb = fx.entry_block(n);
+        let r = fx.region_of(n);
+        let is_region_entry = match r {
+            Some(p) => lf.loops[p].header == eb && n < cap,
+            None => Some(eb) == cfg.entry && (n >= cap || lf.innermost(eb).is_none()),
+        };
+        if is_region_entry {
+            continue;
+        }
+        let Some(d) = dom.idom(eb) else { continue };
+        nodes[n].idom = Some(fx.node_containing(r, d)?);
+        let own_loop = if n >= cap { Some(n - cap) } else { None };
+        for &p in cfg.preds(eb) {
+            if !cfg.is_reachable(p) || own_loop.is_some_and(|l| lf.contains(l, p)) {
+                continue;
+            }
+            let pn = fx.node_containing(r, p)?;
+            if !preds[n].contains(&pn) {
+                preds[n].push(pn);
+            }
+        }
+    }
+    for &n in &order {
+        if let Some(d) = nodes[n].idom {
+            if nodes[n].live {
+                nodes[n].arm = preds[n].iter().all(|&p| p == d);
+                if !nodes[n].arm {
+                    nodes[d].merge_children.push(n);
+                }
+            }
+        }
+    }
+    // Exits of D(n), bottom-up (children come later in RPO).
+    for &n in order.iter().rev() {
+        if !nodes[n].live {
+            continue;
+        }
+        let mut ex: Vec<NodeId> = Vec::new();
+        for t in node_targets(nodes[n].branch.as_ref()) {
+            if nodes[t].idom != Some(n) || !nodes[t].arm {
+                ex.push(t);
+            }
+        }
+        nodes[n].exits = ex;
+    }
+    finish_exits(&mut nodes, &order);
+    Ok(FnPlan {
+        cap,
+        nodes,
+        loops: loop_plans(&fx, &loop_exits)?,
+        root: root_node(&fx)?,
+        unreachable: f.blocks().iter().copied().filter(|&b| !cfg.is_reachable(b)).collect(),
+    })
+}
+
+/// Node targets of a branch, each once.
+pub fn node_targets(b: Option<&Branch>) -> Vec<NodeId> {
+    let mut out = Vec::new();
+    let mut add = |t: &Tgt| {
+        if let Tgt::Node(n) = t {
+            if !out.contains(n) {
+                out.push(*n);
+            }
+        }
+    };
+    match b {
+        Some(Branch::Br(t)) => add(t),
+        Some(Branch::Cond(_, a, b)) => {
+            add(a);
+            add(b);
+        }
+        Some(Branch::Indexed(_, _, d, cs)) => {
+            add(d);
+            cs.iter().for_each(add);
+        }
+        Some(Branch::Dispatch(ts)) => ts.iter().for_each(|(_, t)| add(t)),
+        _ => {}
+    }
+    out
+}
+
+/// Complete `exits`, stage numbers, guards and fall-through boundaries.
+/// `nodes[n].exits` holds only `n`'s own goto targets on entry.
+fn finish_exits(nodes: &mut [NodeInfo], order: &[NodeId]) {
+    // Children lists.
+    let mut arm_children: FxHashMap<NodeId, Vec<NodeId>> = FxHashMap::default();
+    for &c in order {
+        if nodes[c].live && nodes[c].arm {
+            if let Some(d) = nodes[c].idom {
+                arm_children.entry(d).or_default().push(c);
+            }
+        }
+    }
+    for &n in order {
+        let mut mc = std::mem::take(&mut nodes[n].merge_children);
+        mc.sort_by_key(|&c| nodes[c].rpo);
+        nodes[n].merge_children = mc;
+    }
+    // Bottom-up: pending gotos through the stages of D(n).
+    for &n in order.iter().rev() {
+        if !nodes[n].live {
+            continue;
+        }
+        let mut pending: Vec<NodeId> = nodes[n].exits.clone();
+        for c in arm_children.get(&n).cloned().unwrap_or_default() {
+            for &e in &nodes[c].exits {
+                if !pending.contains(&e) {
+                    pending.push(e);
+                }
+            }
+        }
+        let mc = nodes[n].merge_children.clone();
+        for (j, &c) in mc.iter().enumerate() {
+            nodes[c].stage = j + 1;
+            nodes[c].guarded = !(pending.len() == 1 && pending[0] == c);
+            pending.retain(|&x| x != c);
+            for &e in &nodes[c].exits {
+                if !pending.contains(&e) {
+                    pending.push(e);
+                }
+            }
+        }
+        nodes[n].exits = pending;
+    }
+    // Top-down: where control lands when it falls out of D(c).
+    for &n in order {
+        if !nodes[n].live {
+            continue;
+        }
+        let m = nodes[n].merge_children.len();
+        let nb = nodes[n].next_boundary;
+        for c in arm_children.get(&n).cloned().unwrap_or_default() {
+            nodes[c].next_boundary = if m >= 1 { Some((n, 1)) } else { nb };
+        }
+        for (j, c) in nodes[n].merge_children.clone().into_iter().enumerate() {
+            nodes[c].next_boundary = if j + 1 < m { Some((n, j + 2)) } else { nb };
+        }
+    }
+}
+
+fn block_branch(fx: &Facts, r: Option<LoopId>, b: Block) -> Result<Branch, String> {
+    let f = fx.f;
+    let t = f.terminator(b).ok_or_else(|| format!("{b} has no terminator"))?;
+    let d = f.inst(t);
+    let norm = |ts: Vec<Tgt>, make: &dyn Fn(Vec<Tgt>) -> Branch| {
+        if ts.iter().all(|x| *x == ts[0]) {
+            Branch::Br(ts[0])
+        } else {
+            make(ts)
+        }
+    };
+    Ok(match d.opcode {
+        Opcode::Br => Branch::Br(fx.map(r, d.blocks[0])?),
+        Opcode::CondBr => {
+            let ts = vec![fx.map(r, d.blocks[0])?, fx.map(r, d.blocks[1])?];
+            let c = d.operands[0];
+            norm(ts, &|ts| Branch::Cond(c, ts[0], ts[1]))
+        }
+        Opcode::BrIndexed => {
+            let ts = d.blocks.iter().map(|&x| fx.map(r, x)).collect::<Result<Vec<_>, _>>()?;
+            let (v, cases) = (d.operands[0], d.cases().to_vec());
+            norm(ts, &|ts| Branch::Indexed(v, cases.clone(), ts[0], ts[1..].to_vec()))
+        }
+        _ if d.has(Trait::FunctionExit) => Branch::Exit,
+        op => return Err(format!("{b} ends in `{op}`, which is not a raw terminator")),
+    })
+}
+
+fn loop_plans(fx: &Facts, loop_exits: &[Vec<Block>]) -> Result<Vec<LoopPlan>, String> {
+    let mut out = Vec::new();
+    for (l, ld) in fx.lf.loops.iter().enumerate() {
+        let h = ld.header;
+        let r = Some(l);
+        let multi_exit = loop_exits[l].len() > 1;
+        let t = fx.f.terminator(h).ok_or_else(|| format!("{h} has no terminator"))?;
+        let d = fx.f.inst(t);
+        let prepare = match d.opcode {
+            Opcode::CondBr if d.blocks[0] != d.blocks[1] => {
+                match (fx.map(r, d.blocks[0])?, fx.map(r, d.blocks[1])?) {
+                    (Tgt::Node(body), Tgt::Break(exit)) if body != h.index() => {
+                        Prepare::Cond { cond: d.operands[0], body: Some(body), exit }
+                    }
+                    (Tgt::Continue, Tgt::Break(exit)) if fx.updates[l] == Some(d.blocks[0]) => {
+                        Prepare::Cond { cond: d.operands[0], body: None, exit }
+                    }
+                    _ => Prepare::Fresh,
+                }
+            }
+            Opcode::Br => match fx.map(r, d.blocks[0])? {
+                Tgt::Node(body) if body != h.index() => Prepare::Br { body },
+                _ => Prepare::Fresh,
+            },
+            _ => Prepare::Fresh,
+        };
+        out.push(LoopPlan { header: h, update: fx.updates[l], prepare, multi_exit });
+    }
+    Ok(out)
+}
+
+fn root_node(fx: &Facts) -> Result<NodeId, String> {
+    let e = fx.cfg.entry.ok_or("function has no body")?;
+    fx.node_in(None, e)
+}

@@ -1,0 +1,211 @@
+//! `simplify_cfg`: raw CFG cleanup, to a fixed point.
+//!
+//! - `cond_br %c, ^x, ^x` and a `br_indexed` whose targets are all one block
+//!   become `br ^x` (the target's Phis drop the duplicate incomings);
+//! - a block whose single predecessor ends in `br` to it is merged into that
+//!   predecessor (its Phis, which have one incoming, fold to that value);
+//! - an empty forwarding block (`br ^t` alone, not the entry) is bypassed:
+//!   its predecessors branch to `^t` directly and `^t`'s Phis take the
+//!   forwarded value once per new edge. It is skipped when a predecessor
+//!   already reaches `^t` with a different value for some Phi.
+//!
+//! Removed blocks leave the layout; surviving blocks keep their identity.
+//!
+//! - Consumes: `xir.raw` (and its refinements, e.g. `xir.raw.phi_free`).
+//! - Produces: the same dialect.
+//! - Preserves: the call graph.
+
+use serde::{Deserialize, Serialize};
+use xir::analysis::Cfg;
+use xir::pass::{options_from_ron, AnalysisKind, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};
+use xir::{Block, Function, Inst, Module, Opcode, Value};
+
+use super::util::{br, defined_functions, set_terminator};
+
+/// No options.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Options {}
+
+static INFO: PassInfo = PassInfo {
+    name: "simplify_cfg",
+    doc: "Fold identical-target branches, merge single-predecessor blocks, bypass empty forwarding blocks.",
+    consumes: &["xir.raw"],
+    produces: Produces::Same,
+    preserves: &[AnalysisKind::CallGraph],
+    eliminates: &[],
+};
+
+pub struct SimplifyCfg {
+    _options: Options,
+}
+
+pub fn decl() -> PassDecl {
+    PassDecl { info: INFO.clone(), options: &[], create: |v| Ok(Box::new(SimplifyCfg { _options: options_from_ron(v)? })) }
+}
+
+/// What one run did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SimplifyStats {
+    pub folded: usize,
+    pub merged: usize,
+    pub bypassed: usize,
+}
+
+fn phis(f: &Function, b: Block) -> Vec<Inst> {
+    f.block(b).insts.iter().copied().filter(|&i| f.inst(i).opcode == Opcode::Phi).collect()
+}
+
+/// The incoming value of `phi` from `pred` (the first, if several).
+fn incoming(f: &Function, phi: Inst, pred: Block) -> Option<Value> {
+    let d = f.inst(phi);
+    d.blocks.iter().position(|&b| b == pred).map(|k| d.operands[k])
+}
+
+/// Drop one incoming of `phi` from `pred`.
+fn drop_one_incoming(f: &mut Function, phi: Inst, pred: Block) {
+    let d = f.inst(phi);
+    if let Some(k) = d.blocks.iter().position(|&b| b == pred) {
+        let mut ops = d.operands.clone();
+        ops.remove(k);
+        f.set_operands(phi, ops);
+        f.inst_mut(phi).blocks.remove(k);
+    }
+}
+
+fn add_incoming(f: &mut Function, phi: Inst, v: Value, pred: Block) {
+    let mut ops = f.inst(phi).operands.clone();
+    ops.push(v);
+    f.set_operands(phi, ops);
+    f.inst_mut(phi).blocks.push(pred);
+}
+
+/// Simplify one function to a fixed point.
+pub fn simplify_function(f: &mut Function) -> SimplifyStats {
+    let mut st = SimplifyStats::default();
+    loop {
+        let before = st.clone();
+        let cfg = Cfg::compute(f);
+        let mut preds = cfg.preds.clone();
+        let entry = f.body();
+        for b in f.blocks().to_vec() {
+            if !f.is_owned(b) {
+                continue;
+            }
+            let Some(t) = f.terminator(b) else { continue };
+            let d = f.inst(t);
+            // Identical targets.
+            if matches!(d.opcode, Opcode::CondBr | Opcode::BrIndexed) && d.blocks.iter().all(|&x| x == d.blocks[0]) {
+                let target = d.blocks[0];
+                let extra = d.blocks.len() - 1;
+                for phi in phis(f, target) {
+                    for _ in 0..extra {
+                        drop_one_incoming(f, phi, b);
+                    }
+                }
+                for _ in 0..extra {
+                    if let Some(k) = preds[target.index()].iter().position(|&p| p == b) {
+                        preds[target.index()].remove(k);
+                    }
+                }
+                set_terminator(f, b, br(target));
+                st.folded += 1;
+                continue;
+            }
+            if d.opcode != Opcode::Br {
+                continue;
+            }
+            let s = d.blocks[0];
+            // Merge `s` into `b`.
+            if s != b && Some(s) != entry && preds[s.index()] == [b] {
+                for phi in phis(f, s) {
+                    let v = incoming(f, phi, b).expect("single-predecessor Phi has its incoming");
+                    f.replace_all_uses(Value::Inst(phi), v);
+                    f.remove_inst(phi);
+                }
+                f.remove_inst(t);
+                let moved = f.block(s).insts.clone();
+                for i in moved {
+                    let pos = f.block(b).insts.len();
+                    f.move_inst(i, b, pos);
+                }
+                for succ in f.successors(b) {
+                    for phi in phis(f, succ) {
+                        for k in 0..f.inst(phi).blocks.len() {
+                            if f.inst(phi).blocks[k] == s {
+                                f.inst_mut(phi).blocks[k] = b;
+                            }
+                        }
+                    }
+                    for p in preds[succ.index()].iter_mut() {
+                        if *p == s {
+                            *p = b;
+                        }
+                    }
+                }
+                preds[s.index()].clear();
+                f.remove_block(s);
+                st.merged += 1;
+                continue;
+            }
+            // Bypass `b` when it only forwards to `s`.
+            if f.block(b).insts.len() == 1 && s != b && Some(b) != entry && !preds[b.index()].is_empty() {
+                let target_phis = phis(f, s);
+                let ps = preds[b.index()].clone();
+                let ok = target_phis.iter().all(|&phi| {
+                    let vb = incoming(f, phi, b);
+                    ps.iter().all(|&p| !preds[s.index()].contains(&p) || incoming(f, phi, p) == vb)
+                });
+                if !ok || ps.contains(&b) {
+                    continue;
+                }
+                for &phi in &target_phis {
+                    let vb = incoming(f, phi, b).expect("Phi has an incoming per predecessor");
+                    drop_one_incoming(f, phi, b);
+                    for &p in &ps {
+                        add_incoming(f, phi, vb, p);
+                    }
+                }
+                let mut distinct = ps.clone();
+                distinct.dedup();
+                for p in distinct {
+                    if let Some(pt) = f.terminator(p) {
+                        for k in 0..f.inst(pt).blocks.len() {
+                            if f.inst(pt).blocks[k] == b {
+                                f.inst_mut(pt).blocks[k] = s;
+                            }
+                        }
+                    }
+                }
+                preds[s.index()].retain(|&p| p != b);
+                preds[s.index()].extend(ps);
+                preds[b.index()].clear();
+                f.remove_block(b);
+                st.bypassed += 1;
+            }
+        }
+        if st == before {
+            return st;
+        }
+    }
+}
+
+impl Pass for SimplifyCfg {
+    fn info(&self) -> &PassInfo {
+        &INFO
+    }
+    fn run(&self, module: &mut Module, _cx: &mut PassContext) -> Result<PassOutcome, PassError> {
+        let mut total = SimplifyStats::default();
+        for fid in defined_functions(module) {
+            let s = simplify_function(module.func_mut(fid));
+            total.folded += s.folded;
+            total.merged += s.merged;
+            total.bypassed += s.bypassed;
+        }
+        let mut out = PassOutcome::changed(total != SimplifyStats::default());
+        out.stats.push(("folded".into(), total.folded.to_string()));
+        out.stats.push(("merged".into(), total.merged.to_string()));
+        out.stats.push(("bypassed".into(), total.bypassed.to_string()));
+        Ok(out)
+    }
+}
