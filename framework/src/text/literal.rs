@@ -87,7 +87,8 @@ impl<'a> Parser<'a> {
                 self.expect_punct(',')?;
                 let span = self.tok.span;
                 let n = self.uint_literal("a length")?;
-                let small = || u8::try_from(n).map_err(|_| self.error(span, format!("expected 2 to 4, found {n}")));
+                let small =
+                    || u8::try_from(n).map_err(|_| self.error(span, format!("expected a count below 256, found {n}")));
                 match kw {
                     "vec" => Type::Vector { elem, lanes: small()? },
                     "mat" => Type::Matrix { elem, dim: small()? },

@@ -308,8 +308,9 @@ impl<'a> Parser<'a> {
     }
 
     pub(super) fn u32_literal(&mut self, what: &str) -> PResult<u32> {
+        let span = self.tok.span;
         let v = self.uint_literal(what)?;
-        u32::try_from(v).map_err(|_| self.error(self.tok.span, format!("{what} {v} does not fit u32")))
+        u32::try_from(v).map_err(|_| self.error(span, format!("expected {what} that fits u32, found {v}")))
     }
 
     /// An unsigned decimal or hex number token (consumed on success).
