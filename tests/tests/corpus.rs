@@ -469,3 +469,54 @@ fn atomics() {
     assert!((1..=64).contains(&c[8]), "c[8] holds some thread's id + 1, got {}", c[8]);
     assert_eq!(c[9..], [0, 64]);
 }
+
+#[test]
+fn bytecode_vm() {
+    let o = out("bytecode_vm");
+    // 46341^2 wraps; sum 1..5 through a loop of jumps; a bad opcode; a
+    // program that never halts.
+    assert_eq!(o.i32s("out"), vec![46341i32.wrapping_mul(46341), 15, 0xdeadbeefu32 as i32, -1]);
+    assert_eq!(o.u32s("steps"), vec![4, 51, 7777, 64]);
+}
+
+fn odd_digits(mut n: u32) -> u32 {
+    let mut count = 0;
+    loop {
+        count += n % 10 % 2;
+        n /= 10;
+        if n == 0 {
+            return count;
+        }
+    }
+}
+
+#[test]
+fn simple_loop_continue() {
+    let got = out("simple_loop_continue").u32s("odd");
+    assert_eq!(got, vec![7, 9, 0, 9]);
+    let nums: [u32; 16] = [0, 13579, 2468, 1000000001, u32::MAX, 7, 10, 11, 2, 4, 6, 8, 9, 99, 999, 90909];
+    let want: Vec<u32> = nums.chunks(4).map(|c| c.iter().map(|&n| odd_digits(n)).sum()).collect();
+    assert_eq!(got, want);
+}
+
+/// Within `ulps` units in the last place (same sign).
+fn near_f32(a: f32, b: f32, ulps: u32) -> bool {
+    same_f32(a, b) || (a.is_sign_negative() == b.is_sign_negative() && a.to_bits().abs_diff(b.to_bits()) <= ulps)
+}
+
+#[test]
+fn float_math() {
+    let o = out("float_math");
+    let f = o.f32s("out");
+    // Correctly rounded or exact by definition.
+    assert_eq!(f[0], 2f32.sqrt());
+    assert_eq!(f[0].to_bits(), 0x3fb504f3);
+    assert_eq!(f[1..7], [1.5, 0.5, 0.0, 1024.0, -3.0, 0.25]);
+    assert_eq!(f[7..9], [0.0, 1.0], "sin(0), cos(0)");
+    // Transcendental: within 2 ulps of the correctly rounded value.
+    assert!(near_f32(f[9], std::f32::consts::FRAC_PI_4, 2), "atan2(1, 1) = {}", f[9]);
+    assert!(near_f32(f[10], 6f32.sqrt(), 2), "length = {}", f[10]);
+    let d = o.f64s("out64");
+    assert_eq!(d[0], 2f64.sqrt());
+    assert_eq!(d[1], 2.0000000000000004, "sqrt(2)^2 rounds up");
+}
