@@ -101,17 +101,16 @@ fn structured_roles_wellformed(m: &Module) -> Vec<Diagnostic> {
             let Some(t) = f.terminator(b) else { continue };
             let d = f.inst(t);
             let target = d.blocks.first().copied();
-            let bad = match d.opcode {
-                Opcode::CondBr if !prepares.contains(&b) => {
-                    Some("`cond_br` may only end a loop's prepare block".into())
-                }
-                Opcode::Break if !target.is_some_and(|x| break_targets.contains(&x)) => {
-                    Some("`break` must target the merge of a loop, simple loop or switch".to_string())
-                }
-                Opcode::Continue if !target.is_some_and(|x| continue_targets.contains(&x)) => {
-                    Some("`continue` must target a loop's update or a simple loop's body".to_string())
-                }
-                _ => None,
+            let bad = if d.has(Trait::StructuredJump) {
+                let (targets, msg) = match d.opcode {
+                    Opcode::Break => (&break_targets, "`break` must target the merge of a loop, simple loop or switch"),
+                    _ => (&continue_targets, "`continue` must target a loop's update or a simple loop's body"),
+                };
+                (!target.is_some_and(|x| targets.contains(&x))).then(|| msg.to_string())
+            } else if d.opcode == Opcode::CondBr && !prepares.contains(&b) {
+                Some("`cond_br` may only end a loop's prepare block".to_string())
+            } else {
+                None
             };
             if let Some(msg) = bad {
                 out.push(inst_diag(f, t, "", msg));
@@ -127,7 +126,8 @@ fn spill_slots_tagged(m: &Module) -> Vec<Diagnostic> {
         for (_, i) in f.all_insts() {
             let d = f.inst(i);
             let Some(kind) = d.md.spill else { continue };
-            if d.opcode != Opcode::Alloca {
+            // Spill slots are function-local: an alloca, never a shared one.
+            if !d.has(Trait::Alloca) || d.has(Trait::Shared) {
                 out.push(inst_diag(
                     f,
                     i,
