@@ -1,6 +1,143 @@
 //! `xir-spirv`: the native XIR -> SPIR-V backend for Vulkan compute kernels.
 //!
-//! The public ABI contract lives in [`abi`]; the compile entry is being built.
+//! [`compile`] runs, in order (the reference's compile sequence):
+//! 1. the fail-closed handoff ([`handoff::check`]);
+//! 2. the immutable plans ([`plan::plan_all`]): call graph and structural
+//!    closures, control flow, layout, bindings / ABI, target features;
+//! 3. emission with rspirv ([`emit`]);
+//! 4. SPIRV-Tools validation for Vulkan 1.2, the optimizer preset, validation
+//!    of its output (kept only if valid) ([`validate`]);
+//! 5. feature reconciliation from the returned binary's `OpCapability`s plus
+//!    the emission-owned bits, checked against the device snapshot.
+//!
+//! The kernel ABI is in [`abi`]. [`register_passes`] adds the backend's two
+//! pipeline passes (`spirv_handoff`, `callable_specialization`).
+
 pub mod abi;
+pub mod classify;
+pub mod emit;
+pub mod features;
+pub mod handoff;
+pub mod vulkan;
+mod passes;
+pub mod plan;
+pub mod specialize;
+pub mod validate;
+
+use rspirv::binary::Disassemble;
+use xir::{Diagnostic, FuncId, Module};
 
 pub use abi::{BufferStorage, KernelAbi, Property, PropertyKind};
+pub use features::{Feature, FeatureSet};
+pub use passes::register_passes;
+
+/// Options of one compilation.
+#[derive(Clone, Debug, Default)]
+pub struct CompileOptions {
+    /// Optimizer preset 0..=3 (0 = no optional optimization).
+    pub opt_level: u8,
+    /// Allow FMA contraction (one planned FMA per add); otherwise every float
+    /// multiply / add / sub / dot / matrix op is `NoContraction`.
+    pub fast_math: bool,
+    /// The logical device's enabled features; `None` = unknown (no check, no
+    /// optional native float atomics).
+    pub device_features: Option<FeatureSet>,
+}
+
+/// A compiled kernel.
+#[derive(Clone, Debug)]
+pub struct SpirvOutput {
+    /// The validated module as emitted.
+    pub words_unoptimized: Vec<u32>,
+    /// The final module (optimized if the preset ran and its output validated).
+    pub words: Vec<u32>,
+    pub abi: KernelAbi,
+    /// Required features, reconciled from the final binary.
+    pub features: FeatureSet,
+    /// What the optimizer did.
+    pub opt: validate::OptOutcome,
+}
+
+impl SpirvOutput {
+    /// Disassembly of the final module.
+    pub fn disassembly(&self) -> String {
+        disassemble(&self.words)
+    }
+    /// Disassembly of the module as emitted.
+    pub fn disassembly_unoptimized(&self) -> String {
+        disassemble(&self.words_unoptimized)
+    }
+}
+
+/// rspirv disassembly of a word stream (or the load error).
+pub fn disassemble(words: &[u32]) -> String {
+    match rspirv::dr::load_words(words) {
+        Ok(m) => m.disassemble(),
+        Err(e) => format!("<cannot load SPIR-V: {e}>"),
+    }
+}
+
+fn diag(rule: &str, msg: impl Into<String>, m: &Module, f: FuncId) -> Diagnostic {
+    let mut d = Diagnostic::error(rule, msg);
+    if let Some(func) = m.functions.get(f.index()) {
+        d = d.in_function(&func.name).with_span(func.span);
+    }
+    d
+}
+
+/// Compile kernel `kernel` of `module` (in dialect `xir.spirv`) to SPIR-V.
+pub fn compile(module: &Module, kernel: FuncId, opts: &CompileOptions) -> Result<SpirvOutput, Vec<Diagnostic>> {
+    if opts.opt_level > 3 {
+        return Err(vec![diag(
+            "spirv-options",
+            format!("optimization level {} is not one of 0..=3", opts.opt_level),
+            module,
+            kernel,
+        )]);
+    }
+    let diags = handoff::check(module, kernel);
+    if !diags.is_empty() {
+        return Err(diags);
+    }
+    let plans = plan::plan_all(module, kernel, opts.device_features.as_ref())?;
+    let emitter = emit::Emitter::new(module, opts, &plans);
+    let words = emitter.run().map_err(|e| {
+        let f = e.func.unwrap_or(kernel);
+        let fd = module.func(f);
+        let mut d =
+            Diagnostic::error("spirv-emit", format!("internal emission error: {}", e.message)).in_function(&fd.name);
+        if let Some(i) = e.inst {
+            d = xir::verify::inst_diag(fd, i, "spirv-emit", format!("internal emission error: {}", e.message));
+        }
+        vec![d]
+    })?;
+    if let Err(e) = validate::validate(&words) {
+        return Err(vec![diag(
+            "spirv-validate",
+            format!("emitted SPIR-V failed Vulkan 1.2 validation: {e}\n{}", disassemble(&words)),
+            module,
+            kernel,
+        )]);
+    }
+    let (final_words, opt) = validate::optimize(&words, opts.opt_level);
+    let caps = capabilities(&final_words);
+    let features = FeatureSet::from_capabilities(caps).union(plans.features.required.emission_owned());
+    if let Some(dev) = &opts.device_features {
+        if let Err(msg) = features::check_available(&features, dev) {
+            return Err(vec![diag("spirv-features", msg, module, kernel)]);
+        }
+    }
+    Ok(SpirvOutput { words_unoptimized: words, words: final_words, abi: plans.bindings.abi.clone(), features, opt })
+}
+
+/// The `OpCapability` operands of a module.
+pub fn capabilities(words: &[u32]) -> Vec<rspirv::spirv::Capability> {
+    let Ok(m) = rspirv::dr::load_words(words) else { return Vec::new() };
+    m.capabilities
+        .iter()
+        .filter_map(|i| match i.operands.first() {
+            Some(rspirv::dr::Operand::Capability(c)) => Some(*c),
+            _ => None,
+        })
+        .collect()
+}

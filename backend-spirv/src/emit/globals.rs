@@ -1,0 +1,223 @@
+//! Module-level declarations: the kernel's storage buffers (set 0, dense
+//! bindings, `Block` structs of one runtime array), the push-constant block
+//! (dispatch size, then value arguments), builtin inputs for the special
+//! registers, shared-memory (`Workgroup`) variables, and the `main` entry
+//! point that bounds-checks `dispatch_id < dispatch_size` before calling the
+//! kernel body. Every global goes into the entry point's interface list
+//! (SPIR-V 1.4+).
+
+use rspirv::dr::{Instruction, Operand};
+use rspirv::spirv::{self, BuiltIn, Capability, Decoration, ExecutionMode, ExecutionModel, Op, StorageClass, Word};
+use rustc_hash::FxHashMap;
+use xir::{SpecialRegister, TypeId, TypeTable};
+
+use super::{err, EResult, Emitter, ScalarKind, Shape};
+use crate::abi::BufferStorage;
+use crate::plan::bindings::ArgBinding;
+
+/// One kernel buffer variable.
+#[derive(Clone, Copy, Debug)]
+pub struct BufferVar {
+    pub var: Word,
+    /// Elements stored as same-width unsigned integers (float CAS atomics).
+    pub int_view: bool,
+    pub storage: BufferStorage,
+    pub elem: Option<TypeId>,
+}
+
+#[derive(Default)]
+pub struct Globals {
+    pub builtins: FxHashMap<u32, Word>,
+    pub push: Option<Word>,
+    pub buffers: FxHashMap<u32, BufferVar>,
+    pub interface: Vec<Word>,
+}
+
+impl Emitter<'_> {
+    pub(crate) fn global_var(&mut self, ptr_ty: Word, class: StorageClass) -> Word {
+        let id = self.b.id();
+        self.global_var_id(ptr_ty, class, id)
+    }
+
+    pub(crate) fn global_var_id(&mut self, ptr_ty: Word, class: StorageClass, id: Word) -> Word {
+        self.b.module_mut().types_global_values.push(Instruction::new(
+            Op::Variable,
+            Some(ptr_ty),
+            Some(id),
+            vec![Operand::StorageClass(class)],
+        ));
+        self.globals.interface.push(id);
+        id
+    }
+
+    pub(crate) fn declare_globals(&mut self) -> EResult<()> {
+        let plans = self.plans;
+        let kernel = self.m.func(plans.kernel);
+        let u32t = self.u32_ty();
+        let multi = plans.bindings.args.iter().filter(|a| !matches!(a, ArgBinding::PushConstant { .. })).count() > 1;
+        // Push constants: uvec3 dispatch size, then the value arguments.
+        let uvec3 = self.b.type_vector(u32t, 3);
+        let mut members = vec![uvec3];
+        let mut offsets = vec![0u32];
+        let mut member_types = vec![None];
+        for a in &plans.bindings.args {
+            if let ArgBinding::PushConstant { offset, ty, .. } = a {
+                let w = if self.m.types.is_bool(*ty) { u32t } else { self.push_storage_ty(*ty)? };
+                members.push(w);
+                offsets.push(*offset);
+                member_types.push(Some(*ty));
+            }
+        }
+        let id = self.b.id();
+        let block = self.b.type_struct_id(Some(id), members);
+        self.decorate(block, Decoration::Block, &[]);
+        for (k, (off, ty)) in offsets.iter().zip(&member_types).enumerate() {
+            self.b.member_decorate(block, k as u32, Decoration::Offset, [Operand::LiteralBit32(*off)]);
+            if let Some(t) = ty {
+                self.matrix_member_layout(block, k as u32, *t);
+            }
+        }
+        let pty = self.ptr_ty(StorageClass::PushConstant, block);
+        let pc = self.global_var(pty, StorageClass::PushConstant);
+        self.globals.push = Some(pc);
+        // Buffers.
+        for (i, a) in plans.bindings.args.iter().enumerate() {
+            let (binding, storage, elem, int_view) = match a {
+                ArgBinding::Buffer { binding, elem, storage, int_view } => (*binding, *storage, Some(*elem), *int_view),
+                ArgBinding::ByteBuffer { binding } => {
+                    (*binding, BufferStorage::Words { elem_size: 1, elem_align: 1 }, None, false)
+                }
+                ArgBinding::PushConstant { .. } => continue,
+            };
+            let (rt_elem, stride) = match (storage, elem) {
+                (BufferStorage::Typed { stride }, Some(e)) if int_view => {
+                    let bits = self.m.types.scalar_bits(e);
+                    (self.scalar_ty(super::ScalarKind::Int { bits, signed: false }), stride)
+                }
+                (BufferStorage::Typed { stride }, Some(e)) => (self.storage_ty(e)?, stride),
+                _ => (u32t, 4),
+            };
+            let rta = self.b.id();
+            let rta = self.b.type_runtime_array_id(Some(rta), rt_elem);
+            self.decorate(rta, Decoration::ArrayStride, &[stride]);
+            let sid = self.b.id();
+            let st = self.b.type_struct_id(Some(sid), [rta]);
+            self.decorate(st, Decoration::Block, &[]);
+            self.b.member_decorate(st, 0, Decoration::Offset, [Operand::LiteralBit32(0)]);
+            if let (BufferStorage::Typed { .. }, Some(e)) = (storage, elem) {
+                self.matrix_member_layout(st, 0, e);
+            }
+            let pty = self.ptr_ty(StorageClass::StorageBuffer, st);
+            let var = self.global_var(pty, StorageClass::StorageBuffer);
+            self.decorate(var, Decoration::DescriptorSet, &[crate::abi::DESCRIPTOR_SET]);
+            self.decorate(var, Decoration::Binding, &[binding]);
+            if multi {
+                self.decorate(var, Decoration::Aliased, &[]);
+            }
+            if !plans.writes_memory {
+                self.decorate(var, Decoration::NonWritable, &[]);
+            }
+            self.globals.buffers.insert(i as u32, BufferVar { var, int_view, storage, elem });
+        }
+        let _ = kernel;
+        Ok(())
+    }
+
+    fn push_storage_ty(&mut self, t: TypeId) -> EResult<Word> {
+        let bits = self.m.types.scalar_bits(self.m.types.scalar_of(t));
+        if self.m.types.is_scalar(t) || matches!(self.m.types.get(t), xir::Type::Vector { .. }) {
+            if bits < 32 {
+                self.cap(if bits == 8 { Capability::StoragePushConstant8 } else { Capability::StoragePushConstant16 });
+                self.exts.insert(if bits == 8 { "SPV_KHR_8bit_storage" } else { "SPV_KHR_16bit_storage" });
+            }
+            return self.ty(t);
+        }
+        self.storage_ty(t)
+    }
+
+    fn builtin(&mut self, bi: BuiltIn, shape: Shape) -> Word {
+        if let Some(&v) = self.globals.builtins.get(&(bi as u32)) {
+            return v;
+        }
+        let ty = self.shape_ty(shape);
+        let pty = self.ptr_ty(StorageClass::Input, ty);
+        let v = self.global_var(pty, StorageClass::Input);
+        self.b.decorate(v, Decoration::BuiltIn, [Operand::BuiltIn(bi)]);
+        self.globals.builtins.insert(bi as u32, v);
+        v
+    }
+
+    /// Load the dispatch size (`uvec3`) from the push constants.
+    pub(crate) fn dispatch_size(&mut self) -> EResult<Word> {
+        let u32t = self.u32_ty();
+        let uvec3 = self.b.type_vector(u32t, 3);
+        let pty = self.ptr_ty(StorageClass::PushConstant, uvec3);
+        let zero = self.u32_const(0);
+        let pc = self.globals.push.expect("push constants declared");
+        let p = self.op(Op::AccessChain, Some(pty), None, vec![Operand::IdRef(pc), Operand::IdRef(zero)])?;
+        self.op(Op::Load, Some(uvec3), None, vec![Operand::IdRef(p)])
+    }
+
+    /// The value of a special register, loaded in the current block.
+    pub(crate) fn register(&mut self, r: SpecialRegister) -> EResult<Word> {
+        let u3 = Shape { scalar: ScalarKind::Int { bits: 32, signed: false }, lanes: 3 };
+        let u1 = Shape { scalar: ScalarKind::Int { bits: 32, signed: false }, lanes: 1 };
+        let (bi, shape) = match r {
+            SpecialRegister::DispatchId => (BuiltIn::GlobalInvocationId, u3),
+            SpecialRegister::ThreadId => (BuiltIn::LocalInvocationId, u3),
+            SpecialRegister::BlockId => (BuiltIn::WorkgroupId, u3),
+            SpecialRegister::WarpLaneId | SpecialRegister::WarpSize => {
+                self.cap(Capability::GroupNonUniform);
+                let bi = if r == SpecialRegister::WarpSize {
+                    BuiltIn::SubgroupSize
+                } else {
+                    BuiltIn::SubgroupLocalInvocationId
+                };
+                (bi, u1)
+            }
+            SpecialRegister::DispatchSize => return self.dispatch_size(),
+            SpecialRegister::BlockSize => {
+                let bs = self.plans.bindings.abi.block_size;
+                let c: Vec<Word> = bs.iter().map(|&x| self.u32_const(x)).collect();
+                let ty = self.shape_ty(u3);
+                return Ok(self.composite_const(ty, c));
+            }
+            other => return err(format!("special register `${}` reached emission", other.name())),
+        };
+        let var = self.builtin(bi, shape);
+        let ty = self.shape_ty(shape);
+        self.op(Op::Load, Some(ty), None, vec![Operand::IdRef(var)])
+    }
+
+    /// `main`: bounds check, then call the kernel body.
+    pub(crate) fn emit_main(&mut self) -> EResult<()> {
+        let void = self.b.type_void();
+        let fnty = self.b.type_function(void, []);
+        let be = |e: rspirv::dr::Error| super::EmitError { func: None, inst: None, message: format!("rspirv: {e:?}") };
+        let main = self.b.begin_function(void, None, spirv::FunctionControl::NONE, fnty).map_err(be)?;
+        let call_l = self.b.id();
+        let merge_l = self.b.id();
+        self.b.begin_block(None).map_err(be)?;
+        let gid = self.register(SpecialRegister::DispatchId)?;
+        let ds = self.dispatch_size()?;
+        let bool_t = self.b.type_bool();
+        let bvec3 = self.b.type_vector(bool_t, 3);
+        let lt = self.op(Op::ULessThan, Some(bvec3), None, vec![Operand::IdRef(gid), Operand::IdRef(ds)])?;
+        let all = self.op(Op::All, Some(bool_t), None, vec![Operand::IdRef(lt)])?;
+        self.b.selection_merge(merge_l, spirv::SelectionControl::NONE).map_err(be)?;
+        self.b.branch_conditional(all, call_l, merge_l, []).map_err(be)?;
+        self.b.begin_block(Some(call_l)).map_err(be)?;
+        let body = self.func_ids[&self.plans.kernel];
+        self.op(Op::FunctionCall, Some(void), None, vec![Operand::IdRef(body)])?;
+        self.b.branch(merge_l).map_err(be)?;
+        self.b.begin_block(Some(merge_l)).map_err(be)?;
+        self.b.ret().map_err(be)?;
+        self.b.end_function().map_err(be)?;
+        let iface = self.globals.interface.clone();
+        self.b.entry_point(ExecutionModel::GLCompute, main, crate::abi::ENTRY_POINT_NAME, iface);
+        let bs = self.plans.bindings.abi.block_size;
+        self.b.execution_mode(main, ExecutionMode::LocalSize, bs);
+        let _ = TypeTable::U32;
+        Ok(())
+    }
+}

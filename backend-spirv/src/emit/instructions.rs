@@ -1,0 +1,332 @@
+//! Instruction selection for non-control XIR instructions: dispatch by
+//! opcode, plus local / shared memory, access chains, calls (Function-storage
+//! pointer parameters; a non-variable pointer argument is passed through a
+//! copy-in / copy-out temporary, as Logical addressing requires a memory
+//! object declaration), casts (bool conversions through comparisons and
+//! selects) and aggregates (composite construct / extract / insert /
+//! shuffle, with dynamic walks through a temporary variable).
+
+use rspirv::dr::Operand;
+use rspirv::spirv::{Op, StorageClass, Word};
+use xir::{Inst, Opcode, Type, Value};
+
+use super::{err, EResult, Emitter, ScalarKind};
+use crate::classify::{self, Support};
+use crate::plan::aggregate::{plan_indices, Step};
+
+pub(crate) fn ids(ws: &[Word]) -> Vec<Operand> {
+    ws.iter().map(|&w| Operand::IdRef(w)).collect()
+}
+
+impl Emitter<'_> {
+    pub(crate) fn emit_inst(&mut self, i: Inst) -> EResult<()> {
+        let m = self.m;
+        let f = m.func(self.fs.func.expect("in function"));
+        let d = f.inst(i);
+        let rid = self.fs.values.get(&i).copied();
+        match d.opcode {
+            Opcode::Alloca => {
+                let t = self.ty(d.ty)?;
+                self.local_var(t, rid);
+            }
+            Opcode::AllocaShared => {
+                let t = self.ty(d.ty)?;
+                let pty = self.ptr_ty(StorageClass::Workgroup, t);
+                let id = rid.expect("alloca has a result");
+                self.global_var_id(pty, StorageClass::Workgroup, id);
+                self.fs.ptr_class.insert(id, StorageClass::Workgroup);
+                self.fs.mem_objects.insert(id);
+            }
+            Opcode::Load => {
+                let p = self.val(d.operands[0])?;
+                let t = self.ty(d.ty)?;
+                self.op(Op::Load, Some(t), rid, vec![Operand::IdRef(p)])?;
+            }
+            Opcode::Store => {
+                let p = self.val(d.operands[0])?;
+                let v = self.val(d.operands[1])?;
+                self.op(Op::Store, None, None, vec![Operand::IdRef(p), Operand::IdRef(v)])?;
+            }
+            Opcode::Gep => {
+                let base = self.val(d.operands[0])?;
+                let class = self.ptr_class(base)?;
+                let bt = f.value_type(m, d.operands[0]);
+                let chain = self.index_chain(bt, &d.operands[1..])?;
+                let t = self.ty(d.ty)?;
+                let pty = self.ptr_ty(class, t);
+                let mut ops = vec![Operand::IdRef(base)];
+                ops.extend(ids(&chain));
+                let id = self.op(Op::AccessChain, Some(pty), rid, ops)?;
+                self.fs.ptr_class.insert(id, class);
+            }
+            Opcode::Call => self.emit_call(i)?,
+            Opcode::CastStatic => self.emit_static_cast(i)?,
+            Opcode::CastBitwise => {
+                let v = self.val(d.operands[0])?;
+                let t = self.ty(d.ty)?;
+                if f.value_type(m, d.operands[0]) == d.ty {
+                    self.op(Op::CopyObject, Some(t), rid, vec![Operand::IdRef(v)])?;
+                } else {
+                    self.op(Op::Bitcast, Some(t), rid, vec![Operand::IdRef(v)])?;
+                }
+            }
+            Opcode::Aggregate => {
+                let t = self.ty(d.ty)?;
+                let mut ws = Vec::new();
+                for &v in &d.operands {
+                    ws.push(self.val(v)?);
+                }
+                self.op(Op::CompositeConstruct, Some(t), rid, ids(&ws))?;
+            }
+            Opcode::Shuffle => {
+                let v = self.val(d.operands[0])?;
+                let t = self.ty(d.ty)?;
+                let mut lanes = Vec::new();
+                for &l in &d.operands[1..] {
+                    match m.const_int_value(l) {
+                        Some(x) if x >= 0 => lanes.push(x as u32),
+                        _ => return err("shuffle lanes must be non-negative constants"),
+                    }
+                }
+                if lanes.len() == 1 {
+                    self.op(
+                        Op::CompositeExtract,
+                        Some(t),
+                        rid,
+                        vec![Operand::IdRef(v), Operand::LiteralBit32(lanes[0])],
+                    )?;
+                } else {
+                    let mut ops = vec![Operand::IdRef(v), Operand::IdRef(v)];
+                    ops.extend(lanes.iter().map(|&l| Operand::LiteralBit32(l)));
+                    self.op(Op::VectorShuffle, Some(t), rid, ops)?;
+                }
+            }
+            Opcode::Extract => self.emit_extract(i)?,
+            Opcode::Insert => self.emit_insert(i)?,
+            Opcode::SyncBlock => {
+                use rspirv::spirv::{MemorySemantics, Scope};
+                let wg = self.u32_const(Scope::Workgroup as u32);
+                let sem = self.u32_const((MemorySemantics::ACQUIRE_RELEASE | MemorySemantics::WORKGROUP_MEMORY).bits());
+                self.op(Op::ControlBarrier, None, None, ids(&[wg, wg, sem]))?;
+            }
+            Opcode::BufferRead
+            | Opcode::BufferWrite
+            | Opcode::BufferSize
+            | Opcode::ByteBufferRead
+            | Opcode::ByteBufferWrite
+            | Opcode::ByteBufferSize => self.emit_buffer_op(i)?,
+            op if crate::plan::features::is_atomic(op) => self.emit_atomic(i)?,
+            op if xir_spec::spec().op(op).has(xir::Trait::Arithmetic) => self.emit_arith(i)?,
+            op => match classify::opcode(op) {
+                Support::SemanticNoOp(_) => {}
+                _ => return err(format!("`{op}` reached emission without a lowering")),
+            },
+        }
+        Ok(())
+    }
+
+    pub(crate) fn ptr_class(&self, p: Word) -> EResult<StorageClass> {
+        match self.fs.ptr_class.get(&p) {
+            Some(&c) => Ok(c),
+            None => err("operand is not a known pointer"),
+        }
+    }
+
+    /// Access-chain index ids for a planned walk (struct and constant indices as `u32` constants,
+    /// dynamic indices widened or narrowed to 32 bits).
+    pub(crate) fn index_chain(&mut self, base: xir::TypeId, indices: &[Value]) -> EResult<Vec<Word>> {
+        let f = self.m.func(self.fs.func.expect("in function"));
+        let plan = match plan_indices(self.m, f, base, indices) {
+            Ok(p) => p,
+            Err(e) => return err(e),
+        };
+        let mut out = Vec::new();
+        for s in plan.steps {
+            out.push(match s {
+                Step::Literal(k) => self.u32_const(k),
+                Step::Dynamic(v) => self.index32(v)?,
+            });
+        }
+        Ok(out)
+    }
+
+    /// An integer index as a 32-bit unsigned value.
+    pub(crate) fn index32(&mut self, v: Value) -> EResult<Word> {
+        let w = self.val(v)?;
+        let s = self.shape(self.vty(v))?;
+        let u = self.u32_ty();
+        Ok(match s.scalar {
+            ScalarKind::Int { bits: 32, signed: false } => w,
+            ScalarKind::Int { bits: 32, signed: true } => {
+                self.op(Op::Bitcast, Some(u), None, vec![Operand::IdRef(w)])?
+            }
+            ScalarKind::Int { .. } => self.op(Op::UConvert, Some(u), None, vec![Operand::IdRef(w)])?,
+            _ => return err("index is not an integer"),
+        })
+    }
+
+    fn emit_extract(&mut self, i: Inst) -> EResult<()> {
+        let m = self.m;
+        let f = m.func(self.fs.func.expect("in function"));
+        let d = f.inst(i);
+        let rid = self.fs.values.get(&i).copied();
+        let bt = f.value_type(m, d.operands[0]);
+        let base = self.val(d.operands[0])?;
+        let t = self.ty(d.ty)?;
+        let plan = plan_indices(m, f, bt, &d.operands[1..]).or_else(err)?;
+        if plan.all_literal {
+            let mut ops = vec![Operand::IdRef(base)];
+            ops.extend(plan.steps.iter().map(|s| match s {
+                Step::Literal(k) => Operand::LiteralBit32(*k),
+                Step::Dynamic(_) => unreachable!("all literal"),
+            }));
+            self.op(Op::CompositeExtract, Some(t), rid, ops)?;
+        } else if plan.steps.len() == 1 && matches!(m.types.get(bt), Type::Vector { .. }) {
+            let Step::Dynamic(v) = plan.steps[0] else { unreachable!("not all literal") };
+            let ix = self.val(v)?;
+            self.op(Op::VectorExtractDynamic, Some(t), rid, ids(&[base, ix]))?;
+        } else {
+            // Dynamic walk: through a Function-storage temporary.
+            let bw = self.ty(bt)?;
+            let tmp = self.local_var(bw, None);
+            self.op(Op::Store, None, None, ids(&[tmp, base]))?;
+            let chain = self.index_chain(bt, &d.operands[1..])?;
+            let pty = self.ptr_ty(StorageClass::Function, t);
+            let mut ops = vec![Operand::IdRef(tmp)];
+            ops.extend(ids(&chain));
+            let p = self.op(Op::AccessChain, Some(pty), None, ops)?;
+            self.op(Op::Load, Some(t), rid, vec![Operand::IdRef(p)])?;
+        }
+        Ok(())
+    }
+
+    fn emit_insert(&mut self, i: Inst) -> EResult<()> {
+        let m = self.m;
+        let f = m.func(self.fs.func.expect("in function"));
+        let d = f.inst(i);
+        let rid = self.fs.values.get(&i).copied();
+        let bt = f.value_type(m, d.operands[0]);
+        let base = self.val(d.operands[0])?;
+        let v = self.val(d.operands[1])?;
+        let t = self.ty(d.ty)?;
+        let plan = plan_indices(m, f, bt, &d.operands[2..]).or_else(err)?;
+        if plan.all_literal {
+            let mut ops = vec![Operand::IdRef(v), Operand::IdRef(base)];
+            ops.extend(plan.steps.iter().map(|s| match s {
+                Step::Literal(k) => Operand::LiteralBit32(*k),
+                Step::Dynamic(_) => unreachable!("all literal"),
+            }));
+            self.op(Op::CompositeInsert, Some(t), rid, ops)?;
+        } else if plan.steps.len() == 1 && matches!(m.types.get(bt), Type::Vector { .. }) {
+            let Step::Dynamic(x) = plan.steps[0] else { unreachable!("not all literal") };
+            let ix = self.val(x)?;
+            self.op(Op::VectorInsertDynamic, Some(t), rid, ids(&[base, v, ix]))?;
+        } else {
+            let tmp = self.local_var(t, None);
+            self.op(Op::Store, None, None, ids(&[tmp, base]))?;
+            let chain = self.index_chain(bt, &d.operands[2..])?;
+            let et = self.ty(plan.result)?;
+            let pty = self.ptr_ty(StorageClass::Function, et);
+            let mut ops = vec![Operand::IdRef(tmp)];
+            ops.extend(ids(&chain));
+            let p = self.op(Op::AccessChain, Some(pty), None, ops)?;
+            self.op(Op::Store, None, None, ids(&[p, v]))?;
+            self.op(Op::Load, Some(t), rid, vec![Operand::IdRef(tmp)])?;
+        }
+        Ok(())
+    }
+
+    fn emit_call(&mut self, i: Inst) -> EResult<()> {
+        let m = self.m;
+        let f = m.func(self.fs.func.expect("in function"));
+        let d = f.inst(i);
+        let Some(Value::Func(g)) = d.operands.first().copied() else { return err("call without a callee") };
+        let callee = m.func(g);
+        let ret = self.ty(callee.ret)?;
+        let mut args = Vec::new();
+        let mut copy_back = Vec::new();
+        for (k, &a) in d.operands[1..].iter().enumerate() {
+            let w = self.val(a)?;
+            if callee.args.get(k).map(|x| x.kind) == Some(xir::ArgKind::Reference) {
+                if self.fs.mem_objects.contains(&w) && self.ptr_class(w)? == StorageClass::Function {
+                    args.push(w);
+                } else {
+                    // Copy in / copy out through a Function variable.
+                    let t = self.ty(callee.args[k].ty)?;
+                    let tmp = self.local_var(t, None);
+                    let cur = self.op(Op::Load, Some(t), None, vec![Operand::IdRef(w)])?;
+                    self.op(Op::Store, None, None, ids(&[tmp, cur]))?;
+                    copy_back.push((w, tmp, t));
+                    args.push(tmp);
+                }
+            } else {
+                args.push(w);
+            }
+        }
+        let callee_id = self.func_ids[&g];
+        let mut ops = vec![Operand::IdRef(callee_id)];
+        ops.extend(ids(&args));
+        let rid = self.fs.values.get(&i).copied();
+        self.op(Op::FunctionCall, Some(ret), rid, ops)?;
+        for (dst, tmp, t) in copy_back {
+            let v = self.op(Op::Load, Some(t), None, vec![Operand::IdRef(tmp)])?;
+            self.op(Op::Store, None, None, ids(&[dst, v]))?;
+        }
+        Ok(())
+    }
+
+    fn emit_static_cast(&mut self, i: Inst) -> EResult<()> {
+        let m = self.m;
+        let f = m.func(self.fs.func.expect("in function"));
+        let d = f.inst(i);
+        let rid = self.fs.values.get(&i).copied();
+        let from = self.shape(f.value_type(m, d.operands[0]))?;
+        let to = self.shape(d.ty)?;
+        let v = self.val(d.operands[0])?;
+        let t = self.shape_ty(to);
+        let id = |e: &mut Self, op: Op, ops: Vec<Word>| e.op(op, Some(t), rid, ids(&ops));
+        use ScalarKind::*;
+        match (from.scalar, to.scalar) {
+            (Bool, Bool) => id(self, Op::CopyObject, vec![v])?,
+            (a, b) if a == b => id(self, Op::CopyObject, vec![v])?,
+            (Bool, Int { .. }) | (Bool, Float { .. }) => {
+                let (one, zero) = if to.is_float() {
+                    (self.float_splat(to, 1.0), self.float_splat(to, 0.0))
+                } else {
+                    (self.splat(to, 1), self.splat(to, 0))
+                };
+                id(self, Op::Select, vec![v, one, zero])?
+            }
+            (Int { .. }, Bool) => {
+                let zero = self.splat(from, 0);
+                id(self, Op::INotEqual, vec![v, zero])?
+            }
+            (Float { .. }, Bool) => {
+                // Unordered: NaN is truthy.
+                let zero = self.float_splat(from, 0.0);
+                id(self, Op::FUnordNotEqual, vec![v, zero])?
+            }
+            (Int { bits: a, signed: sa }, Int { bits: b, signed: sb }) => {
+                if a == b {
+                    id(self, Op::Bitcast, vec![v])?
+                } else if sa == sb {
+                    id(self, if sa { Op::SConvert } else { Op::UConvert }, vec![v])?
+                } else {
+                    // Extend by the source's signedness at the target width, then reinterpret.
+                    let mid = self.shape_ty(to.with_scalar(Int { bits: b, signed: sa }));
+                    let w = self.op(if sa { Op::SConvert } else { Op::UConvert }, Some(mid), None, ids(&[v]))?;
+                    id(self, Op::Bitcast, vec![w])?
+                }
+            }
+            (Float { .. }, Int { signed: false, .. }) => id(self, Op::ConvertFToU, vec![v])?,
+            (Int { signed, .. }, Float { .. }) => {
+                id(self, if signed { Op::ConvertSToF } else { Op::ConvertUToF }, vec![v])?
+            }
+            (Float { .. }, Int { signed, .. }) => {
+                id(self, if signed { Op::ConvertFToS } else { Op::ConvertFToU }, vec![v])?
+            }
+            (Float { .. }, Float { .. }) => id(self, Op::FConvert, vec![v])?,
+        };
+        Ok(())
+    }
+}

@@ -1,0 +1,346 @@
+//! Buffer and byte-buffer access. Typed buffers use an access chain into the
+//! laid-out element (`OpCopyLogical` between laid-out and logical aggregate
+//! types). Word-ABI buffers (bool, 64-bit 3/4-vectors, see `plan::layout`) and
+//! byte buffers move each scalar of the element as one or two `uint32`
+//! words at its host byte offset: 64-bit scalars through a `uvec2` bitcast,
+//! `bool` as a 0/1 word. Byte-buffer offsets are byte offsets of 4-byte
+//! aligned values (`offset >> 2` is the first word).
+
+use rspirv::dr::Operand;
+use rspirv::spirv::{Op, StorageClass, Word};
+use xir::{Inst, Opcode, Type, TypeId, Value};
+
+use super::globals::BufferVar;
+use super::instructions::ids;
+use super::{err, EResult, Emitter, ScalarKind, Shape};
+use crate::abi::BufferStorage;
+use crate::plan::layout;
+
+const U32: ScalarKind = ScalarKind::Int { bits: 32, signed: false };
+
+impl Emitter<'_> {
+    pub(crate) fn buffer_var(&self, v: Value) -> EResult<BufferVar> {
+        match v {
+            Value::Arg(a) if self.fs.func == Some(self.plans.kernel) => match self.globals.buffers.get(&a) {
+                Some(b) => Ok(*b),
+                None => err(format!("argument {a} is not a bound buffer")),
+            },
+            _ => err("buffer operands must be kernel buffer arguments (callables taking buffers are specialized)"),
+        }
+    }
+
+    pub(crate) fn emit_buffer_op(&mut self, i: Inst) -> EResult<()> {
+        let m = self.m;
+        let f = m.func(self.fs.func.expect("in function"));
+        let d = f.inst(i);
+        let rid = self.fs.values.get(&i).copied();
+        let buf = self.buffer_var(d.operands[0])?;
+        let u32t = self.u32_ty();
+        match d.opcode {
+            Opcode::BufferSize | Opcode::ByteBufferSize => {
+                let n = self.op(
+                    Op::ArrayLength,
+                    Some(u32t),
+                    None,
+                    vec![Operand::IdRef(buf.var), Operand::LiteralBit32(0)],
+                )?;
+                let elems = match buf.storage {
+                    BufferStorage::Typed { .. } => n,
+                    BufferStorage::Words { elem_size: 1, .. } => {
+                        let four = self.u32_const(4);
+                        self.op(Op::IMul, Some(u32t), None, ids(&[n, four]))?
+                    }
+                    BufferStorage::Words { elem_size, .. } => {
+                        let k = self.u32_const(elem_size / 4);
+                        self.op(Op::UDiv, Some(u32t), None, ids(&[n, k]))?
+                    }
+                    BufferStorage::NotABuffer => return err("not a buffer"),
+                };
+                self.int_result(elems, d.ty, rid)?;
+            }
+            Opcode::BufferRead | Opcode::BufferWrite => {
+                let idx = self.index32(d.operands[1])?;
+                let elem = buf.elem.expect("typed buffer has an element type");
+                match buf.storage {
+                    BufferStorage::Typed { .. } if buf.int_view => {
+                        let bits = m.types.scalar_bits(elem);
+                        let ut = self.scalar_ty(ScalarKind::Int { bits, signed: false });
+                        let pty = self.ptr_ty(StorageClass::StorageBuffer, ut);
+                        let zero = self.u32_const(0);
+                        let p = self.op(Op::AccessChain, Some(pty), None, ids(&[buf.var, zero, idx]))?;
+                        let lt = self.ty(elem)?;
+                        if d.opcode == Opcode::BufferRead {
+                            let raw = self.op(Op::Load, Some(ut), None, ids(&[p]))?;
+                            self.op(Op::Bitcast, Some(lt), rid, ids(&[raw]))?;
+                        } else {
+                            let v = self.val(d.operands[2])?;
+                            let raw = self.op(Op::Bitcast, Some(ut), None, ids(&[v]))?;
+                            self.op(Op::Store, None, None, ids(&[p, raw]))?;
+                        }
+                    }
+                    BufferStorage::Typed { .. } => {
+                        let st = self.storage_ty(elem)?;
+                        let pty = self.ptr_ty(StorageClass::StorageBuffer, st);
+                        let zero = self.u32_const(0);
+                        let p = self.op(Op::AccessChain, Some(pty), None, ids(&[buf.var, zero, idx]))?;
+                        let copy = self.needs_copy_logical(elem);
+                        let lt = self.ty(elem)?;
+                        if d.opcode == Opcode::BufferRead {
+                            if copy {
+                                let raw = self.op(Op::Load, Some(st), None, ids(&[p]))?;
+                                self.op(Op::CopyLogical, Some(lt), rid, ids(&[raw]))?;
+                            } else {
+                                self.op(Op::Load, Some(lt), rid, ids(&[p]))?;
+                            }
+                        } else {
+                            let mut v = self.val(d.operands[2])?;
+                            if copy {
+                                v = self.op(Op::CopyLogical, Some(st), None, ids(&[v]))?;
+                            }
+                            self.op(Op::Store, None, None, ids(&[p, v]))?;
+                        }
+                    }
+                    BufferStorage::Words { elem_size, .. } => {
+                        let k = self.u32_const(elem_size.max(4) / 4);
+                        let base = self.op(Op::IMul, Some(u32t), None, ids(&[idx, k]))?;
+                        if d.opcode == Opcode::BufferRead {
+                            self.read_words(buf.var, elem, base, 0, rid, true)?;
+                        } else {
+                            let v = self.val(d.operands[2])?;
+                            self.write_words(buf.var, elem, base, 0, v, true)?;
+                        }
+                    }
+                    BufferStorage::NotABuffer => return err("not a buffer"),
+                }
+            }
+            Opcode::ByteBufferRead | Opcode::ByteBufferWrite => {
+                let off = self.index32(d.operands[1])?;
+                let two = self.u32_const(2);
+                let base = self.op(Op::ShiftRightLogical, Some(u32t), None, ids(&[off, two]))?;
+                if d.opcode == Opcode::ByteBufferRead {
+                    self.read_words(buf.var, d.ty, base, 0, rid, false)?;
+                } else {
+                    let vt = f.value_type(m, d.operands[2]);
+                    let v = self.val(d.operands[2])?;
+                    self.write_words(buf.var, vt, base, 0, v, false)?;
+                }
+            }
+            op => return err(format!("`{op}` is not a buffer operation")),
+        }
+        Ok(())
+    }
+
+    /// Convert a `u32` to an integer result type.
+    pub(crate) fn int_result(&mut self, v: Word, ty: TypeId, rid: Option<Word>) -> EResult<Word> {
+        let s = self.shape(ty)?;
+        let t = self.shape_ty(s);
+        match s.scalar {
+            ScalarKind::Int { bits: 32, signed: false } => self.op(Op::CopyObject, Some(t), rid, ids(&[v])),
+            ScalarKind::Int { bits: 32, signed: true } => self.op(Op::Bitcast, Some(t), rid, ids(&[v])),
+            ScalarKind::Int { signed: false, .. } => self.op(Op::UConvert, Some(t), rid, ids(&[v])),
+            ScalarKind::Int { bits, signed: true } => {
+                let ut = self.scalar_ty(ScalarKind::Int { bits, signed: false });
+                let w = self.op(Op::UConvert, Some(ut), None, ids(&[v]))?;
+                self.op(Op::Bitcast, Some(t), rid, ids(&[w]))
+            }
+            _ => err("size queries return integers"),
+        }
+    }
+
+    fn word_ptr(&mut self, var: Word, base: Word, byte_off: u64) -> EResult<Word> {
+        let u32t = self.u32_ty();
+        let w = if byte_off == 0 {
+            base
+        } else {
+            let k = self.u32_const((byte_off / 4) as u32);
+            self.op(Op::IAdd, Some(u32t), None, ids(&[base, k]))?
+        };
+        let pty = self.ptr_ty(StorageClass::StorageBuffer, u32t);
+        let zero = self.u32_const(0);
+        self.op(Op::AccessChain, Some(pty), None, ids(&[var, zero, w]))
+    }
+
+    /// Read a value of type `ty` whose host layout starts `off` bytes after word `base`.
+    fn read_words(
+        &mut self,
+        var: Word,
+        ty: TypeId,
+        base: Word,
+        off: u64,
+        rid: Option<Word>,
+        _typed: bool,
+    ) -> EResult<Word> {
+        let m = self.m;
+        let t = &m.types;
+        let lt = self.ty(ty)?;
+        match t.get(ty).clone() {
+            Type::Bool => {
+                let u32t = self.u32_ty();
+                let p = self.word_ptr(var, base, off)?;
+                let w = self.op(Op::Load, Some(u32t), None, ids(&[p]))?;
+                let zero = self.u32_const(0);
+                self.op(Op::INotEqual, Some(lt), rid, ids(&[w, zero]))
+            }
+            Type::Int { .. } | Type::Float(_) => {
+                let u32t = self.u32_ty();
+                let bits = t.scalar_bits(ty);
+                let p = self.word_ptr(var, base, off)?;
+                let lo = self.op(Op::Load, Some(u32t), None, ids(&[p]))?;
+                if bits == 32 {
+                    if self.shape(ty)?.scalar == U32 {
+                        return self.op(Op::CopyObject, Some(lt), rid, ids(&[lo]));
+                    }
+                    return self.op(Op::Bitcast, Some(lt), rid, ids(&[lo]));
+                }
+                if bits != 64 {
+                    return err(format!("{bits}-bit scalar in word storage"));
+                }
+                let p2 = self.word_ptr(var, base, off + 4)?;
+                let hi = self.op(Op::Load, Some(u32t), None, ids(&[p2]))?;
+                let uv2 = self.shape_ty(Shape { scalar: U32, lanes: 2 });
+                let pair = self.op(Op::CompositeConstruct, Some(uv2), None, ids(&[lo, hi]))?;
+                self.op(Op::Bitcast, Some(lt), rid, ids(&[pair]))
+            }
+            Type::Vector { elem, lanes } => {
+                let s = t.size_align(elem).0;
+                let mut parts = Vec::new();
+                for k in 0..lanes as u64 {
+                    parts.push(self.read_words(var, elem, base, off + s * k, None, _typed)?);
+                }
+                self.op(Op::CompositeConstruct, Some(lt), rid, ids(&parts))
+            }
+            Type::Matrix { elem, dim } => {
+                let stride = layout::matrix_stride(t, elem, dim) as u64;
+                let s = t.size_align(elem).0;
+                let et = self.ty(elem)?;
+                let col_t = self.b.type_vector(et, dim as u32);
+                let mut cols = Vec::new();
+                for c in 0..dim as u64 {
+                    let mut rows = Vec::new();
+                    for r in 0..dim as u64 {
+                        rows.push(self.read_words(var, elem, base, off + stride * c + s * r, None, _typed)?);
+                    }
+                    cols.push(self.op(Op::CompositeConstruct, Some(col_t), None, ids(&rows))?);
+                }
+                self.op(Op::CompositeConstruct, Some(lt), rid, ids(&cols))
+            }
+            Type::Array { elem, len } => {
+                let s = t.size_align(elem).0;
+                let mut parts = Vec::new();
+                for k in 0..len {
+                    parts.push(self.read_words(var, elem, base, off + s * k, None, _typed)?);
+                }
+                self.op(Op::CompositeConstruct, Some(lt), rid, ids(&parts))
+            }
+            Type::Struct { fields, .. } => {
+                let offs = t.struct_offsets(ty);
+                let mut parts = Vec::new();
+                for (fty, o) in fields.iter().zip(offs) {
+                    parts.push(self.read_words(var, *fty, base, off + o, None, _typed)?);
+                }
+                self.op(Op::CompositeConstruct, Some(lt), rid, ids(&parts))
+            }
+            _ => err("non-data type in word storage"),
+        }
+    }
+
+    /// Write `v` of type `ty` at `off` bytes after word `base`.
+    fn write_words(&mut self, var: Word, ty: TypeId, base: Word, off: u64, v: Word, typed: bool) -> EResult<()> {
+        let m = self.m;
+        let t = &m.types;
+        let u32t = self.u32_ty();
+        match t.get(ty).clone() {
+            Type::Bool => {
+                let one = self.u32_const(1);
+                let zero = self.u32_const(0);
+                let w = self.op(Op::Select, Some(u32t), None, ids(&[v, one, zero]))?;
+                let p = self.word_ptr(var, base, off)?;
+                self.op(Op::Store, None, None, ids(&[p, w]))?;
+            }
+            Type::Int { .. } | Type::Float(_) => {
+                let bits = t.scalar_bits(ty);
+                if bits == 32 {
+                    let w = if self.shape(ty)?.scalar == U32 {
+                        v
+                    } else {
+                        self.op(Op::Bitcast, Some(u32t), None, ids(&[v]))?
+                    };
+                    let p = self.word_ptr(var, base, off)?;
+                    self.op(Op::Store, None, None, ids(&[p, w]))?;
+                } else if bits == 64 {
+                    let uv2 = self.shape_ty(Shape { scalar: U32, lanes: 2 });
+                    let pair = self.op(Op::Bitcast, Some(uv2), None, ids(&[v]))?;
+                    for k in 0..2u32 {
+                        let w = self.op(
+                            Op::CompositeExtract,
+                            Some(u32t),
+                            None,
+                            vec![Operand::IdRef(pair), Operand::LiteralBit32(k)],
+                        )?;
+                        let p = self.word_ptr(var, base, off + 4 * k as u64)?;
+                        self.op(Op::Store, None, None, ids(&[p, w]))?;
+                    }
+                } else {
+                    return err(format!("{bits}-bit scalar in word storage"));
+                }
+            }
+            Type::Vector { elem, lanes } => {
+                let s = t.size_align(elem).0;
+                let et = self.ty(elem)?;
+                for k in 0..lanes as u32 {
+                    let x = self.op(
+                        Op::CompositeExtract,
+                        Some(et),
+                        None,
+                        vec![Operand::IdRef(v), Operand::LiteralBit32(k)],
+                    )?;
+                    self.write_words(var, elem, base, off + s * k as u64, x, typed)?;
+                }
+            }
+            Type::Matrix { elem, dim } => {
+                let stride = layout::matrix_stride(t, elem, dim) as u64;
+                let s = t.size_align(elem).0;
+                let et = self.ty(elem)?;
+                for c in 0..dim as u32 {
+                    for r in 0..dim as u32 {
+                        let x = self.op(
+                            Op::CompositeExtract,
+                            Some(et),
+                            None,
+                            vec![Operand::IdRef(v), Operand::LiteralBit32(c), Operand::LiteralBit32(r)],
+                        )?;
+                        self.write_words(var, elem, base, off + stride * c as u64 + s * r as u64, x, typed)?;
+                    }
+                }
+            }
+            Type::Array { elem, len } => {
+                let s = t.size_align(elem).0;
+                let et = self.ty(elem)?;
+                for k in 0..len {
+                    let x = self.op(
+                        Op::CompositeExtract,
+                        Some(et),
+                        None,
+                        vec![Operand::IdRef(v), Operand::LiteralBit32(k as u32)],
+                    )?;
+                    self.write_words(var, elem, base, off + s * k, x, typed)?;
+                }
+            }
+            Type::Struct { fields, .. } => {
+                let offs = t.struct_offsets(ty);
+                for (k, (fty, o)) in fields.iter().zip(offs).enumerate() {
+                    let et = self.ty(*fty)?;
+                    let x = self.op(
+                        Op::CompositeExtract,
+                        Some(et),
+                        None,
+                        vec![Operand::IdRef(v), Operand::LiteralBit32(k as u32)],
+                    )?;
+                    self.write_words(var, *fty, base, off + o, x, typed)?;
+                }
+            }
+            _ => return err("non-data type in word storage"),
+        }
+        Ok(())
+    }
+}

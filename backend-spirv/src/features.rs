@@ -1,0 +1,203 @@
+//! Target features: the optional Vulkan device features a compiled kernel
+//! needs, as a small bit set.
+//!
+//! Two kinds of bits (see the reference, "Target features"):
+//! - *capability-owned* bits map one-to-one to an `OpCapability`; they are
+//!   reconciled from the final binary (`from_capabilities`), so an optimizer
+//!   that removes the last use also removes the requirement;
+//! - *emission-owned* bits (float atomics per storage class, narrow push
+//!   constants) are decided by the emitter and kept as emitted.
+//!
+//! `check_available` compares a requirement against a device snapshot and
+//! names every missing feature.
+
+use rspirv::spirv::Capability;
+use serde::{Deserialize, Serialize};
+
+/// One optional device feature.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Feature {
+    /// `shaderInt8` (8-bit arithmetic).
+    Int8,
+    /// `shaderInt16`.
+    Int16,
+    /// `shaderInt64`.
+    Int64,
+    /// `shaderFloat16`.
+    Float16,
+    /// `shaderFloat64`.
+    Float64,
+    /// `storageBuffer8BitAccess`.
+    StorageBuffer8BitAccess,
+    /// `storageBuffer16BitAccess`.
+    StorageBuffer16BitAccess,
+    /// `storagePushConstant8`.
+    StoragePushConstant8,
+    /// `storagePushConstant16`.
+    StoragePushConstant16,
+    /// `shaderBufferInt64Atomics` / `shaderSharedInt64Atomics`.
+    Int64Atomics,
+    /// `shaderBufferFloat32AtomicAdd` (native float add on buffers).
+    BufferFloat32AtomicAdd,
+    /// `shaderSharedFloat32AtomicAdd`.
+    SharedFloat32AtomicAdd,
+    /// `shaderBufferFloat64AtomicAdd`.
+    BufferFloat64AtomicAdd,
+    /// `shaderSharedFloat64AtomicAdd`.
+    SharedFloat64AtomicAdd,
+}
+
+impl Feature {
+    pub const ALL: [Feature; 14] = [
+        Feature::Int8,
+        Feature::Int16,
+        Feature::Int64,
+        Feature::Float16,
+        Feature::Float64,
+        Feature::StorageBuffer8BitAccess,
+        Feature::StorageBuffer16BitAccess,
+        Feature::StoragePushConstant8,
+        Feature::StoragePushConstant16,
+        Feature::Int64Atomics,
+        Feature::BufferFloat32AtomicAdd,
+        Feature::SharedFloat32AtomicAdd,
+        Feature::BufferFloat64AtomicAdd,
+        Feature::SharedFloat64AtomicAdd,
+    ];
+
+    /// The capability that owns this feature one-to-one, if any.
+    pub fn capability(self) -> Option<Capability> {
+        Some(match self {
+            Feature::Int8 => Capability::Int8,
+            Feature::Int16 => Capability::Int16,
+            Feature::Int64 => Capability::Int64,
+            Feature::Float16 => Capability::Float16,
+            Feature::Float64 => Capability::Float64,
+            Feature::StorageBuffer8BitAccess => Capability::StorageBuffer8BitAccess,
+            Feature::StorageBuffer16BitAccess => Capability::StorageBuffer16BitAccess,
+            Feature::StoragePushConstant8 => Capability::StoragePushConstant8,
+            Feature::StoragePushConstant16 => Capability::StoragePushConstant16,
+            Feature::Int64Atomics => Capability::Int64Atomics,
+            // One capability serves both storage classes: emission-owned.
+            Feature::BufferFloat32AtomicAdd
+            | Feature::SharedFloat32AtomicAdd
+            | Feature::BufferFloat64AtomicAdd
+            | Feature::SharedFloat64AtomicAdd => return None,
+        })
+    }
+
+    /// The Vulkan feature name, for messages.
+    pub fn vulkan_name(self) -> &'static str {
+        match self {
+            Feature::Int8 => "shaderInt8",
+            Feature::Int16 => "shaderInt16",
+            Feature::Int64 => "shaderInt64",
+            Feature::Float16 => "shaderFloat16",
+            Feature::Float64 => "shaderFloat64",
+            Feature::StorageBuffer8BitAccess => "storageBuffer8BitAccess",
+            Feature::StorageBuffer16BitAccess => "storageBuffer16BitAccess",
+            Feature::StoragePushConstant8 => "storagePushConstant8",
+            Feature::StoragePushConstant16 => "storagePushConstant16",
+            Feature::Int64Atomics => "shaderBufferInt64Atomics/shaderSharedInt64Atomics",
+            Feature::BufferFloat32AtomicAdd => "shaderBufferFloat32AtomicAdd",
+            Feature::SharedFloat32AtomicAdd => "shaderSharedFloat32AtomicAdd",
+            Feature::BufferFloat64AtomicAdd => "shaderBufferFloat64AtomicAdd",
+            Feature::SharedFloat64AtomicAdd => "shaderSharedFloat64AtomicAdd",
+        }
+    }
+
+    fn bit(self) -> u32 {
+        1 << (self as u32)
+    }
+}
+
+/// A set of [`Feature`]s.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct FeatureSet(u32);
+
+impl FeatureSet {
+    pub const fn empty() -> Self {
+        FeatureSet(0)
+    }
+    /// Every feature (a device that supports everything).
+    pub fn all() -> Self {
+        Feature::ALL.iter().copied().collect()
+    }
+    pub fn insert(&mut self, f: Feature) {
+        self.0 |= f.bit();
+    }
+    pub fn remove(&mut self, f: Feature) {
+        self.0 &= !f.bit();
+    }
+    pub fn contains(&self, f: Feature) -> bool {
+        self.0 & f.bit() != 0
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0 == 0
+    }
+    pub fn union(self, o: FeatureSet) -> FeatureSet {
+        FeatureSet(self.0 | o.0)
+    }
+    pub fn iter(&self) -> impl Iterator<Item = Feature> + '_ {
+        Feature::ALL.into_iter().filter(|f| self.contains(*f))
+    }
+    /// Features of `self` that `available` lacks.
+    pub fn missing_from(&self, available: &FeatureSet) -> Vec<Feature> {
+        self.iter().filter(|f| !available.contains(*f)).collect()
+    }
+
+    /// The capability-owned features declared by a list of capabilities.
+    pub fn from_capabilities(caps: impl IntoIterator<Item = Capability>) -> FeatureSet {
+        let caps: Vec<Capability> = caps.into_iter().collect();
+        Feature::ALL.into_iter().filter(|f| f.capability().is_some_and(|c| caps.contains(&c))).collect()
+    }
+
+    /// Only the emission-owned bits of `self`.
+    pub fn emission_owned(&self) -> FeatureSet {
+        self.iter().filter(|f| f.capability().is_none()).collect()
+    }
+}
+
+impl FromIterator<Feature> for FeatureSet {
+    fn from_iter<I: IntoIterator<Item = Feature>>(it: I) -> Self {
+        let mut s = FeatureSet::empty();
+        for f in it {
+            s.insert(f);
+        }
+        s
+    }
+}
+
+/// `Err(message)` naming every required feature the device lacks.
+pub fn check_available(required: &FeatureSet, device: &FeatureSet) -> Result<(), String> {
+    let missing = required.missing_from(device);
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let names: Vec<&str> = missing.iter().map(|f| f.vulkan_name()).collect();
+    Err(format!("the kernel requires device feature(s) the target does not enable: {}", names.join(", ")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capability_reconciliation_keeps_only_capability_owned_bits() {
+        let s = FeatureSet::from_capabilities([Capability::Shader, Capability::Int64, Capability::Float16]);
+        assert_eq!(s.iter().collect::<Vec<_>>(), vec![Feature::Int64, Feature::Float16]);
+        let mut e = FeatureSet::empty();
+        e.insert(Feature::BufferFloat32AtomicAdd);
+        e.insert(Feature::Int8);
+        assert_eq!(e.emission_owned().iter().collect::<Vec<_>>(), vec![Feature::BufferFloat32AtomicAdd]);
+    }
+
+    #[test]
+    fn missing_features_are_named() {
+        let req: FeatureSet = [Feature::Int64, Feature::Float64].into_iter().collect();
+        let dev: FeatureSet = [Feature::Int64].into_iter().collect();
+        let err = check_available(&req, &dev).unwrap_err();
+        assert!(err.contains("shaderFloat64") && !err.contains("shaderInt64"), "{err}");
+        assert!(check_available(&req, &FeatureSet::all()).is_ok());
+    }
+}

@@ -1,0 +1,287 @@
+//! The fail-closed SPIR-V handoff: the single check between legalized XIR
+//! and emission. Nothing is emitted unless it passes.
+//!
+//! Two scopes, kept apart (see the reference, "Dialect boundary"):
+//! - generic validity is whole-module: the module must lie in
+//!   `xir.restructured.audited` (verifier, structured roles, reducibility, no
+//!   spill markers, no self-referential Phis) and satisfy the `xir.spirv`
+//!   invariants `positive_array_lengths` and `phi_first_in_block`;
+//! - everything backend-specific looks only at the kernel-reachable call
+//!   graph and each function's structural closure: opcodes must be in the
+//!   `xir.spirv` op set and classified Supported or SemanticNoOp
+//!   (`classify.ron`), types classified Supported with positive array
+//!   lengths, and the semantic limits below hold.
+//!
+//! Semantic limits checked here (each with a focused diagnostic):
+//! - buffers have a typed or word layout (`plan::layout`); byte-buffer and
+//!   word-ABI values are whole 32/64-bit scalars;
+//! - GLSL.std.450 transcendentals only on 16/32-bit floats;
+//! - `cast.bitwise` between scalars/vectors of equal total width;
+//! - atomics on buffers (typed storage) or shared memory, on 32/64-bit
+//!   integers, or float add/sub;
+//! - calls pass only Function-storage pointers and no resources (call sites
+//!   that need more are specialized by `callable_specialization` first);
+//! - special registers exist in Vulkan compute.
+//!
+//! `exact_typed_memory` of `xir.spirv` is deliberately not required: it
+//! rejects `buffer<bool>`, which this backend stores through the word ABI.
+
+use rustc_hash::FxHashSet;
+use xir::verify::{inst_diag, type_name};
+use xir::{ArgKind, Diagnostic, FuncId, Function, Module, Opcode, SpecialRegister, Type, TypeId, Value};
+
+use crate::abi::BufferStorage;
+use crate::classify::{self, Support};
+use crate::plan::callgraph::{plan_call_graph, structural_closure};
+use crate::plan::features::{atomic_space, is_atomic, AtomicSpace};
+use crate::plan::layout;
+
+const RULE: &str = "spirv-handoff";
+
+/// Run the handoff for `kernel`. An empty list means the module may be emitted.
+pub fn check(m: &Module, kernel: FuncId) -> Vec<Diagnostic> {
+    let spec = xir_spec::spec();
+    if kernel.index() >= m.functions.len() || !m.func(kernel).is_kernel() {
+        return vec![Diagnostic::error(RULE, format!("{kernel} is not a kernel of this module"))];
+    }
+    let parent = spec.dialect("xir.restructured.audited").expect("built-in dialect");
+    let mut diags: Vec<Diagnostic> =
+        xir::dialect::check_module(m, parent).into_iter().filter(|d| d.is_error()).collect();
+    if !diags.is_empty() {
+        return diags;
+    }
+    for inv in ["phi_first_in_block"] {
+        if let Some(pred) = xir::dialect::invariants::lookup(inv) {
+            for mut d in pred(m) {
+                d.rule = format!("dialect:xir.spirv:{inv}");
+                diags.push(d);
+            }
+        }
+    }
+    let cg = match plan_call_graph(m, kernel) {
+        Ok(cg) => cg,
+        Err(errs) => {
+            return errs
+                .into_iter()
+                .map(|(f, msg)| Diagnostic::error(format!("{RULE}:callgraph"), msg).in_function(&m.func(f).name))
+                .collect()
+        }
+    };
+    let dialect = spec.dialect("xir.spirv").expect("built-in dialect");
+    for &fid in &cg.order {
+        let f = m.func(fid);
+        let mut cx = Cx { m, f, diags: &mut diags, seen: FxHashSet::default() };
+        for a in &f.args {
+            cx.check_type(a.ty, None);
+        }
+        cx.check_type(f.ret, None);
+        for b in structural_closure(f).blocks {
+            for &i in &f.block(b).insts {
+                let d = f.inst(i);
+                if !dialect.ops.contains(d.opcode) {
+                    cx.err(i, "opcode", format!("`{}` is not allowed in dialect `xir.spirv`", d.opcode));
+                    continue;
+                }
+                if let Support::Unsupported(why) = classify::opcode(d.opcode) {
+                    cx.err(i, "opcode", format!("`{}` is not supported by the SPIR-V backend: {why}", d.opcode));
+                    continue;
+                }
+                cx.check_type(d.ty, Some(i));
+                for &v in &d.operands {
+                    if !matches!(v, Value::Func(_)) {
+                        let vt = f.value_type(m, v);
+                        cx.check_type(vt, Some(i));
+                    }
+                    if let Value::Reg(r) = v {
+                        cx.check_register(i, r);
+                    }
+                }
+                cx.check_semantics(i);
+            }
+        }
+    }
+    diags
+}
+
+struct Cx<'a> {
+    m: &'a Module,
+    f: &'a Function,
+    diags: &'a mut Vec<Diagnostic>,
+    seen: FxHashSet<TypeId>,
+}
+
+impl Cx<'_> {
+    fn err(&mut self, i: xir::Inst, what: &str, msg: String) {
+        self.diags.push(inst_diag(self.f, i, &format!("{RULE}:{what}"), msg));
+    }
+
+    fn err_at(&mut self, at: Option<xir::Inst>, what: &str, msg: String) {
+        match at {
+            Some(i) => self.err(i, what, msg),
+            None => self.diags.push(
+                Diagnostic::error(format!("{RULE}:{what}"), msg).in_function(&self.f.name).with_span(self.f.span),
+            ),
+        }
+    }
+
+    /// Type kinds must be Supported; arrays must have a positive length.
+    fn check_type(&mut self, ty: TypeId, at: Option<xir::Inst>) {
+        if !self.seen.insert(ty) {
+            return;
+        }
+        let t = &self.m.types;
+        let kind = t.kind_name(ty);
+        if let Support::Unsupported(why) = classify::type_kind(kind) {
+            let msg = format!("type `{}` is not supported by the SPIR-V backend: {why}", type_name(t, ty));
+            self.err_at(at, "type", msg);
+            return;
+        }
+        if let Type::Array { len: 0, .. } = t.get(ty) {
+            let msg = format!("array type `{}` has length 0; OpTypeArray needs a positive length", type_name(t, ty));
+            self.err_at(at, "type", msg);
+        }
+        for member in xir::verify::type_members(t.get(ty)) {
+            self.check_type(member, at);
+        }
+    }
+
+    fn check_register(&mut self, i: xir::Inst, r: SpecialRegister) {
+        let ok = matches!(
+            r,
+            SpecialRegister::ThreadId
+                | SpecialRegister::BlockId
+                | SpecialRegister::DispatchId
+                | SpecialRegister::DispatchSize
+                | SpecialRegister::BlockSize
+                | SpecialRegister::WarpLaneId
+                | SpecialRegister::WarpSize
+        );
+        if !ok {
+            self.err(
+                i,
+                "register",
+                format!("special register `${}` does not exist in Vulkan compute kernels", r.name()),
+            );
+        }
+    }
+
+    fn check_semantics(&mut self, i: xir::Inst) {
+        let (m, f) = (self.m, self.f);
+        let t = &m.types;
+        let d = f.inst(i);
+        let op_ty = |k: usize| f.value_type(m, d.operands[k]);
+        let spec = xir_spec::spec().op(d.opcode);
+        if (spec.has(xir::Trait::Transcendental) || d.opcode == Opcode::Exp10)
+            && !matches!(d.opcode, Opcode::Sqrt | Opcode::Rsqrt)
+        {
+            let bits = t.scalar_bits(t.scalar_of(d.ty));
+            if bits != 32 && bits != 16 {
+                self.err(
+                    i,
+                    "float-width",
+                    format!(
+                        "`{}` on {bits}-bit floats: GLSL.std.450 provides it only for 16- and 32-bit floats",
+                        d.opcode
+                    ),
+                );
+            }
+        }
+        match d.opcode {
+            Opcode::CastBitwise => {
+                let from = op_ty(0);
+                let ok = |ty: TypeId| {
+                    t.is_scalar(ty) && !t.is_bool(ty)
+                        || matches!(t.get(ty), Type::Vector { elem, .. } if !t.is_bool(*elem))
+                };
+                let width = |ty: TypeId| t.scalar_bits(t.scalar_of(ty)) * t.lanes(ty);
+                if !ok(from) || !ok(d.ty) || width(from) != width(d.ty) {
+                    self.err(i, "cast", format!("`cast.bitwise` from `{}` to `{}`: OpBitcast needs non-bool scalars or vectors of equal total width", type_name(t, from), type_name(t, d.ty)));
+                }
+            }
+            Opcode::BufferRead | Opcode::BufferWrite | Opcode::BufferSize => {
+                if let Type::Buffer(elem) = t.get(op_ty(0)) {
+                    if let Err(e) = layout::plan_buffer(t, *elem) {
+                        self.err(i, "layout", e);
+                    }
+                }
+            }
+            Opcode::ByteBufferRead | Opcode::ByteBufferWrite => {
+                let vt = if d.opcode == Opcode::ByteBufferRead { d.ty } else { op_ty(2) };
+                if t.is_bool(vt) {
+                    self.err(i, "layout", "`bool` has no byte-buffer representation".into());
+                } else if let Err(e) = layout::word_leaves(t, vt) {
+                    self.err(i, "layout", format!("byte-buffer value: {e}"));
+                }
+            }
+            Opcode::Alloca | Opcode::AllocaShared if !t.is_data(d.ty) => {
+                self.err(i, "alloca", format!("`{}` of non-data type `{}`", d.opcode, type_name(t, d.ty)));
+            }
+            Opcode::Call => self.check_call(i),
+            op if is_atomic(op) => self.check_atomic(i),
+            _ => {}
+        }
+    }
+
+    fn check_atomic(&mut self, i: xir::Inst) {
+        let (m, f) = (self.m, self.f);
+        let t = &m.types;
+        let d = f.inst(i);
+        let space = atomic_space(f, d.operands[0]);
+        match space {
+            AtomicSpace::Local => {
+                return self.err(
+                    i,
+                    "atomic",
+                    "atomics on function-local memory: Vulkan atomics need buffer or shared storage".into(),
+                )
+            }
+            AtomicSpace::Buffer => {
+                if let Type::Buffer(elem) = t.get(f.value_type(m, d.operands[0])) {
+                    if !matches!(layout::plan_buffer(t, *elem), Ok(BufferStorage::Typed { .. })) {
+                        return self.err(
+                            i,
+                            "atomic",
+                            format!(
+                                "atomic on `buffer<{}>`, whose layout needs the word ABI; atomics need typed storage",
+                                type_name(t, *elem)
+                            ),
+                        );
+                    }
+                }
+            }
+            AtomicSpace::Shared => {}
+        }
+        let ty = d.ty;
+        let bits = t.scalar_bits(ty);
+        match t.get(ty) {
+            Type::Int { .. } if bits == 32 || bits == 64 => {}
+            Type::Float(_)
+                if (bits == 32 || bits == 64)
+                    && matches!(d.opcode, Opcode::AtomicFetchAdd | Opcode::AtomicFetchSub) => {}
+            _ => self.err(
+                i,
+                "atomic",
+                format!(
+                    "`{}` on `{}`: supported atomics are 32/64-bit integer operations and float add/sub",
+                    d.opcode,
+                    type_name(t, ty)
+                ),
+            ),
+        }
+    }
+
+    fn check_call(&mut self, i: xir::Inst) {
+        let (m, f) = (self.m, self.f);
+        let d = f.inst(i);
+        let Some(Value::Func(g)) = d.operands.first().copied() else { return };
+        let callee = m.func(g);
+        for (k, &a) in d.operands[1..].iter().enumerate() {
+            let Some(formal) = callee.args.get(k) else { continue };
+            match formal.kind {
+                ArgKind::Resource => self.err(i, "call", format!("argument {k} of @{} is a resource: run `callable_specialization` to inline this call site", callee.name)),
+                ArgKind::Reference if atomic_space(f, a) == AtomicSpace::Shared => self.err(i, "call", format!("argument {k} of @{} points to shared memory: run `callable_specialization` to inline this call site", callee.name)),
+                _ => {}
+            }
+        }
+    }
+}

@@ -1,0 +1,68 @@
+//! The backend's pipeline passes.
+//!
+//! `spirv_handoff`: the fail-closed SPIR-V handoff as a pipeline step.
+//! - Consumes: `xir.restructured.audited`.
+//! - Produces: `xir.spirv` (it changes nothing: it proves every kernel of the
+//!   module passes [`crate::handoff::check`] or fails with its diagnostics).
+//! - Preserves: everything.
+//!
+//! `callable_specialization` lives in `specialize.rs`.
+
+use xir::pass::{AnalysisKind, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, PassRegistry, Produces};
+use xir::Module;
+
+use crate::specialize;
+
+static HANDOFF: PassInfo = PassInfo {
+    name: "spirv_handoff",
+    doc: "Fail-closed SPIR-V handoff check of every kernel (changes nothing).",
+    consumes: &["xir.restructured.audited"],
+    produces: Produces::Dialect("xir.spirv"),
+    preserves: &[
+        AnalysisKind::Cfg,
+        AnalysisKind::Dominators,
+        AnalysisKind::PostDominators,
+        AnalysisKind::DominanceFrontiers,
+        AnalysisKind::Loops,
+        AnalysisKind::CallGraph,
+    ],
+    eliminates: &[],
+};
+
+struct SpirvHandoff;
+
+impl Pass for SpirvHandoff {
+    fn info(&self) -> &PassInfo {
+        &HANDOFF
+    }
+    fn run(&self, module: &mut Module, _cx: &mut PassContext) -> Result<PassOutcome, PassError> {
+        let mut diags = Vec::new();
+        for fid in module.func_ids() {
+            if module.func(fid).is_kernel() {
+                diags.extend(crate::handoff::check(module, fid));
+            }
+        }
+        if diags.is_empty() {
+            return Ok(PassOutcome::changed(false));
+        }
+        let mut e =
+            PassError::new("spirv_handoff", format!("{} construct(s) cannot be lowered to SPIR-V", diags.len()));
+        e.diagnostics = diags;
+        Err(e)
+    }
+}
+
+/// Register `spirv_handoff` and `callable_specialization`.
+pub fn register_passes(reg: &mut PassRegistry) {
+    reg.register(PassDecl {
+        info: HANDOFF.clone(),
+        options: &[],
+        create: |v| {
+            if v.is_some_and(|v| !matches!(v, ron::Value::Map(m) if m.is_empty()) && !matches!(v, ron::Value::Unit)) {
+                return Err("spirv_handoff takes no options".into());
+            }
+            Ok(Box::new(SpirvHandoff))
+        },
+    });
+    reg.register(specialize::decl());
+}

@@ -1,0 +1,99 @@
+//! Immutable plans, computed after the handoff and before any SPIR-V exists:
+//! the call graph and structural closures (`callgraph`), per-function
+//! control flow (`control_flow`, with word-count `limits`), buffer layout
+//! (`layout`), aggregate index walks (`aggregate`), the argument block and
+//! descriptor bindings (`bindings`), and target features (`features`).
+//! Emission only reads them.
+
+pub mod aggregate;
+pub mod bindings;
+pub mod callgraph;
+pub mod control_flow;
+pub mod features;
+pub mod layout;
+pub mod limits;
+
+use rustc_hash::FxHashMap;
+use xir::verify::{block_diag, inst_diag};
+use xir::{Diagnostic, FuncId, Module, Opcode};
+
+use crate::features::FeatureSet;
+
+/// Everything emission needs, frozen.
+#[derive(Clone, Debug)]
+pub struct Plans {
+    pub kernel: FuncId,
+    pub callgraph: callgraph::CallGraph,
+    pub closures: FxHashMap<FuncId, callgraph::Closure>,
+    pub control: FxHashMap<FuncId, control_flow::FunctionPlan>,
+    pub bindings: bindings::BindingPlan,
+    pub features: features::FeaturePlan,
+    /// Whether any reachable instruction writes buffer memory (the alias proof for `NonWritable`).
+    pub writes_memory: bool,
+}
+
+/// Compute every plan; errors are located diagnostics.
+pub fn plan_all(m: &Module, kernel: FuncId, device: Option<&FeatureSet>) -> Result<Plans, Vec<Diagnostic>> {
+    let mut diags = Vec::new();
+    let cg = match callgraph::plan_call_graph(m, kernel) {
+        Ok(cg) => cg,
+        Err(e) => {
+            return Err(e
+                .into_iter()
+                .map(|(f, msg)| Diagnostic::error("spirv-plan:callgraph", msg).in_function(&m.func(f).name))
+                .collect())
+        }
+    };
+    let mut closures = FxHashMap::default();
+    let mut blocks_of = Vec::new();
+    let mut writes_memory = false;
+    for &fid in &cg.order {
+        let f = m.func(fid);
+        let c = callgraph::structural_closure(f);
+        for &b in &c.blocks {
+            for &i in &f.block(b).insts {
+                let op = f.inst(i).opcode;
+                if matches!(op, Opcode::BufferWrite | Opcode::ByteBufferWrite) || features::is_atomic(op) {
+                    writes_memory = true;
+                }
+            }
+        }
+        blocks_of.push((fid, c.blocks.clone()));
+        closures.insert(fid, c);
+    }
+    let feats = features::plan_features(m, &blocks_of, device);
+    let bindings = match bindings::plan_bindings(m, kernel, &feats.int_view_buffers) {
+        Ok(b) => b,
+        Err(errs) => {
+            let f = m.func(kernel);
+            return Err(errs
+                .into_iter()
+                .map(|msg| Diagnostic::error("spirv-handoff:abi", msg).in_function(&f.name).with_span(f.span))
+                .collect());
+        }
+    };
+    let mut control = FxHashMap::default();
+    let empty = FxHashMap::default();
+    for &fid in &cg.order {
+        let f = m.func(fid);
+        let sites = feats.cas_sites.get(&fid).unwrap_or(&empty);
+        match control_flow::plan_control_flow(m, f, &closures[&fid], sites) {
+            Ok(p) => {
+                control.insert(fid, p);
+            }
+            Err(errs) => {
+                for (i, b, msg) in errs {
+                    diags.push(match (i, b) {
+                        (Some(i), _) => inst_diag(f, i, "spirv-plan:control-flow", msg),
+                        (None, Some(b)) => block_diag(f, b, "spirv-plan:control-flow", msg),
+                        _ => Diagnostic::error("spirv-plan:control-flow", msg).in_function(&f.name),
+                    });
+                }
+            }
+        }
+    }
+    if !diags.is_empty() {
+        return Err(diags);
+    }
+    Ok(Plans { kernel, callgraph: cg, closures, control, bindings, features: feats, writes_memory })
+}

@@ -1,0 +1,220 @@
+//! `callable_specialization`: the SPIR-V callable ABI policy (the hook in
+//! `spirv-legalize`). A callable parameter can stay a SPIR-V function
+//! parameter only when it is a value or a Function-storage pointer. Call
+//! sites that pass a resource (buffer, byte buffer, ...) or a pointer into
+//! shared (`Workgroup`) memory are inlined, to a fixed point (inlining one
+//! layer can expose another). Generic passes stay target-neutral: this policy
+//! lives in the backend.
+//!
+//! - Consumes: `xir.raw` (runs after `destructure_cfg`, so multi-block
+//!   inlining only splices raw branches).
+//! - Produces: `xir.raw` (same dialect; a value-returning callee's returns
+//!   meet in a Phi of the continuation block).
+//! - Preserves: nothing (the CFG and call graph change).
+//!
+//! The whole batch is preflighted before any function changes: a selected
+//! call into a recursive cycle or an external declaration fails the pass.
+
+use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
+use xir::pass::{options_from_ron, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};
+use xir::{ArgKind, Block, FuncId, Inst, InstData, Module, Opcode, TypeTable, Value};
+
+use crate::plan::features::{atomic_space, AtomicSpace};
+
+static INFO: PassInfo = PassInfo {
+    name: "callable_specialization",
+    doc: "Inline call sites whose callable takes resources or shared-memory pointers (SPIR-V callable ABI).",
+    consumes: &["xir.raw"],
+    produces: Produces::Same,
+    preserves: &[],
+    eliminates: &["call"],
+};
+
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Options {}
+
+struct CallableSpecialization;
+
+pub fn decl() -> PassDecl {
+    PassDecl {
+        info: INFO.clone(),
+        options: &[],
+        create: |v| {
+            let _o: Options = options_from_ron(v)?;
+            Ok(Box::new(CallableSpecialization))
+        },
+    }
+}
+
+impl Pass for CallableSpecialization {
+    fn info(&self) -> &PassInfo {
+        &INFO
+    }
+    fn run(&self, module: &mut Module, _cx: &mut PassContext) -> Result<PassOutcome, PassError> {
+        let n = specialize_module(module).map_err(|msg| PassError::new("callable_specialization", msg))?;
+        let mut out = PassOutcome::changed(n > 0);
+        out.stats.push(("inlined_call_sites".into(), n.to_string()));
+        Ok(out)
+    }
+}
+
+/// Whether call `i` of `f` must be inlined for SPIR-V.
+pub fn needs_specialization(m: &Module, caller: FuncId, i: Inst) -> bool {
+    let f = m.func(caller);
+    let d = f.inst(i);
+    let Some(Value::Func(g)) = d.operands.first().copied() else { return false };
+    let callee = m.func(g);
+    d.operands[1..].iter().zip(&callee.args).any(|(&a, formal)| match formal.kind {
+        ArgKind::Resource => true,
+        ArgKind::Reference => atomic_space(f, a) == AtomicSpace::Shared,
+        ArgKind::Value => false,
+    })
+}
+
+fn selected_sites(m: &Module) -> Vec<(FuncId, Inst)> {
+    let mut out = Vec::new();
+    for fid in m.func_ids() {
+        let f = m.func(fid);
+        for (_, i) in f.all_insts() {
+            if f.inst(i).opcode == Opcode::Call && needs_specialization(m, fid, i) {
+                out.push((fid, i));
+            }
+        }
+    }
+    out
+}
+
+/// Inline every selected call site to a fixed point; returns how many were inlined.
+pub fn specialize_module(m: &mut Module) -> Result<usize, String> {
+    let mut n = 0;
+    loop {
+        let sites = selected_sites(m);
+        if sites.is_empty() {
+            return Ok(n);
+        }
+        // Preflight the batch: no external callee, no self-inlining.
+        for &(fid, i) in &sites {
+            let Some(Value::Func(g)) = m.func(fid).inst(i).operands.first().copied() else { continue };
+            if m.func(g).is_external() {
+                return Err(format!(
+                    "@{} calls external @{} with a resource argument; nothing to inline",
+                    m.func(fid).name,
+                    m.func(g).name
+                ));
+            }
+            if g == fid {
+                return Err(format!(
+                    "@{} is recursive; its resource-taking call cannot be specialized",
+                    m.func(fid).name
+                ));
+            }
+        }
+        if n > 10_000 {
+            return Err(
+                "callable specialization did not reach a fixed point (recursion through resource arguments?)".into()
+            );
+        }
+        // Sites are re-selected after each inline: ids in a caller change.
+        let (fid, i) = sites[0];
+        inline_call(m, fid, i)?;
+        n += 1;
+    }
+}
+
+/// Inline call `call` of `caller` (raw CFG).
+pub fn inline_call(m: &mut Module, caller: FuncId, call: Inst) -> Result<(), String> {
+    let d = m.func(caller).inst(call).clone();
+    let Some(Value::Func(g)) = d.operands.first().copied() else { return Err("call without callee".into()) };
+    let callee = m.func(g).clone();
+    let actuals: Vec<Value> = d.operands[1..].to_vec();
+    let f = m.func_mut(caller);
+    let b = d.parent.ok_or("call is not placed")?;
+    let pos = f.position(call).ok_or("call not in its block")?;
+    // Continuation block: everything after the call.
+    let cont = f.add_block();
+    let tail: Vec<Inst> = f.block(b).insts[pos + 1..].to_vec();
+    for (k, &i) in tail.iter().enumerate() {
+        f.move_inst(i, cont, k);
+    }
+    // Phis of the old successors now come from `cont`.
+    for s in f.successors(cont) {
+        for &pi in &f.block(s).insts.clone() {
+            let pd = f.inst_mut(pi);
+            if pd.opcode == Opcode::Phi {
+                for bb in pd.blocks.iter_mut() {
+                    if *bb == b {
+                        *bb = cont;
+                    }
+                }
+            }
+        }
+    }
+    // Clone the callee's blocks and instructions.
+    let mut bmap: FxHashMap<Block, Block> = FxHashMap::default();
+    for &cb in callee.blocks() {
+        bmap.insert(cb, f.add_block());
+    }
+    let mut imap: FxHashMap<Inst, Inst> = FxHashMap::default();
+    let mut placed: Vec<(Block, Inst)> = Vec::new();
+    let mut returns: Vec<(Block, Option<Value>)> = Vec::new();
+    for &cb in callee.blocks() {
+        for &ci in &callee.block(cb).insts {
+            let cd = callee.inst(ci);
+            if cd.opcode == Opcode::Return {
+                returns.push((bmap[&cb], cd.operands.first().copied()));
+                continue;
+            }
+            let ni = f.create_inst(cd.clone());
+            imap.insert(ci, ni);
+            placed.push((bmap[&cb], ni));
+        }
+    }
+    let map_v = |v: Value| -> Value {
+        match v {
+            Value::Arg(k) => actuals[k as usize],
+            Value::Inst(i) => Value::Inst(imap[&i]),
+            other => other,
+        }
+    };
+    for &(_, ni) in &placed {
+        let nd = f.inst_mut(ni);
+        let ops: SmallVec<[Value; 3]> = nd.operands.iter().map(|&v| map_v(v)).collect();
+        nd.operands = ops;
+        for bb in nd.blocks.iter_mut() {
+            *bb = bmap[bb];
+        }
+    }
+    for (nb, ni) in placed {
+        let pos = f.block(nb).insts.len();
+        f.insert_inst(nb, pos, ni);
+    }
+    // Returns become branches to the continuation; a returned value meets in a Phi.
+    let result = if d.ty != TypeTable::VOID {
+        let mut phi = InstData::new(Opcode::Phi, d.ty);
+        for (rb, v) in &returns {
+            phi.operands.push(map_v(v.ok_or("value-returning callee returns nothing")?));
+            phi.blocks.push(*rb);
+        }
+        let pi = f.create_inst(phi);
+        f.insert_inst(cont, 0, pi);
+        Some(Value::Inst(pi))
+    } else {
+        None
+    };
+    for (rb, _) in returns {
+        let mut br = InstData::new(Opcode::Br, TypeTable::VOID);
+        br.blocks.push(cont);
+        f.append_inst(rb, br);
+    }
+    if let Some(r) = result {
+        f.replace_all_uses(Value::Inst(call), r);
+    }
+    f.remove_inst(call);
+    let entry = callee.body().ok_or("callee has no body")?;
+    let mut br = InstData::new(Opcode::Br, TypeTable::VOID);
+    br.blocks.push(bmap[&entry]);
+    f.append_inst(b, br);
+    Ok(())
+}

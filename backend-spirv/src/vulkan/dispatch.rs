@@ -1,0 +1,274 @@
+//! One compute dispatch at the byte level: bind the kernel's storage buffers
+//! (set 0, dense bindings, as `abi.rs` says), push constants, dispatch,
+//! read the buffers back, and time the dispatch with GPU timestamps. Every
+//! Vulkan object created here is destroyed before returning, on success and
+//! on every error path (`Objects`' `Drop`).
+
+use ash::vk;
+
+use super::{device::Device, GpuTiming, RunError};
+use crate::abi::KernelAbi;
+
+/// Objects of one dispatch, destroyed in reverse creation order.
+struct Objects<'d> {
+    dev: &'d ash::Device,
+    shader: vk::ShaderModule,
+    set_layout: vk::DescriptorSetLayout,
+    layout: vk::PipelineLayout,
+    pipeline: vk::Pipeline,
+    pool: vk::DescriptorPool,
+    buffers: Vec<(vk::Buffer, vk::DeviceMemory)>,
+    cmd_pool: vk::CommandPool,
+    query_pool: vk::QueryPool,
+    fence: vk::Fence,
+}
+
+impl Drop for Objects<'_> {
+    fn drop(&mut self) {
+        // SAFETY: the fence was waited on (or nothing was submitted), so no
+        // object is in use; destroying null handles is a no-op.
+        unsafe {
+            let d = self.dev;
+            d.destroy_fence(self.fence, None);
+            d.destroy_query_pool(self.query_pool, None);
+            d.destroy_command_pool(self.cmd_pool, None);
+            for (b, m) in self.buffers.drain(..) {
+                d.destroy_buffer(b, None);
+                d.free_memory(m, None);
+            }
+            d.destroy_descriptor_pool(self.pool, None);
+            d.destroy_pipeline(self.pipeline, None);
+            d.destroy_pipeline_layout(self.layout, None);
+            d.destroy_descriptor_set_layout(self.set_layout, None);
+            d.destroy_shader_module(self.shader, None);
+        }
+    }
+}
+
+fn vk_err(what: &'static str) -> impl Fn(vk::Result) -> RunError {
+    move |e| RunError::Vulkan(format!("{what}: {e}"))
+}
+
+/// Run `words` with `buffers` (one byte vector per descriptor, in binding
+/// order) and `push` (the push-constant block); returns the buffers after
+/// the dispatch.
+pub fn dispatch(
+    device: &Device,
+    words: &[u32],
+    abi: &KernelAbi,
+    buffers: &[Vec<u8>],
+    push: &[u8],
+    groups: [u32; 3],
+) -> Result<(Vec<Vec<u8>>, GpuTiming), RunError> {
+    let descriptors: Vec<_> = abi.descriptors().collect();
+    if descriptors.len() != buffers.len() {
+        return Err(RunError::Abi(format!("{} descriptors in the ABI, {} buffers given", descriptors.len(), buffers.len())));
+    }
+    if push.len() as u32 > abi.push_constant_size {
+        return Err(RunError::Abi(format!("{} push-constant bytes for a {}-byte block", push.len(), abi.push_constant_size)));
+    }
+    let d = &device.device;
+    let mut o = Objects {
+        dev: d,
+        shader: vk::ShaderModule::null(),
+        set_layout: vk::DescriptorSetLayout::null(),
+        layout: vk::PipelineLayout::null(),
+        pipeline: vk::Pipeline::null(),
+        pool: vk::DescriptorPool::null(),
+        buffers: Vec::new(),
+        cmd_pool: vk::CommandPool::null(),
+        query_pool: vk::QueryPool::null(),
+        fence: vk::Fence::null(),
+    };
+    // SAFETY (whole block): every handle passed to Vulkan below was created
+    // from `d` in this function and is still alive (owned by `o`).
+    unsafe {
+        o.shader = d
+            .create_shader_module(&vk::ShaderModuleCreateInfo::default().code(words), None)
+            .map_err(vk_err("vkCreateShaderModule"))?;
+        let bindings: Vec<_> = descriptors
+            .iter()
+            .map(|p| {
+                vk::DescriptorSetLayoutBinding::default()
+                    .binding(p.binding)
+                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                    .descriptor_count(1)
+                    .stage_flags(vk::ShaderStageFlags::COMPUTE)
+            })
+            .collect();
+        o.set_layout = d
+            .create_descriptor_set_layout(&vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings), None)
+            .map_err(vk_err("vkCreateDescriptorSetLayout"))?;
+        let ranges = [vk::PushConstantRange::default()
+            .stage_flags(vk::ShaderStageFlags::COMPUTE)
+            .offset(0)
+            .size(abi.push_constant_size)];
+        let set_layouts = [o.set_layout];
+        let layout_info = vk::PipelineLayoutCreateInfo::default()
+            .set_layouts(&set_layouts)
+            .push_constant_ranges(if abi.push_constant_size > 0 { &ranges[..] } else { &[] });
+        o.layout = d.create_pipeline_layout(&layout_info, None).map_err(vk_err("vkCreatePipelineLayout"))?;
+        let entry = std::ffi::CString::new(abi.entry_point.as_str())
+            .map_err(|_| RunError::Abi("entry point name contains NUL".into()))?;
+        let stage = vk::PipelineShaderStageCreateInfo::default()
+            .stage(vk::ShaderStageFlags::COMPUTE)
+            .module(o.shader)
+            .name(&entry);
+        let info = [vk::ComputePipelineCreateInfo::default().stage(stage).layout(o.layout)];
+        o.pipeline = d
+            .create_compute_pipelines(vk::PipelineCache::null(), &info, None)
+            .map_err(|(_, e)| RunError::Vulkan(format!("vkCreateComputePipelines: {e}")))?[0];
+
+        // Host-visible, coherent buffers (simple and exact; timing is of the dispatch only).
+        for bytes in buffers {
+            let size = (bytes.len().max(4).div_ceil(4) * 4) as u64;
+            let buf = d
+                .create_buffer(
+                    &vk::BufferCreateInfo::default()
+                        .size(size)
+                        .usage(vk::BufferUsageFlags::STORAGE_BUFFER)
+                        .sharing_mode(vk::SharingMode::EXCLUSIVE),
+                    None,
+                )
+                .map_err(vk_err("vkCreateBuffer"))?;
+            let req = d.get_buffer_memory_requirements(buf);
+            let Some(ty) = device.memory_type(
+                req.memory_type_bits,
+                vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT,
+            ) else {
+                d.destroy_buffer(buf, None);
+                return Err(RunError::Vulkan("no host-visible coherent memory type".into()));
+            };
+            let mem = match d.allocate_memory(
+                &vk::MemoryAllocateInfo::default().allocation_size(req.size).memory_type_index(ty),
+                None,
+            ) {
+                Ok(m) => m,
+                Err(e) => {
+                    d.destroy_buffer(buf, None);
+                    return Err(RunError::Vulkan(format!("vkAllocateMemory: {e}")));
+                }
+            };
+            o.buffers.push((buf, mem));
+            d.bind_buffer_memory(buf, mem, 0).map_err(vk_err("vkBindBufferMemory"))?;
+            let ptr = d.map_memory(mem, 0, size, vk::MemoryMapFlags::empty()).map_err(vk_err("vkMapMemory"))?;
+            let dst = std::slice::from_raw_parts_mut(ptr as *mut u8, size as usize);
+            dst.fill(0);
+            dst[..bytes.len()].copy_from_slice(bytes);
+            d.unmap_memory(mem);
+        }
+
+        let sets = if !descriptors.is_empty() {
+            let sizes = [vk::DescriptorPoolSize::default()
+                .ty(vk::DescriptorType::STORAGE_BUFFER)
+                .descriptor_count(descriptors.len() as u32)];
+            o.pool = d
+                .create_descriptor_pool(&vk::DescriptorPoolCreateInfo::default().max_sets(1).pool_sizes(&sizes), None)
+                .map_err(vk_err("vkCreateDescriptorPool"))?;
+            let sets = d
+                .allocate_descriptor_sets(
+                    &vk::DescriptorSetAllocateInfo::default().descriptor_pool(o.pool).set_layouts(&set_layouts),
+                )
+                .map_err(vk_err("vkAllocateDescriptorSets"))?;
+            let infos: Vec<[vk::DescriptorBufferInfo; 1]> = o
+                .buffers
+                .iter()
+                .map(|(b, _)| [vk::DescriptorBufferInfo::default().buffer(*b).offset(0).range(vk::WHOLE_SIZE)])
+                .collect();
+            let writes: Vec<_> = descriptors
+                .iter()
+                .zip(&infos)
+                .map(|(p, info)| {
+                    vk::WriteDescriptorSet::default()
+                        .dst_set(sets[0])
+                        .dst_binding(p.binding)
+                        .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                        .buffer_info(info)
+                })
+                .collect();
+            d.update_descriptor_sets(&writes, &[]);
+            sets
+        } else {
+            Vec::new()
+        };
+
+        o.cmd_pool = d
+            .create_command_pool(&vk::CommandPoolCreateInfo::default().queue_family_index(device.queue_family), None)
+            .map_err(vk_err("vkCreateCommandPool"))?;
+        let cmd = d
+            .allocate_command_buffers(
+                &vk::CommandBufferAllocateInfo::default()
+                    .command_pool(o.cmd_pool)
+                    .level(vk::CommandBufferLevel::PRIMARY)
+                    .command_buffer_count(1),
+            )
+            .map_err(vk_err("vkAllocateCommandBuffers"))?[0];
+        let timed = device.timestamp_period > 0.0;
+        if timed {
+            o.query_pool = d
+                .create_query_pool(
+                    &vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(2),
+                    None,
+                )
+                .map_err(vk_err("vkCreateQueryPool"))?;
+        }
+        d.begin_command_buffer(cmd, &vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT))
+            .map_err(vk_err("vkBeginCommandBuffer"))?;
+        if timed {
+            d.cmd_reset_query_pool(cmd, o.query_pool, 0, 2);
+        }
+        d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, o.pipeline);
+        if !sets.is_empty() {
+            d.cmd_bind_descriptor_sets(cmd, vk::PipelineBindPoint::COMPUTE, o.layout, 0, &sets, &[]);
+        }
+        if abi.push_constant_size > 0 {
+            let mut block = vec![0u8; abi.push_constant_size as usize];
+            block[..push.len()].copy_from_slice(push);
+            d.cmd_push_constants(cmd, o.layout, vk::ShaderStageFlags::COMPUTE, 0, &block);
+        }
+        if timed {
+            d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::TOP_OF_PIPE, o.query_pool, 0);
+        }
+        d.cmd_dispatch(cmd, groups[0], groups[1], groups[2]);
+        if timed {
+            d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, o.query_pool, 1);
+        }
+        let barrier = [vk::MemoryBarrier::default()
+            .src_access_mask(vk::AccessFlags::SHADER_WRITE)
+            .dst_access_mask(vk::AccessFlags::HOST_READ)];
+        d.cmd_pipeline_barrier(
+            cmd,
+            vk::PipelineStageFlags::COMPUTE_SHADER,
+            vk::PipelineStageFlags::HOST,
+            vk::DependencyFlags::empty(),
+            &barrier,
+            &[],
+            &[],
+        );
+        d.end_command_buffer(cmd).map_err(vk_err("vkEndCommandBuffer"))?;
+        o.fence = d.create_fence(&vk::FenceCreateInfo::default(), None).map_err(vk_err("vkCreateFence"))?;
+        let cmds = [cmd];
+        let submit = [vk::SubmitInfo::default().command_buffers(&cmds)];
+        d.queue_submit(device.queue, &submit, o.fence).map_err(vk_err("vkQueueSubmit"))?;
+        d.wait_for_fences(&[o.fence], true, 60_000_000_000).map_err(vk_err("vkWaitForFences"))?;
+
+        let mut timing = GpuTiming { dispatch_ns: None };
+        if timed {
+            let mut stamps = [0u64; 2];
+            if d
+                .get_query_pool_results(o.query_pool, 0, &mut stamps, vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT)
+                .is_ok()
+            {
+                let ticks = stamps[1].saturating_sub(stamps[0]) as f64;
+                timing.dispatch_ns = Some(ticks * device.timestamp_period as f64);
+            }
+        }
+        let mut out = Vec::with_capacity(buffers.len());
+        for ((_, mem), bytes) in o.buffers.iter().zip(buffers) {
+            let ptr = d.map_memory(*mem, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty()).map_err(vk_err("vkMapMemory"))?;
+            out.push(std::slice::from_raw_parts(ptr as *const u8, bytes.len()).to_vec());
+            d.unmap_memory(*mem);
+        }
+        Ok((out, timing))
+    }
+}

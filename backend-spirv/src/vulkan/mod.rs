@@ -1,0 +1,35 @@
+//! Running compiled kernels on a real Vulkan implementation (ash): Mesa's
+//! lavapipe in CI, NVIDIA GPUs on real hardware. `Device` is created once;
+//! `dispatch` runs one kernel at the byte level following `abi.rs`; the
+//! typed layer (`encode`) turns interpreter-style inputs into those bytes and
+//! the bytes back into outputs comparable with the interpreter's.
+
+mod device;
+mod dispatch;
+
+pub use device::Device;
+pub use dispatch::dispatch;
+
+/// Why a run failed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RunError {
+    /// No loader, no instance or no device with compute: tests skip loudly on this.
+    #[error("no Vulkan device: {0}")]
+    NoVulkan(String),
+    #[error("Vulkan error: {0}")]
+    Vulkan(String),
+    /// The ABI and the inputs do not fit together.
+    #[error("ABI mismatch: {0}")]
+    Abi(String),
+}
+
+/// GPU time of one dispatch, from timestamp queries (when the queue has them).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct GpuTiming {
+    pub dispatch_ns: Option<f64>,
+}
+
+/// Workgroup counts covering `dispatch` threads with `block_size` threads per group.
+pub fn group_counts(dispatch: [u32; 3], block_size: [u32; 3]) -> [u32; 3] {
+    [0, 1, 2].map(|i| dispatch[i].div_ceil(block_size[i].max(1)).max(1))
+}
