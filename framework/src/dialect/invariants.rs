@@ -1,7 +1,8 @@
 //! Dialect invariants: one Rust predicate per name used in `dialects.ron`.
-//! Each returns the violations it finds (the checker renames their rule to
-//! `dialect:<dialect>:<invariant>`). Except for `verified`, they run only on
-//! modules that pass the generic verifier, so they may index freely.
+//! Each returns the violations it finds, named after the invariant (the
+//! checker renames them `dialect:<dialect>:<invariant>`). Except for
+//! `verified`, they run only on modules that pass the generic verifier, so
+//! they may index freely.
 //!
 //! - `verified`: the generic verifier accepts the module.
 //! - `structured_roles_wellformed`: every block is a role of at most one
@@ -80,7 +81,7 @@ fn structured_roles_wellformed(m: &Module) -> Vec<Diagnostic> {
                         f.inst(prev).opcode,
                         d.opcode
                     );
-                    out.push(inst_diag(f, t, "", msg));
+                    out.push(inst_diag(f, t, "structured_roles_wellformed", msg));
                 }
             }
             match d.opcode {
@@ -113,7 +114,7 @@ fn structured_roles_wellformed(m: &Module) -> Vec<Diagnostic> {
                 None
             };
             if let Some(msg) = bad {
-                out.push(inst_diag(f, t, "", msg));
+                out.push(inst_diag(f, t, "structured_roles_wellformed", msg));
             }
         }
     }
@@ -137,14 +138,19 @@ fn spill_slots_tagged(m: &Module) -> Vec<Diagnostic> {
                 continue;
             }
             if !m.types.is_data(d.ty) {
-                out.push(inst_diag(f, i, "", format!("spill slot of non-data type `{}`", type_name(&m.types, d.ty))));
+                out.push(inst_diag(
+                    f,
+                    i,
+                    "spill_slots_tagged",
+                    format!("spill slot of non-data type `{}`", type_name(&m.types, d.ty)),
+                ));
             }
             for u in f.uses(Value::Inst(i)) {
                 let ud = f.inst(u.user);
                 let ok = u.index == 0 && matches!(ud.opcode, Opcode::Load | Opcode::Store | Opcode::Gep);
                 if !ok {
                     let msg = format!("spill slot {i} is used as operand {} of `{}`", u.index, ud.opcode);
-                    out.push(inst_diag(f, u.user, "", msg));
+                    out.push(inst_diag(f, u.user, "spill_slots_tagged", msg));
                 }
             }
         }
@@ -162,7 +168,7 @@ fn reducible_cfg(m: &Module) -> Vec<Diagnostic> {
                 if cfg.rpo_index[s.index()] <= cfg.rpo_index[b.index()] && !dom.dominates(s, b) {
                     let msg =
                         format!("edge {b} -> {s} enters a cycle at a block that does not dominate it (irreducible)");
-                    out.push(block_diag(f, b, "", msg));
+                    out.push(block_diag(f, b, "reducible_cfg", msg));
                 }
             }
         }
@@ -173,7 +179,9 @@ fn reducible_cfg(m: &Module) -> Vec<Diagnostic> {
 fn no_spill_markers(m: &Module) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for f in &m.functions {
-        let fail = |what: String| Diagnostic::error("", format!("{what} still carries reg2mem spill metadata"));
+        let fail = |what: String| {
+            Diagnostic::error("no_spill_markers", format!("{what} still carries reg2mem spill metadata"))
+        };
         if f.md.spill.is_some() {
             out.push(fail("the function".into()).in_function(&f.name));
         }
@@ -184,7 +192,12 @@ fn no_spill_markers(m: &Module) -> Vec<Diagnostic> {
         }
         for &b in f.blocks() {
             if f.block(b).md.spill.is_some() {
-                out.push(block_diag(f, b, "", format!("block {b} still carries reg2mem spill metadata")));
+                out.push(block_diag(
+                    f,
+                    b,
+                    "no_spill_markers",
+                    format!("block {b} still carries reg2mem spill metadata"),
+                ));
             }
             for &i in &f.block(b).insts {
                 if let Some(k) = f.inst(i).md.spill {
@@ -212,7 +225,7 @@ fn exact_typed_memory(m: &Module) -> Vec<Diagnostic> {
         for (_, i) in f.all_insts() {
             let d = f.inst(i);
             let ty = |k: usize| f.value_type(m, d.operands[k]);
-            let mut fail = |msg: String| out.push(inst_diag(f, i, "", msg));
+            let mut fail = |msg: String| out.push(inst_diag(f, i, "exact_typed_memory", msg));
             // (the value moved, the storage type it must equal if known)
             let (moved, storage) = match d.opcode {
                 Opcode::Load => (d.ty, Some(ty(0))),
@@ -250,8 +263,8 @@ fn exact_typed_memory(m: &Module) -> Vec<Diagnostic> {
             if let Some(why) = bad {
                 let msg = format!("buffer type `{}` {why}", type_name(t, ty));
                 out.push(match at {
-                    Some(i) => inst_diag(f, i, "", msg),
-                    None => Diagnostic::error("", msg).in_function(&f.name).with_span(f.span),
+                    Some(i) => inst_diag(f, i, "exact_typed_memory", msg),
+                    None => Diagnostic::error("exact_typed_memory", msg).in_function(&f.name).with_span(f.span),
                 });
             }
         }
@@ -274,8 +287,8 @@ fn positive_array_lengths(m: &Module) -> Vec<Diagnostic> {
             let f = &m.functions[k];
             let msg = format!("array type `{}` has length 0", type_name(t, ty));
             out.push(match at {
-                Some(i) => inst_diag(f, i, "", msg),
-                None => Diagnostic::error("", msg).in_function(&f.name).with_span(f.span),
+                Some(i) => inst_diag(f, i, "positive_array_lengths", msg),
+                None => Diagnostic::error("positive_array_lengths", msg).in_function(&f.name).with_span(f.span),
             });
         }
     }
@@ -290,7 +303,12 @@ fn phi_first_in_block(m: &Module) -> Vec<Diagnostic> {
             if let Some(first_other) = insts.iter().position(|&i| f.inst(i).opcode != Opcode::Phi) {
                 for &i in &insts[first_other..] {
                     if f.inst(i).opcode == Opcode::Phi {
-                        out.push(inst_diag(f, i, "", format!("Phi after a non-Phi instruction in {b}")));
+                        out.push(inst_diag(
+                            f,
+                            i,
+                            "phi_first_in_block",
+                            format!("Phi after a non-Phi instruction in {b}"),
+                        ));
                     }
                 }
             }
@@ -311,7 +329,12 @@ fn no_self_referential_values(m: &Module) -> Vec<Diagnostic> {
             let mut stack: Vec<Inst> = phi_inputs(f, i).collect();
             while let Some(p) = stack.pop() {
                 if p == i {
-                    out.push(inst_diag(f, i, "", format!("Phi {i} refers to itself through Phi incomings")));
+                    out.push(inst_diag(
+                        f,
+                        i,
+                        "no_self_referential_values",
+                        format!("Phi {i} refers to itself through Phi incomings"),
+                    ));
                     break;
                 }
                 if seen.insert(p) {

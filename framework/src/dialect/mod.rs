@@ -99,7 +99,7 @@ impl<'m> Checker<'m> {
             });
             for diag in found.iter() {
                 let mut diag = diag.clone();
-                if diag.rule.is_empty() {
+                if diag.rule == *inv {
                     diag.rule = format!("{prefix}:{inv}");
                 }
                 diags.push(diag);
