@@ -27,16 +27,20 @@ pub struct Device {
 impl Device {
     pub fn new() -> Result<Device, RunError> {
         // SAFETY: loading the system Vulkan loader; failure is reported.
-        let entry = unsafe { ash::Entry::load() }.map_err(|e| RunError::NoVulkan(format!("cannot load libvulkan: {e}")))?;
+        let entry =
+            unsafe { ash::Entry::load() }.map_err(|e| RunError::NoVulkan(format!("cannot load libvulkan: {e}")))?;
         let app_name = CString::new("xir-run").expect("static name");
         let app = vk::ApplicationInfo::default().application_name(&app_name).api_version(vk::API_VERSION_1_2);
         let validation = CString::new("VK_LAYER_KHRONOS_validation").expect("static name");
-        let layers: Vec<*const c_char> =
-            if std::env::var("XIR_VULKAN_VALIDATION").as_deref() == Ok("1") { vec![validation.as_ptr()] } else { vec![] };
+        let layers: Vec<*const c_char> = if std::env::var("XIR_VULKAN_VALIDATION").as_deref() == Ok("1") {
+            vec![validation.as_ptr()]
+        } else {
+            vec![]
+        };
         let info = vk::InstanceCreateInfo::default().application_info(&app).enabled_layer_names(&layers);
         // SAFETY: valid create info; the instance is destroyed in Drop.
-        let instance =
-            unsafe { entry.create_instance(&info, None) }.map_err(|e| RunError::NoVulkan(format!("vkCreateInstance: {e}")))?;
+        let instance = unsafe { entry.create_instance(&info, None) }
+            .map_err(|e| RunError::NoVulkan(format!("vkCreateInstance: {e}")))?;
         match Self::open(entry, instance) {
             Ok(d) => Ok(d),
             Err((instance, e)) => {
@@ -118,9 +122,8 @@ impl Device {
 
     /// A memory type index with all of `flags` among `type_bits`.
     pub(crate) fn memory_type(&self, type_bits: u32, flags: vk::MemoryPropertyFlags) -> Option<u32> {
-        (0..self.memory.memory_type_count).find(|&i| {
-            type_bits & (1 << i) != 0 && self.memory.memory_types[i as usize].property_flags.contains(flags)
-        })
+        (0..self.memory.memory_type_count)
+            .find(|&i| type_bits & (1 << i) != 0 && self.memory.memory_types[i as usize].property_flags.contains(flags))
     }
 }
 

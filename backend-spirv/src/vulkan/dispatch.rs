@@ -62,10 +62,18 @@ pub fn dispatch(
 ) -> Result<(Vec<Vec<u8>>, GpuTiming), RunError> {
     let descriptors: Vec<_> = abi.descriptors().collect();
     if descriptors.len() != buffers.len() {
-        return Err(RunError::Abi(format!("{} descriptors in the ABI, {} buffers given", descriptors.len(), buffers.len())));
+        return Err(RunError::Abi(format!(
+            "{} descriptors in the ABI, {} buffers given",
+            descriptors.len(),
+            buffers.len()
+        )));
     }
     if push.len() as u32 > abi.push_constant_size {
-        return Err(RunError::Abi(format!("{} push-constant bytes for a {}-byte block", push.len(), abi.push_constant_size)));
+        return Err(RunError::Abi(format!(
+            "{} push-constant bytes for a {}-byte block",
+            push.len(),
+            abi.push_constant_size
+        )));
     }
     let d = &device.device;
     let mut o = Objects {
@@ -212,8 +220,11 @@ pub fn dispatch(
                 )
                 .map_err(vk_err("vkCreateQueryPool"))?;
         }
-        d.begin_command_buffer(cmd, &vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT))
-            .map_err(vk_err("vkBeginCommandBuffer"))?;
+        d.begin_command_buffer(
+            cmd,
+            &vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT),
+        )
+        .map_err(vk_err("vkBeginCommandBuffer"))?;
         if timed {
             d.cmd_reset_query_pool(cmd, o.query_pool, 0, 2);
         }
@@ -255,9 +266,13 @@ pub fn dispatch(
         let mut timing = GpuTiming { dispatch_ns: None };
         if timed {
             let mut stamps = [0u64; 2];
-            if d
-                .get_query_pool_results(o.query_pool, 0, &mut stamps, vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT)
-                .is_ok()
+            if d.get_query_pool_results(
+                o.query_pool,
+                0,
+                &mut stamps,
+                vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT,
+            )
+            .is_ok()
             {
                 let ticks = stamps[1].saturating_sub(stamps[0]) as f64;
                 timing.dispatch_ns = Some(ticks * device.timestamp_period as f64);
@@ -265,7 +280,8 @@ pub fn dispatch(
         }
         let mut out = Vec::with_capacity(buffers.len());
         for ((_, mem), bytes) in o.buffers.iter().zip(buffers) {
-            let ptr = d.map_memory(*mem, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty()).map_err(vk_err("vkMapMemory"))?;
+            let ptr =
+                d.map_memory(*mem, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty()).map_err(vk_err("vkMapMemory"))?;
             out.push(std::slice::from_raw_parts(ptr as *const u8, bytes.len()).to_vec());
             d.unmap_memory(*mem);
         }
