@@ -132,7 +132,7 @@ fn spill_slots_tagged(m: &Module) -> Vec<Diagnostic> {
                 out.push(inst_diag(
                     f,
                     i,
-                    "",
+                    "spill_slots_tagged",
                     format!("spill metadata `{}` on `{}`, not on an alloca", kind.name(), d.opcode),
                 ));
                 continue;
@@ -204,7 +204,7 @@ fn no_spill_markers(m: &Module) -> Vec<Diagnostic> {
                     out.push(inst_diag(
                         f,
                         i,
-                        "",
+                        "no_spill_markers",
                         format!("`{}` still carries spill metadata `{}`", f.inst(i).opcode, k.name()),
                     ));
                 }
