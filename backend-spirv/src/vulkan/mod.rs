@@ -6,9 +6,11 @@
 
 mod device;
 mod dispatch;
+mod typed;
 
 pub use device::Device;
 pub use dispatch::dispatch;
+pub use typed::run_kernel;
 
 /// Why a run failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
