@@ -334,3 +334,15 @@ fn corpus_round_trip() {
 fn count_phis(f: &xir::Function) -> usize {
     f.all_insts().filter(|&(_, i)| f.inst(i).opcode == xir::Opcode::Phi).count()
 }
+
+#[test]
+#[ignore]
+fn show() {
+    let name = std::env::var("SHOW").unwrap_or("break_continue".into());
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus");
+    let src = std::fs::read_to_string(dir.join(format!("{name}.xir"))).unwrap();
+    let mut m = parse(&src);
+    run_pass(&mut m, destructure_cfg::decl()).unwrap();
+    run_pass(&mut m, restructure::decl()).unwrap();
+    println!("{}", xir::text::print_module(&m));
+}

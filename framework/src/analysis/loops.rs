@@ -92,7 +92,10 @@ impl LoopForest {
                         let ih = loops[inner].header;
                         // Enter the inner loop's header from outside it.
                         work.extend(
-                            cfg.preds(ih).iter().copied().filter(|&p| cfg.is_reachable(p) && p != h && !dom.dominates(ih, p)),
+                            cfg.preds(ih)
+                                .iter()
+                                .copied()
+                                .filter(|&p| cfg.is_reachable(p) && p != h && !dom.dominates(ih, p)),
                         );
                     }
                 }

@@ -13,7 +13,9 @@
 
 use serde::{Deserialize, Serialize};
 use xir::analysis::Cfg;
-use xir::pass::{options_from_ron, AnalysisKind, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};
+use xir::pass::{
+    options_from_ron, AnalysisKind, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces,
+};
 use xir::{Module, Opcode, Value};
 
 use super::util::{defined_functions, set_terminator, unreachable};

@@ -17,7 +17,9 @@
 
 use serde::{Deserialize, Serialize};
 use xir::analysis::Cfg;
-use xir::pass::{options_from_ron, AnalysisKind, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};
+use xir::pass::{
+    options_from_ron, AnalysisKind, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces,
+};
 use xir::{Block, Function, Inst, Module, Opcode, Value};
 
 use super::util::{br, defined_functions, set_terminator};
@@ -41,7 +43,11 @@ pub struct SimplifyCfg {
 }
 
 pub fn decl() -> PassDecl {
-    PassDecl { info: INFO.clone(), options: &[], create: |v| Ok(Box::new(SimplifyCfg { _options: options_from_ron(v)? })) }
+    PassDecl {
+        info: INFO.clone(),
+        options: &[],
+        create: |v| Ok(Box::new(SimplifyCfg { _options: options_from_ron(v)? })),
+    }
 }
 
 /// What one run did.

@@ -57,12 +57,20 @@ pub fn check_passes(src: &str, passes: &[PassDecl], dialects: &[&str], kernel: &
     }
     let after = run(&m, kernel, inputs);
     if let Some(mm) = before.first_mismatch(&after, |_, _| false) {
-        panic!("outputs differ after {:?}: {mm}\n{}", passes.iter().map(|p| p.info.name).collect::<Vec<_>>(), print_module(&m));
+        panic!(
+            "outputs differ after {:?}: {mm}\n{}",
+            passes.iter().map(|p| p.info.name).collect::<Vec<_>>(),
+            print_module(&m)
+        );
     }
     m
 }
 
 /// Count the instructions with this opcode spelling in the printed module.
 pub fn count_op(m: &Module, op: &str) -> usize {
-    m.functions.iter().flat_map(|f| f.all_insts().map(move |(_, i)| f.inst(i).opcode)).filter(|o| o.name() == op).count()
+    m.functions
+        .iter()
+        .flat_map(|f| f.all_insts().map(move |(_, i)| f.inst(i).opcode))
+        .filter(|o| o.name() == op)
+        .count()
 }

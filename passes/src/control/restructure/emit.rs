@@ -133,10 +133,8 @@ impl<'a> Emitter<'a> {
         'node: loop {
             let mc = self.plan.nodes[n].merge_children.clone();
             let m = mc.len();
-            let bounds: Vec<Block> = mc
-                .iter()
-                .map(|&c| if self.plan.nodes[c].guarded { self.new_block() } else { self.entry(c) })
-                .collect();
+            let bounds: Vec<Block> =
+                mc.iter().map(|&c| if self.plan.nodes[c].guarded { self.new_block() } else { self.entry(c) }).collect();
             let (s0k, s0free) = if m >= 1 { (Some(bounds[0]), true) } else { (k, free) };
             let tail = self.stage0(n, s0k, s0free);
             if m == 0 {

@@ -23,7 +23,9 @@ mod plan;
 
 use serde::{Deserialize, Serialize};
 use xir::analysis::{Cfg, DomTree, LoopForest};
-use xir::pass::{options_from_ron, AnalysisKind, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};
+use xir::pass::{
+    options_from_ron, AnalysisKind, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces,
+};
 use xir::{Diagnostic, FuncId, Module};
 
 use super::ssa_repair::repair_dominance;
@@ -48,7 +50,11 @@ pub struct RestructureCfg {
 }
 
 pub fn decl() -> PassDecl {
-    PassDecl { info: INFO.clone(), options: &[], create: |v| Ok(Box::new(RestructureCfg { _options: options_from_ron(v)? })) }
+    PassDecl {
+        info: INFO.clone(),
+        options: &[],
+        create: |v| Ok(Box::new(RestructureCfg { _options: options_from_ron(v)? })),
+    }
 }
 
 const RULE: &str = "restructure_cfg";
@@ -73,9 +79,7 @@ pub fn restructure_module(m: &mut Module) -> Result<RestructureStats, PassError>
                     label(f, irr.edge.1)
                 );
                 let at = irr.entries.first().copied().unwrap_or(irr.edge.1);
-                diags.push(
-                    Diagnostic::error(RULE, msg).in_function(&f.name).at_block(at).with_span(f.block(at).span),
-                );
+                diags.push(Diagnostic::error(RULE, msg).in_function(&f.name).at_block(at).with_span(f.block(at).span));
                 continue;
             }
         };

@@ -107,12 +107,6 @@ pub struct FnPlan {
 }
 
 impl FnPlan {
-    pub fn loop_node(&self, l: LoopId) -> NodeId {
-        self.cap + l
-    }
-    pub fn as_block(&self, n: NodeId) -> Option<Block> {
-        (n < self.cap).then(|| Block::new(n))
-    }
     pub fn as_loop(&self, n: NodeId) -> Option<LoopId> {
         (n >= self.cap).then(|| n - self.cap)
     }
@@ -146,7 +140,6 @@ impl FnPlan {
 struct Facts<'a> {
     f: &'a Function,
     cfg: &'a Cfg,
-    dom: &'a DomTree,
     lf: &'a LoopForest,
     cap: usize,
     updates: Vec<Option<Block>>,
@@ -215,6 +208,7 @@ impl Facts<'_> {
 pub fn plan_function(f: &Function, cfg: &Cfg, dom: &DomTree, lf: &LoopForest) -> Result<FnPlan, String> {
     let cap = f.block_capacity();
     let nl = lf.loops.len();
+    let lf = &absorb_exit_blocks(cfg, lf);
     // Choose the latch that doubles as `update`.
     let mut updates = vec![None; nl];
     for (l, ld) in lf.loops.iter().enumerate() {
@@ -225,7 +219,7 @@ pub fn plan_function(f: &Function, cfg: &Cfg, dom: &DomTree, lf: &LoopForest) ->
             }
         }
     }
-    let fx = Facts { f, cfg, dom, lf, cap, updates };
+    let fx = Facts { f, cfg, lf, cap, updates };
     let mut nodes = vec![NodeInfo::default(); cap + nl];
     let mut order: Vec<NodeId> = Vec::new();
     let mut is_update = vec![false; cap];
@@ -245,21 +239,7 @@ pub fn plan_function(f: &Function, cfg: &Cfg, dom: &DomTree, lf: &LoopForest) ->
         order.push(n);
     }
     // Branches.
-    let mut loop_exits: Vec<Vec<Block>> = vec![Vec::new(); nl];
-    for &b in &cfg.rpo {
-        for &t in cfg.succs(b) {
-            let mut l = lf.innermost(b);
-            while let Some(c) = l {
-                if lf.contains(c, t) {
-                    break;
-                }
-                if !loop_exits[c].contains(&t) {
-                    loop_exits[c].push(t);
-                }
-                l = lf.loops[c].parent;
-            }
-        }
-    }
+    let loop_exits = loop_exits(cfg, lf);
     for &n in &order {
         if !nodes[n].live {
             continue;
@@ -337,6 +317,62 @@ pub fn plan_function(f: &Function, cfg: &Cfg, dom: &DomTree, lf: &LoopForest) ->
         root: root_node(&fx)?,
         unreachable: f.blocks().iter().copied().filter(|&b| !cfg.is_reachable(b)).collect(),
     })
+}
+
+/// Exit targets of every loop: blocks outside it that its blocks branch to.
+fn loop_exits(cfg: &Cfg, lf: &LoopForest) -> Vec<Vec<Block>> {
+    let mut out: Vec<Vec<Block>> = vec![Vec::new(); lf.loops.len()];
+    for &b in &cfg.rpo {
+        for &t in cfg.succs(b) {
+            let mut l = lf.innermost(b);
+            while let Some(c) = l {
+                if lf.contains(c, t) {
+                    break;
+                }
+                if !out[c].contains(&t) {
+                    out[c].push(t);
+                }
+                l = lf.loops[c].parent;
+            }
+        }
+    }
+    out
+}
+
+/// Move into each loop (innermost first) the exit blocks that only the
+/// loop enters and that end the function or go on to other exits of the
+/// same loop, such as `break` and early-`return` arms. Left outside, each
+/// would be a separate exit target needing the selector dispatch.
+fn absorb_exit_blocks(cfg: &Cfg, lf: &LoopForest) -> LoopForest {
+    let mut lf = lf.clone();
+    let mut exits = loop_exits(cfg, &lf);
+    for l in 0..lf.loops.len() {
+        loop {
+            let ex = exits[l].clone();
+            if ex.len() <= 1 {
+                break;
+            }
+            let h = lf.loops[l].header;
+            // The header's own exit and blocks other exits flow into stay out:
+            // they are the natural merge.
+            let downstream = |t: Block| cfg.succs(h).contains(&t) || ex.iter().any(|&x| cfg.succs(x).contains(&t));
+            let pick = ex.iter().copied().find(|&t| {
+                let preds = cfg.preds(t);
+                !preds.is_empty()
+                    && !downstream(t)
+                    && preds.iter().all(|&p| cfg.is_reachable(p) && lf.contains(l, p))
+                    && cfg.succs(t).iter().all(|&x| x != t && ex.contains(&x))
+            });
+            let Some(t) = pick else { break };
+            lf.loop_of[t.index()] = Some(l);
+            let mut a = Some(l);
+            while let Some(c) = a {
+                exits[c].retain(|&x| x != t);
+                a = lf.loops[c].parent;
+            }
+        }
+    }
+    lf
 }
 
 /// Node targets of a branch, each once.
@@ -461,17 +497,15 @@ fn loop_plans(fx: &Facts, loop_exits: &[Vec<Block>]) -> Result<Vec<LoopPlan>, St
         let t = fx.f.terminator(h).ok_or_else(|| format!("{h} has no terminator"))?;
         let d = fx.f.inst(t);
         let prepare = match d.opcode {
-            Opcode::CondBr if d.blocks[0] != d.blocks[1] => {
-                match (fx.map(r, d.blocks[0])?, fx.map(r, d.blocks[1])?) {
-                    (Tgt::Node(body), Tgt::Break(exit)) if body != h.index() => {
-                        Prepare::Cond { cond: d.operands[0], body: Some(body), exit }
-                    }
-                    (Tgt::Continue, Tgt::Break(exit)) if fx.updates[l] == Some(d.blocks[0]) => {
-                        Prepare::Cond { cond: d.operands[0], body: None, exit }
-                    }
-                    _ => Prepare::Fresh,
+            Opcode::CondBr if d.blocks[0] != d.blocks[1] => match (fx.map(r, d.blocks[0])?, fx.map(r, d.blocks[1])?) {
+                (Tgt::Node(body), Tgt::Break(exit)) if body != h.index() => {
+                    Prepare::Cond { cond: d.operands[0], body: Some(body), exit }
                 }
-            }
+                (Tgt::Continue, Tgt::Break(exit)) if fx.updates[l] == Some(d.blocks[0]) => {
+                    Prepare::Cond { cond: d.operands[0], body: None, exit }
+                }
+                _ => Prepare::Fresh,
+            },
             Opcode::Br => match fx.map(r, d.blocks[0])? {
                 Tgt::Node(body) if body != h.index() => Prepare::Br { body },
                 _ => Prepare::Fresh,
