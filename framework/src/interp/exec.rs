@@ -452,14 +452,18 @@ impl<'m> Machine<'m> {
                 let Buf::Bytes(bytes) = &mut self.bufs[b as usize] else {
                     return Err("byte_buffer operation on a typed buffer".into());
                 };
+                let ty = if d.opcode == ByteBufferRead { d.ty } else { f.value_type(m, d.operands[2]) };
+                let size = m.types.size_align(ty).0 as usize;
                 let len = bytes.len();
-                let tail =
-                    bytes.get_mut(off..).ok_or_else(|| format!("byte offset {off} out of bounds (length {len})"))?;
+                if off.checked_add(size).is_none_or(|end| end > len) {
+                    return Err(format!(
+                        "byte_buffer access of {size} bytes at offset {off} out of bounds (length {len})"
+                    ));
+                }
                 if d.opcode == ByteBufferRead {
-                    decode(&m.types, d.ty, tail)?
+                    decode(&m.types, ty, &bytes[off..])?
                 } else {
-                    let ty = f.value_type(m, d.operands[2]);
-                    encode(&m.types, ty, &ops[2], tail)?;
+                    encode(&m.types, ty, &ops[2], &mut bytes[off..])?;
                     return Ok(Flow::Next);
                 }
             }

@@ -1,0 +1,303 @@
+//! Interpreter semantics of vector, matrix, aggregate, narrow-float and
+//! byte-buffer operations, and of multi-way branches: exact expected values.
+
+use serde_json::{json, Value as Json};
+use xir::interp::{run_kernel, Outputs};
+use xir::text::parse_module;
+
+fn run(src: &str, inputs: Json) -> Result<Outputs, String> {
+    let m = parse_module(src, "ops.xir").unwrap_or_else(|d| panic!("{}", xir::diag::render(&d)));
+    let k = m.func_ids().find(|&f| m.func(f).is_kernel()).expect("a kernel");
+    run_kernel(&m, k, &serde_json::from_value(inputs).unwrap()).map_err(|e| e.with_file("ops.xir").to_string())
+}
+
+fn out(src: &str, inputs: Json, name: &str) -> Json {
+    let o = run(src, inputs).unwrap_or_else(|e| panic!("{e}"));
+    o.buffers[name].clone()
+}
+
+#[test]
+fn vector_geometry_and_reductions() {
+    let src = r#"
+kernel @k(%a: vec<f32, 3>, %b: vec<f32, 3>, %o: buffer<f32>, %v: buffer<vec<f32, 3>>) block_size(1, 1, 1) {
+^entry:
+  %d = dot %a, %b : f32
+  buffer.write %o, u32 0, %d
+  %l = length %b : f32
+  buffer.write %o, u32 1, %l
+  %l2 = length_squared %a : f32
+  buffer.write %o, u32 2, %l2
+  %s = reduce_sum %a : f32
+  buffer.write %o, u32 3, %s
+  %p = reduce_product %a : f32
+  buffer.write %o, u32 4, %p
+  %mn = reduce_min %b : f32
+  buffer.write %o, u32 5, %mn
+  %c = cross %a, %b : vec<f32, 3>
+  buffer.write %v, u32 0, %c
+  %n = normalize %b : vec<f32, 3>
+  buffer.write %v, u32 1, %n
+  %r = reflect %a, %n : vec<f32, 3>
+  buffer.write %v, u32 2, %r
+  %f = faceforward %a, %b, %a : vec<f32, 3>
+  buffer.write %v, u32 3, %f
+  %lt = lt %a, %b : vec<bool, 3>
+  %sel = select %lt, %a, %b : vec<f32, 3>
+  buffer.write %v, u32 4, %sel
+  %any = any %lt : bool
+  %all = all %lt : bool
+  %fa = cast.static %any : f32
+  %fl = cast.static %all : f32
+  buffer.write %o, u32 6, %fa
+  buffer.write %o, u32 7, %fl
+  return
+}
+"#;
+    let inputs = json!({"args": {"a": [1.0, 2.0, 3.0], "b": [0.0, 3.0, 4.0],
+        "o": {"fill": 0, "len": 8}, "v": {"fill": [0, 0, 0], "len": 5}}});
+    let o = run(src, inputs).unwrap();
+    assert_eq!(o.buffers["o"], json!([18.0, 5.0, 14.0, 6.0, 6.0, 0.0, 1.0, 0.0]));
+    // cross(a, b) = (2*4 - 3*3, 3*0 - 1*4, 1*3 - 2*0); normalize(b) = (0, 0.6, 0.8);
+    // reflect(a, n) = a - 2*dot(n, a)*n with dot = 3.6 (in f32 arithmetic).
+    let (n1, n2) = (3.0f32 / 5.0, 4.0f32 / 5.0);
+    let dn = 2.0f32 * (0.0 * 1.0 + n1 * 2.0 + n2 * 3.0);
+    let refl = json!([1.0, (2.0f32 - dn * n1) as f64, (3.0f32 - dn * n2) as f64]);
+    assert_eq!(
+        o.buffers["v"],
+        json!([[-1.0, -4.0, 3.0], [0.0, n1 as f64, n2 as f64], refl, [-1.0, -2.0, -3.0], [0.0, 2.0, 3.0]])
+    );
+}
+
+#[test]
+fn matrix_algebra_is_column_major() {
+    let src = r#"
+kernel @k(%m: mat<f32, 2>, %u: vec<f32, 2>, %o: buffer<mat<f32, 2>>, %v: buffer<vec<f32, 2>>, %s: buffer<f32>) block_size(1, 1, 1) {
+^entry:
+  %mm = matrix_linalg_mul %m, %m : mat<f32, 2>
+  buffer.write %o, u32 0, %mm
+  %t = matrix_transpose %m : mat<f32, 2>
+  buffer.write %o, u32 1, %t
+  %inv = matrix_inverse %m : mat<f32, 2>
+  buffer.write %o, u32 2, %inv
+  %op = outer_product %u, %u : mat<f32, 2>
+  buffer.write %o, u32 3, %op
+  %mv = matrix_linalg_mul %m, %u : vec<f32, 2>
+  buffer.write %v, u32 0, %mv
+  %vm = matrix_linalg_mul %u, %m : vec<f32, 2>
+  buffer.write %v, u32 1, %vm
+  %det = matrix_determinant %m : f32
+  buffer.write %s, u32 0, %det
+  return
+}
+"#;
+    // m = [[1, 2], [3, 4]] as columns: m = | 1 3 |
+    //                                      | 2 4 |
+    let o = run(
+        src,
+        json!({"args": {"m": [[1.0, 2.0], [3.0, 4.0]], "u": [1.0, 10.0],
+            "o": {"fill": [[0, 0], [0, 0]], "len": 4}, "v": {"fill": [0, 0], "len": 2}, "s": [0]}}),
+    )
+    .unwrap();
+    assert_eq!(
+        o.buffers["o"],
+        json!([
+            [[7.0, 10.0], [15.0, 22.0]],
+            [[1.0, 3.0], [2.0, 4.0]],
+            [[-2.0, 1.0], [1.5, -0.5]],
+            [[1.0, 10.0], [10.0, 100.0]]
+        ])
+    );
+    assert_eq!(o.buffers["v"], json!([[31.0, 42.0], [21.0, 43.0]]));
+    assert_eq!(o.buffers["s"], json!([-2.0]));
+}
+
+#[test]
+fn aggregates_structs_and_dynamic_extract() {
+    let src = r#"
+kernel @k(%s: buffer<struct<align 4>{f32, array<u32, 3>}>, %i: u32, %o: buffer<u32>) block_size(1, 1, 1) {
+^entry:
+  %e = buffer.read %s, u32 0 : struct<align 4>{f32, array<u32, 3>}
+  %x = extract %e, u32 1, %i : u32
+  buffer.write %o, u32 0, %x
+  %e2 = insert %e, u32 99, u32 1, u32 0 : struct<align 4>{f32, array<u32, 3>}
+  buffer.write %s, u32 1, %e2
+  %p = gep %s, u32 0, u32 1, u32 2 : u32
+  store %p, u32 7
+  %f = gep %s, u32 0, u32 0 : f32
+  %fv = load %f : f32
+  %fn = neg %fv : f32
+  store %f, %fn
+  %vec = aggregate u32 1, u32 2, u32 3, u32 4 : vec<u32, 4>
+  %sh = shuffle %vec, u32 3, u32 0 : vec<u32, 2>
+  %y = extract %sh, u32 0 : u32
+  buffer.write %o, u32 1, %y
+  %bad = extract %vec, %i : u32
+  return
+}
+"#;
+    let inputs = |i: u32| json!({"args": {"s": [[1.5, [10, 20, 30]], [0.0, [0, 0, 0]]], "i": i, "o": [0, 0]}});
+    let o = run(src, inputs(2)).unwrap();
+    assert_eq!(o.buffers["s"], json!([[-1.5, [10, 20, 7]], [1.5, [99, 20, 30]]]));
+    assert_eq!(o.buffers["o"], json!([30, 4]));
+    let e = run(src, inputs(4)).unwrap_err();
+    assert!(e.contains("index 4 out of bounds (length 3)") && e.contains("ops.xir:5:3"), "{e}");
+}
+
+#[test]
+fn half_precision_rounds_once_per_operation() {
+    let src = r#"
+kernel @k(%h: buffer<f16>) block_size(1, 1, 1) {
+^entry:
+  %a = buffer.read %h, u32 0 : f16
+  %b = buffer.read %h, u32 1 : f16
+  %s = add %a, %b : f16
+  buffer.write %h, u32 2, %s
+  %m = mul %a, %a : f16
+  buffer.write %h, u32 3, %m
+  %big = mul %b, f16 0x7bff : f16
+  buffer.write %h, u32 4, %big
+  %w = cast.static %a : f32
+  %back = cast.static f32 65520.0 : f16
+  buffer.write %h, u32 5, %back
+  return
+}
+"#;
+    // 1 + 2^-11 is not representable: 1 + 2^-10 (0x3c01) plus 2^-11 ties to even.
+    let o = out(src, json!({"args": {"h": ["0x3c01", "0x1000", 0, 0, 0, 0]}}), "h");
+    let a = half::f16::from_bits(0x3c01);
+    let b = half::f16::from_bits(0x1000);
+    let s = half::f16::from_f64(a.to_f64() + b.to_f64());
+    let m = half::f16::from_f64(a.to_f64() * a.to_f64());
+    let big = half::f16::from_f64(b.to_f64() * 65504.0);
+    assert_eq!(o, json!([a.to_f64(), b.to_f64(), s.to_f64(), m.to_f64(), big.to_f64(), "inf"]));
+}
+
+#[test]
+fn fp8_converts_but_does_not_compute() {
+    let src = r#"
+kernel @k(%f: buffer<f32>, %q: buffer<fp8e4m3>, %r: buffer<fp8e5m2>) block_size(1, 1, 1) {
+^entry:
+  %i = extract $dispatch_id, u32 0 : u32
+  %x = buffer.read %f, %i : f32
+  %a = cast.static %x : fp8e4m3
+  buffer.write %q, %i, %a
+  %b = cast.static %x : fp8e5m2
+  buffer.write %r, %i, %b
+  %back = cast.static %a : f32
+  buffer.write %f, %i, %back
+  return
+}
+"#;
+    let o = run(
+        src,
+        json!({"dispatch": [6, 1, 1], "args": {"f": [1.0, 0.3, 448.0, 500.0, -0.0, "nan"],
+            "q": {"fill": 0, "len": 6}, "r": {"fill": 0, "len": 6}}}),
+    )
+    .unwrap();
+    // E4M3: 0.3 -> 0.3125 (1.010 x 2^-2); 500 overflows to NaN (no infinity).
+    assert_eq!(o.buffers["q"], json!([1.0, 0.3125, 448.0, "nan", "-0.0", "nan"]));
+    // E5M2: 0.3 -> 0.3125 (1.01 x 2^-2); 448 -> 448; 500 -> 512.
+    assert_eq!(o.buffers["r"], json!([1.0, 0.3125, 448.0, 512.0, "-0.0", "nan"]));
+    assert_eq!(o.buffers["f"], json!([1.0, 0.3125, 448.0, "nan", "-0.0", "nan"]));
+    let bad = src
+        .replace("%back = cast.static %a : f32", "%back0 = add %a, %a : fp8e4m3\n  %back = cast.static %back0 : f32");
+    let e = run(&bad, json!({"args": {"f": [1.0], "q": [0], "r": [0]}})).unwrap_err();
+    assert!(e.contains("fp8 arithmetic is not supported"), "{e}");
+}
+
+#[test]
+fn byte_buffer_uses_host_layout() {
+    let src = r#"
+kernel @k(%raw: byte_buffer, %o: buffer<u32>) block_size(1, 1, 1) {
+^entry:
+  %v = byte_buffer.read %raw, u32 0 : vec<u16, 2>
+  %hi = extract %v, u32 1 : u16
+  %w = cast.static %hi : u32
+  buffer.write %o, u32 0, %w
+  %s = aggregate u32 0xdeadbeef, f32 1.0 : struct<align 4>{u32, f32}
+  byte_buffer.write %raw, u32 4, %s
+  %n = byte_buffer.size %raw : u32
+  buffer.write %o, u32 1, %n
+  %x = byte_buffer.read %raw, u32 12 : u32
+  return
+}
+"#;
+    let e =
+        run(src, json!({"args": {"raw": {"bytes": [1, 0, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0]}, "o": [0, 0]}})).unwrap_err();
+    assert!(e.contains("4 bytes at offset 12 out of bounds (length 12)"), "{e}");
+    let o = run(src, json!({"args": {"raw": {"fill": 0, "len": 16}, "o": [0, 0]}})).unwrap();
+    assert_eq!(o.buffers["raw"], json!({"bytes": [0, 0, 0, 0, 0xef, 0xbe, 0xad, 0xde, 0, 0, 0x80, 0x3f, 0, 0, 0, 0]}));
+    assert_eq!(o.buffers["o"], json!([0, 16]));
+}
+
+#[test]
+fn switch_and_br_indexed_match_in_the_selector_width() {
+    let src = r#"
+kernel @k(%x: buffer<i32>, %o: buffer<i32>) block_size(4, 1, 1) {
+^entry:
+  %t = extract $dispatch_id, u32 0 : u32
+  %v = buffer.read %x, %t : i32
+  switch %v, merge ^m, default ^d, case -1 ^neg, case 7 ^seven
+^neg:
+  buffer.write %o, %t, i32 100
+  br target ^m
+^seven:
+  buffer.write %o, %t, i32 107
+  break target ^m
+^d:
+  buffer.write %o, %t, i32 0
+  br target ^m
+^m:
+  %b = cast.static %v : u8
+  br_indexed %b, default ^out, case 255 ^wrapped
+^wrapped:
+  %old = buffer.read %o, %t : i32
+  %n = add %old, i32 1000 : i32
+  buffer.write %o, %t, %n
+  br target ^out
+^out:
+  return
+}
+"#;
+    let o = out(src, json!({"args": {"x": [-1, 7, 255, 3], "o": [9, 9, 9, 9]}}), "o");
+    assert_eq!(o, json!([1100, 107, 1000, 0]));
+}
+
+#[test]
+fn integer_widths_wrap_and_u64_round_trips_as_strings() {
+    let src = r#"
+kernel @k(%a: buffer<u64>, %b: buffer<i8>, %c: buffer<i64>) block_size(1, 1, 1) {
+^entry:
+  %x = buffer.read %a, u32 0 : u64
+  %y = add %x, u64 2 : u64
+  buffer.write %a, u32 1, %y
+  %p = buffer.read %b, u32 0 : i8
+  %q = mul %p, i8 2 : i8
+  buffer.write %b, u32 1, %q
+  %r = div %p, i8 -1 : i8
+  buffer.write %b, u32 2, %r
+  %m = mod i64 -7, i64 3 : i64
+  buffer.write %c, u32 0, %m
+  %n = abs i64 -9223372036854775808 : i64
+  buffer.write %c, u32 1, %n
+  return
+}
+"#;
+    let o = run(src, json!({"args": {"a": ["18446744073709551615", 0], "b": [-128, 0, 0], "c": [0, 0]}})).unwrap();
+    assert_eq!(o.buffers["a"], json!(["18446744073709551615", 1]));
+    assert_eq!(o.buffers["b"], json!([-128, 0, -128]));
+    assert_eq!(o.buffers["c"], json!([-1, "-9223372036854775808"]));
+}
+
+#[test]
+fn unsupported_opcodes_are_named() {
+    let src = r#"
+kernel @k(%o: buffer<u32>) block_size(1, 1, 1) {
+^entry:
+  %s = warp.active_sum u32 1 : u32
+  return
+}
+"#;
+    let e = run(src, json!({"args": {"o": [0]}})).unwrap_err();
+    assert!(e.contains("the interpreter does not support `warp.active_sum`"), "{e}");
+}
