@@ -138,38 +138,38 @@ pub(crate) fn unop(op: Opcode, sk: Sk, x: u64) -> R<u64> {
                 return Ok(if op == Neg { x ^ sign } else { x & !sign });
             }
             macro_rules! m {
-                ($f:expr) => {
-                    float_dispatch!(sk, [x], |a| $f(a))
+                ($f:ident) => {
+                    float_dispatch!(sk, [x], |a| num::$f(a))
                 };
             }
             match op {
-                Sin => m!(|a: _| num::sin(a)),
-                Cos => m!(|a: _| num::cos(a)),
-                Tan => m!(|a: _| num::tan(a)),
-                Asin => m!(|a: _| num::asin(a)),
-                Acos => m!(|a: _| num::acos(a)),
-                Atan => m!(|a: _| num::atan(a)),
-                Sinh => m!(|a: _| num::sinh(a)),
-                Cosh => m!(|a: _| num::cosh(a)),
-                Tanh => m!(|a: _| num::tanh(a)),
-                Asinh => m!(|a: _| num::asinh(a)),
-                Acosh => m!(|a: _| num::acosh(a)),
-                Atanh => m!(|a: _| num::atanh(a)),
-                Exp => m!(|a: _| num::exp(a)),
-                Exp2 => m!(|a: _| num::exp2(a)),
-                Exp10 => m!(|a: _| num::exp10(a)),
-                Log => m!(|a: _| num::ln(a)),
-                Log2 => m!(|a: _| num::log2(a)),
-                Log10 => m!(|a: _| num::log10(a)),
-                Sqrt => m!(|a: _| num::sqrt(a)),
-                Rsqrt => m!(|a: _| num::rsqrt(a)),
-                Ceil => m!(|a: _| num::ceil(a)),
-                Floor => m!(|a: _| num::floor(a)),
-                Trunc => m!(|a: _| num::trunc(a)),
-                Round => m!(|a: _| num::round(a)),
-                Rint => m!(|a: _| num::rint(a)),
-                Fract => m!(|a: _| num::fract(a)),
-                Saturate => m!(|a: _| num::saturate(a)),
+                Sin => m!(sin),
+                Cos => m!(cos),
+                Tan => m!(tan),
+                Asin => m!(asin),
+                Acos => m!(acos),
+                Atan => m!(atan),
+                Sinh => m!(sinh),
+                Cosh => m!(cosh),
+                Tanh => m!(tanh),
+                Asinh => m!(asinh),
+                Acosh => m!(acosh),
+                Atanh => m!(atanh),
+                Exp => m!(exp),
+                Exp2 => m!(exp2),
+                Exp10 => m!(exp10),
+                Log => m!(ln),
+                Log2 => m!(log2),
+                Log10 => m!(log10),
+                Sqrt => m!(sqrt),
+                Rsqrt => m!(rsqrt),
+                Ceil => m!(ceil),
+                Floor => m!(floor),
+                Trunc => m!(trunc),
+                Round => m!(round),
+                Rint => m!(rint),
+                Fract => m!(fract),
+                Saturate => m!(saturate),
                 _ => Err(format!("`{op}` is not defined on floats")),
             }
         }
@@ -553,7 +553,7 @@ pub(crate) mod fp8 {
         } else {
             let hi = lo + 1;
             let (dl, dh) = (a - value(lo), value(hi) - a);
-            if dl < dh || (dl == dh && lo % 2 == 0) {
+            if dl < dh || (dl == dh && lo.is_multiple_of(2)) {
                 lo
             } else {
                 hi

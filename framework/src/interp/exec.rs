@@ -304,10 +304,13 @@ impl<'m> Machine<'m> {
         let fr = frames.last_mut().expect("frame");
         let mut ops: SmallVec<[Val; 4]> = SmallVec::new();
         for &v in &d.operands {
-            if matches!(v, Value::Func(_)) {
-                continue;
+            // Fast paths for the common operands; the rest go through `value`.
+            match v {
+                Value::Inst(i) => ops.push(fr.vals[i.index()].clone()),
+                Value::Const(c) => ops.push(self.consts[c.index()].clone()),
+                Value::Func(_) => {}
+                _ => ops.push(self.value(fr, &regs, v)?),
             }
-            ops.push(self.value(fr, &regs, v)?);
         }
         let cond = |v: &Val| -> R<bool> { Ok(v.bits()? != 0) };
         let result = match d.opcode {
@@ -486,12 +489,6 @@ impl<'m> Machine<'m> {
             }
             DebugBreak => return Ok(Flow::Next),
             Clock => Val::S(self.steps),
-            op if d.has(xir_spec::Trait::Ray)
-                || d.has(xir_spec::Trait::Autodiff)
-                || d.has(xir_spec::Trait::Convergent) =>
-            {
-                return Err(format!("the interpreter does not support `{op}`"))
-            }
             _ => eval_pure(m, f, d, &ops)?,
         };
         fr.vals[inst.index()] = result;
@@ -511,8 +508,8 @@ impl<'m> Machine<'m> {
             Val::R(b) => Root::Buffer(*b),
             _ => return Err("address base is neither an lvalue nor a buffer".into()),
         };
-        for k in first_index..ops.len() {
-            path.push(index_value(self.m, f, d, k, &ops[k])?);
+        for (k, v) in ops.iter().enumerate().skip(first_index) {
+            path.push(index_value(self.m, f, d, k, v)?);
         }
         Ok(Val::P(std::rc::Rc::new(Ptr { root: base, path })))
     }
