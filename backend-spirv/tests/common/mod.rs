@@ -68,3 +68,94 @@ pub fn count(dis: &str, needle: &str) -> usize {
 pub fn all_features() -> FeatureSet {
     FeatureSet::all()
 }
+
+pub use rspirv::dr::{Module as SpvModule, Operand};
+pub use rspirv::spirv::Op;
+use std::collections::{HashMap, HashSet};
+
+pub fn load(words: &[u32]) -> SpvModule {
+    rspirv::dr::load_words(words).expect("module loads")
+}
+
+/// Scalar `OpConstant` values by id (64-bit literals as their full value).
+pub fn const_values(m: &SpvModule) -> HashMap<u32, u64> {
+    let mut out = HashMap::new();
+    for i in &m.types_global_values {
+        if i.class.opcode == Op::Constant {
+            let v = match i.operands[0] {
+                Operand::LiteralBit32(w) => w as u64,
+                Operand::LiteralBit64(w) => w,
+                _ => continue,
+            };
+            out.insert(i.result_id.unwrap(), v);
+        }
+    }
+    out
+}
+
+/// Branch targets of a block's terminator.
+pub fn targets(i: &rspirv::dr::Instruction) -> Vec<u32> {
+    match i.class.opcode {
+        Op::Branch => vec![i.operands[0].unwrap_id_ref()],
+        Op::BranchConditional => vec![i.operands[1].unwrap_id_ref(), i.operands[2].unwrap_id_ref()],
+        Op::Switch => {
+            let mut v = vec![i.operands[1].unwrap_id_ref()];
+            v.extend(i.operands[2..].iter().skip(1).step_by(2).map(|o| o.unwrap_id_ref()));
+            v
+        }
+        _ => vec![],
+    }
+}
+
+/// Predecessor labels of every block of every function.
+pub fn predecessors(m: &SpvModule) -> HashMap<u32, HashSet<u32>> {
+    let mut preds: HashMap<u32, HashSet<u32>> = HashMap::new();
+    for f in &m.functions {
+        for b in &f.blocks {
+            let l = b.label.as_ref().unwrap().result_id.unwrap();
+            preds.entry(l).or_default();
+            for t in targets(b.instructions.last().unwrap()) {
+                preds.entry(t).or_default().insert(l);
+            }
+        }
+    }
+    preds
+}
+
+/// Every OpPhi is first in its block and names each predecessor exactly once.
+pub fn check_phis(m: &SpvModule) {
+    let preds = predecessors(m);
+    for f in &m.functions {
+        for b in &f.blocks {
+            let l = b.label.as_ref().unwrap().result_id.unwrap();
+            let mut seen_other = false;
+            for i in &b.instructions {
+                if i.class.opcode == Op::Phi {
+                    assert!(!seen_other, "OpPhi after a non-Phi instruction in block %{l}");
+                    let parents: Vec<u32> = i.operands.iter().skip(1).step_by(2).map(|o| o.unwrap_id_ref()).collect();
+                    let set: HashSet<u32> = parents.iter().copied().collect();
+                    assert_eq!(set.len(), parents.len(), "duplicate parent in a Phi of %{l}");
+                    assert_eq!(set, preds[&l], "Phi parents of %{l} differ from its predecessors");
+                } else {
+                    seen_other = true;
+                }
+            }
+        }
+    }
+}
+
+/// All instructions of all functions.
+pub fn insts(m: &SpvModule) -> Vec<&rspirv::dr::Instruction> {
+    m.functions.iter().flat_map(|f| f.blocks.iter().flat_map(|b| b.instructions.iter())).collect()
+}
+
+/// Count `NoContraction` decorations.
+pub fn no_contraction(m: &SpvModule) -> usize {
+    m.annotations
+        .iter()
+        .filter(|i| {
+            i.class.opcode == Op::Decorate
+                && matches!(i.operands[1], Operand::Decoration(rspirv::spirv::Decoration::NoContraction))
+        })
+        .count()
+}
