@@ -7,9 +7,13 @@ pub mod callgraph;
 pub mod cfg;
 pub mod dom;
 pub mod loops;
+pub mod postdom;
+pub mod uniformity;
 
 pub use arg_usage::{ArgumentUsage, Usage};
 pub use callgraph::CallGraph;
 pub use cfg::Cfg;
 pub use dom::DomTree;
 pub use loops::{Irreducible, LoopForest, LoopId};
+pub use postdom::PostDomTree;
+pub use uniformity::Uniformity;
