@@ -4,10 +4,13 @@
 //! interpreter, and reading its output buffers back as typed values.
 //!
 //! The corpus is the spine of the end-to-end tests: every later stage
-//! (passes, SPIR-V emission, Vulkan runs) takes [`corpus`] as its input set
-//! and compares against [`run`].
+//! (passes, SPIR-V emission, Vulkan runs) takes [`corpus`] as its input set,
+//! compares against [`run`], and holds its own results to the hand-computed
+//! values of [`expect::check`].
 
 use std::path::{Path, PathBuf};
+
+pub mod expect;
 
 use xir::Module;
 
