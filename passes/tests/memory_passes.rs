@@ -325,3 +325,22 @@ kernel @k(%out: buffer<u32>, %n: u32) block_size(1, 1, 1) {
     assert_eq!(count(&m, Opcode::CastBitwise), 1);
     let _ = d;
 }
+
+// Check that the post-restructure dialect chain matches the pass contracts:
+// mem2reg -> audit_reg2mem_spills -> fix_self_referential.
+#[test]
+fn boundary_dialect_chain_is_consistent() {
+    let reg = registry();
+    let spec = xir_spec::spec();
+    let produced = |p: &str| match reg.get(p).unwrap().info.produces {
+        Produces::Dialect(d) => spec.dialect(d).unwrap_or_else(|| panic!("{p} produces unknown dialect {d}")),
+        Produces::Same => panic!("{p} keeps its dialect"),
+    };
+    let consumes_ok = |p: &str, d: &xir_spec::Dialect| {
+        reg.get(p).unwrap().info.consumes.iter().any(|c| d.refines(spec.dialect(c).unwrap()))
+    };
+    assert!(consumes_ok("audit_reg2mem_spills", produced("mem2reg")));
+    assert!(consumes_ok("fix_self_referential", produced("audit_reg2mem_spills")));
+    assert!(!consumes_ok("fix_self_referential", produced("mem2reg")), "fix needs the audit first");
+    assert_eq!(produced("fix_self_referential").name, "xir.restructured.audited");
+}

@@ -9,7 +9,9 @@ pub mod dce;
 pub mod fix_self_referential;
 pub mod mem2reg;
 pub mod phi_cleanup;
+pub mod promote_ref_arg;
 pub mod reg2mem;
+pub mod unused_callable_removal;
 pub mod util;
 
 /// Register the memory / SSA passes.
@@ -20,4 +22,6 @@ pub fn register(reg: &mut PassRegistry) {
     reg.register(fix_self_referential::decl());
     reg.register(phi_cleanup::decl());
     reg.register(dce::decl());
+    reg.register(promote_ref_arg::decl());
+    reg.register(unused_callable_removal::decl());
 }
