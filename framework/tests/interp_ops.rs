@@ -294,10 +294,63 @@ fn unsupported_opcodes_are_named() {
     let src = r#"
 kernel @k(%o: buffer<u32>) block_size(1, 1, 1) {
 ^entry:
-  %s = warp.active_sum u32 1 : u32
+  %s = quad.ddx f32 1.0 : f32
   return
 }
 "#;
     let e = run(src, json!({"args": {"o": [0]}})).unwrap_err();
-    assert!(e.contains("the interpreter does not support `warp.active_sum`"), "{e}");
+    assert!(e.contains("the interpreter does not support `quad.ddx`"), "{e}");
+}
+
+#[test]
+fn warp_operations_see_the_lanes_waiting_together() {
+    // 40 threads: warp 0 has lanes 0..32, warp 1 lanes 0..8 (threads 32..40).
+    let src = r#"
+kernel @k(%o: buffer<u32>) block_size(40, 1, 1) {
+^entry:
+  %t = extract $thread_id, u32 0 : u32
+  %base = mul %t, u32 6 : u32
+  %s = warp.active_sum %t : u32
+  buffer.write %o, %base, %s
+  %p = warp.prefix_sum %t : u32
+  %b1 = add %base, u32 1 : u32
+  buffer.write %o, %b1, %p
+  %r = warp.read_lane %t, u32 3 : u32
+  %b2 = add %base, u32 2 : u32
+  buffer.write %o, %b2, %r
+  %m3 = mod %t, u32 3 : u32
+  %z = eq %m3, u32 0 : bool
+  %mask = warp.active_bit_mask %z : u32
+  %b3 = add %base, u32 3 : u32
+  buffer.write %o, %b3, %mask
+  %b4 = add %base, u32 4 : u32
+  %odd = bit_and %t, u32 1 : u32
+  %even = eq %odd, u32 0 : bool
+  if %even, true ^e, false ^done, merge ^done
+^e:
+  %c = warp.active_count_bits %even : u32
+  %first = warp.read_first_active_lane %t : u32
+  %both = add %c, %first : u32
+  buffer.write %o, %b4, %both
+  br target ^done
+^done:
+  %b5 = add %base, u32 5 : u32
+  buffer.write %o, %b5, $warp_lane_id
+  return
+}
+"#;
+    let o = out(src, json!({"args": {"o": {"fill": 0, "len": 240}}}), "o");
+    let o: Vec<u64> = o.as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
+    for t in 0..40u64 {
+        let (w0, wl) = if t < 32 { (0, 32) } else { (32, 8) };
+        let row = &o[(t * 6) as usize..(t * 6 + 6) as usize];
+        assert_eq!(row[0], (w0..w0 + wl).sum::<u64>(), "sum t={t}");
+        assert_eq!(row[1], (w0..t).sum::<u64>(), "prefix t={t}");
+        assert_eq!(row[2], w0 + 3, "read_lane t={t}");
+        let mask: u64 = (w0..w0 + wl).filter(|x| x % 3 == 0).map(|x| 1u64 << (x - w0)).sum();
+        assert_eq!(row[3], mask, "ballot t={t}");
+        let evens = (w0..w0 + wl).filter(|x| x % 2 == 0).count() as u64;
+        assert_eq!(row[4], if t % 2 == 0 { evens + w0 } else { 0 }, "divergent t={t}");
+        assert_eq!(row[5], t - w0, "lane t={t}");
+    }
 }

@@ -50,6 +50,9 @@ pub(crate) enum State {
     Run,
     /// Waiting at the barrier `sync_block` instruction of a function.
     Wait(FuncId, Block, Inst),
+    /// Waiting at a warp operation for the other lanes (operands in
+    /// `Thread::pending`).
+    WarpWait(FuncId, Block, Inst),
     Done,
 }
 
@@ -58,6 +61,8 @@ pub(crate) struct Thread {
     locals: Vec<Val>,
     pub regs: Regs,
     pub state: State,
+    /// Operands of the warp operation the thread waits at.
+    pub pending: SmallVec<[Val; 4]>,
 }
 
 enum Flow {
@@ -66,6 +71,7 @@ enum Flow {
     Call(FuncId, SmallVec<[Val; 4]>),
     Ret(Option<Val>),
     Wait,
+    Warp(SmallVec<[Val; 4]>),
 }
 
 pub(crate) struct Machine<'m> {
@@ -155,7 +161,7 @@ impl<'m> Machine<'m> {
             base,
             ret_to: None,
         };
-        Thread { frames: vec![frame], locals, regs, state: State::Run }
+        Thread { frames: vec![frame], locals, regs, state: State::Run, pending: SmallVec::new() }
     }
 
     pub fn error(&self, func: FuncId, block: Option<Block>, inst: Option<Inst>, msg: impl Into<String>) -> InterpError {
@@ -192,6 +198,11 @@ impl<'m> Machine<'m> {
                 Flow::Wait => {
                     t.frames.last_mut().expect("frame").ip += 1;
                     t.state = State::Wait(func, block, inst);
+                    return Ok(());
+                }
+                Flow::Warp(ops) => {
+                    t.pending = ops;
+                    t.state = State::WarpWait(func, block, inst);
                     return Ok(());
                 }
                 Flow::Jump(target) => self.enter(t, target).map_err(|e| located(e, t))?,
@@ -240,6 +251,16 @@ impl<'m> Machine<'m> {
                 }
             }
         }
+    }
+
+    /// Give a thread waiting at a warp operation its result and let it go on.
+    pub fn resume_warp(&self, t: &mut Thread, v: Val) {
+        let fr = t.frames.last_mut().expect("frame");
+        let inst = self.m.func(fr.func).block(fr.block).insts[fr.ip];
+        fr.vals[inst.index()] = v;
+        fr.ip += 1;
+        t.pending.clear();
+        t.state = State::Run;
     }
 
     /// Go to `target`, evaluating its phis from the edge taken.
@@ -335,6 +356,8 @@ impl<'m> Machine<'m> {
             }
             Phi => return Err("phi after the start of its block".into()),
             SyncBlock => return Ok(Flow::Wait),
+            op if super::warp::is_warp_op(op) => return Ok(Flow::Warp(ops)),
+            ShaderExecutionReorder => return Ok(Flow::Next),
             Call => {
                 let Some(Value::Func(callee)) = d.operands.first().copied() else {
                     return Err("call without a function callee".into());

@@ -21,6 +21,7 @@ mod memory;
 mod ops;
 mod print;
 mod value;
+mod warp;
 
 use std::fmt;
 
@@ -212,14 +213,18 @@ pub fn run_kernel_with(
     Ok(out)
 }
 
-/// Run the threads of one block round-robin between barriers.
+/// Run the threads of one block round-robin until each blocks (barrier,
+/// warp operation) or finishes; then release a warp group, or the barrier.
 fn run_block(mach: &mut Machine, threads: &mut [Thread]) -> Result<(), InterpError> {
     let mut shared: Vec<Val> = mach.shared_types.iter().map(|&t| undef_of(&mach.m.types, t)).collect();
     loop {
         for t in threads.iter_mut() {
-            if t.state != State::Done {
+            if t.state == State::Run {
                 mach.run_thread(t, &mut shared)?;
             }
+        }
+        if warp::resolve(mach, threads)? {
+            continue;
         }
         let mut waiting = threads.iter().filter_map(|t| match t.state {
             State::Wait(f, b, i) => Some((t, f, b, i)),
@@ -239,6 +244,9 @@ fn run_block(mach: &mut Machine, threads: &mut [Thread]) -> Result<(), InterpErr
                 done.regs.did
             );
             return Err(InterpError { thread: Some(first.regs.did), ..mach.error(func, Some(block), Some(inst), msg) });
+        }
+        for t in threads.iter_mut() {
+            t.state = State::Run;
         }
     }
 }
