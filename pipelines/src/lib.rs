@@ -1,1 +1,45 @@
-//! placeholder
+//! `xir-pipelines`: the shipped RON pipelines (`pipelines/*.ron`), the
+//! registry of every pass, and the pieces of the `xir-opt` driver that are
+//! worth testing without a process: input reading, atomic output, DOT
+//! pictures, listings, and the integration point of the SPIR-V backend.
+
+pub mod backend;
+pub mod debug_passes;
+pub mod dot;
+pub mod io;
+pub mod listing;
+
+use std::path::{Path, PathBuf};
+
+use xir::pass::PassRegistry;
+use xir::pipeline::Loader;
+
+/// The directory of the shipped pipelines, fixed at build time.
+pub const SHIPPED_DIR: &str = env!("CARGO_MANIFEST_DIR");
+
+/// The hook the SPIR-V backend binds its callable specialization to.
+pub const CALLABLE_SPECIALIZATION: &str = "callable_specialization";
+
+/// Every registered pass: the generic passes of `xir-passes`, the backend's
+/// passes (when it exports them), and the `debug.*` test aids.
+pub fn registry() -> PassRegistry {
+    let mut reg = PassRegistry::new();
+    reg.declare_hook(
+        CALLABLE_SPECIALIZATION,
+        "target policy for callables (specialize or inline per call site); the SPIR-V backend binds it",
+    );
+    xir_passes::register_all(&mut reg);
+    backend::register_passes(&mut reg);
+    debug_passes::register(&mut reg);
+    reg
+}
+
+/// A loader that finds shipped pipelines in `extra_dir` (when given) and
+/// then in the shipped directory.
+pub fn loader<'r>(reg: &'r PassRegistry, extra_dir: Option<&Path>) -> Loader<'r> {
+    let mut l = Loader::new(reg);
+    if let Some(d) = extra_dir {
+        l = l.with_search_dir(d);
+    }
+    l.with_search_dir(PathBuf::from(SHIPPED_DIR))
+}

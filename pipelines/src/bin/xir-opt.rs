@@ -1,1 +1,249 @@
-fn main() {}
+//! `xir-opt`: read XIR (text or JSON), optionally run a RON pipeline with
+//! instrumentation, and emit XIR, JSON, DOT or (through the backend) SPIR-V.
+//!
+//! Exit codes: 0 success; 1 any error in the input, the pipeline or a pass
+//! (reported as `path:line:col: error: message` on stderr; an internal panic
+//! is caught and reported the same way); 2 usage errors. No output file is
+//! left behind on failure.
+
+use std::io::Write;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use clap::{Parser, ValueEnum};
+use xir::pipeline::{PassManager, RunOptions};
+use xir_pipelines::backend::{self, BackendEmit};
+use xir_pipelines::{dot, io, listing};
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+enum Emit {
+    Xir,
+    Json,
+    Dot,
+    Spirv,
+    SpirvAsm,
+    Artifact,
+}
+
+/// XIR optimizer driver: parse, verify, run a pipeline, emit.
+#[derive(Parser, Debug)]
+#[command(name = "xir-opt", version, about)]
+struct Cli {
+    /// Input module: a `.xir` text file, a `.json` file, or `-` for stdin.
+    input: Option<String>,
+    /// Pipeline to run: a shipped name (`pipelines/NAME.ron`) or a `.ron` path.
+    #[arg(long)]
+    pipeline: Option<String>,
+    /// Extra directory searched for shipped pipelines (before the built-in one).
+    #[arg(long, value_name = "DIR")]
+    pipeline_dir: Option<PathBuf>,
+    /// Optimization level: opt-level groups with a higher `min_level` are skipped.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=3))]
+    opt_level: u8,
+    /// Output form.
+    #[arg(long, value_enum, default_value_t = Emit::Xir)]
+    emit: Emit,
+    /// Output file (default stdout).
+    #[arg(short = 'o', value_name = "OUT")]
+    output: Option<String>,
+    /// Verify and dialect-check the IR after every pass.
+    #[arg(long)]
+    verify_each: bool,
+    /// Print the IR before each run of PASS (repeatable).
+    #[arg(long, value_name = "PASS")]
+    print_before: Vec<String>,
+    /// Print the IR after each run of PASS (repeatable).
+    #[arg(long, value_name = "PASS")]
+    print_after: Vec<String>,
+    /// Print the IR after every pass.
+    #[arg(long)]
+    print_after_all: bool,
+    /// Print a unified diff after every pass that changed the IR.
+    #[arg(long)]
+    print_changed: bool,
+    /// Print a table of pass timings and IR sizes.
+    #[arg(long)]
+    time_passes: bool,
+    /// Run only the first N pass executions.
+    #[arg(long, value_name = "N")]
+    bisect_limit: Option<usize>,
+    /// Where to write a reproducer if a pass fails (default: a temporary directory).
+    #[arg(long, value_name = "DIR")]
+    reproducer_dir: Option<PathBuf>,
+    /// Only load and check a pipeline file, then exit.
+    #[arg(long, value_name = "FILE.ron")]
+    check_pipeline: Option<String>,
+    /// List every registered pass with its contract and options.
+    #[arg(long)]
+    list_passes: bool,
+    /// List the dialects of the spec.
+    #[arg(long)]
+    list_dialects: bool,
+}
+
+static PANIC_LOCATION: Mutex<Option<String>> = Mutex::new(None);
+
+fn main() {
+    // Panics are reported as errors (exit 1), never as a raw panic message:
+    // the hook only records where it happened.
+    std::panic::set_hook(Box::new(|info| {
+        if let Ok(mut l) = PANIC_LOCATION.lock() {
+            *l = info.location().map(|l| format!("{}:{}", l.file(), l.line()));
+        }
+    }));
+    let code = match catch_unwind(AssertUnwindSafe(run)) {
+        Ok(code) => code,
+        Err(payload) => {
+            let msg = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            let at = PANIC_LOCATION.lock().ok().and_then(|l| l.clone()).unwrap_or_default();
+            eprintln!("xir-opt: error: internal error: {msg} (at {at}); this is a bug in xir-opt");
+            1
+        }
+    };
+    std::process::exit(code);
+}
+
+fn init_tracing() {
+    use tracing_subscriber::{fmt::format::FmtSpan, EnvFilter};
+    let filter = EnvFilter::try_from_env("XIR_LOG").unwrap_or_else(|_| EnvFilter::new("off"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_span_events(FmtSpan::CLOSE)
+        .try_init();
+}
+
+fn run() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return code;
+        }
+    };
+    init_tracing();
+    let reg = xir_pipelines::registry();
+    for problem in reg.validate() {
+        eprintln!("xir-opt: warning: pass registry: {problem}");
+    }
+    if cli.list_passes || cli.list_dialects {
+        let mut text = String::new();
+        if cli.list_passes {
+            text.push_str(&listing::passes(&reg));
+        }
+        if cli.list_dialects {
+            text.push_str(&listing::dialects());
+        }
+        return match io::write_output(cli.output.as_deref(), text.as_bytes()) {
+            Ok(()) => 0,
+            Err(e) => fail(&e),
+        };
+    }
+    let loader = xir_pipelines::loader(&reg, cli.pipeline_dir.as_deref());
+    if let Some(path) = &cli.check_pipeline {
+        return match loader.load_path(std::path::Path::new(path)) {
+            Ok(p) => {
+                for w in &p.warnings {
+                    eprintln!("{w}");
+                }
+                eprintln!(
+                    "{path}: pipeline `{}` is well-formed: {} -> {}, {} pass steps",
+                    p.name,
+                    p.input,
+                    p.output,
+                    p.pass_steps().len()
+                );
+                0
+            }
+            Err(f) => {
+                eprint!("{f}");
+                1
+            }
+        };
+    }
+    let Some(input) = cli.input.as_deref() else {
+        eprintln!("xir-opt: error: an INPUT file (or `-`) is required\n\nFor more information, try '--help'.");
+        return 2;
+    };
+    let pipeline = match cli.pipeline.as_deref().map(|p| loader.load(p)).transpose() {
+        Ok(p) => p,
+        Err(f) => {
+            eprint!("{f}");
+            return 1;
+        }
+    };
+    let mut module = match io::read_module(input) {
+        Ok(m) => m,
+        Err(diags) => return report(&diags),
+    };
+    let diags = xir::verify::verify_module(&module);
+    if diags.iter().any(|d| d.is_error()) {
+        return report(&diags);
+    }
+    if let Some(p) = &pipeline {
+        for w in p.warnings.iter().filter(|w| w.severity == xir::diag::Severity::Warning) {
+            eprintln!("{w}");
+        }
+        let repro_dir = cli
+            .reproducer_dir
+            .clone()
+            .unwrap_or_else(|| std::env::temp_dir().join(format!("xir-opt-repro-{}", std::process::id())));
+        let opts = RunOptions {
+            opt_level: cli.opt_level,
+            fast_math: false,
+            verify_each: cli.verify_each,
+            print_before: cli.print_before.clone(),
+            print_after: cli.print_after.clone(),
+            print_after_all: cli.print_after_all,
+            print_changed: cli.print_changed,
+            time_passes: cli.time_passes,
+            bisect_limit: cli.bisect_limit,
+            reproducer_dir: Some(repro_dir),
+        };
+        let mut log = std::io::stderr().lock();
+        match PassManager::new(p, opts).run(&mut module, &mut log) {
+            Ok(rep) => {
+                if cli.time_passes {
+                    let _ = write!(log, "{}", rep.timing_table());
+                }
+                if let Some(b) = &rep.bisect {
+                    let _ = writeln!(log, "{b}");
+                }
+            }
+            Err(e) => {
+                let _ = write!(log, "{e}");
+                return 1;
+            }
+        }
+    }
+    let bytes = match cli.emit {
+        Emit::Xir => Ok(xir::text::print_module(&module).into_bytes()),
+        Emit::Json => Ok(xir::text::json::to_json(&module).into_bytes()),
+        Emit::Dot => Ok(dot::module_to_dot(&module).into_bytes()),
+        Emit::Spirv => backend::emit(&module, BackendEmit::Spirv),
+        Emit::SpirvAsm => backend::emit(&module, BackendEmit::SpirvAsm),
+        Emit::Artifact => backend::emit(&module, BackendEmit::Artifact),
+    };
+    match bytes.and_then(|b| io::write_output(cli.output.as_deref(), &b)) {
+        Ok(()) => 0,
+        Err(e) => fail(&e),
+    }
+}
+
+fn fail(msg: &str) -> i32 {
+    eprintln!("xir-opt: error: {msg}");
+    1
+}
+
+fn report(diags: &[xir::Diagnostic]) -> i32 {
+    for d in diags {
+        eprintln!("{d}");
+    }
+    1
+}

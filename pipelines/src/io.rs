@@ -1,0 +1,73 @@
+//! Reading the driver's input (XIR text, JSON, or either on stdin) and
+//! writing its output atomically: to a temporary file in the destination's
+//! directory, renamed into place only once everything succeeded, so a failed
+//! run never leaves a partial or stale output file behind.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use xir::{Diagnostic, Module};
+
+/// The input formats.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum InputFormat {
+    Text,
+    Json,
+}
+
+/// Read and parse `path` (`-` = stdin). The format follows the extension
+/// (`.json`; anything else is text); on stdin, input starting with `{` is JSON.
+pub fn read_module(path: &str) -> Result<Module, Vec<Diagnostic>> {
+    let (text, display) = if path == "-" {
+        let mut s = String::new();
+        std::io::stdin()
+            .read_to_string(&mut s)
+            .map_err(|e| vec![Diagnostic::error("io", format!("cannot read stdin: {e}")).with_file("<stdin>")])?;
+        (s, "<stdin>".to_string())
+    } else {
+        let bytes = std::fs::read(path)
+            .map_err(|e| vec![Diagnostic::error("io", format!("cannot read input: {e}")).with_file(path)])?;
+        let s = String::from_utf8(bytes)
+            .map_err(|e| vec![Diagnostic::error("io", format!("input is not UTF-8: {e}")).with_file(path)])?;
+        (s, path.to_string())
+    };
+    match detect(path, &text) {
+        InputFormat::Json => xir::text::json::from_json(&text, &display),
+        InputFormat::Text => xir::text::parse_module(&text, &display),
+    }
+}
+
+pub fn detect(path: &str, text: &str) -> InputFormat {
+    if path == "-" {
+        if text.trim_start().starts_with('{') {
+            InputFormat::Json
+        } else {
+            InputFormat::Text
+        }
+    } else if Path::new(path).extension().is_some_and(|e| e.eq_ignore_ascii_case("json")) {
+        InputFormat::Json
+    } else {
+        InputFormat::Text
+    }
+}
+
+/// Write `bytes` to `out` (`None` or `-` = stdout) atomically.
+pub fn write_output(out: Option<&str>, bytes: &[u8]) -> Result<(), String> {
+    let Some(path) = out.filter(|p| *p != "-") else {
+        let mut so = std::io::stdout().lock();
+        return so.write_all(bytes).and_then(|_| so.flush()).map_err(|e| format!("cannot write stdout: {e}"));
+    };
+    let path = Path::new(path);
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "out".into());
+    let tmp = dir.join(format!(".{name}.xir-opt-{}.tmp", std::process::id()));
+    let result = std::fs::write(&tmp, bytes).and_then(|_| std::fs::rename(&tmp, path));
+    if let Err(e) = result {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(format!("{}: cannot write output: {e}", path.display()));
+    }
+    Ok(())
+}
