@@ -10,8 +10,11 @@
 
 use crate::{same_f32, same_f64, Outputs};
 
+/// A kernel's check: panics when a run's outputs are wrong.
+pub type Check = fn(&Outputs);
+
 /// Every kernel's check, by kernel name.
-pub const ALL: &[(&str, fn(&Outputs))] = &[
+pub const ALL: &[(&str, Check)] = &[
     ("saxpy", saxpy),
     ("reduce_block", reduce_block),
     ("prefix_sum", prefix_sum),
