@@ -4,10 +4,16 @@
 //! `lower_switch`, `canonicalize_one_shot_loops`,
 //! `clear_inactive_block_payloads`) and raw CFG cleanup (`simplify_cfg`).
 
+pub mod canonicalize_one_shot_loops;
+pub mod clear_inactive_block_payloads;
 pub mod destructure_cfg;
+pub mod early_return_elimination;
 pub mod lower_break_continue;
+pub mod lower_switch;
 pub mod restructure;
+pub mod simplify_cfg;
 mod ssa_repair;
+mod structured;
 mod util;
 
 use xir::pass::PassRegistry;
@@ -17,4 +23,9 @@ pub fn register(reg: &mut PassRegistry) {
     reg.register(lower_break_continue::decl());
     reg.register(destructure_cfg::decl());
     reg.register(restructure::decl());
+    reg.register(early_return_elimination::decl());
+    reg.register(lower_switch::decl());
+    reg.register(canonicalize_one_shot_loops::decl());
+    reg.register(clear_inactive_block_payloads::decl());
+    reg.register(simplify_cfg::decl());
 }

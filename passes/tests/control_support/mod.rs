@@ -74,3 +74,32 @@ pub fn count_op(m: &Module, op: &str) -> usize {
         .filter(|o| o.name() == op)
         .count()
 }
+
+/// A corpus kernel: its text, inputs and the kernel's name.
+#[derive(Clone)]
+pub struct CorpusCase {
+    pub name: String,
+    pub src: String,
+    pub inputs: String,
+    pub kernel: String,
+}
+
+/// Every kernel of `tests/corpus`, sorted by file name.
+pub fn corpus() -> Vec<CorpusCase> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .expect("corpus dir")
+        .filter_map(|e| e.ok()?.file_name().to_str()?.strip_suffix(".xir").map(str::to_string))
+        .collect();
+    names.sort();
+    assert!(!names.is_empty(), "empty corpus");
+    names
+        .into_iter()
+        .map(|name| {
+            let src = std::fs::read_to_string(dir.join(format!("{name}.xir"))).expect("corpus kernel");
+            let inputs = std::fs::read_to_string(dir.join(format!("{name}.inputs.json"))).expect("corpus inputs");
+            let kernel = parse(&src).functions.iter().find(|f| f.is_kernel()).expect("a kernel").name.clone();
+            CorpusCase { name, src, inputs, kernel }
+        })
+        .collect()
+}
