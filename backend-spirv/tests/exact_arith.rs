@@ -1,0 +1,164 @@
+//! Arithmetic lowering checked on the module: contraction decorations (and
+//! FMA only under fast math), bit operations, exact C `round`, shifts modulo
+//! the width, both outer-product forms.
+
+mod common;
+
+use common::*;
+
+const SCALAR: &str = r#"
+kernel @k(%x: buffer<f32>) block_size(1, 1, 1) {
+^entry:
+  %a = buffer.read %x, u32 0 : f32
+  %b = buffer.read %x, u32 1 : f32
+  %c = buffer.read %x, u32 2 : f32
+  %ab = mul %a, %b : f32
+  %r = add %ab, %c : f32
+  buffer.write %x, u32 3, %r
+  return
+}
+"#;
+
+const REDUCTION: &str = r#"
+kernel @k(%x: buffer<vec<f32, 4>>, %y: buffer<f32>) block_size(1, 1, 1) {
+^entry:
+  %v = buffer.read %x, u32 0 : vec<f32, 4>
+  %s = reduce_sum %v : f32
+  buffer.write %y, u32 0, %s
+  return
+}
+"#;
+
+const MATRIX: &str = r#"
+kernel @k(%m: buffer<mat<f32, 4>>) block_size(1, 1, 1) {
+^entry:
+  %a = buffer.read %m, u32 0 : mat<f32, 4>
+  %b = buffer.read %m, u32 1 : mat<f32, 4>
+  %p = matrix_linalg_mul %a, %b : mat<f32, 4>
+  %s = matrix_comp_add %p, %a : mat<f32, 4>
+  buffer.write %m, u32 2, %s
+  return
+}
+"#;
+
+#[test]
+fn no_contraction_on_every_float_op_without_fast_math() {
+    let scalar = compile_all_presets(SCALAR);
+    assert_eq!(no_contraction(&load(&scalar.words_unoptimized)), 2, "mul + add");
+    let red = compile_all_presets(REDUCTION);
+    assert_eq!(no_contraction(&load(&red.words_unoptimized)), 3, "three lane adds");
+    let mat = compile_all_presets(MATRIX);
+    // one OpMatrixTimesMatrix + four column adds
+    assert_eq!(no_contraction(&load(&mat.words_unoptimized)), 5, "{}", mat.disassembly_unoptimized());
+    assert_eq!(count(&scalar.disassembly_unoptimized(), "Fma"), 0);
+}
+
+#[test]
+fn fast_math_contracts_one_planned_fma_and_drops_no_contraction() {
+    let out = compile_with(SCALAR, &opts(0, true));
+    let dis = out.disassembly_unoptimized();
+    assert_eq!(count(&dis, "Fma"), 1, "{dis}");
+    assert_eq!(count(&dis, "OpFMul"), 0, "the fused multiply is not emitted separately:\n{dis}");
+    assert_eq!(no_contraction(&load(&out.words_unoptimized)), 0);
+    // A multiply with two uses is not fused.
+    let two_uses =
+        SCALAR.replace("buffer.write %x, u32 3, %r", "buffer.write %x, u32 3, %r\n  buffer.write %x, u32 4, %ab");
+    let dis = compile_with(&two_uses, &opts(0, true)).disassembly_unoptimized();
+    assert_eq!(count(&dis, "Fma"), 0, "{dis}");
+    for level in 0..=3 {
+        compile_with(SCALAR, &opts(level, true));
+    }
+}
+
+const BITS: &str = r#"
+kernel @k(%x: buffer<u32>, %s: buffer<i32>) block_size(1, 1, 1) {
+^entry:
+  %v = buffer.read %x, u32 0 : u32
+  %a = clz %v : u32
+  %b = ctz %v : u32
+  %c = popcount %v : u32
+  %d = reverse %v : u32
+  %n = buffer.read %s, u32 0 : i32
+  %e = shr %n, %v : i32
+  %f = rotl %v, %n : u32
+  %g = shl %v, u64 33 : u32
+  buffer.write %x, u32 1, %a
+  buffer.write %x, u32 2, %b
+  buffer.write %x, u32 3, %c
+  buffer.write %x, u32 4, %d
+  buffer.write %s, u32 1, %e
+  buffer.write %x, u32 5, %f
+  buffer.write %x, u32 6, %g
+  return
+}
+"#;
+
+#[test]
+fn bit_operations_use_find_msb_lsb_and_masked_shift_amounts() {
+    let out = compile_all_presets(BITS);
+    let dis = out.disassembly_unoptimized();
+    assert_eq!(count(&dis, "FindUMsb"), 1, "{dis}");
+    assert_eq!(count(&dis, "FindILsb"), 1, "{dis}");
+    assert_eq!(count(&dis, "FindSMsb"), 0);
+    assert_eq!(count(&dis, "OpBitCount"), 1);
+    assert_eq!(count(&dis, "OpBitReverse"), 1);
+    assert_eq!(count(&dis, "OpShiftRightArithmetic"), 1, "signed shr");
+    // every shift amount is masked with width - 1 = 31
+    let m = load(&out.words_unoptimized);
+    let consts = const_values(&m);
+    let ands: Vec<_> = insts(&m).into_iter().filter(|i| i.class.opcode == Op::BitwiseAnd).collect();
+    let masked = ands.iter().filter(|i| consts.get(&i.operands[1].unwrap_id_ref()) == Some(&31)).count();
+    assert!(masked >= 4, "shr, rotl (twice), shl amounts masked: {masked}\n{dis}");
+    assert_eq!(count(&dis, "OpUConvert"), 1, "the u64 shift amount is narrowed to the value's width");
+}
+
+#[test]
+fn c_round_compares_the_fraction_with_an_exact_half_and_copies_the_sign() {
+    let src = r#"
+kernel @k(%x: buffer<f32>) block_size(1, 1, 1) {
+^entry:
+  %v = buffer.read %x, u32 0 : f32
+  %r = round %v : f32
+  buffer.write %x, u32 1, %r
+  return
+}
+"#;
+    let out = compile_all_presets(src);
+    let m = load(&out.words_unoptimized);
+    let consts = const_values(&m);
+    let dis = out.disassembly_unoptimized();
+    assert!(dis.contains("Trunc") && dis.contains("FAbs"), "{dis}");
+    let ge: Vec<_> = insts(&m).into_iter().filter(|i| i.class.opcode == Op::FOrdGreaterThanEqual).collect();
+    assert_eq!(ge.len(), 1);
+    assert_eq!(consts.get(&ge[0].operands[1].unwrap_id_ref()), Some(&(0.5f32.to_bits() as u64)), "exact 0.5");
+    // Never trunc(x + 0.5): the only FAdd adds 1.0 to the truncated magnitude.
+    let adds: Vec<_> = insts(&m).into_iter().filter(|i| i.class.opcode == Op::FAdd).collect();
+    assert_eq!(adds.len(), 1);
+    assert_eq!(consts.get(&adds[0].operands[1].unwrap_id_ref()), Some(&(1.0f32.to_bits() as u64)));
+    assert_eq!(consts.values().filter(|&&v| v == 0x8000_0000).count(), 1, "sign mask for the copy-sign");
+}
+
+#[test]
+fn outer_product_vector_and_matrix_forms() {
+    let src = r#"
+kernel @k(%v: buffer<vec<f32, 3>>, %m: buffer<mat<f32, 3>>) block_size(1, 1, 1) {
+^entry:
+  %a = buffer.read %v, u32 0 : vec<f32, 3>
+  %b = buffer.read %v, u32 1 : vec<f32, 3>
+  %o = outer_product %a, %b : mat<f32, 3>
+  %x = buffer.read %m, u32 0 : mat<f32, 3>
+  %y = buffer.read %m, u32 1 : mat<f32, 3>
+  %p = outer_product %x, %y : mat<f32, 3>
+  buffer.write %m, u32 2, %o
+  buffer.write %m, u32 3, %p
+  return
+}
+"#;
+    let out = compile_all_presets(src);
+    let dis = out.disassembly_unoptimized();
+    assert_eq!(count(&dis, "OpOuterProduct"), 1, "{dis}");
+    assert_eq!(count(&dis, "OpTranspose"), 1, "{dis}");
+    assert_eq!(count(&dis, "OpMatrixTimesMatrix"), 1, "{dis}");
+    assert_eq!(no_contraction(&load(&out.words_unoptimized)), 2);
+    assert!(dis.contains("MatrixStride 16"), "mat3 columns are 16 bytes apart on the host:\n{dis}");
+}
