@@ -39,11 +39,9 @@ pub fn register_passes(reg: &mut PassRegistry) {
 pub fn select_kernel(module: &Module, name: Option<&str>) -> Result<FuncId, String> {
     let kernels: Vec<FuncId> = module.func_ids().filter(|&f| module.func(f).is_kernel()).collect();
     match name {
-        Some(n) => kernels
-            .iter()
-            .copied()
-            .find(|&f| module.func(f).name == n)
-            .ok_or_else(|| format!("no kernel named `{n}`")),
+        Some(n) => {
+            kernels.iter().copied().find(|&f| module.func(f).name == n).ok_or_else(|| format!("no kernel named `{n}`"))
+        }
         None => match kernels.as_slice() {
             [k] => Ok(*k),
             [] => Err("the module has no kernel".into()),
@@ -57,7 +55,12 @@ pub fn select_kernel(module: &Module, name: Option<&str>) -> Result<FuncId, Stri
 }
 
 /// Compile the module's kernel (already in `xir.spirv`) with the backend.
-pub fn compile(module: &Module, kernel: Option<&str>, opt_level: u8, fast_math: bool) -> Result<(FuncId, SpirvOutput), String> {
+pub fn compile(
+    module: &Module,
+    kernel: Option<&str>,
+    opt_level: u8,
+    fast_math: bool,
+) -> Result<(FuncId, SpirvOutput), String> {
     let k = select_kernel(module, kernel)?;
     let opts = CompileOptions { opt_level, fast_math, device_features: None };
     xir_spirv::compile(module, k, &opts).map(|out| (k, out)).map_err(|d| xir::diag::render(&d))
@@ -86,7 +89,9 @@ pub fn emit_with(module: &Module, what: BackendEmit, opt_level: u8, fast_math: b
     match what {
         BackendEmit::Spirv => Ok(out.words.iter().flat_map(|w| w.to_le_bytes()).collect()),
         BackendEmit::SpirvAsm => Ok(out.disassembly().into_bytes()),
-        BackendEmit::Artifact => Err("`--emit artifact` is not available yet: the shader artifact codec is not implemented".into()),
+        BackendEmit::Artifact => {
+            Err("`--emit artifact` is not available yet: the shader artifact codec is not implemented".into())
+        }
     }
 }
 
