@@ -18,6 +18,19 @@ fn corpus_has_every_kernel_with_inputs() {
     }
 }
 
+// Check the corpus rules of tests/corpus/README.md that a machine can see:
+// a comment on the first line, a reasonable size, at most 4096 threads.
+#[test]
+fn every_kernel_is_documented_and_small() {
+    for k in corpus() {
+        assert!(k.text.starts_with("// "), "{}: start with a `//` comment saying what it computes", k.name);
+        let lines = k.text.lines().count();
+        assert!((10..=150).contains(&lines), "{}: {lines} lines, want 10..=150", k.name);
+        let threads: u64 = xir_tests::inputs(&k).dispatch.map_or(1, |d| d.iter().map(|&x| x as u64).product());
+        assert!(threads <= 4096, "{}: {threads} threads", k.name);
+    }
+}
+
 #[test]
 fn every_kernel_parses_verifies_and_is_structured() {
     let structured = xir_spec::spec().dialect("xir.structured").expect("dialect xir.structured");
