@@ -274,3 +274,33 @@ fn generated_programs_are_valid_and_run() {
         })
         .unwrap();
 }
+
+/// The generator covers what the differential tests rely on: over the
+/// cases of one run, each construct shows up in a fair share of programs.
+#[test]
+fn generated_programs_cover_the_constructs() {
+    use proptest::strategy::{Strategy, ValueTree};
+    use xir::Opcode::*;
+    let wanted = [Call, Loop, SimpleLoop, Switch, If, Break, Continue, BufferRead, BufferWrite, Div, Mod];
+    let mut seen = vec![0usize; wanted.len()];
+    let mut early_returns = 0;
+    let mut runner = TestRunner::deterministic();
+    let n = 256;
+    for _ in 0..n {
+        let p = program().new_tree(&mut runner).expect("a program").current();
+        let k = p.module.func(p.kernel);
+        let returns = k.all_insts().filter(|&(_, i)| k.inst(i).opcode == Return).count();
+        if returns > 1 {
+            early_returns += 1;
+        }
+        for (w, c) in wanted.iter().zip(seen.iter_mut()) {
+            if p.module.functions.iter().any(|f| f.all_insts().any(|(_, i)| f.inst(i).opcode == *w)) {
+                *c += 1;
+            }
+        }
+    }
+    for (w, c) in wanted.iter().zip(&seen) {
+        assert!(*c >= n / 20, "`{w}` appears in only {c} of {n} programs");
+    }
+    assert!(early_returns >= n / 20, "early returns in only {early_returns} of {n} programs");
+}

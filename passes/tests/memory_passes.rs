@@ -344,3 +344,151 @@ fn boundary_dialect_chain_is_consistent() {
     assert!(!consumes_ok("fix_self_referential", produced("mem2reg")), "fix needs the audit first");
     assert_eq!(produced("fix_self_referential").name, "xir.restructured.audited");
 }
+
+const CALLS: &str = r#"
+callable @clampsum(%a: u32, %acc: ref u32) -> u32 {
+^entry:
+  %t = alloca : u32
+  %c = lt %a, u32 10 : bool
+  cond_br %c, true ^small, false ^big
+^small:
+  %v = load %acc : u32
+  %w = add %v, %a : u32
+  return %w
+^big:
+  return u32 10
+}
+
+callable @unused(%x: u32) -> u32 {
+^entry:
+  return %x
+}
+
+kernel @k(%out: buffer<u32>) block_size(1, 1, 1) {
+^entry:
+  %t = extract $dispatch_id, u32 0 : u32
+  %acc = alloca : u32
+  store %acc, u32 5
+  %r = call @clampsum, %t, %acc : u32
+  %r2 = add %r, u32 1 : u32
+  buffer.write %out, %t, %r2
+  return
+}
+"#;
+
+// Check that inline splices a multi-block callee with two returns, leaving
+// no call and no Phi (the result goes through a slot).
+#[test]
+fn inline_multi_block_callee() {
+    let mut m = parse(CALLS);
+    run(&mut m, "inline", "xir.raw").unwrap();
+    let k = &m.functions[m.find_function("k").unwrap().index()];
+    assert_eq!(k.all_insts().filter(|&(_, i)| k.inst(i).opcode == Opcode::Call).count(), 0);
+    assert_eq!(count(&m, Opcode::Phi), 0);
+    assert_eq!(k.blocks().len(), 5, "{}", xir::text::print_module(&m));
+}
+
+// Check that inline refuses recursion before changing anything, naming the
+// call site.
+#[test]
+fn inline_refuses_recursion() {
+    let src = r#"
+callable @f(%n: u32) -> u32 {
+^entry:
+  %c = eq %n, u32 0 : bool
+  cond_br %c, true ^done, false ^rec
+^done:
+  return u32 1
+^rec:
+  %m = sub %n, u32 1 : u32
+  %r = call @f, %m : u32
+  return %r
+}
+
+kernel @k(%out: buffer<u32>) block_size(1, 1, 1) {
+^entry:
+  %r = call @f, u32 3 : u32
+  buffer.write %out, u32 0, %r
+  return
+}
+"#;
+    let mut m = parse(src);
+    let before = xir::text::print_module(&m);
+    let err = run(&mut m, "inline", "xir.raw").unwrap_err();
+    assert_eq!(err.diagnostics.len(), 2, "{}", xir::diag::render(&err.diagnostics));
+    assert!(err.diagnostics.iter().all(|d| d.rule == "inline-recursion" && d.inst.is_some()));
+    assert_eq!(xir::text::print_module(&m), before, "nothing changed");
+}
+
+// Check that promote_ref_arg turns a read-only reference into a value and
+// loads at the call site, and keeps a written reference.
+#[test]
+fn promote_ref_arg_read_only_only() {
+    let src = r#"
+callable @get(%p: ref u32) -> u32 {
+^entry:
+  %v = load %p : u32
+  return %v
+}
+
+callable @bump(%p: ref u32) -> void {
+^entry:
+  %v = load %p : u32
+  %w = add %v, u32 1 : u32
+  store %p, %w
+  return
+}
+
+kernel @k(%out: buffer<u32>) block_size(1, 1, 1) {
+^entry:
+  %x = alloca : u32
+  store %x, u32 4
+  call @bump, %x
+  %r = call @get, %x : u32
+  buffer.write %out, u32 0, %r
+  return
+}
+"#;
+    let mut m = parse(src);
+    run(&mut m, "promote_ref_arg", "xir.structured").unwrap();
+    let get = &m.functions[m.find_function("get").unwrap().index()];
+    let bump = &m.functions[m.find_function("bump").unwrap().index()];
+    assert_eq!(get.args[0].kind, xir::ArgKind::Value);
+    assert_eq!(bump.args[0].kind, xir::ArgKind::Reference);
+    assert_eq!(get.inst_count(), 1, "the load is gone: {}", xir::text::print_module(&m));
+}
+
+// Check that a callable which writes a buffer keeps its reference argument
+// (a value snapshot could differ from what it reads after its own write).
+#[test]
+fn promote_ref_arg_keeps_refs_of_writers() {
+    let src = r#"
+callable @peek(%p: ref u32, %b: buffer<u32>) -> u32 {
+^entry:
+  buffer.write %b, u32 0, u32 1
+  %v = load %p : u32
+  return %v
+}
+
+kernel @k(%out: buffer<u32>) block_size(1, 1, 1) {
+^entry:
+  %x = alloca : u32
+  store %x, u32 4
+  %r = call @peek, %x, %out : u32
+  buffer.write %out, u32 1, %r
+  return
+}
+"#;
+    let mut m = parse(src);
+    let out = run(&mut m, "promote_ref_arg", "xir.structured").unwrap();
+    assert!(!out.changed);
+}
+
+// Check that unused_callable_removal drops exactly the unreachable callable.
+#[test]
+fn unused_callable_removal_keeps_reachable() {
+    let mut m = parse(CALLS);
+    run(&mut m, "unused_callable_removal", "xir.raw").unwrap();
+    let names: Vec<&str> = m.functions.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["clampsum", "k"]);
+}

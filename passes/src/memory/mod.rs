@@ -7,6 +7,7 @@ use xir::pass::PassRegistry;
 pub mod audit_reg2mem_spills;
 pub mod dce;
 pub mod fix_self_referential;
+pub mod inline;
 pub mod mem2reg;
 pub mod phi_cleanup;
 pub mod promote_ref_arg;
@@ -23,5 +24,6 @@ pub fn register(reg: &mut PassRegistry) {
     reg.register(phi_cleanup::decl());
     reg.register(dce::decl());
     reg.register(promote_ref_arg::decl());
+    reg.register(inline::decl());
     reg.register(unused_callable_removal::decl());
 }
