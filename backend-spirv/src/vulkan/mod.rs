@@ -4,10 +4,12 @@
 //! typed layer (`encode`) turns interpreter-style inputs into those bytes and
 //! the bytes back into outputs comparable with the interpreter's.
 
+mod compare;
 mod device;
 mod dispatch;
 mod typed;
 
+pub use compare::ulp_tolerance;
 pub use device::Device;
 pub use dispatch::dispatch;
 pub use typed::run_kernel;

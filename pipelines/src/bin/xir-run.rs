@@ -1,0 +1,136 @@
+//! `xir-run`: run a kernel on the reference interpreter or on Vulkan and
+//! print its output buffers as JSON; `--compare` runs both and reports the
+//! first mismatch (exit 1).
+//!
+//! Exit codes: 0 success, 1 failure (bad input, compile error, run error,
+//! mismatch), 2 usage error.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use xir::interp::{Inputs, Outputs};
+use xir::pipeline::{PassManager, RunOptions};
+use xir::Module;
+
+#[derive(Parser, Debug)]
+#[command(name = "xir-run", about = "Run an XIR kernel on the interpreter or on Vulkan")]
+struct Args {
+    /// The kernel module (.xir or .json).
+    input: String,
+    /// Inputs JSON (docs/inputs-format.md).
+    #[arg(long)]
+    inputs: String,
+    /// Threads to dispatch: N or X,Y,Z (overrides the inputs file).
+    #[arg(long)]
+    dispatch: Option<String>,
+    /// The kernel to run when the module has several.
+    #[arg(long)]
+    kernel: Option<String>,
+    /// Pipeline taking the module to the SPIR-V handoff (Vulkan); for the
+    /// interpreter, a pipeline applied before interpretation.
+    #[arg(long)]
+    pipeline: Option<String>,
+    /// Optimization level 0..=3.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=3))]
+    opt_level: u8,
+    #[arg(long)]
+    fast_math: bool,
+    /// Run on the reference interpreter (the default).
+    #[arg(long, conflicts_with = "vulkan")]
+    interp: bool,
+    /// Run on Vulkan.
+    #[arg(long)]
+    vulkan: bool,
+    /// Run on both and compare (bit-exact unless --ulp is given).
+    #[arg(long, conflicts_with_all = ["interp", "vulkan"])]
+    compare: bool,
+    /// Allowed float difference in single-precision ULPs for --compare.
+    #[arg(long, default_value_t = 0)]
+    ulp: u32,
+}
+
+fn main() -> ExitCode {
+    let args = match Args::try_parse() {
+        Ok(a) => a,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { ExitCode::from(2) } else { ExitCode::SUCCESS };
+        }
+    };
+    match std::panic::catch_unwind(|| run(&args)) {
+        Ok(Ok(())) => ExitCode::SUCCESS,
+        Ok(Err(msg)) => {
+            eprintln!("{}", msg.trim_end());
+            ExitCode::from(1)
+        }
+        Err(_) => {
+            eprintln!("xir-run: internal error (a panic); please report it with the input");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn parse_dispatch(s: &str) -> Result<[u32; 3], String> {
+    let parts: Result<Vec<u32>, _> = s.split(',').map(|p| p.trim().parse::<u32>()).collect();
+    match parts.map_err(|e| format!("--dispatch {s}: {e}"))?.as_slice() {
+        [x] => Ok([*x, 1, 1]),
+        [x, y] => Ok([*x, *y, 1]),
+        [x, y, z] => Ok([*x, *y, *z]),
+        _ => Err(format!("--dispatch {s}: expected N, N,N or N,N,N")),
+    }
+}
+
+fn run(args: &Args) -> Result<(), String> {
+    let module = xir_pipelines::io::read_module(&args.input).map_err(|d| xir::diag::render(&d))?;
+    let text =
+        std::fs::read_to_string(&args.inputs).map_err(|e| format!("{}: cannot read inputs: {e}", args.inputs))?;
+    let inputs =
+        Inputs::from_json(&text).map_err(|e| format!("{}:{}:{}: error: {e}", args.inputs, e.line(), e.column()))?;
+    let dispatch = match (&args.dispatch, inputs.dispatch) {
+        (Some(d), _) => parse_dispatch(d)?,
+        (None, Some(d)) => d,
+        (None, None) => return Err("no dispatch size: give --dispatch or \"dispatch\" in the inputs file".into()),
+    };
+    let inputs = inputs.with_dispatch(dispatch);
+    let kernel = xir_pipelines::backend::select_kernel(&module, args.kernel.as_deref())?;
+    let interp = || -> Result<Outputs, String> {
+        let mut m = module.clone();
+        if let Some(p) = &args.pipeline {
+            run_pipeline(&mut m, p, args)?;
+        }
+        xir::interp::run_kernel(&m, kernel, &inputs).map_err(|e| e.to_string())
+    };
+    let vulkan = || -> Result<Outputs, String> {
+        let name = module.func(kernel).name.clone();
+        let mut legal = module.clone();
+        run_pipeline(&mut legal, args.pipeline.as_deref().unwrap_or("spirv"), args)?;
+        let (k, out) = xir_pipelines::backend::compile(&legal, Some(&name), args.opt_level, args.fast_math)?;
+        let device = xir_spirv::vulkan::Device::new().map_err(|e| e.to_string())?;
+        let (outputs, timing) =
+            xir_spirv::vulkan::run_kernel(&device, &legal, k, &out.words, &out.abi, &inputs, dispatch)
+                .map_err(|e| e.to_string())?;
+        if let Some(ns) = timing.dispatch_ns {
+            eprintln!("vulkan: {} ({}): dispatch {:.1} us", device.name, device.driver, ns / 1000.0);
+        }
+        Ok(outputs)
+    };
+    if args.compare {
+        let (a, b) = (interp()?, vulkan()?);
+        if let Some(m) = a.first_mismatch(&b, xir_spirv::vulkan::ulp_tolerance(args.ulp)) {
+            return Err(format!("mismatch (interpreter vs Vulkan): {m}"));
+        }
+        println!("{}", a.to_json());
+        eprintln!("xir-run: interpreter and Vulkan agree");
+        return Ok(());
+    }
+    let out = if args.vulkan { vulkan()? } else { interp()? };
+    println!("{}", out.to_json());
+    Ok(())
+}
+
+fn run_pipeline(m: &mut Module, spec: &str, args: &Args) -> Result<(), String> {
+    let reg = xir_pipelines::registry();
+    let pipeline = xir_pipelines::loader(&reg, None).load(spec).map_err(|e| e.to_string())?;
+    let options = RunOptions { opt_level: args.opt_level, fast_math: args.fast_math, ..RunOptions::default() };
+    PassManager::new(&pipeline, options).run(m, &mut std::io::sink()).map(|_| ()).map_err(|e| e.to_string())
+}
