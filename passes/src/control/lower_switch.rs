@@ -124,6 +124,12 @@ pub fn lower_function(m: &mut Module, fid: xir::FuncId) -> (usize, usize) {
                 None => ok = false,
             }
         }
+        // No other block of the switch (at any depth) may reach the merge.
+        ok = ok
+            && f.blocks().iter().all(|&b| {
+                let to_merge = b != a && f.terminator(b).is_some_and(|t| f.inst(t).blocks.contains(&merge));
+                !to_merge || !r.inside(b, ci) || exits.iter().any(|e| e.contains(&b))
+            });
         if !ok {
             skipped += 1;
             continue;
