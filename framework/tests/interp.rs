@@ -676,3 +676,72 @@ fn first_mismatch_is_bit_exact_with_a_tolerance_hook() {
     let m = z.first_mismatch(&p, |_, _| false).expect("signed zeros differ");
     assert_eq!((m.buffer.as_str(), m.index), ("y", 0));
 }
+
+#[test]
+fn an_alloca_in_a_loop_is_one_variable_per_call() {
+    // The alloca runs each iteration; the variable keeps its value, so the
+    // counter counts, exactly as with the alloca hoisted to the entry block.
+    let src = r#"
+kernel @k(%o: buffer<u32>) block_size(1, 1, 1) {
+^entry:
+  %i = alloca : u32
+  store %i, u32 0
+  simple_loop body ^b, merge ^m
+^b:
+  %acc = alloca : u32
+  %iv = load %i : u32
+  %first = eq %iv, u32 0 : bool
+  if %first, true ^init, false ^go, merge ^go
+^init:
+  store %acc, u32 100
+  br target ^go
+^go:
+  %a = load %acc : u32
+  %a1 = add %a, %iv : u32
+  store %acc, %a1
+  %i1 = add %iv, u32 1 : u32
+  store %i, %i1
+  %more = lt %i1, u32 4 : bool
+  if %more, true ^again, false ^out, merge ^out
+^again:
+  continue target ^b
+^out:
+  break target ^m
+^m:
+  %r = load %acc : u32
+  buffer.write %o, u32 0, %r
+  return
+}
+"#;
+    let o = ok(src, json!({"args": {"o": [0]}}));
+    assert_eq!(buf(&o, "o"), json!([106]));
+}
+
+#[test]
+fn external_calls_and_kernel_reference_arguments() {
+    let src = r#"
+extern @host(%x: f32) -> f32
+
+kernel @k(%r: ref u32, %o: buffer<u32>) block_size(2, 1, 1) {
+^entry:
+  %v = load %r : u32
+  %t = extract $thread_id, u32 0 : u32
+  %w = add %v, %t : u32
+  store %r, %w
+  %v2 = load %r : u32
+  buffer.write %o, %t, %v2
+  %z = eq %t, u32 5 : bool
+  if %z, true ^call, false ^done, merge ^done
+^call:
+  %h = call @host, f32 1.0 : f32
+  br target ^done
+^done:
+  return
+}
+"#;
+    // Each thread has its own copy of the reference argument.
+    let o = ok(src, json!({"args": {"r": 40, "o": [0, 0]}}));
+    assert_eq!(buf(&o, "o"), json!([40, 41]));
+    let e = err(&src.replace("u32 5", "u32 1"), json!({"args": {"r": 40, "o": [0, 0]}}));
+    assert!(e.contains("call to external function @host"), "{e}");
+}

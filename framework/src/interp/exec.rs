@@ -375,8 +375,12 @@ impl<'m> Machine<'m> {
             }
             // ---- memory ------------------------------------------------
             Alloca => {
+                // One variable per call, wherever the alloca sits: executing it
+                // again (in a loop) keeps the contents, as hoisting would.
                 let slot = fr.base + self.info[fr.func.index()].slot[inst.index()];
-                locals[slot as usize] = undef_of(&m.types, d.ty);
+                if matches!(locals[slot as usize], Val::U) {
+                    locals[slot as usize] = undef_of(&m.types, d.ty);
+                }
                 Val::P(std::rc::Rc::new(Ptr { root: Root::Local(slot), path: SmallVec::new() }))
             }
             AllocaShared => {
