@@ -33,6 +33,13 @@ impl BackendEmit {
 /// Register the backend's passes and bind its hooks.
 pub fn register_passes(reg: &mut PassRegistry) {
     xir_spirv::register_passes(reg);
+    reg.declare_hook(
+        crate::CALLABLE_SPECIALIZATION,
+        "target policy for callables (specialize or inline per call site); the SPIR-V backend binds it",
+    );
+    // The pass was registered just above, so binding cannot fail.
+    let bound = reg.bind_hook(crate::CALLABLE_SPECIALIZATION, "callable_specialization");
+    debug_assert!(bound.is_ok(), "{bound:?}");
 }
 
 /// The one kernel of `module`, or the one named `name`.
