@@ -354,3 +354,60 @@ kernel @k(%o: buffer<u32>) block_size(40, 1, 1) {
         assert_eq!(row[5], t - w0, "lane t={t}");
     }
 }
+
+#[test]
+fn storage_textures_read_write_and_size() {
+    let src = r#"
+kernel @k(%t: texture2d<f32>, %o: buffer<u32>) block_size(3, 2, 1) {
+^entry:
+  %id = extract $dispatch_id, u32 0 : u32
+  %jd = extract $dispatch_id, u32 1 : u32
+  %c = aggregate %id, %jd : vec<u32, 2>
+  %v = texture.read %t, %c : vec<f32, 4>
+  %x = extract %v, u32 0 : f32
+  %y = add %x, f32 0.5 : f32
+  %w = insert %v, %y, u32 3 : vec<f32, 4>
+  texture.write %t, %c, %w
+  %s = texture.size %t, u32 1 : vec<u32, 2>
+  %s0 = extract %s, u32 0 : u32
+  buffer.write %o, u32 0, %s0
+  %far = aggregate u32 3, u32 0 : vec<u32, 2>
+  %ok = lt %id, u32 9 : bool
+  if %ok, true ^done, false ^bad, merge ^done
+^bad:
+  %r = texture.read %t, %far : vec<f32, 4>
+  br target ^done
+^done:
+  return
+}
+"#;
+    let texels: Vec<Json> = (0..6).map(|k| json!([k as f64, 0.0, 0.0, 0.0])).collect();
+    let o = run(src, json!({"args": {"t": {"size": [3, 2], "texels": texels}, "o": [0]}})).unwrap();
+    let expect: Vec<Json> = (0..6).map(|k| json!([k as f64, 0.0, 0.0, k as f64 + 0.5])).collect();
+    assert_eq!(o.buffers["t"], json!({"size": [3, 2], "texels": expect}));
+    assert_eq!(o.buffers["o"], json!([1]));
+    let e = run(
+        &src.replace("lt %id, u32 9", "lt %id, u32 2"),
+        json!({"args": {"t": {"size": [3, 2], "fill": [0, 0, 0, 0]}, "o": [0]}}),
+    )
+    .unwrap_err();
+    assert!(e.contains("texel coordinate 3 out of bounds (size 3) in dimension 0"), "{e}");
+}
+
+#[test]
+fn host_bytes_round_trip_through_the_element_encoding() {
+    let m = parse_module(
+        "kernel @k(%b: buffer<struct<align 16>{vec<f32, 3>, u32, bool}>) block_size(1, 1, 1) {\n^entry:\n  return\n}\n",
+        "k.xir",
+    )
+    .unwrap();
+    let f = m.find_function("k").unwrap();
+    let xir::Type::Buffer(elem) = m.types.get(m.func(f).args[0].ty).clone() else { panic!("buffer") };
+    let j = json!([[[1.0, "-0.0", "nan"], 7, true], [[0.5, 2.0, "inf"], 4294967295u32, false]]);
+    let bytes = xir::interp::buffer_to_host_bytes(&m, elem, &j).unwrap();
+    // vec3 takes 16 bytes (padded), then u32 at 16, bool at 20; stride 32.
+    assert_eq!(bytes.len(), 64);
+    assert_eq!(&bytes[16..21], &[7, 0, 0, 0, 1]);
+    assert_eq!(&bytes[4..8], &(-0.0f32).to_bits().to_le_bytes());
+    assert_eq!(xir::interp::buffer_from_host_bytes(&m, elem, &bytes).unwrap(), j);
+}

@@ -11,7 +11,7 @@ use xir_spec::{Opcode, SpecialRegister};
 
 use crate::ir::{ArgKind, Block, ConstValue, FuncId, Function, Inst, InstData, Module, TypeId, Value};
 
-use super::arith::{binop, mask, R};
+use super::arith::{self, binop, mask, R};
 use super::memory::{decode, encode, Buf, Mem};
 use super::ops::{eval_pure, index_value};
 use super::value::{scalar_kind, undef_of, Ptr, Root, Val};
@@ -472,6 +472,7 @@ impl<'m> Machine<'m> {
                 let n = match &self.bufs[b as usize] {
                     Buf::Typed { data, .. } => data.len(),
                     Buf::Bytes(v) => v.len(),
+                    Buf::Texture { .. } => return Err("buffer size of a texture".into()),
                 };
                 let bits = scalar_kind(&m.types, d.ty).map(|s| s.bits()).unwrap_or(64);
                 Val::S(mask(n as u64, bits))
@@ -495,6 +496,47 @@ impl<'m> Machine<'m> {
                 } else {
                     encode(&m.types, ty, &ops[2], &mut bytes[off..])?;
                     return Ok(Flow::Next);
+                }
+            }
+            TextureSize | TextureRead | TextureWrite => {
+                let Val::R(b) = ops[0] else { return Err("texture operand is not a texture".into()) };
+                let Buf::Texture { dim, size, data, .. } = &mut self.bufs[b as usize] else {
+                    return Err("texture operation on a buffer".into());
+                };
+                let dim = *dim as usize;
+                if d.opcode == TextureSize {
+                    let level = index_value(m, f, d, 1, &ops[1])?;
+                    let lanes =
+                        size[..dim].iter().map(|&s| Val::S(if level >= 32 { 1 } else { (s >> level).max(1) } as u64));
+                    Val::agg(lanes.collect())
+                } else {
+                    let coord = ops[1].members()?;
+                    let cty = f.value_type(m, d.operands[1]);
+                    let sk = scalar_kind(&m.types, cty).ok_or("texture coordinate is not an integer vector")?;
+                    let mut lin = 0u64;
+                    for k in (0..dim).rev() {
+                        let c = coord.get(k).ok_or("texture coordinate has too few lanes")?.bits()?;
+                        let c = match sk {
+                            super::value::Sk::Int { bits, signed: true } if arith::sext(c, bits) < 0 => u64::MAX,
+                            _ => c,
+                        };
+                        if c >= size[k] as u64 {
+                            return Err(format!(
+                                "texel coordinate {c} out of bounds (size {}) in dimension {k}",
+                                size[k]
+                            ));
+                        }
+                        lin = lin * size[k] as u64 + c;
+                    }
+                    if d.opcode == TextureRead {
+                        data[lin as usize].clone()
+                    } else {
+                        if ops[2].any_undef() {
+                            return Err("write of an undefined texel".into());
+                        }
+                        data[lin as usize] = ops[2].clone();
+                        return Ok(Flow::Next);
+                    }
                 }
             }
             // ---- debugging and misc ------------------------------------

@@ -77,7 +77,7 @@ impl fmt::Display for Mismatch {
 fn elements(j: &Json) -> Vec<Json> {
     match j {
         Json::Array(a) => a.clone(),
-        Json::Object(o) => match o.get("bytes") {
+        Json::Object(o) => match o.get("bytes").or_else(|| o.get("texels")) {
             Some(Json::Array(a)) => a.clone(),
             _ => vec![j.clone()],
         },
@@ -286,6 +286,53 @@ pub(crate) fn bytes_from_json(j: &Json) -> R<Vec<u8>> {
         }
         _ => Err(format!("expected a byte_buffer ({{\"bytes\": [...]}}), found {j}")),
     }
+}
+
+fn texel_from_json(types: &TypeTable, elem: TypeId, j: &Json) -> R<Val> {
+    match j {
+        Json::Array(a) if a.len() == 4 => {
+            Ok(Val::agg(a.iter().map(|x| val_from_json(types, elem, x)).collect::<R<_>>()?))
+        }
+        _ => Err(format!("expected a texel of 4 lanes, found {j}")),
+    }
+}
+
+fn texel_to_json(types: &TypeTable, elem: TypeId, v: &Val) -> Json {
+    match v {
+        Val::A(m) => Json::Array(m.iter().map(|x| val_to_json(types, elem, x)).collect()),
+        _ => Json::Null,
+    }
+}
+
+/// A texture from `{"size": [w, h(, d)], "texels": [[r, g, b, a], ...]}`
+/// (x fastest) or `{"size": [...], "fill": [r, g, b, a]}`.
+pub(crate) fn texture_from_json(types: &TypeTable, dim: u8, elem: TypeId, j: &Json) -> R<([u32; 3], Vec<Val>)> {
+    let sz = j.get("size").and_then(Json::as_array).ok_or("a texture needs `size`")?;
+    if sz.len() != dim as usize {
+        return Err(format!("a {dim}D texture needs {dim} sizes, found {}", sz.len()));
+    }
+    let mut size = [1u32; 3];
+    for (k, s) in sz.iter().enumerate() {
+        size[k] = s.as_u64().and_then(|v| u32::try_from(v).ok()).ok_or_else(|| format!("bad texture size {s}"))?;
+    }
+    let n = size.iter().map(|&s| s as usize).product::<usize>();
+    let data = if let Some(f) = j.get("fill") {
+        vec![texel_from_json(types, elem, f)?; n]
+    } else {
+        let t = j.get("texels").and_then(Json::as_array).ok_or("a texture needs `texels` or `fill`")?;
+        if t.len() != n {
+            return Err(format!("{} texels given for a texture of {n}", t.len()));
+        }
+        t.iter().map(|x| texel_from_json(types, elem, x)).collect::<R<_>>()?
+    };
+    Ok((size, data))
+}
+
+pub(crate) fn texture_to_json(types: &TypeTable, elem: TypeId, dim: u8, size: [u32; 3], data: &[Val]) -> Json {
+    serde_json::json!({
+        "size": size[..dim as usize].to_vec(),
+        "texels": data.iter().map(|v| texel_to_json(types, elem, v)).collect::<Vec<_>>(),
+    })
 }
 
 /// Host-layout bytes of buffer elements given in the JSON encoding (for

@@ -13,8 +13,19 @@ use super::value::{Ptr, Root, Val};
 /// A buffer of the dispatch.
 #[derive(Clone, Debug)]
 pub(crate) enum Buf {
-    Typed { elem: TypeId, data: Vec<Val> },
+    Typed {
+        elem: TypeId,
+        data: Vec<Val>,
+    },
     Bytes(Vec<u8>),
+    /// A storage texture: level 0 only, texels (4-lane vectors of `elem`)
+    /// in x-fastest order.
+    Texture {
+        elem: TypeId,
+        dim: u8,
+        size: [u32; 3],
+        data: Vec<Val>,
+    },
 }
 
 pub(crate) struct Mem<'a> {
@@ -56,7 +67,7 @@ impl Mem<'_> {
                     let i = *p.path.first().ok_or("buffer address without an element index")?;
                     (data.get(i as usize).ok_or_else(|| oob(i, data.len()))?, 1)
                 }
-                Buf::Bytes(_) => return Err("typed access into a byte_buffer".into()),
+                _ => return Err("address into a byte_buffer or texture".into()),
             },
         })
     }
@@ -81,7 +92,7 @@ impl Mem<'_> {
                     let len = data.len();
                     (data.get_mut(i as usize).ok_or_else(|| oob(i, len))?, 1)
                 }
-                Buf::Bytes(_) => return Err("typed access into a byte_buffer".into()),
+                _ => return Err("address into a byte_buffer or texture".into()),
             },
         };
         for &i in &p.path[skip..] {

@@ -161,6 +161,12 @@ pub fn run_kernel_with(
                 args.push(Val::R(mach.bufs.len() as u32));
                 mach.bufs.push(Buf::Bytes(data));
             }
+            (ArgKind::Resource, Type::Texture { dim, elem }) => {
+                let (size, data) = io::texture_from_json(types, *dim, *elem, j).map_err(bad)?;
+                buffer_args.push((name.clone(), mach.bufs.len()));
+                args.push(Val::R(mach.bufs.len() as u32));
+                mach.bufs.push(Buf::Texture { elem: *elem, dim: *dim, size, data });
+            }
             (ArgKind::Resource, _) => {
                 return Err(bad(format!("{} arguments are not supported by the interpreter", types.kind_name(a.ty))))
             }
@@ -207,6 +213,7 @@ pub fn run_kernel_with(
                 serde_json::Value::Array(data.iter().map(|v| io::val_to_json(types, *elem, v)).collect())
             }
             Buf::Bytes(bytes) => serde_json::json!({ "bytes": bytes }),
+            Buf::Texture { elem, dim, size, data } => io::texture_to_json(types, *elem, *dim, *size, data),
         };
         out.buffers.insert(name, j);
     }
