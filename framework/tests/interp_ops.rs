@@ -411,3 +411,35 @@ fn host_bytes_round_trip_through_the_element_encoding() {
     assert_eq!(&bytes[4..8], &(-0.0f32).to_bits().to_le_bytes());
     assert_eq!(xir::interp::buffer_from_host_bytes(&m, elem, &bytes).unwrap(), j);
 }
+
+#[test]
+fn fp8_rounding_ties_subnormals_and_overflow_are_exact() {
+    let src = r#"
+kernel @k(%f: buffer<f32>, %q: buffer<u8>, %r: buffer<u8>) block_size(1, 1, 1) {
+^entry:
+  %i = extract $dispatch_id, u32 0 : u32
+  %x = buffer.read %f, %i : f32
+  %a = cast.static %x : fp8e4m3
+  %ab = cast.bitwise %a : u8
+  buffer.write %q, %i, %ab
+  %b = cast.static %x : fp8e5m2
+  %bb = cast.bitwise %b : u8
+  buffer.write %r, %i, %bb
+  return
+}
+"#;
+    // 2^-9 is the smallest E4M3 subnormal; 2^-10 ties between 0 and it (to
+    // even: 0); 3 * 2^-10 ties between codes 1 and 2 (to 2); 464 ties between
+    // 448 (0x7e) and the NaN slot (to 448); 480 overflows. E5M2: 2^-16 is the
+    // smallest subnormal; 61440 ties between 57344 (0x7b) and infinity (0x7c).
+    let f = [2f32.powi(-9), 2f32.powi(-10), 3.0 * 2f32.powi(-10), 464.0, 480.0, 2f32.powi(-16), 61440.0, -57344.0];
+    let o = run(
+        src,
+        json!({"dispatch": [8, 1, 1], "args": {"f": f, "q": {"fill": 0, "len": 8}, "r": {"fill": 0, "len": 8}}}),
+    )
+    .unwrap();
+    assert_eq!(o.buffers["q"], json!([0x01, 0x00, 0x02, 0x7e, 0x7f, 0x00, 0x7f, 0xff]));
+    // E5M2 codes: 2^-9 = exponent 6 (24), 2^-10 = 20, 1.5 * 2^-9 = 26, 464 -> 448
+    // (95), 480 ties between 448 (95) and 512 (96, even).
+    assert_eq!(o.buffers["r"], json!([24, 20, 26, 95, 96, 0x01, 0x7c, 0xfb]));
+}
