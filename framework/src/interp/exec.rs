@@ -14,7 +14,7 @@ use crate::ir::{ArgKind, Block, ConstValue, FuncId, Function, Inst, InstData, Mo
 use super::arith::{self, binop, mask, R};
 use super::memory::{decode, encode, Buf, Mem};
 use super::ops::{eval_pure, index_value};
-use super::value::{scalar_kind, undef_of, Ptr, Root, Val};
+use super::value::{scalar_kind, undef_of, Ptr, Root, Sk, Val};
 use super::{print, InterpError, Options};
 
 /// Per-function tables computed once per run.
@@ -25,6 +25,8 @@ pub(crate) struct FuncInfo {
     /// slot for `alloca`, a block-wide slot for `alloca.shared`.
     slot: Vec<u32>,
     n_locals: u32,
+    /// Scalar kind of operand 0 of each instruction (by inst index).
+    sk0: Vec<Option<Sk>>,
 }
 
 struct Frame {
@@ -109,11 +111,14 @@ impl<'m> Machine<'m> {
                 let mut lead_phis = vec![0u32; f.block_capacity()];
                 let mut slot = vec![u32::MAX; f.inst_capacity()];
                 let mut n_locals = 0;
+                let mut sk0 = vec![None; f.inst_capacity()];
                 for &b in f.blocks() {
                     let insts = &f.block(b).insts;
                     lead_phis[b.index()] =
                         insts.iter().take_while(|&&i| f.inst(i).opcode == Opcode::Phi).count() as u32;
                     for &i in insts {
+                        sk0[i.index()] =
+                            f.inst(i).operands.first().and_then(|&v| scalar_kind(&m.types, f.value_type(m, v)));
                         match f.inst(i).opcode {
                             Opcode::Alloca => {
                                 slot[i.index()] = n_locals;
@@ -127,7 +132,7 @@ impl<'m> Machine<'m> {
                         }
                     }
                 }
-                FuncInfo { lead_phis, slot, n_locals }
+                FuncInfo { lead_phis, slot, n_locals, sk0 }
             })
             .collect();
         Machine {
@@ -558,7 +563,7 @@ impl<'m> Machine<'m> {
             }
             DebugBreak => return Ok(Flow::Next),
             Clock => Val::S(self.steps),
-            _ => eval_pure(m, f, d, &ops)?,
+            _ => eval_pure(m, f, d, self.info[fr.func.index()].sk0[inst.index()], &ops)?,
         };
         fr.vals[inst.index()] = result;
         Ok(Flow::Next)

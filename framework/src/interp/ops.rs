@@ -78,11 +78,12 @@ fn sk_of(types: &TypeTable, ty: TypeId) -> R<Sk> {
 }
 
 /// Evaluate a pure (non-memory, non-control) instruction.
-pub(crate) fn eval_pure(m: &Module, f: &Function, d: &InstData, ops: &[Val]) -> R<Val> {
+/// `sk` is the scalar kind of operand 0 when it has one (precomputed).
+pub(crate) fn eval_pure(m: &Module, f: &Function, d: &InstData, sk: Option<Sk>, ops: &[Val]) -> R<Val> {
     use Opcode::*;
     let op = d.opcode;
     let types = &m.types;
-    let sk0 = || sk_of(types, ty_of(m, f, d, 0));
+    let sk0 = || sk.ok_or_else(|| "operand has no scalar element type".to_string());
     let need = |n: usize| -> R<()> {
         if ops.len() < n {
             Err(format!("`{op}` needs {n} operands, found {}", ops.len()))
