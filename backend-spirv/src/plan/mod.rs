@@ -62,6 +62,39 @@ pub fn plan_all(m: &Module, kernel: FuncId, device: Option<&FeatureSet>) -> Resu
         closures.insert(fid, c);
     }
     let feats = features::plan_features(m, &blocks_of, device);
+    // A software float add needs an integer view of exactly its scalar: a
+    // float buffer element addressed by one index. Shared memory has no
+    // such view: without the native feature it is rejected.
+    for (&(fid, i), how) in &feats.float_add {
+        if *how != features::FloatAdd::CasLoop {
+            continue;
+        }
+        let f = m.func(fid);
+        let d = f.inst(i);
+        let msg = match features::atomic_space(f, d.operands[0]) {
+            features::AtomicSpace::Shared => Some(format!(
+                "float `{}` on shared memory needs the device feature {} (no fallback exists for shared memory)",
+                d.opcode,
+                if m.types.scalar_bits(d.ty) == 64 {
+                    "shaderSharedFloat64AtomicAdd"
+                } else {
+                    "shaderSharedFloat32AtomicAdd"
+                }
+            )),
+            _ => {
+                let elem_ok = matches!(m.types.get(f.value_type(m, d.operands[0])), xir::Type::Buffer(e) if *e == d.ty);
+                (!elem_ok || d.operands.len() != 3).then(|| {
+                    format!(
+                        "the software float-atomic fallback addresses whole `buffer<{}>` elements by one index only",
+                        xir::verify::type_name(&m.types, d.ty)
+                    )
+                })
+            }
+        };
+        if let Some(msg) = msg {
+            diags.push(inst_diag(f, i, "spirv-plan:features", msg));
+        }
+    }
     let bindings = match bindings::plan_bindings(m, kernel, &feats.int_view_buffers) {
         Ok(b) => b,
         Err(errs) => {
