@@ -4,7 +4,8 @@
 //! are compared with values worked out by hand (or, for the larger grids, by
 //! a plain Rust re-implementation of the same arithmetic).
 
-use xir_tests::{corpus, expect, kernel, parse, print, run};
+use xir::pipeline::{PassManager, RunOptions};
+use xir_tests::{corpus, expect, kernel, parse, print, run, run_module};
 
 #[test]
 fn corpus_has_every_kernel_with_inputs() {
@@ -94,6 +95,29 @@ fn every_kernel_has_expectations() {
     let mut sorted = checked.clone();
     sorted.sort();
     assert_eq!(sorted, names, "expect::ALL must list exactly the corpus kernels");
+}
+
+// Check that the mandatory SPIR-V legalization (destructure, reg2mem,
+// restructure, mem2reg, ...) keeps every kernel's expected outputs, without
+// and with the optional cleanup group.
+#[test]
+fn every_kernel_keeps_its_outputs_through_spirv_legalize() {
+    let reg = xir_pipelines::registry();
+    let pipeline = xir_pipelines::loader(&reg, None).load("spirv-legalize").expect("shipped spirv-legalize pipeline");
+    for opt_level in [0, 2] {
+        for k in corpus() {
+            let mut m = parse(&k);
+            let options = RunOptions { opt_level, ..RunOptions::default() };
+            if let Err(e) = PassManager::new(&pipeline, options).run(&mut m, &mut std::io::sink()) {
+                panic!("{} at -O{opt_level}: spirv-legalize fails:\n{e}", k.name);
+            }
+            let checked = std::panic::catch_unwind(|| expect::check(&k.name, &run_module(&m, &k)));
+            if let Err(e) = checked {
+                let msg = e.downcast_ref::<String>().map(String::as_str).or(e.downcast_ref::<&str>().copied());
+                panic!("{} at -O{opt_level}, after spirv-legalize: {}", k.name, msg.unwrap_or("(no message)"));
+            }
+        }
+    }
 }
 
 /// Every scalar of a buffer's JSON encoding replaced by 0 (shapes kept).
