@@ -443,3 +443,47 @@ kernel @k(%f: buffer<f32>, %q: buffer<u8>, %r: buffer<u8>) block_size(1, 1, 1) {
     // (95), 480 ties between 448 (95) and 512 (96, even).
     assert_eq!(o.buffers["r"], json!([24, 20, 26, 95, 96, 0x01, 0x7c, 0xfb]));
 }
+
+#[test]
+fn bindless_slots_hold_byte_buffers_and_textures() {
+    let src = r#"
+kernel @k(%h: bindless_array, %o: buffer<f32>, %u: buffer<u32>) block_size(1, 1, 1) {
+^entry:
+  %x = bindless.buffer_read %h, u32 0, u32 1 : f32
+  buffer.write %o, u32 0, %x
+  %n = bindless.buffer_size %h, u32 0, u32 4 : u32
+  buffer.write %u, u32 0, %n
+  bindless.buffer_write %h, u32 0, u32 2, f32 9.0
+  %c = aggregate u32 1, u32 0 : vec<u32, 2>
+  %t = bindless.texture2d_read %h, u32 1, %c : vec<u32, 4>
+  %t3 = extract %t, u32 3 : u32
+  buffer.write %u, u32 1, %t3
+  %s = bindless.texture2d_size %h, u32 1, u32 0 : vec<u32, 2>
+  %s0 = extract %s, u32 0 : u32
+  buffer.write %u, u32 2, %s0
+  %b = bindless.byte_buffer_read %h, u32 3, u32 1 : u16
+  %bw = cast.static %b : u32
+  buffer.write %u, u32 3, %bw
+  %e = bindless.buffer_read %h, u32 2, u32 0 : f32
+  return
+}
+"#;
+    let slots = json!({"slots": [
+        {"f32": [0.5, 1.5, 2.5]},
+        {"elem": "u32", "size": [2, 1], "texels": [[0, 0, 0, 0], [1, 2, 3, 4]]},
+        null,
+        {"bytes": [1, 2, 3]}
+    ]});
+    let e = run(src, json!({"args": {"h": slots, "o": [0], "u": [0, 0, 0, 0]}})).unwrap_err();
+    assert!(e.contains("bindless slot 2 is empty") && e.contains("ops.xir:19:3"), "{e}");
+    let ok_src = src.replace("  %e = bindless.buffer_read %h, u32 2, u32 0 : f32\n", "");
+    let o = run(&ok_src, json!({"args": {"h": slots, "o": [0], "u": [0, 0, 0, 0]}})).unwrap();
+    assert_eq!(o.buffers["o"], json!([1.5]));
+    assert_eq!(o.buffers["u"], json!([3, 4, 2, 0x0302]));
+    let nine = 9.0f32.to_le_bytes();
+    assert_eq!(
+        o.buffers["h"]["slots"][0],
+        json!({"bytes": [0, 0, 0, 0x3f, 0, 0, 0xc0, 0x3f, nine[0], nine[1], nine[2], nine[3]]})
+    );
+    assert_eq!(o.buffers["h"]["slots"][2], Json::Null);
+}

@@ -11,8 +11,8 @@ use xir_spec::{Opcode, SpecialRegister};
 
 use crate::ir::{ArgKind, Block, ConstValue, FuncId, Function, Inst, InstData, Module, TypeId, Value};
 
-use super::arith::{self, binop, mask, R};
-use super::memory::{decode, encode, Buf, Mem};
+use super::arith::{binop, mask, R};
+use super::memory::{Buf, Mem};
 use super::ops::{eval_pure, index_value};
 use super::value::{scalar_kind, undef_of, Ptr, Root, Sk, Val};
 use super::{print, InterpError, Options};
@@ -472,76 +472,10 @@ impl<'m> Machine<'m> {
                     return Ok(Flow::Next);
                 }
             }
-            BufferSize | ByteBufferSize => {
-                let Val::R(b) = ops[0] else { return Err("buffer operand is not a buffer".into()) };
-                let n = match &self.bufs[b as usize] {
-                    Buf::Typed { data, .. } => data.len(),
-                    Buf::Bytes(v) => v.len(),
-                    Buf::Texture { .. } => return Err("buffer size of a texture".into()),
-                };
-                let bits = scalar_kind(&m.types, d.ty).map(|s| s.bits()).unwrap_or(64);
-                Val::S(mask(n as u64, bits))
-            }
-            ByteBufferRead | ByteBufferWrite => {
-                let Val::R(b) = ops[0] else { return Err("buffer operand is not a byte_buffer".into()) };
-                let off = index_value(m, f, d, 1, &ops[1])? as usize;
-                let Buf::Bytes(bytes) = &mut self.bufs[b as usize] else {
-                    return Err("byte_buffer operation on a typed buffer".into());
-                };
-                let ty = if d.opcode == ByteBufferRead { d.ty } else { f.value_type(m, d.operands[2]) };
-                let size = m.types.size_align(ty).0 as usize;
-                let len = bytes.len();
-                if off.checked_add(size).is_none_or(|end| end > len) {
-                    return Err(format!(
-                        "byte_buffer access of {size} bytes at offset {off} out of bounds (length {len})"
-                    ));
-                }
-                if d.opcode == ByteBufferRead {
-                    decode(&m.types, ty, &bytes[off..])?
-                } else {
-                    encode(&m.types, ty, &ops[2], &mut bytes[off..])?;
-                    return Ok(Flow::Next);
-                }
-            }
-            TextureSize | TextureRead | TextureWrite => {
-                let Val::R(b) = ops[0] else { return Err("texture operand is not a texture".into()) };
-                let Buf::Texture { dim, size, data, .. } = &mut self.bufs[b as usize] else {
-                    return Err("texture operation on a buffer".into());
-                };
-                let dim = *dim as usize;
-                if d.opcode == TextureSize {
-                    let level = index_value(m, f, d, 1, &ops[1])?;
-                    let lanes =
-                        size[..dim].iter().map(|&s| Val::S(if level >= 32 { 1 } else { (s >> level).max(1) } as u64));
-                    Val::agg(lanes.collect())
-                } else {
-                    let coord = ops[1].members()?;
-                    let cty = f.value_type(m, d.operands[1]);
-                    let sk = scalar_kind(&m.types, cty).ok_or("texture coordinate is not an integer vector")?;
-                    let mut lin = 0u64;
-                    for k in (0..dim).rev() {
-                        let c = coord.get(k).ok_or("texture coordinate has too few lanes")?.bits()?;
-                        let c = match sk {
-                            super::value::Sk::Int { bits, signed: true } if arith::sext(c, bits) < 0 => u64::MAX,
-                            _ => c,
-                        };
-                        if c >= size[k] as u64 {
-                            return Err(format!(
-                                "texel coordinate {c} out of bounds (size {}) in dimension {k}",
-                                size[k]
-                            ));
-                        }
-                        lin = lin * size[k] as u64 + c;
-                    }
-                    if d.opcode == TextureRead {
-                        data[lin as usize].clone()
-                    } else {
-                        if ops[2].any_undef() {
-                            return Err("write of an undefined texel".into());
-                        }
-                        data[lin as usize] = ops[2].clone();
-                        return Ok(Flow::Next);
-                    }
+            op if super::resource::is_resource_op(op) => {
+                match super::resource::resource_op(m, f, d, &ops, &mut self.bufs)? {
+                    Some(v) => v,
+                    None => return Ok(Flow::Next),
                 }
             }
             // ---- debugging and misc ------------------------------------

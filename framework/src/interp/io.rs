@@ -12,7 +12,7 @@ use serde_json::Value as Json;
 use crate::ir::{Module, Type, TypeId, TypeTable};
 
 use super::arith::{from_f64, mask, sext, to_f64, R};
-use super::memory::{decode, encode};
+use super::memory::{decode, encode, Buf};
 use super::value::{scalar_kind, Sk, Val};
 
 /// Inputs of one kernel run.
@@ -77,7 +77,7 @@ impl fmt::Display for Mismatch {
 fn elements(j: &Json) -> Vec<Json> {
     match j {
         Json::Array(a) => a.clone(),
-        Json::Object(o) => match o.get("bytes").or_else(|| o.get("texels")) {
+        Json::Object(o) => match o.get("bytes").or_else(|| o.get("texels")).or_else(|| o.get("slots")) {
             Some(Json::Array(a)) => a.clone(),
             _ => vec![j.clone()],
         },
@@ -333,6 +333,89 @@ pub(crate) fn texture_to_json(types: &TypeTable, elem: TypeId, dim: u8, size: [u
         "size": size[..dim as usize].to_vec(),
         "texels": data.iter().map(|v| texel_to_json(types, elem, v)).collect::<Vec<_>>(),
     })
+}
+
+/// The output encoding of a resource.
+pub(crate) fn buf_to_json(types: &TypeTable, b: &Buf) -> Json {
+    match b {
+        Buf::Typed { elem, data } => Json::Array(data.iter().map(|v| val_to_json(types, *elem, v)).collect()),
+        Buf::Bytes(bytes) => serde_json::json!({ "bytes": bytes }),
+        Buf::Texture { elem, dim, size, data } => texture_to_json(types, *elem, *dim, *size, data),
+        Buf::Bindless(slots) => {
+            let slot = |s: &Option<Buf>| match s {
+                None => Json::Null,
+                Some(t @ Buf::Texture { elem, .. }) => {
+                    // A slot's texel type is not in the signature: name it.
+                    let mut j = buf_to_json(types, t);
+                    j["elem"] = Json::String(types.kind_name(*elem).to_string());
+                    j
+                }
+                Some(b) => buf_to_json(types, b),
+            };
+            serde_json::json!({ "slots": slots.iter().map(slot).collect::<Vec<_>>() })
+        }
+    }
+}
+
+fn scalar_by_name(name: &str) -> Option<Sk> {
+    Some(match name {
+        "bool" => Sk::Bool,
+        "f16" => Sk::F16,
+        "f32" => Sk::F32,
+        "f64" => Sk::F64,
+        "fp8e4m3" => Sk::E4M3,
+        "fp8e5m2" => Sk::E5M2,
+        _ => {
+            let signed = name.starts_with('i');
+            if !signed && !name.starts_with('u') {
+                return None;
+            }
+            let bits: u32 = name[1..].parse().ok().filter(|b| [8, 16, 32, 64].contains(b))?;
+            Sk::Int { bits, signed }
+        }
+    })
+}
+
+/// Bindless slots from `{"slots": [slot, ...]}`; a slot is `null`, a byte
+/// buffer (`{"bytes": [...]}`, or `{"u32": [...]}` with any scalar type name
+/// as key, stored little-endian), or a texture (`{"elem": "f32", "size":
+/// [...], "texels": [...]}`).
+pub(crate) fn bindless_from_json(types: &TypeTable, j: &Json) -> R<Vec<Option<Buf>>> {
+    let slots = j.get("slots").and_then(Json::as_array).ok_or("a bindless array needs `slots`")?;
+    let mut out = Vec::with_capacity(slots.len());
+    for (k, s) in slots.iter().enumerate() {
+        let slot = (|| -> R<Option<Buf>> {
+            let Json::Object(o) = s else {
+                return if s.is_null() { Ok(None) } else { Err(format!("expected a slot object, found {s}")) };
+            };
+            if let Some(e) = o.get("elem") {
+                let elem = match e.as_str() {
+                    Some("f32") => TypeTable::F32,
+                    Some("i32") => TypeTable::I32,
+                    Some("u32") => TypeTable::U32,
+                    _ => return Err(format!("texture texels are f32, i32 or u32, not {e}")),
+                };
+                let dim = o.get("size").and_then(Json::as_array).map(|a| a.len() as u8).unwrap_or(0);
+                let (size, data) = texture_from_json(types, dim, elem, s)?;
+                return Ok(Some(Buf::Texture { elem, dim, size, data }));
+            }
+            if o.contains_key("bytes") || o.contains_key("fill") {
+                return Ok(Some(Buf::Bytes(bytes_from_json(s)?)));
+            }
+            let (name, vals) = o.iter().next().ok_or("empty slot object")?;
+            let sk = scalar_by_name(name).ok_or_else(|| format!("unknown slot key `{name}`"))?;
+            let vals = vals.as_array().ok_or_else(|| format!("`{name}` needs an array"))?;
+            let n = (sk.bits() as usize).div_ceil(8);
+            let mut bytes = Vec::with_capacity(n * vals.len());
+            for v in vals {
+                bytes.extend_from_slice(&scalar_from_json(sk, v)?.to_le_bytes()[..n]);
+            }
+            Ok(Some(Buf::Bytes(bytes)))
+        })()
+        .map_err(|e| format!("slot {k}: {e}"))?;
+        out.push(slot);
+    }
+    Ok(out)
 }
 
 /// Host-layout bytes of buffer elements given in the JSON encoding (for

@@ -26,6 +26,8 @@ pub(crate) enum Buf {
         size: [u32; 3],
         data: Vec<Val>,
     },
+    /// A bindless array: slots holding byte buffers or textures.
+    Bindless(Vec<Option<Buf>>),
 }
 
 pub(crate) struct Mem<'a> {

@@ -20,6 +20,7 @@ mod io;
 mod memory;
 mod ops;
 mod print;
+mod resource;
 mod value;
 mod warp;
 
@@ -167,6 +168,12 @@ pub fn run_kernel_with(
                 args.push(Val::R(mach.bufs.len() as u32));
                 mach.bufs.push(Buf::Texture { elem: *elem, dim: *dim, size, data });
             }
+            (ArgKind::Resource, Type::BindlessArray) => {
+                let slots = io::bindless_from_json(types, j).map_err(bad)?;
+                buffer_args.push((name.clone(), mach.bufs.len()));
+                args.push(Val::R(mach.bufs.len() as u32));
+                mach.bufs.push(Buf::Bindless(slots));
+            }
             (ArgKind::Resource, _) => {
                 return Err(bad(format!("{} arguments are not supported by the interpreter", types.kind_name(a.ty))))
             }
@@ -208,14 +215,7 @@ pub fn run_kernel_with(
 
     let mut out = Outputs { printed: std::mem::take(&mut mach.printed), ..Default::default() };
     for (name, b) in buffer_args {
-        let j = match &mach.bufs[b] {
-            Buf::Typed { elem, data } => {
-                serde_json::Value::Array(data.iter().map(|v| io::val_to_json(types, *elem, v)).collect())
-            }
-            Buf::Bytes(bytes) => serde_json::json!({ "bytes": bytes }),
-            Buf::Texture { elem, dim, size, data } => io::texture_to_json(types, *elem, *dim, *size, data),
-        };
-        out.buffers.insert(name, j);
+        out.buffers.insert(name, io::buf_to_json(types, &mach.bufs[b]));
     }
     Ok(out)
 }
