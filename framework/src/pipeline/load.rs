@@ -228,7 +228,7 @@ impl<'r> Loader<'r> {
                         d.error(*name_at, format!("unknown pass `{name}`{hint}"));
                         continue;
                     };
-                    let Some(pass) = create_pass(decl, options.as_ref(), d) else { continue };
+                    let Some(pass) = create_pass(decl, options.as_ref(), *at, d) else { continue };
                     out.push(Step::Pass(PassStep {
                         name: name.clone(),
                         pass,
@@ -349,20 +349,20 @@ fn file_name(p: &Path) -> String {
 }
 
 /// Build a pass from its options node, locating any rejected option.
-fn create_pass(decl: &PassDecl, options: Option<&Node>, d: &mut Diags) -> Option<Box<dyn Pass>> {
+fn create_pass(decl: &PassDecl, options: Option<&Node>, at: usize, d: &mut Diags) -> Option<Box<dyn Pass>> {
     let pass_name = decl.info.name;
     let Some(node) = options else {
         return match (decl.create)(None) {
             Ok(p) => Some(p),
             Err(e) => {
-                d.error(0, format!("pass `{pass_name}` cannot be built with default options: {e}"));
+                d.error(at, format!("pass `{pass_name}` cannot be built with default options: {e}"));
                 None
             }
         };
     };
     let fields = match &node.kind {
         NodeKind::Struct { name: None, fields } => fields,
-        NodeKind::Tuple { name: None, items } if items.is_empty() => return create_pass(decl, None, d),
+        NodeKind::Tuple { name: None, items } if items.is_empty() => return create_pass(decl, None, at, d),
         _ => {
             d.error(
                 node.start,

@@ -25,7 +25,8 @@ use std::{fmt, sync::Arc};
 pub use check::check_flow;
 pub use instrument::TimingRow;
 pub use load::{LoadFailure, Loader};
-pub use manager::{PassManager, RunError, RunOptions, RunReport};
+pub use manager::{FailureKind, PassManager, RunError, RunOptions, RunReport};
+pub use repro::Reproducer;
 
 use crate::diag::Severity;
 use crate::pass::Pass;

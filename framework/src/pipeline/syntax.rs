@@ -414,7 +414,7 @@ mod tests {
         assert_eq!(steps[0].type_name(), Some("Pass"));
         assert!(matches!(&steps[0].kind, NodeKind::Tuple { items, .. } if items[0].as_str() == Some("dce")));
         assert_eq!(steps[1].type_name(), Some("FixedPoint"));
-        assert_eq!(line_col(text, steps[1].start), (4, 23));
+        assert_eq!(line_col(text, steps[1].start), (4, 24));
     }
 
     #[test]

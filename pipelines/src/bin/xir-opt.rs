@@ -180,11 +180,11 @@ fn run() -> i32 {
     };
     let mut module = match io::read_module(input) {
         Ok(m) => m,
-        Err(diags) => return report(&diags),
+        Err(diags) => return report(&diags, input),
     };
     let diags = xir::verify::verify_module(&module);
     if diags.iter().any(|d| d.is_error()) {
-        return report(&diags);
+        return report(&diags, input);
     }
     if let Some(p) = &pipeline {
         for w in p.warnings.iter().filter(|w| w.severity == xir::diag::Severity::Warning) {
@@ -216,7 +216,10 @@ fn run() -> i32 {
                     let _ = writeln!(log, "{b}");
                 }
             }
-            Err(e) => {
+            Err(mut e) => {
+                for d in e.diagnostics.iter_mut().filter(|d| d.file.is_none()) {
+                    d.file = Some(input.to_string());
+                }
                 let _ = write!(log, "{e}");
                 return 1;
             }
@@ -241,8 +244,14 @@ fn fail(msg: &str) -> i32 {
     1
 }
 
-fn report(diags: &[xir::Diagnostic]) -> i32 {
+/// Print diagnostics about the input; those without a file name get the
+/// input's path.
+fn report(diags: &[xir::Diagnostic], input: &str) -> i32 {
     for d in diags {
+        let mut d = d.clone();
+        if d.file.is_none() {
+            d.file = Some(if input == "-" { "<stdin>".into() } else { input.into() });
+        }
         eprintln!("{d}");
     }
     1

@@ -1,0 +1,259 @@
+//! `xir-opt` as a process: exit codes, diagnostics on stderr, no output file
+//! left behind on failure, and the instrumentation flags (`--time-passes`,
+//! `--print-changed`, `--bisect-limit`, reproducers that replay).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn xir_opt(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_xir-opt")).args(args).output().expect("xir-opt runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn corpus(name: &str) -> String {
+    format!("{}/../tests/corpus/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A fresh scratch directory for one test.
+fn scratch(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("xir-opt-cli-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.display().to_string()
+}
+
+#[test]
+fn without_a_pipeline_it_parses_verifies_and_reemits() {
+    let src = std::fs::read_to_string(corpus("saxpy.xir")).unwrap();
+    let o = xir_opt(&[&corpus("saxpy.xir")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let m = xir::text::parse_module(&src, "saxpy.xir").unwrap();
+    assert_eq!(stdout(&o), xir::text::print_module(&m));
+    // JSON out, then JSON back in through stdin.
+    let dir = scratch("json");
+    let json = dir.join("saxpy.json");
+    let o = xir_opt(&[&corpus("saxpy.xir"), "--emit", "json", "-o", json.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = Command::new(env!("CARGO_BIN_EXE_xir-opt"))
+        .arg("-")
+        .stdin(std::fs::File::open(&json).unwrap())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), xir::text::print_module(&m));
+}
+
+#[test]
+fn usage_errors_exit_2_and_input_errors_exit_1() {
+    assert_eq!(xir_opt(&[]).status.code(), Some(2));
+    assert_eq!(xir_opt(&["--no-such-flag"]).status.code(), Some(2));
+    assert_eq!(xir_opt(&[&corpus("saxpy.xir"), "--opt-level", "9"]).status.code(), Some(2));
+    assert_eq!(xir_opt(&[&corpus("saxpy.xir"), "--emit", "pdf"]).status.code(), Some(2));
+    let o = xir_opt(&["/no/such/input.xir"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).starts_with("/no/such/input.xir: error: [io] cannot read input"), "{}", stderr(&o));
+    let o = xir_opt(&[&corpus("saxpy.xir"), "--pipeline", "no-such-pipeline"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("no shipped pipeline named `no-such-pipeline`"), "{}", stderr(&o));
+}
+
+#[test]
+fn malformed_input_is_located_and_leaves_no_output_file() {
+    let dir = scratch("malformed");
+    let input =
+        write(&dir, "bad.xir", "kernel @k() block_size(1, 1, 1) {\n^entry:\n  %x = add %y, u32 1 : u32\n  return\n}\n");
+    let out = dir.join("out.xir");
+    let o = xir_opt(&[&input, "-o", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(err.starts_with(&format!("{input}:3:")), "{err}");
+    assert!(err.contains(": error: "), "{err}");
+    assert!(!out.exists());
+    // Invalid but parseable IR: the verifier's diagnostics, also located.
+    let input = write(
+        &dir,
+        "unterminated.xir",
+        "kernel @k() block_size(1, 1, 1) {\n^entry:\n  %x = add u32 1, u32 1 : u32\n}\n",
+    );
+    let o = xir_opt(&[&input, "-o", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).starts_with(&input), "{}", stderr(&o));
+    assert!(!out.exists());
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2, "no temporary file left behind");
+}
+
+#[test]
+fn time_passes_prints_a_table() {
+    let o = xir_opt(&[&corpus("mandelbrot.xir"), "--pipeline", "to-raw", "--opt-level", "1", "--time-passes"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("===== pass execution timing report ====="), "{err}");
+    assert!(err.contains("wall (ms)       %  runs   insts in  insts out  pass (step) and statistics"), "{err}");
+    for pass in ["destructure_cfg", "simplify_cfg", "phi_cleanup", "dce", "reg2mem"] {
+        assert!(err.lines().any(|l| l.contains(&format!("  {pass} ("))), "{pass} missing:\n{err}");
+    }
+    let total = err.lines().find(|l| l.ends_with("total")).expect(&err);
+    assert!(total.contains("100.0%"), "{total}");
+}
+
+#[test]
+fn print_changed_prints_a_diff_of_the_passes_that_changed_the_ir() {
+    let o = xir_opt(&[&corpus("saxpy.xir"), "--pipeline", "to-raw", "--print-changed"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("--- before destructure_cfg\n+++ after destructure_cfg\n"), "{err}");
+    assert!(err.contains("\n-  if "), "the structured if is removed:\n{err}");
+    assert!(err.contains("\n+  cond_br "), "a raw branch replaces it:\n{err}");
+}
+
+#[test]
+fn bisect_limit_stops_after_n_executions_and_names_the_last() {
+    let o = xir_opt(&[&corpus("saxpy.xir"), "--pipeline", "to-raw", "--bisect-limit", "1"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    let shipped = format!("{}/to-raw.ron", env!("CARGO_MANIFEST_DIR"));
+    assert!(
+        err.contains(&format!("bisect-limit 1: stopped after execution #1, `destructure_cfg` at {shipped}:")),
+        "{err}"
+    );
+    let out = stdout(&o);
+    assert!(out.contains("cond_br ") && !out.contains("\n  if "), "{out}");
+    let o = xir_opt(&[&corpus("saxpy.xir"), "--pipeline", "to-raw", "--bisect-limit", "100"]);
+    assert!(
+        stderr(&o).contains("bisect-limit 100 not reached: the pipeline ran all 2 pass executions"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_verifier_failure_writes_a_reproducer_that_replays() {
+    let dir = scratch("repro");
+    let pipeline = write(
+        &dir,
+        "breaks.ron",
+        "Pipeline(name: \"breaks\", input: \"xir\", output: \"xir\", steps: [\n    Pass(\"dce\"),\n    Pass(\"debug.break_ir\"),\n    Pass(\"dce\"),\n])\n",
+    );
+    let repro = dir.join("repro");
+    let out = dir.join("out.xir");
+    let o = xir_opt(&[
+        &corpus("saxpy.xir"),
+        "--pipeline",
+        &pipeline,
+        "--verify-each",
+        "--reproducer-dir",
+        repro.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(
+        err.starts_with(&format!("{pipeline}:3:5: error: pass `debug.break_ir` left IR that is not valid `xir`")),
+        "{err}"
+    );
+    let command = format!("xir-opt {0}/input.xir --pipeline {0}/repro.ron --verify-each", repro.display());
+    assert!(err.contains(&format!("replay with: {command}")), "{err}");
+    assert!(!out.exists());
+    let ron = std::fs::read_to_string(repro.join("repro.ron")).unwrap();
+    assert!(ron.contains("        Pass(\"debug.break_ir\"),\n        Pass(\"dce\"),\n    ],"), "{ron}");
+    // Replay exactly the printed command.
+    let args: Vec<&str> = command.split(' ').skip(1).collect();
+    let o2 = xir_opt(&args);
+    assert_eq!(o2.status.code(), Some(1));
+    let err2 = stderr(&o2);
+    assert!(err2.contains("error: pass `debug.break_ir` left IR that is not valid `xir`"), "{err2}");
+    let diags = |e: &str| {
+        e.lines()
+            .filter(|l| l.contains("["))
+            .map(|l| l.split_once(": error: ").map(|x| x.1.to_string()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(diags(&err), diags(&err2), "the replay fails the same way");
+}
+
+#[test]
+fn a_panicking_pass_exits_1_with_a_message_and_no_raw_panic() {
+    let dir = scratch("panic");
+    let pipeline = write(
+        &dir,
+        "panics.ron",
+        "Pipeline(name: \"p\", input: \"xir\", output: \"xir\", steps: [Pass(\"debug.panic\")])",
+    );
+    let repro = dir.join("r");
+    let o = xir_opt(&[&corpus("saxpy.xir"), "--pipeline", &pipeline, "--reproducer-dir", repro.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(err.contains("error: pass `debug.panic` panicked: debug.panic: deliberate panic (test aid)"), "{err}");
+    assert!(!err.contains("panicked at"), "no raw panic output: {err}");
+    assert!(repro.join("input.xir").exists() && repro.join("repro.ron").exists());
+}
+
+#[test]
+fn check_pipeline_reports_located_errors_and_accepts_shipped_ones() {
+    let bad = format!("{}/bad/unknown_pass.ron", env!("CARGO_MANIFEST_DIR"));
+    let o = xir_opt(&["--check-pipeline", &bad]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stderr(&o), format!("{bad}:7:14: error: unknown pass `mem2rag`; did you mean `mem2reg`?\n"));
+    let good = format!("{}/to-raw.ron", env!("CARGO_MANIFEST_DIR"));
+    let o = xir_opt(&["--check-pipeline", &good]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("pipeline `to-raw` is well-formed: xir.structured -> xir.raw.phi_free"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn listings_come_from_the_registry_and_the_spec() {
+    let o = xir_opt(&["--list-passes"]);
+    assert!(o.status.success());
+    let out = stdout(&o);
+    assert!(out.contains("destructure_cfg\n"), "{out}");
+    assert!(out.contains("    consumes: xir.structured | xir.structured.lowered\n    produces: xir.raw\n"), "{out}");
+    assert!(out.contains("      fold_structured: bool = true  -- "), "{out}");
+    assert!(out.contains("callable_specialization (bound to `callable_specialization`)"), "{out}");
+    let o = xir_opt(&["--list-dialects"]);
+    let out = stdout(&o);
+    assert!(out.contains("xir.raw.phi_free (extends xir.raw)\n"), "{out}");
+    assert!(out.contains("invariants: spill_slots_tagged, verified"), "{out}");
+}
+
+#[test]
+fn emit_dot_styles_structured_role_edges_apart_from_executed_edges() {
+    let o = xir_opt(&[&corpus("saxpy.xir"), "--emit", "dot"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let dot = stdout(&o);
+    assert!(dot.starts_with("digraph \"saxpy\" {"), "{dot}");
+    assert!(dot.contains("[label=\"true\", style=solid]"), "{dot}");
+    assert!(dot.contains("[label=\"merge\", style=dashed"), "{dot}");
+}
+
+#[test]
+fn backend_outputs_go_through_the_backend_and_fail_cleanly_where_it_has_none() {
+    let dir = scratch("spirv");
+    let spv = dir.join("k.spv");
+    let o = xir_opt(&[&corpus("saxpy.xir"), "--pipeline", "spirv", "--emit", "spirv", "-o", spv.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let bytes = std::fs::read(&spv).unwrap();
+    assert_eq!(bytes[..4], 0x0723_0203u32.to_le_bytes(), "SPIR-V magic");
+    let out = dir.join("k.artifact");
+    let o = xir_opt(&[&corpus("saxpy.xir"), "--pipeline", "spirv", "--emit", "artifact", "-o", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("`--emit artifact` is not available"), "{}", stderr(&o));
+    assert!(!out.exists());
+}
