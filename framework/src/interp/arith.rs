@@ -584,3 +584,93 @@ pub(crate) fn unpack_lanes(bytes: &[u8], bits: u32) -> Vec<u64> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const I32: Sk = Sk::Int { bits: 32, signed: true };
+    const U32: Sk = Sk::Int { bits: 32, signed: false };
+
+    fn samples() -> Vec<u32> {
+        let mut v = vec![0, 1, 2, 31, 32, 33, 63, 64, 0x7fff_ffff, 0x8000_0000, 0xffff_ffff, 0xdead_beef];
+        let mut x = 0x1234_5678u32;
+        for _ in 0..64 {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            v.push(x);
+        }
+        v
+    }
+
+    #[test]
+    fn integer_ops_match_rust_wrapping_semantics() {
+        for &a in &samples() {
+            for &b in &samples() {
+                let (ia, ib) = (a as i32, b as i32);
+                let bin = |op, sk| binop(op, sk, a as u64, b as u64).map(|r| r as u32);
+                assert_eq!(bin(Opcode::Add, I32), Ok(ia.wrapping_add(ib) as u32));
+                assert_eq!(bin(Opcode::Mul, U32), Ok(a.wrapping_mul(b)));
+                assert_eq!(bin(Opcode::Shl, U32), Ok(a.wrapping_shl(b)));
+                assert_eq!(bin(Opcode::Shr, U32), Ok(a.wrapping_shr(b)));
+                assert_eq!(bin(Opcode::Shr, I32), Ok(ia.wrapping_shr(b) as u32));
+                assert_eq!(bin(Opcode::Rotl, U32), Ok(a.rotate_left(b % 32)));
+                assert_eq!(bin(Opcode::Rotr, U32), Ok(a.rotate_right(b % 32)));
+                assert_eq!(bin(Opcode::Min, I32), Ok(ia.min(ib) as u32));
+                if b != 0 {
+                    assert_eq!(bin(Opcode::Div, I32), Ok(ia.wrapping_div(ib) as u32));
+                    assert_eq!(bin(Opcode::Mod, I32), Ok(ia.wrapping_rem(ib) as u32));
+                    assert_eq!(bin(Opcode::Div, U32), Ok(a / b));
+                } else {
+                    assert!(bin(Opcode::Div, I32).is_err() && bin(Opcode::Mod, U32).is_err());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn fp8_codes_round_trip_and_decode_exactly() {
+        for (f, sk) in [(fp8::E4M3, Sk::E4M3), (fp8::E5M2, Sk::E5M2)] {
+            for c in 0..=255u8 {
+                let v = fp8::decode(f, c);
+                if v.is_nan() {
+                    assert!(is_nan_bits(sk, c as u64));
+                    continue;
+                }
+                assert_eq!(fp8::encode(f, v), c, "code {c:#04x} = {v}");
+                // Conversions from f32 and f16 agree with the exact value.
+                assert_eq!(cast_static(Sk::F32, sk, (v as f32).to_bits() as u64), c as u64);
+            }
+        }
+        assert_eq!(fp8::decode(fp8::E4M3, 0x7e), 448.0);
+        assert_eq!(fp8::decode(fp8::E4M3, 0x01), 2f64.powi(-9));
+        assert_eq!(fp8::decode(fp8::E5M2, 0x7b), 57344.0);
+        assert_eq!(fp8::decode(fp8::E5M2, 0x7c), f64::INFINITY);
+        assert_eq!(fp8::decode(fp8::E5M2, 0x01), 2f64.powi(-16));
+    }
+
+    #[test]
+    fn float_to_int_casts_saturate_and_map_nan_to_zero() {
+        let f = |x: f32| (x.to_bits()) as u64;
+        assert_eq!(cast_static(Sk::F32, I32, f(f32::NAN)), 0);
+        assert_eq!(cast_static(Sk::F32, I32, f(-1e20)), i32::MIN as u32 as u64);
+        assert_eq!(cast_static(Sk::F32, U32, f(-5.0)), 0);
+        assert_eq!(cast_static(Sk::F32, Sk::Int { bits: 8, signed: true }, f(200.0)), 127);
+        assert_eq!(cast_static(Sk::F32, Sk::Int { bits: 64, signed: false }, f(f32::INFINITY)), u64::MAX);
+        // int -> float rounds to nearest even; i64 beyond 2^53 into f64 too.
+        assert_eq!(
+            cast_static(Sk::Int { bits: 64, signed: true }, Sk::F64, (1u64 << 53) + 1),
+            ((1u64 << 53) as f64).to_bits()
+        );
+    }
+
+    #[test]
+    fn min_max_order_signed_zeros_and_skip_nan() {
+        assert!(min_num(-0.0f32, 0.0).is_sign_negative() && min_num(0.0f32, -0.0).is_sign_negative());
+        assert!(max_num(-0.0f32, 0.0).is_sign_positive() && max_num(0.0f32, -0.0).is_sign_positive());
+        assert_eq!(min_num(f32::NAN, 2.0), 2.0);
+        assert_eq!(max_num(3.0, f64::NAN), 3.0);
+        assert!(min_num(f32::NAN, f32::NAN).is_nan());
+    }
+}
