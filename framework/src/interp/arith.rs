@@ -621,7 +621,7 @@ mod tests {
                 if b != 0 {
                     assert_eq!(bin(Opcode::Div, I32), Ok(ia.wrapping_div(ib) as u32));
                     assert_eq!(bin(Opcode::Mod, I32), Ok(ia.wrapping_rem(ib) as u32));
-                    assert_eq!(bin(Opcode::Div, U32), Ok(a / b));
+                    assert_eq!(bin(Opcode::Div, U32).ok(), a.checked_div(b));
                 } else {
                     assert!(bin(Opcode::Div, I32).is_err() && bin(Opcode::Mod, U32).is_err());
                 }
