@@ -65,6 +65,8 @@ pub(crate) struct Thread {
     pub state: State,
     /// Operands of the warp operation the thread waits at.
     pub pending: SmallVec<[Val; 4]>,
+    /// Instructions this thread executed (for the step limit).
+    steps: u64,
 }
 
 enum Flow {
@@ -166,7 +168,7 @@ impl<'m> Machine<'m> {
             base,
             ret_to: None,
         };
-        Thread { frames: vec![frame], locals, regs, state: State::Run, pending: SmallVec::new() }
+        Thread { frames: vec![frame], locals, regs, state: State::Run, pending: SmallVec::new(), steps: 0 }
     }
 
     pub fn error(&self, func: FuncId, block: Option<Block>, inst: Option<Inst>, msg: impl Into<String>) -> InterpError {
@@ -190,7 +192,8 @@ impl<'m> Machine<'m> {
                 return Err(located(self.error(func, Some(block), None, "block ends without a terminator"), t));
             };
             self.steps += 1;
-            if self.steps > self.opts.max_steps {
+            t.steps += 1;
+            if t.steps > self.opts.max_steps {
                 let msg = format!("step limit of {} instructions exceeded (infinite loop?)", self.opts.max_steps);
                 return Err(located(self.error(func, Some(block), Some(inst), msg), t));
             }

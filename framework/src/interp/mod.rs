@@ -40,7 +40,8 @@ use value::{undef_of, Ptr, Root, Val};
 pub struct Options {
     /// Overrides `Inputs::dispatch`.
     pub dispatch: Option<[u32; 3]>,
-    /// Instructions executed over the whole dispatch before giving up.
+    /// Instructions one thread may execute before the run gives up
+    /// (catches infinite loops).
     pub max_steps: u64,
     /// Frames on one thread's stack (the kernel counts as one).
     pub max_call_depth: u32,
@@ -48,7 +49,7 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { dispatch: None, max_steps: 50_000_000, max_call_depth: 64 }
+        Options { dispatch: None, max_steps: 10_000_000, max_call_depth: 64 }
     }
 }
 
