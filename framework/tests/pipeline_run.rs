@@ -94,7 +94,7 @@ fn pipeline(reg: &PassRegistry, input: &str, steps: &str) -> Pipeline {
     Loader::new(reg).load_text("t.ron".into(), None, &text).unwrap_or_else(|f| panic!("{f}"))
 }
 
-fn run(steps: &str, opts: RunOptions) -> (Result<RunReport, RunError>, String, Module) {
+fn run(steps: &str, opts: RunOptions) -> (Result<RunReport, Box<RunError>>, String, Module) {
     let reg = registry();
     let p = pipeline(&reg, "xir", steps);
     let mut m = module();

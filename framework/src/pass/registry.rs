@@ -16,13 +16,17 @@ pub struct OptionDoc {
     pub doc: &'static str,
 }
 
+/// Builds a pass from its RON options (`None` = all defaults); the error is
+/// serde's (or the pass's) message, which the pipeline loader locates.
+pub type CreatePass = fn(Option<&ron::Value>) -> Result<Box<dyn Pass>, String>;
+
 /// A registered pass.
 #[derive(Clone)]
 pub struct PassDecl {
     pub info: PassInfo,
     pub options: &'static [OptionDoc],
     /// Build the pass from its RON options (`None` = all defaults).
-    pub create: fn(Option<&ron::Value>) -> Result<Box<dyn Pass>, String>,
+    pub create: CreatePass,
 }
 
 /// A named extension point of pipelines (`Hook("callable_specialization")`).

@@ -46,8 +46,8 @@ pub fn timing_table(rows: &[TimingRow]) -> String {
     let _ = writeln!(out, "===== pass execution timing report =====");
     let _ = writeln!(
         out,
-        "{:>12} {:>7} {:>5} {:>10} {:>10}  {}",
-        "wall (ms)", "%", "runs", "insts in", "insts out", "pass (step) and statistics"
+        "{:>12} {:>7} {:>5} {:>10} {:>10}  pass (step) and statistics",
+        "wall (ms)", "%", "runs", "insts in", "insts out"
     );
     let mut sorted: Vec<&TimingRow> = rows.iter().collect();
     sorted.sort_by(|a, b| b.wall.cmp(&a.wall).then(a.loc.line.cmp(&b.loc.line)));

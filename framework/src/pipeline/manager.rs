@@ -149,11 +149,11 @@ impl<'p> PassManager<'p> {
     }
 
     /// Run the pipeline over `module`; printing goes to `log`.
-    pub fn run(&self, module: &mut Module, log: &mut dyn Write) -> Result<RunReport, RunError> {
+    pub fn run(&self, module: &mut Module, log: &mut dyn Write) -> Result<RunReport, Box<RunError>> {
         let input = dialect(&self.pipeline.input);
         let diags = crate::dialect::check_module(module, input);
         if !diags.is_empty() {
-            return Err(RunError {
+            return Err(Box::new(RunError {
                 kind: FailureKind::Input,
                 pass: None,
                 message: format!(
@@ -163,7 +163,7 @@ impl<'p> PassManager<'p> {
                 diagnostics: diags,
                 reproducer: None,
                 reproducer_error: None,
-            });
+            }));
         }
         let mut ex = Exec {
             opts: &self.options,
@@ -199,7 +199,7 @@ impl<'p> PassManager<'p> {
             let output = dialect(&self.pipeline.output);
             let diags = crate::dialect::check_module(module, output);
             if !diags.is_empty() {
-                return Err(RunError {
+                return Err(Box::new(RunError {
                     kind: FailureKind::Output,
                     pass: None,
                     message: format!(
@@ -211,7 +211,7 @@ impl<'p> PassManager<'p> {
                     diagnostics: diags,
                     reproducer: None,
                     reproducer_error: None,
-                });
+                }));
             }
         }
         Ok(report)
@@ -220,7 +220,7 @@ impl<'p> PassManager<'p> {
 
 impl<'a> Exec<'a, '_> {
     /// Run a step list; returns whether any pass reported a change.
-    fn run_steps(&mut self, steps: &'a [Step], m: &mut Module, fixed_left: Option<u32>) -> Result<bool, RunError> {
+    fn run_steps(&mut self, steps: &'a [Step], m: &mut Module, fixed_left: Option<u32>) -> Result<bool, Box<RunError>> {
         self.frames.push(Frame { steps, index: 0, fixed_point_left: fixed_left });
         let mut changed = false;
         for (i, step) in steps.iter().enumerate() {
@@ -273,7 +273,7 @@ impl<'a> Exec<'a, '_> {
         Ok(changed)
     }
 
-    fn run_pass(&mut self, ps: &'a PassStep, m: &mut Module) -> Result<bool, RunError> {
+    fn run_pass(&mut self, ps: &'a PassStep, m: &mut Module) -> Result<bool, Box<RunError>> {
         if self.opts.bisect_limit.is_some_and(|l| self.executions >= l) {
             self.stopped = true;
             return Ok(false);
@@ -282,7 +282,7 @@ impl<'a> Exec<'a, '_> {
         let n = self.executions;
         let info = ps.pass.info();
         let _span = tracing::info_span!("pass", name = %ps.name, execution = n, at = %ps.loc).entered();
-        let wants = |list: &[String]| list.iter().any(|p| *p == ps.name);
+        let wants = |list: &[String]| list.contains(&ps.name);
         if wants(&self.opts.print_before) {
             let text = crate::text::print_module(m);
             let _ = writeln!(self.log, "// ----- IR before `{}` (#{n}, {}) -----\n{text}", ps.name, ps.loc);
@@ -429,7 +429,7 @@ impl<'a> Exec<'a, '_> {
         message: String,
         diagnostics: Vec<Diagnostic>,
         snapshot: Option<Module>,
-    ) -> RunError {
+    ) -> Box<RunError> {
         let mut err = RunError {
             kind,
             pass: Some((ps.name.clone(), ps.loc.clone())),
@@ -455,7 +455,7 @@ impl<'a> Exec<'a, '_> {
                 Err(e) => err.reproducer_error = Some(format!("{}: {e}", dir.display())),
             }
         }
-        err
+        Box::new(err)
     }
 }
 
