@@ -37,7 +37,36 @@ const PARAMETRIC: &[&str] = &["vec", "mat", "array", "struct", "buffer", "textur
 
 /// Whether an identifier begins a type.
 pub(super) fn is_type_keyword(s: &str) -> bool {
-    SCALARS.iter().any(|(n, _)| *n == s) || PARAMETRIC.contains(&s)
+    matches!(
+        s,
+        "void"
+            | "bool"
+            | "i8"
+            | "u8"
+            | "i16"
+            | "u16"
+            | "i32"
+            | "u32"
+            | "i64"
+            | "u64"
+            | "f16"
+            | "f32"
+            | "f64"
+            | "fp8e4m3"
+            | "fp8e5m2"
+            | "byte_buffer"
+            | "bindless_array"
+            | "accel"
+            | "ray_query_all"
+            | "ray_query_any"
+            | "vec"
+            | "mat"
+            | "array"
+            | "struct"
+            | "buffer"
+            | "texture2d"
+            | "texture3d"
+    )
 }
 
 impl<'a> Parser<'a> {
@@ -389,6 +418,17 @@ pub fn fp8_encode(v: f64, fmt: FloatFormat) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn type_keywords_match_the_tables() {
+        for (n, _) in SCALARS {
+            assert!(is_type_keyword(n), "{n}");
+        }
+        for n in PARAMETRIC {
+            assert!(is_type_keyword(n), "{n}");
+        }
+        assert!(!is_type_keyword("add") && !is_type_keyword("case"));
+    }
 
     #[test]
     fn fp8_round_trips_every_finite_code() {

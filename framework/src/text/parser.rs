@@ -7,6 +7,8 @@
 //! problem becomes a `file:line:col` diagnostic, and after a syntax error it
 //! resumes at the next function so one run reports several errors.
 
+use std::sync::OnceLock;
+
 use rustc_hash::FxHashMap;
 use xir_spec::{Opcode, SpecialRegister};
 
@@ -19,10 +21,18 @@ use crate::ir::{
     SpillKind, TypeTable, Value,
 };
 
-pub(super) type PResult<T> = Result<T, Diagnostic>;
+/// Boxed: the error path is cold, and a small `Result` keeps the hot path lean.
+pub(super) type PResult<T> = Result<T, Box<Diagnostic>>;
 
 /// Stop collecting after this many diagnostics (hostile inputs).
 const MAX_DIAGS: usize = 100;
+
+/// Opcode by spelling through a hash table: the generated `from_name` is a
+/// 400-arm string match, the hottest part of parsing before this table.
+fn opcode(name: &str) -> Option<Opcode> {
+    static TABLE: OnceLock<FxHashMap<&'static str, Opcode>> = OnceLock::new();
+    TABLE.get_or_init(|| Opcode::ALL.iter().map(|&op| (op.name(), op)).collect()).get(name).copied()
+}
 
 /// Parse a module from XIR text. `file` names the source in diagnostics.
 pub fn parse_module(src: &str, file: &str) -> Result<Module, Vec<Diagnostic>> {
@@ -131,12 +141,12 @@ impl<'a> Parser<'a> {
         self.comments.drain(..).map(str::to_string).collect()
     }
 
-    pub(super) fn error(&self, span: Span, message: impl Into<String>) -> Diagnostic {
-        Diagnostic::error("parse", message).with_file(self.file).with_span(Some(span))
+    pub(super) fn error(&self, span: Span, message: impl Into<String>) -> Box<Diagnostic> {
+        Box::new(Diagnostic::error("parse", message).with_file(self.file).with_span(Some(span)))
     }
 
     /// `expected X, found <current token>` (or the lexer's own message).
-    pub(super) fn unexpected(&self, expected: &str) -> Diagnostic {
+    pub(super) fn unexpected(&self, expected: &str) -> Box<Diagnostic> {
         match &self.tok.tok {
             Tok::Bad(m) => self.error(self.tok.span, m.clone()),
             t => self.error(self.tok.span, format!("expected {expected}, found {t}")),
@@ -181,7 +191,7 @@ impl<'a> Parser<'a> {
             }
             let r = if is_fn { self.function() } else { Err(self.unexpected("`kernel`, `callable` or `extern`")) };
             if let Err(d) = r {
-                self.push_diag(d);
+                self.push_diag(*d);
                 // Resume at the next function header.
                 self.advance();
                 while !matches!(self.tok.tok, Tok::Eof | Tok::Ident("kernel" | "callable" | "extern")) {
@@ -198,7 +208,7 @@ impl<'a> Parser<'a> {
                         self.module.functions[fi].set_operand(inst, k, Value::Func(id));
                     }
                 }
-                None => self.push_diag(self.error(span, format!("undefined function `@{name}`"))),
+                None => self.push_diag(*self.error(span, format!("undefined function `@{name}`"))),
             }
         }
     }
@@ -402,14 +412,14 @@ impl<'a> Parser<'a> {
     fn finish_function(&mut self, st: &mut FnState<'a>) {
         for &(name, _, span, defined) in &st.blocks {
             if !defined {
-                self.push_diag(self.error(span, format!("undefined block `^{name}`")));
+                self.push_diag(*self.error(span, format!("undefined block `^{name}`")));
             }
         }
         st.f.set_layout(std::mem::take(&mut st.layout));
         for (inst, k, name, span) in std::mem::take(&mut st.fixups) {
             match st.values.get(name) {
                 Some(&v) => st.f.set_operand(inst, k, v),
-                None => self.push_diag(self.error(span, format!("undefined value `%{name}`"))),
+                None => self.push_diag(*self.error(span, format!("undefined value `%{name}`"))),
             }
         }
         for (inst, lits) in std::mem::take(&mut st.cases) {
@@ -425,7 +435,7 @@ impl<'a> Parser<'a> {
                     Ok(b) => bits.push(b),
                     Err(m) => {
                         let tyname = type_to_string(&self.module.types, ty);
-                        self.push_diag(self.error(span, format!("{m} (selector type {tyname})")));
+                        self.push_diag(*self.error(span, format!("{m} (selector type {tyname})")));
                     }
                 }
             }
@@ -445,7 +455,7 @@ impl<'a> Parser<'a> {
         }
         let op_span = self.tok.span;
         let Tok::Ident(opname) = self.tok.tok else { return Err(self.unexpected("an opcode")) };
-        let Some(op) = Opcode::from_name(opname) else {
+        let Some(op) = opcode(opname) else {
             return Err(self.error(op_span, format!("unknown opcode `{opname}`")));
         };
         self.advance();

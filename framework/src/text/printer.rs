@@ -25,7 +25,7 @@ pub fn print_module(m: &Module) -> String {
         if i > 0 {
             out.push('\n');
         }
-        Printer { m, f, fnames: &fnames, names: FnNames::new(f), out: &mut out }.function();
+        Printer { m, f, index: Some(i), fnames: &fnames, names: FnNames::new(f), out: &mut out }.function();
     }
     out
 }
@@ -34,7 +34,8 @@ pub fn print_module(m: &Module) -> String {
 pub fn print_function(m: &Module, f: &Function) -> String {
     let fnames = function_names(m);
     let mut out = String::new();
-    Printer { m, f, fnames: &fnames, names: FnNames::new(f), out: &mut out }.function();
+    let index = m.functions.iter().position(|g| std::ptr::eq(g, f));
+    Printer { m, f, index, fnames: &fnames, names: FnNames::new(f), out: &mut out }.function();
     out
 }
 
@@ -244,6 +245,8 @@ fn write_label(out: &mut String, l: Option<&Label<'_>>, sigil: char, fallback: &
 struct Printer<'a, 'f> {
     m: &'a Module,
     f: &'f Function,
+    /// The function's position in the module, when it belongs to it.
+    index: Option<usize>,
     fnames: &'a [String],
     names: FnNames<'f>,
     out: &'a mut String,
@@ -288,8 +291,7 @@ impl Printer<'_, '_> {
             FunctionKind::Callable => "callable",
             FunctionKind::External => "extern",
         };
-        let me = self.m.functions.iter().position(|g| std::ptr::eq(g, f));
-        let name = me.and_then(|i| self.fnames.get(i)).cloned().unwrap_or_else(|| {
+        let name = self.index.and_then(|i| self.fnames.get(i)).cloned().unwrap_or_else(|| {
             let mut s = String::new();
             escape_str(&f.name, &mut s);
             s

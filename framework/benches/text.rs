@@ -1,0 +1,180 @@
+//! Throughput and memory of the text format: parse and print of generated
+//! modules of 10^4, 10^5 and 10^6 instructions (built with the `Builder`,
+//! deterministically), reported per instruction. A counting global
+//! allocator measures the peak heap while parsing and printing and the heap
+//! a parsed module retains; `XIR_BENCH_QUICK=1` skips criterion and prints
+//! only the summary table (used to fill BENCHMARKS.md).
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::time::Instant;
+
+use criterion::{BenchmarkId, Criterion, Throughput};
+use xir::text::{parse_module, print_module};
+use xir::{Builder, FunctionKind, Metadata, Module, Opcode, TypeTable};
+
+/// Counts live and peak heap bytes.
+struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        let p = unsafe { System.alloc(l) };
+        if !p.is_null() {
+            let now = LIVE.fetch_add(l.size(), Relaxed) + l.size();
+            PEAK.fetch_max(now, Relaxed);
+        }
+        p
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        unsafe { System.dealloc(p, l) };
+        LIVE.fetch_sub(l.size(), Relaxed);
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
+        let q = unsafe { System.realloc(p, l, new) };
+        if !q.is_null() {
+            if new >= l.size() {
+                let now = LIVE.fetch_add(new - l.size(), Relaxed) + new - l.size();
+                PEAK.fetch_max(now, Relaxed);
+            } else {
+                LIVE.fetch_sub(l.size() - new, Relaxed);
+            }
+        }
+        q
+    }
+}
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
+
+/// Instructions per function of the generated modules.
+const PER_FUNCTION: usize = 10_000;
+
+/// A module of about `n` instructions: kernels of straight-line arithmetic,
+/// memory traffic and constants, with an if-diamond (and a phi) every 16
+/// instructions; half the values named.
+fn generate(n: usize) -> Module {
+    let mut m = Module::new();
+    m.intern_register_types();
+    let mut left = n;
+    let mut k = 0;
+    while left > 0 {
+        let fid = m.add_function(xir::Function::new(
+            format!("kernel{k}"),
+            FunctionKind::Kernel { block_size: [64, 1, 1] },
+            TypeTable::VOID,
+        ));
+        let budget = left.min(PER_FUNCTION);
+        let mut b = Builder::new(&mut m, fid);
+        let arg = b.function().add_arg(TypeTable::F32, xir::ArgKind::Value, Metadata::named("a"));
+        let entry = b.create_block();
+        b.switch_to(entry);
+        let slot = b.alloca(TypeTable::F32);
+        let mut acc = arg;
+        let mut emitted = 1;
+        let mut i = 0u32;
+        while emitted + 16 < budget {
+            for _ in 0..4 {
+                let c = b.module.const_f32(i as f32 * 0.5);
+                let x = if i.is_multiple_of(2) {
+                    b.named(&format!("x{i}"), Opcode::Mul, TypeTable::F32, &[acc, c])
+                } else {
+                    b.binary(Opcode::Add, acc, c)
+                };
+                b.store(slot, x);
+                acc = b.load(slot);
+                i += 1;
+            }
+            let zero = b.module.const_f32(0.0);
+            let cond = b.compare(Opcode::Lt, acc, zero);
+            let (t, f, merge) = (b.create_block(), b.create_block(), b.create_block());
+            b.if_(cond, t, f, merge);
+            b.switch_to(t);
+            let neg = b.op(Opcode::Neg, TypeTable::F32, &[acc], &[]);
+            b.br(merge);
+            b.switch_to(f);
+            b.br(merge);
+            b.switch_to(merge);
+            acc = b.phi(TypeTable::F32, &[(neg, t), (acc, f)]);
+            emitted += 4 * 3 + 6;
+        }
+        b.ret(None);
+        left = left.saturating_sub(emitted + 1);
+        k += 1;
+    }
+    m
+}
+
+fn bench(c: &mut Criterion) {
+    let mut g = c.benchmark_group("text");
+    g.sample_size(10);
+    for n in [10_000usize, 100_000, 1_000_000] {
+        let m = generate(n);
+        let count = m.inst_count() as u64;
+        let src = print_module(&m);
+        g.throughput(Throughput::Elements(count));
+        g.bench_with_input(BenchmarkId::new("parse", n), &src, |b, src| {
+            b.iter(|| parse_module(src, "bench.xir").expect("generated text parses"))
+        });
+        g.bench_with_input(BenchmarkId::new("print", n), &m, |b, m| b.iter(|| print_module(m)));
+    }
+    g.finish();
+}
+
+/// Peak extra heap while running `f`, and the heap its result keeps.
+fn measure<T>(f: impl FnOnce() -> T) -> (T, usize, usize) {
+    let base = LIVE.load(Relaxed);
+    PEAK.store(base, Relaxed);
+    let r = f();
+    (r, PEAK.load(Relaxed) - base, LIVE.load(Relaxed).saturating_sub(base))
+}
+
+/// Best of `runs` wall-clock times, in nanoseconds.
+fn best_ns(runs: usize, mut f: impl FnMut()) -> f64 {
+    (0..runs)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed().as_nanos() as f64
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+/// The table for BENCHMARKS.md: time and heap per instruction.
+fn summary() {
+    println!("| instructions | text bytes/inst | parse ns/inst | print ns/inst | parse peak heap B/inst | parsed module B/inst | print peak heap B/inst |");
+    println!("|---:|---:|---:|---:|---:|---:|---:|");
+    for n in [10_000usize, 100_000, 1_000_000] {
+        let m = generate(n);
+        let count = m.inst_count();
+        let src = print_module(&m);
+        let (parsed, parse_peak, kept) = measure(|| parse_module(&src, "bench.xir").expect("parses"));
+        let ((), print_peak, _) = measure(|| drop(print_module(&m)));
+        assert_eq!(print_module(&parsed), src, "round trip");
+        drop(parsed);
+        let runs = if n >= 1_000_000 { 3 } else { 10 };
+        let parse_ns = best_ns(runs, || drop(parse_module(&src, "bench.xir")));
+        let print_ns = best_ns(runs, || drop(print_module(&m)));
+        let per = |x: f64| x / count as f64;
+        println!(
+            "| {count} | {:.1} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} |",
+            per(src.len() as f64),
+            per(parse_ns),
+            per(print_ns),
+            per(parse_peak as f64),
+            per(kept as f64),
+            per(print_peak as f64),
+        );
+    }
+}
+
+fn main() {
+    summary();
+    if std::env::var_os("XIR_BENCH_QUICK").is_none() {
+        let mut c = Criterion::default().configure_from_args();
+        bench(&mut c);
+        c.final_summary();
+    }
+}
