@@ -72,6 +72,7 @@ fn registry() -> PassRegistry {
         Ok(PassOutcome::changed(true))
     }));
     reg.register(pass!("boom", &[], |_| panic!("boom goes the pass")));
+    reg.register(pass!("nothing", &[], |_| Ok(PassOutcome::changed(false))));
     reg.register(pass!("refuse", &[], |_| Err(PassError::new("refuse", "cannot handle this module"))));
     // Splits the entry block but claims to preserve the CFG.
     reg.register(pass!("liar", &[AnalysisKind::Cfg], |m| {
@@ -86,7 +87,33 @@ fn registry() -> PassRegistry {
         f.append_inst(entry, br);
         Ok(PassOutcome::changed(true))
     }));
+    reg.register(PassDecl { info: USES_CFG.clone(), options: &[], create: |_| Ok(Box::new(UsesCfg)) });
     reg
+}
+
+/// Reads the CFG of the first function through the cache and reports how
+/// many CFGs the cache has computed so far.
+struct UsesCfg;
+
+static USES_CFG: PassInfo = PassInfo {
+    name: "uses_cfg",
+    doc: "stand-in analysis user",
+    consumes: &["xir"],
+    produces: Produces::Same,
+    preserves: &[AnalysisKind::Cfg],
+    eliminates: &[],
+};
+
+impl Pass for UsesCfg {
+    fn info(&self) -> &PassInfo {
+        &USES_CFG
+    }
+    fn run(&self, m: &mut Module, cx: &mut PassContext) -> Result<PassOutcome, PassError> {
+        cx.analyses.cfg(m, xir::FuncId::new(0));
+        let mut o = PassOutcome::changed(false);
+        o.stats.push(("cfg_computed".into(), format!("#{}", cx.analyses.computed[&AnalysisKind::Cfg])));
+        Ok(o)
+    }
 }
 
 fn pipeline(reg: &PassRegistry, input: &str, steps: &str) -> Pipeline {
@@ -269,4 +296,48 @@ fn a_false_preserves_claim_fails_in_debug_builds() {
     } else {
         r.unwrap();
     }
+}
+
+#[test]
+fn analyses_survive_only_passes_that_preserve_them() {
+    let opts = RunOptions { time_passes: true, ..Default::default() };
+    let (r, _, _) = run("Pass(\"uses_cfg\"),\nPass(\"uses_cfg\"),\nPass(\"nothing\"),\nPass(\"uses_cfg\")", opts);
+    let r = r.unwrap();
+    let computed: Vec<String> = r.timings.iter().flat_map(|t| t.stats.iter().map(|(_, v)| v.clone())).collect();
+    assert_eq!(computed, ["#1", "#1", "#2"], "the CFG is recomputed only after `nothing`, which preserves nothing");
+}
+
+/// Counts spans by name.
+struct SpanCounter(std::sync::Mutex<Vec<String>>);
+
+impl tracing::Subscriber for SpanCounter {
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, span: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        let mut v = self.0.lock().unwrap();
+        v.push(span.metadata().name().to_string());
+        tracing::span::Id::from_u64(v.len() as u64)
+    }
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, _: &tracing::Event<'_>) {}
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
+#[test]
+fn every_pass_execution_has_a_tracing_span() {
+    let counter = std::sync::Arc::new(SpanCounter(Default::default()));
+    let r = tracing::subscriber::with_default(counter.clone(), || {
+        run(
+            "Pass(\"tag\"),\nFixedPoint(max_iterations: 3, steps: [Pass(\"tag\"), Pass(\"uses_cfg\")])",
+            RunOptions::default(),
+        )
+        .0
+    });
+    assert_eq!(r.unwrap().executions, 3);
+    let spans = counter.0.lock().unwrap().clone();
+    assert_eq!(spans.iter().filter(|s| *s == "pass").count(), 3, "{spans:?}");
+    assert_eq!(spans.iter().filter(|s| *s == "fixed_point").count(), 1, "{spans:?}");
 }
