@@ -257,3 +257,17 @@ fn backend_outputs_go_through_the_backend_and_fail_cleanly_where_it_has_none() {
     assert!(stderr(&o).contains("`--emit artifact` is not available"), "{}", stderr(&o));
     assert!(!out.exists());
 }
+
+#[test]
+fn xir_log_traces_one_span_per_pass_execution() {
+    let o = Command::new(env!("CARGO_BIN_EXE_xir-opt"))
+        .args([&corpus("saxpy.xir"), "--pipeline", "to-raw"])
+        .env("XIR_LOG", "info")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("pipeline{name=to-raw}:pass{name=destructure_cfg execution=1 at="), "{err}");
+    assert!(err.contains("pass{name=reg2mem execution=2 at="), "{err}");
+    assert_eq!(err.lines().filter(|l| l.contains(":pass{") && l.contains("close time.busy=")).count(), 2, "{err}");
+}

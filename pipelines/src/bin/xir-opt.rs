@@ -108,12 +108,15 @@ fn main() {
     std::process::exit(code);
 }
 
+/// `XIR_LOG=info` (an `EnvFilter` directive) logs one line per pass span
+/// with its wall time; off by default.
 fn init_tracing() {
     use tracing_subscriber::{fmt::format::FmtSpan, EnvFilter};
     let filter = EnvFilter::try_from_env("XIR_LOG").unwrap_or_else(|_| EnvFilter::new("off"));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_span_events(FmtSpan::CLOSE)
         .try_init();
 }
