@@ -271,3 +271,23 @@ fn xir_log_traces_one_span_per_pass_execution() {
     assert!(err.contains("pass{name=reg2mem execution=2 at="), "{err}");
     assert_eq!(err.lines().filter(|l| l.contains(":pass{") && l.contains("close time.busy=")).count(), 2, "{err}");
 }
+
+#[test]
+fn check_pipeline_warns_about_a_step_that_can_never_fire() {
+    let dir = scratch("lint");
+    let p = write(
+        &dir,
+        "lint.ron",
+        "Pipeline(name: \"lint\", input: \"xir.structured\", output: \"xir.raw.phi_free\", steps: [\n    Pass(\"destructure_cfg\"),\n    Pass(\"reg2mem\"),\n    Pass(\"phi_cleanup\"),\n])\n",
+    );
+    let o = xir_opt(&["--check-pipeline", &p]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).starts_with(&format!(
+            "{p}:4:5: warning: `phi_cleanup` can never change anything here: after `reg2mem` the IR is \
+             `xir.raw.phi_free`, which allows none of phi\n"
+        )),
+        "{}",
+        stderr(&o)
+    );
+}
