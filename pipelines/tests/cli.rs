@@ -291,3 +291,43 @@ fn check_pipeline_warns_about_a_step_that_can_never_fire() {
         stderr(&o)
     );
 }
+
+#[test]
+fn print_before_and_after_name_the_pass() {
+    let o = xir_opt(&[
+        &corpus("saxpy.xir"),
+        "--pipeline",
+        "to-raw",
+        "--print-before",
+        "reg2mem",
+        "--print-after",
+        "destructure_cfg",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    let after = err.find("// ----- IR after `destructure_cfg` (#1, ").expect(&err);
+    let before = err.find("// ----- IR before `reg2mem` (#2, ").expect(&err);
+    assert!(after < before, "{err}");
+    assert_eq!(err.matches("// ----- IR ").count(), 2, "{err}");
+}
+
+#[test]
+fn a_false_preserves_claim_is_an_error_in_debug_builds() {
+    let dir = scratch("preserves");
+    let p = write(
+        &dir,
+        "liar.ron",
+        "Pipeline(name: \"liar\", input: \"xir\", output: \"xir\", steps: [Pass(\"debug.false_preserves\")])",
+    );
+    let o = xir_opt(&[&corpus("saxpy.xir"), "--pipeline", &p, "--reproducer-dir", dir.join("r").to_str().unwrap()]);
+    if cfg!(debug_assertions) {
+        assert_eq!(o.status.code(), Some(1));
+        assert!(
+            stderr(&o).contains(
+                "error: pass `debug.false_preserves` claims to preserve the CFG, but it changed the CFG of @saxpy"
+            ),
+            "{}",
+            stderr(&o)
+        );
+    }
+}
