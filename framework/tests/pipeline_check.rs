@@ -249,3 +249,33 @@ fn syntax_errors_carry_rons_position() {
     let e = first_error("Pipeline(\n  name: \"t\"\n  input: \"xir\",\n)");
     assert!(e.starts_with("3:3: RON syntax:"), "{e}");
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(400))]
+
+    /// Loading never panics: every mangled pipeline either loads or fails
+    /// with located diagnostics.
+    #[test]
+    fn mangled_pipelines_never_panic(edits in proptest::collection::vec((0usize..400, proptest::char::any(), proptest::bool::ANY), 1..6)) {
+        let mut text: Vec<char> = header(
+            "        Pass(\"lower_break_continue\"),\n        Pass(\"dce\", (budget: 2)),\n        OptGroup(min_level: 1, steps: [Pass(\"mem2reg\")]),\n        FixedPoint(max_iterations: 2, steps: [Pass(name: \"dce\", options: (aggressive: true))]),\n        Pass(\"destructure_cfg\"), Hook(\"callable_specialization\"), Pass(\"reg2mem\"), Pass(\"restructure_cfg\"),",
+        )
+        .chars()
+        .collect();
+        for (at, c, insert) in edits {
+            let at = at % (text.len() + 1);
+            if insert {
+                text.insert(at, c);
+            } else if at < text.len() {
+                text.remove(at);
+            }
+        }
+        let text: String = text.into_iter().collect();
+        if let Err(f) = load(&text) {
+            proptest::prop_assert!(f.errors().count() > 0);
+            for e in f.errors() {
+                proptest::prop_assert!(e.loc.line >= 1 && e.loc.col >= 1);
+            }
+        }
+    }
+}
