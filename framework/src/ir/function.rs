@@ -240,6 +240,23 @@ impl Function {
         self.insts[i.index()].parent = None;
     }
 
+    /// Unplace many instructions at once, like `remove_inst` on each but in
+    /// one pass over every block that holds them (linear, for passes that
+    /// delete many instructions of large blocks).
+    pub fn remove_insts(&mut self, dead: &[Inst]) {
+        let set: rustc_hash::FxHashSet<Inst> = dead.iter().copied().filter(|&i| self.is_live(i)).collect();
+        let mut blocks: Vec<Block> = set.iter().filter_map(|&i| self.insts[i.index()].parent).collect();
+        blocks.sort();
+        blocks.dedup();
+        for b in blocks {
+            self.blocks[b.index()].insts.retain(|x| !set.contains(x));
+        }
+        for &i in &set {
+            self.detach_operands(i);
+            self.insts[i.index()].parent = None;
+        }
+    }
+
     /// Unplace an instruction but keep its operands' uses recorded: for
     /// moving it elsewhere with `insert_inst` after `detach_for_move`.
     pub fn move_inst(&mut self, i: Inst, to: Block, pos: usize) {

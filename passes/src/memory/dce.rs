@@ -180,12 +180,13 @@ fn fold_branches(m: &mut Module, fid: FuncId, opts: &Options) -> usize {
 fn kept_blocks(f: &Function) -> FxHashSet<Block> {
     let mut keep = FxHashSet::default();
     let Some(entry) = f.body() else { return keep };
+    let owned: FxHashSet<Block> = f.blocks().iter().copied().collect();
     let mut work = vec![entry];
     keep.insert(entry);
     while let Some(b) = work.pop() {
         let Some(t) = f.terminator(b) else { continue };
         for &s in &f.inst(t).blocks {
-            if f.block_exists(s) && f.is_owned(s) && keep.insert(s) {
+            if owned.contains(&s) && keep.insert(s) {
                 work.push(s);
             }
         }
@@ -220,9 +221,9 @@ fn remove_orphan_blocks(f: &mut Function) -> usize {
             }
         }
     }
-    for &b in &dead {
-        f.remove_block(b);
-    }
+    let insts: Vec<Inst> = dead.iter().flat_map(|&b| f.block(b).insts.clone()).collect();
+    f.remove_insts(&insts);
+    f.set_layout(kept.clone());
     // A Phi left without incomings is undefined.
     for &b in &kept {
         for phi in util::phis_of(f, b) {
@@ -262,12 +263,8 @@ fn remove_dead_allocas(f: &mut Function) -> usize {
         if !write_only(f, a, &mut users) {
             continue;
         }
-        // Stores, then GEPs innermost-first, then the slot.
-        let (stores, geps): (Vec<Inst>, Vec<Inst>) = users.iter().partition(|&&u| f.inst(u).opcode == Opcode::Store);
-        for u in stores.into_iter().chain(geps.into_iter().rev()) {
-            f.remove_inst(u);
-        }
-        f.remove_inst(a);
+        users.push(a);
+        f.remove_insts(&users);
         n += 1;
     }
     n
@@ -293,8 +290,6 @@ fn sweep_dead_insts(f: &mut Function) -> usize {
         }
     }
     let dead: Vec<Inst> = f.all_insts().map(|p| p.1).filter(|i| !live[i.index()]).collect();
-    for &i in &dead {
-        f.remove_inst(i);
-    }
+    f.remove_insts(&dead);
     dead.len()
 }

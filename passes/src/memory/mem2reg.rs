@@ -177,6 +177,7 @@ pub fn mem2reg_function(m: &mut Module, fid: FuncId) -> Mem2RegStats {
     let mut cur: Vec<Option<Value>> = vec![None; nv];
     let mut undo: Vec<(usize, Option<Value>)> = Vec::new();
     let mut incomings: FxHashMap<Inst, Vec<(Value, Block)>> = FxHashMap::default();
+    let mut dead: Vec<Inst> = Vec::new();
     let mut stack: Vec<(Block, usize, bool)> = vec![(entry, 0, false)];
     while let Some((b, mark, visited)) = stack.pop() {
         if visited {
@@ -211,7 +212,7 @@ pub fn mem2reg_function(m: &mut Module, fid: FuncId) -> Mem2RegStats {
                 let val = cur[v].unwrap_or(Value::Undef(var_ty[v]));
                 f.replace_all_uses(Value::Inst(i), val);
             }
-            f.remove_inst(i);
+            dead.push(i);
         }
         for &s in cfg.succs(b) {
             if let Some(ps) = block_phis.get(&s) {
@@ -239,6 +240,9 @@ pub fn mem2reg_function(m: &mut Module, fid: FuncId) -> Mem2RegStats {
         }
     }
 
+    f.remove_insts(&dead);
+    dead.clear();
+
     // Accesses in unreachable blocks, then the slots themselves.
     for &a in &vars {
         let uses: Vec<_> = f.uses(Value::Inst(a)).to_vec();
@@ -247,10 +251,11 @@ pub fn mem2reg_function(m: &mut Module, fid: FuncId) -> Mem2RegStats {
             if f.inst(u.user).opcode == Opcode::Load {
                 f.replace_all_uses(Value::Inst(u.user), Value::Undef(ty));
             }
-            f.remove_inst(u.user);
+            dead.push(u.user);
         }
-        f.remove_inst(a);
+        dead.push(a);
         st.promoted += 1;
     }
+    f.remove_insts(&dead);
     st
 }

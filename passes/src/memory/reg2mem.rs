@@ -18,9 +18,12 @@
 //! Preserves: CFG, dominators, frontiers, loops, call graph (no edge or
 //! call changes).
 
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Deserialize;
 use xir::pass::{AnalysisKind, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};
-use xir::{FuncId, Inst, Metadata, Module, Opcode, SpillKind, Trait, TypeTable, Value};
+use xir::{
+    Block, FuncId, Function, Inst, InstData, Metadata, Module, Opcode, SpillKind, Trait, TypeId, TypeTable, Value,
+};
 
 use super::util;
 
@@ -83,42 +86,77 @@ pub struct Reg2MemStats {
 /// Demote one function.
 pub fn reg2mem_function(m: &mut Module, fid: FuncId) -> Reg2MemStats {
     let mut st = Reg2MemStats::default();
+    if m.func(fid).body().is_none() {
+        return st;
+    }
+    // Undef Phi incomings are stored as zero (a refinement of undef): the
+    // slot is loaded unconditionally, and a load of nothing is an error.
+    let undef_tys: Vec<TypeId> = {
+        let f = m.func(fid);
+        let mut v: Vec<TypeId> = f
+            .all_insts()
+            .filter(|&(_, i)| f.inst(i).opcode == Opcode::Phi)
+            .flat_map(|(_, i)| {
+                f.inst(i).operands.iter().filter_map(|o| if let Value::Undef(t) = o { Some(*t) } else { None })
+            })
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    };
+    let zeros: FxHashMap<TypeId, Value> =
+        undef_tys.into_iter().filter_map(|t| util::zero_const(m, t).map(|z| (t, z))).collect();
     let (types, f) = util::split(m, fid);
-    let Some(entry) = f.body() else { return st };
+    let entry = f.body().expect("checked above");
+    let mut edits = Edits::default();
 
-    // 1. Hoist allocas (after the allocas already leading the entry block).
+    // 1. Hoist allocas to the front of the entry block.
     let allocas: Vec<Inst> = f.all_insts().filter(|&(_, i)| f.inst(i).has(Trait::Alloca)).map(|p| p.1).collect();
-    let mut pos = 0;
-    for a in allocas {
-        if f.inst(a).parent == Some(entry) && f.position(a) == Some(pos) {
-            pos += 1;
-            continue;
+    let leading = f.block(entry).insts.iter().take_while(|&&i| f.inst(i).has(Trait::Alloca)).count();
+    st.hoisted = allocas.len() - leading;
+    if st.hoisted > 0 {
+        let set: FxHashSet<Inst> = allocas.iter().copied().collect();
+        let mut from: Vec<Block> = allocas.iter().filter_map(|&a| f.inst(a).parent).collect();
+        from.sort();
+        from.dedup();
+        for b in from {
+            f.block_mut(b).insts.retain(|i| !set.contains(i));
         }
-        f.move_inst(a, entry, pos);
-        pos += 1;
-        st.hoisted += 1;
+        let mut list = allocas.clone();
+        list.extend(f.block(entry).insts.iter().copied());
+        f.block_mut(entry).insts = list;
+        for &a in &allocas {
+            f.inst_mut(a).parent = Some(entry);
+        }
     }
 
     // 2. Phis -> tagged slots.
+    let terms: FxHashMap<Block, Inst> = f.blocks().iter().filter_map(|&b| f.terminator(b).map(|t| (b, t))).collect();
     let phis: Vec<Inst> = f.all_insts().filter(|&(_, i)| f.inst(i).opcode == Opcode::Phi).map(|p| p.1).collect();
-    for phi in phis {
+    for &phi in &phis {
         let ty = f.inst(phi).ty;
         let mut md = util::name_like(&f.inst(phi).md);
         md.spill = Some(SpillKind::Phi);
-        let slot = util::entry_alloca(f, ty, md).expect("function has a body");
+        let slot = edits.slot(f, entry, ty, md);
         for (v, pred) in util::phi_incomings(f, phi) {
+            let v = match v {
+                Value::Undef(t) => zeros.get(&t).copied().unwrap_or(v),
+                v => v,
+            };
             let st_i = util::make(f, Opcode::Store, TypeTable::VOID, &[Value::Inst(slot), v], Metadata::default());
-            let n = f.block(pred).insts.len();
-            let at = if f.terminator(pred).is_some() { n - 1 } else { n };
-            f.insert_inst(pred, at, st_i);
+            match terms.get(&pred) {
+                Some(&t) => edits.before(f, t, st_i),
+                None => edits.append(f, pred, st_i),
+            }
         }
         let md = util::name_like(&f.inst(phi).md);
         let load = util::make(f, Opcode::Load, ty, &[Value::Inst(slot)], md);
-        util::insert_before(f, phi, load);
+        let home = f.inst(phi).parent.expect("phi is placed");
+        edits.front(f, home, load);
         f.replace_all_uses(Value::Inst(phi), Value::Inst(load));
-        f.remove_inst(phi);
         st.phis += 1;
     }
+    f.remove_insts(&phis);
 
     // 3. GEPs used in another block are re-materialized next to the use
     //    (a worklist: the clone's base may itself be a foreign GEP).
@@ -130,14 +168,14 @@ pub fn reg2mem_function(m: &mut Module, fid: FuncId) -> Reg2MemStats {
         for u in foreign {
             let d = f.inst(g).clone();
             let clone = f.create_inst(d);
-            util::insert_before(f, u.user, clone);
+            edits.before(f, u.user, clone);
             f.set_operand(u.user, u.index as usize, Value::Inst(clone));
             work.push(clone);
         }
     }
 
     // 4. Cross-block data values -> tagged slots.
-    let defs: Vec<(xir::Block, Inst)> = f.all_insts().collect();
+    let defs: Vec<(Block, Inst)> = f.all_insts().collect();
     for (home, d) in defs {
         let data = f.inst(d);
         if data.ty == TypeTable::VOID || data.has(Trait::Lvalue) || !types.is_data(data.ty) {
@@ -151,18 +189,99 @@ pub fn reg2mem_function(m: &mut Module, fid: FuncId) -> Reg2MemStats {
         let ty = data.ty;
         let mut md = util::name_like(&data.md);
         md.spill = Some(SpillKind::CrossBlock);
-        let slot = util::entry_alloca(f, ty, md).expect("function has a body");
+        let slot = edits.slot(f, entry, ty, md);
         let store =
             util::make(f, Opcode::Store, TypeTable::VOID, &[Value::Inst(slot), Value::Inst(d)], Metadata::default());
-        util::insert_after(f, d, store);
+        edits.after(f, d, store);
         for u in foreign {
             let md = util::name_like(&f.inst(d).md);
             let load = util::make(f, Opcode::Load, ty, &[Value::Inst(slot)], md);
-            util::insert_before(f, u.user, load);
+            edits.before(f, u.user, load);
             f.set_operand(u.user, u.index as usize, Value::Inst(load));
         }
         st.cross_block += 1;
     }
+    edits.apply(f);
     st.changed = st.hoisted + st.phis + st.cross_block > 0;
     st
+}
+
+/// Insertions collected during the pass and placed in one reordering per
+/// block, so the pass stays linear on large blocks. A new instruction is
+/// appended to its block at once (which records its operand uses) and moved
+/// to its final position by `apply`.
+#[derive(Default)]
+struct Edits {
+    slots: Vec<Inst>,
+    before: FxHashMap<Inst, Vec<Inst>>,
+    after: FxHashMap<Inst, Vec<Inst>>,
+    front: FxHashMap<Block, Vec<Inst>>,
+    new: FxHashSet<Inst>,
+    blocks: Vec<Block>,
+}
+
+impl Edits {
+    fn append(&mut self, f: &mut Function, b: Block, i: Inst) {
+        let n = f.block(b).insts.len();
+        f.insert_inst(b, n, i);
+        self.new.insert(i);
+        self.blocks.push(b);
+    }
+    fn slot(&mut self, f: &mut Function, entry: Block, ty: TypeId, md: Metadata) -> Inst {
+        let mut d = InstData::new(Opcode::Alloca, ty);
+        d.md = md;
+        let i = f.create_inst(d);
+        self.append(f, entry, i);
+        self.slots.push(i);
+        i
+    }
+    fn before(&mut self, f: &mut Function, anchor: Inst, i: Inst) {
+        let b = f.inst(anchor).parent.expect("anchor is placed");
+        self.append(f, b, i);
+        self.before.entry(anchor).or_default().push(i);
+    }
+    fn after(&mut self, f: &mut Function, anchor: Inst, i: Inst) {
+        let b = f.inst(anchor).parent.expect("anchor is placed");
+        self.append(f, b, i);
+        self.after.entry(anchor).or_default().push(i);
+    }
+    /// Place `i` at the top of `b` (after earlier `front` instructions).
+    fn front(&mut self, f: &mut Function, b: Block, i: Inst) {
+        self.append(f, b, i);
+        self.front.entry(b).or_default().push(i);
+    }
+    fn apply(mut self, f: &mut Function) {
+        let entry = f.body();
+        self.blocks.sort();
+        self.blocks.dedup();
+        for &b in &self.blocks {
+            let old = std::mem::take(&mut f.block_mut(b).insts);
+            let mut list: Vec<Inst> = Vec::with_capacity(old.len());
+            if Some(b) == entry {
+                list.extend(self.slots.iter().copied());
+            }
+            for &i in self.front.get(&b).into_iter().flatten() {
+                self.emit(&mut list, i);
+            }
+            for &i in old.iter().filter(|i| !self.new.contains(i)) {
+                self.emit(&mut list, i);
+            }
+            f.block_mut(b).insts = list;
+        }
+    }
+    /// Push `i` with whatever goes before and after it (recursively: a
+    /// re-materialized GEP has its own loads before it).
+    fn emit(&self, list: &mut Vec<Inst>, i: Inst) {
+        if let Some(bs) = self.before.get(&i) {
+            for &x in bs {
+                self.emit(list, x);
+            }
+        }
+        list.push(i);
+        if let Some(xs) = self.after.get(&i) {
+            for &x in xs {
+                self.emit(list, x);
+            }
+        }
+    }
 }

@@ -134,3 +134,24 @@ pub fn local_type(f: &Function, v: Value) -> Option<TypeId> {
         _ => None,
     }
 }
+
+/// The all-zero constant of a data type (`None` for non-data types).
+pub fn zero_const(m: &mut Module, ty: TypeId) -> Option<Value> {
+    use xir::Type;
+    let members: Vec<TypeId> = match m.types.get(ty).clone() {
+        Type::Bool | Type::Int { .. } | Type::Float(_) => return Some(m.const_scalar(ty, 0)),
+        Type::Vector { elem, lanes } => vec![elem; lanes as usize],
+        Type::Matrix { elem, dim } => {
+            let col = m.types.vector(elem, dim);
+            vec![col; dim as usize]
+        }
+        Type::Array { elem, len } => vec![elem; usize::try_from(len).ok()?],
+        Type::Struct { fields, .. } => fields,
+        _ => return None,
+    };
+    let mut cs = Vec::with_capacity(members.len());
+    for t in members {
+        cs.push(zero_const(m, t)?.as_const()?);
+    }
+    Some(m.const_composite(ty, cs))
+}
