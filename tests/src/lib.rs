@@ -27,9 +27,13 @@ pub struct CorpusKernel {
     pub inputs_json: String,
 }
 
-/// The folder holding the corpus.
+/// The folder holding the corpus (`XIR_CORPUS_DIR` overrides it, for test
+/// binaries run on another machine, such as the GPU runs).
 pub fn corpus_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus")
+    match std::env::var_os("XIR_CORPUS_DIR") {
+        Some(d) => PathBuf::from(d),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus"),
+    }
 }
 
 /// Every kernel of the corpus, sorted by name. Panics when a `.xir` file has

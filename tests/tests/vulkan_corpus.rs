@@ -104,14 +104,14 @@ fn first_disallowed(k: &str, interp: &xir::interp::Outputs, vk: &xir::interp::Ou
     None
 }
 
-fn run_on_vulkan(dev: &Device, k: &CorpusKernel, opt_level: u8) -> Result<xir::interp::Outputs, String> {
+fn run_on_vulkan(dev: &Device, k: &CorpusKernel, opt_level: u8) -> Result<(xir::interp::Outputs, Option<f64>), String> {
     let module = parse(k);
     let name = module.func(kernel_id(&module, k)).name.clone();
     let (legal, kid, out) = xir_pipelines::backend::legalize_and_compile(&module, Some(&name), opt_level, false)?;
     let ins = inputs(k);
     let dispatch = ins.dispatch.ok_or("corpus inputs give the dispatch size")?;
     xir_spirv::vulkan::run_kernel(dev, &legal, kid, &out.words, &out.abi, &ins, dispatch)
-        .map(|(o, _)| o)
+        .map(|(o, t)| (o, t.dispatch_ns))
         .map_err(|e| e.to_string())
 }
 
@@ -130,20 +130,30 @@ fn device() -> Option<Device> {
 fn every_corpus_kernel_matches_the_interpreter_on_vulkan() {
     let Some(dev) = device() else { return };
     eprintln!("Vulkan device: {} ({})", dev.name, dev.driver);
+    eprintln!("| kernel | GPU us -O0 | GPU us -O2 | result |\n|---|---|---|---|");
     let mut failures = Vec::new();
     let mut passed = 0;
     for k in corpus() {
         let gap = KNOWN_GAPS.iter().find(|(n, _)| *n == k.name);
         let interp = xir_tests::run(&k).raw;
         let mut outcome: Result<(), String> = Ok(());
+        let mut times = Vec::new();
         for opt_level in [0u8, 2] {
-            let result = run_on_vulkan(&dev, &k, opt_level)
-                .and_then(|vk| first_disallowed(&k.name, &interp, &vk).map_or(Ok(()), Err));
+            let result = run_on_vulkan(&dev, &k, opt_level).and_then(|(vk, ns)| {
+                times.push(ns);
+                first_disallowed(&k.name, &interp, &vk).map_or(Ok(()), Err)
+            });
             if let Err(e) = result {
                 outcome = Err(format!("-O{opt_level}: {e}"));
                 break;
             }
         }
+        let us = |t: Option<&Option<f64>>| match t {
+            Some(Some(ns)) => format!("{:.1}", ns / 1000.0),
+            _ => "-".into(),
+        };
+        let status = if outcome.is_ok() { "pass" } else { "FAIL" };
+        eprintln!("| {} | {} | {} | {} |", k.name, us(times.first()), us(times.get(1)), status);
         match (outcome, gap) {
             (Ok(()), None) => passed += 1,
             (Ok(()), Some(_)) => failures.push(format!("{}: passes now; remove it from KNOWN_GAPS", k.name)),
