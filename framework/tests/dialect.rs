@@ -317,3 +317,31 @@ fn mutated_corpus_never_panics() {
     // Most mutations break a rule; all of them ran without panicking.
     assert!(broken * 10 > runs * 7, "only {broken} of {runs} mutations were caught");
 }
+
+/// The invariants the verifier also enforces still work on their own: the
+/// backend calls them directly.
+#[test]
+fn invariants_called_directly() {
+    let mut m = parse(RAW);
+    let inv = |name: &str| xir::dialect::invariants::lookup(name).expect("registered");
+    assert!(inv("phi_first_in_block")(&m).is_empty());
+    // Move the Phi of ^head after its comparison.
+    let f = &mut m.functions[0];
+    let head = f.blocks()[1];
+    let phi = f.block(head).insts[0];
+    f.move_inst(phi, head, 1);
+    let diags = inv("phi_first_in_block")(&m);
+    assert_eq!(diags.len(), 1, "{}", diag::render(&diags));
+    assert_eq!((diags[0].rule.as_str(), diags[0].inst), ("phi_first_in_block", Some(phi)));
+
+    let mut m =
+        parse("kernel @k() block_size(1, 1, 1) {\n^entry:\n  %s = alloca : f32\n  store %s, f32 1.0\n  return\n}\n");
+    assert!(inv("exact_typed_memory")(&m).is_empty());
+    let f = &mut m.functions[0];
+    let store = f.block(f.body().unwrap()).insts[1];
+    let one = Value::Undef(TypeTable::I32);
+    f.set_operand(store, 1, one);
+    let diags = inv("exact_typed_memory")(&m);
+    assert_eq!(diags.len(), 1, "{}", diag::render(&diags));
+    assert!(diags[0].message.contains("moves `i32` through storage of type `f32`"), "{}", diags[0]);
+}

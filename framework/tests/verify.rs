@@ -576,3 +576,32 @@ fn verify_function_checks_one_function() {
     assert_eq!(diags.len(), 1, "{}", diag::render(&diags));
     assert_eq!((diags[0].rule.as_str(), diags[0].function.as_deref()), ("terminator", Some("g")));
 }
+
+#[test]
+fn diagnostics_are_shown_on_the_printed_ir() {
+    let src = "\
+// doc comment
+callable @f(%a: f32) -> f32 {
+^entry:
+  // a comment above
+  %x = add %a, f32 1.0 : f32
+  %y = lt %x, %a : f32
+  return %x
+}
+";
+    let m = xir::text::parse_module(src, "t.xir").expect("parses");
+    let diags = verify_module(&m);
+    let shown = xir::verify::render_on_ir(&m, &diags);
+    let want = "\
+// doc comment
+callable @f(%a: f32) -> f32 {
+^entry:
+  // a comment above
+  %x = add %a, f32 1.0 : f32
+  %y = lt %x, %a : f32
+  ; error: [result:bool_shape_of_0] `lt` result: expected the bool shape of `f32`, found `f32`
+  return %x
+}
+";
+    assert_eq!(shown, want);
+}

@@ -1,7 +1,8 @@
 //! The generic, whole-module verifier: every function (used or not) and every
 //! owned block (reachable or orphan) is checked. It reports every error it
 //! finds, each naming the broken rule, the function, block and instruction,
-//! and the text position when the IR came from text.
+//! and the text position when the IR came from text; [`render_on_ir`]
+//! shows them under the printed lines they are about.
 //!
 //! The opcode-specific rules are not written per opcode: each opcode's entry
 //! in `ir-spec/spec/opcodes.ron` names operand classes, a result rule and
@@ -68,11 +69,13 @@ pub mod classes;
 pub mod constraints;
 mod constraints_ops;
 mod ids;
+mod render;
 pub mod results;
 mod spec_names;
 mod structure;
 pub mod types;
 
+pub use render::render_on_ir;
 pub use spec_names::check_spec_names;
 
 use xir_spec::{OpInfo, Trait};
