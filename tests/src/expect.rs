@@ -42,6 +42,7 @@ pub const ALL: &[(&str, Check)] = &[
     ("bytecode_vm", bytecode_vm),
     ("simple_loop_continue", simple_loop_continue),
     ("float_math", float_math),
+    ("unusual_shapes", unusual_shapes),
 ];
 
 /// Check a run of corpus kernel `name`; panics when the kernel has no
@@ -450,4 +451,15 @@ pub fn float_math(o: &Outputs) {
     let d = o.f64s("out64");
     assert_eq!(d[0], 2f64.sqrt());
     assert_eq!(d[1], 2.0000000000000004, "sqrt(2)^2 rounds up");
+}
+
+pub fn unusual_shapes(o: &Outputs) {
+    let got = o.i32s("out");
+    let sign = [-1, 0, 1, 1, -1, 1, 1, 1];
+    let class = [400, 100, 200, 300, 100, 400, 400, 300];
+    // x > 10 ? x : 2x, with i32::MIN * 2 wrapping to 0
+    let y = [-10, 0, 10, 14, 0, i32::MAX, 6, 20];
+    for t in 0..8 {
+        assert_eq!(got[3 * t..3 * t + 3], [sign[t], class[t], y[t]], "thread {t}");
+    }
 }

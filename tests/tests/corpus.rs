@@ -182,4 +182,5 @@ expect_tests!(
     bytecode_vm,
     simple_loop_continue,
     float_math,
+    unusual_shapes,
 );
