@@ -12,6 +12,12 @@
 //! Reading uninitialized memory, out-of-bounds indices, mismatched barriers,
 //! unsupported opcodes and runaway loops or recursion are located errors.
 //!
+//! Files: `exec` (threads as frame stacks, control flow, memory and call
+//! instructions), `ops` (pure value operations), `arith` (exact scalar
+//! rules), `memory` (storage and host layout), `resource` (byte buffers,
+//! textures, bindless), `warp` (subgroup rendezvous), `io` (JSON formats),
+//! `print`, `value`; this file holds the API and the dispatch loop.
+//!
 //! **API boundary:** the interpreter reads a `Module` and never changes it.
 
 mod arith;
