@@ -4,6 +4,7 @@
 
 pub mod control;
 pub mod memory;
+pub mod opt;
 
 use xir::pass::PassRegistry;
 
@@ -11,4 +12,5 @@ use xir::pass::PassRegistry;
 pub fn register_all(reg: &mut PassRegistry) {
     control::register(reg);
     memory::register(reg);
+    opt::register(reg);
 }
