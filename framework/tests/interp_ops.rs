@@ -487,3 +487,63 @@ kernel @k(%h: bindless_array, %o: buffer<f32>, %u: buffer<u32>) block_size(1, 1,
     );
     assert_eq!(o.buffers["h"]["slots"][2], Json::Null);
 }
+
+#[test]
+fn interpolation_and_rounding_helpers_follow_their_formulas() {
+    let src = r#"
+kernel @k(%o: buffer<f32>, %d: buffer<f64>) block_size(1, 1, 1) {
+^entry:
+  %l = lerp f32 1.0, f32 3.0, f32 0.25 : f32
+  buffer.write %o, u32 0, %l
+  %s = smoothstep f32 0.0, f32 2.0, f32 0.5 : f32
+  buffer.write %o, u32 1, %s
+  %st = step f32 1.0, f32 0.5 : f32
+  buffer.write %o, u32 2, %st
+  %fr = fract f32 -1.25 : f32
+  buffer.write %o, u32 3, %fr
+  %sa = saturate f32 1.5 : f32
+  buffer.write %o, u32 4, %sa
+  %cl = clamp f32 -4.0, f32 -1.0, f32 1.0 : f32
+  buffer.write %o, u32 5, %cl
+  %fm = fma f32 0.1, f32 10.0, f32 -1.0 : f32
+  buffer.write %o, u32 6, %fm
+  %md = mod f32 -7.5, f32 2.0 : f32
+  buffer.write %o, u32 7, %md
+  %a = div f64 1.0, f64 3.0 : f64
+  buffer.write %d, u32 0, %a
+  %z = div f64 -1.0, f64 0.0 : f64
+  buffer.write %d, u32 1, %z
+  %r = round f64 -2.5 : f64
+  buffer.write %d, u32 2, %r
+  return
+}
+"#;
+    let o = run(src, json!({"args": {"o": {"fill": 0, "len": 8}, "d": [0, 0, 0]}})).unwrap();
+    // fma rounds once: 0.1f32 * 10 - 1 is the rounding error of 0.1f32, scaled.
+    let fma = 0.1f32.mul_add(10.0, -1.0) as f64;
+    assert_eq!(o.buffers["o"], json!([1.5, 0.15625, 0.0, 0.75, 1.0, -1.0, fma, -1.5]));
+    assert_eq!(o.buffers["d"], json!([1.0 / 3.0, "-inf", -3.0]));
+}
+
+#[test]
+fn building_vectors_from_undef_tracks_each_lane() {
+    let src = r#"
+kernel @k(%o: buffer<vec<f32, 3>>, %s: buffer<f32>) block_size(1, 1, 1) {
+^entry:
+  %v0 = insert undef vec<f32, 3>, f32 1.0, u32 0 : vec<f32, 3>
+  %v1 = insert %v0, f32 2.0, u32 1 : vec<f32, 3>
+  %x = extract %v1, u32 1 : f32
+  buffer.write %s, u32 0, %x
+  %v2 = insert %v1, f32 3.0, u32 2 : vec<f32, 3>
+  buffer.write %o, u32 0, %v2
+  buffer.write %o, u32 1, %v1
+  return
+}
+"#;
+    let e = run(src, json!({"args": {"o": {"fill": [0, 0, 0], "len": 2}, "s": [0]}})).unwrap_err();
+    assert!(e.contains("write of an undefined value into a buffer") && e.contains("ops.xir:10:3"), "{e}");
+    let fixed = src.replace("  buffer.write %o, u32 1, %v1\n", "");
+    let o = run(&fixed, json!({"args": {"o": {"fill": [0, 0, 0], "len": 2}, "s": [0]}})).unwrap();
+    assert_eq!(o.buffers["o"], json!([[1.0, 2.0, 3.0], [0.0, 0.0, 0.0]]));
+    assert_eq!(o.buffers["s"], json!([2.0]));
+}
