@@ -605,3 +605,21 @@ callable @f(%a: f32) -> f32 {
 ";
     assert_eq!(shown, want);
 }
+
+#[test]
+fn cyclic_types_are_rejected_before_anything_recurses() {
+    let mut fx = Fixture::kernel();
+    let next = TypeId::new(fx.m.types.len() + 1);
+    // An array of the struct interned right after it, which holds the array.
+    let arr = fx.m.types.intern(Type::Array { elem: next, len: 2 });
+    fx.m.types.intern(Type::Struct { fields: vec![arr], align: 4 });
+    let e = fx.block();
+    fx.at(e).ret(None);
+    let diags = fx.verify();
+    assert_eq!(diags.len(), 1, "{}", diag::render(&diags));
+    assert_eq!(diags[0].rule, "type-ids");
+    assert!(diags[0].message.contains("not defined before it"), "{}", diags[0]);
+    for d in &xir_spec::spec().dialects {
+        assert!(!xir::dialect::check_module(&fx.m, d).is_empty());
+    }
+}

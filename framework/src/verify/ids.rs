@@ -19,6 +19,13 @@ pub(super) fn check_types(m: &Module, diags: &mut Vec<Diagnostic>) -> bool {
             if !t.contains(member) {
                 ok = false;
                 diags.push(Diagnostic::error("type-ids", format!("type {id} refers to missing type {member}")));
+            } else if member >= id {
+                // Interning defines members first; a later member could close a cycle.
+                ok = false;
+                diags.push(Diagnostic::error(
+                    "type-ids",
+                    format!("type {id} refers to {member}, which is not defined before it"),
+                ));
             }
         }
     }

@@ -13,8 +13,9 @@
 //! # Invariants checked
 //!
 //! Module level:
-//! - `type-ids`: every type's members refer to types of the table; then each
-//!   type satisfies its kind's `rules` from `types.ron` (`type:<rule>`).
+//! - `type-ids`: every type's members refer to types defined earlier in the
+//!   table (so type graphs are acyclic); then each type satisfies its kind's
+//!   `rules` from `types.ron` (`type:<rule>`).
 //! - `const-ids`, `const-shape`: constants have valid types, scalar constants
 //!   fit their width, composites list one member of the right type per slot.
 //! - `function-names`: function names are unique.
