@@ -675,6 +675,16 @@ fn first_mismatch_is_bit_exact_with_a_tolerance_hook() {
     assert_eq!(buf(&z, "y"), json!(["-0.0"]));
     let m = z.first_mismatch(&p, |_, _| false).expect("signed zeros differ");
     assert_eq!((m.buffer.as_str(), m.index), ("y", 0));
+    // The `close` tolerance accepts signed zeros, any NaN pair and small errors.
+    assert_eq!(z.first_mismatch(&p, xir::interp::close(0.0, 0.0)), None);
+    let near = xir::interp::close(1e-6, 0.0);
+    assert!(near(&json!("nan"), &json!("0xffc00001")) && near(&json!([1.0, "inf"]), &json!([1.0000001, "inf"])));
+    assert!(
+        !near(&json!(1_000_000), &json!(1_000_001))
+            && !near(&json!(1.0), &json!(1.001))
+            && !near(&json!("nan"), &json!(1.0))
+            && !near(&json!("inf"), &json!("-inf"))
+    );
 }
 
 #[test]

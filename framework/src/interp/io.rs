@@ -117,6 +117,45 @@ impl Outputs {
     }
 }
 
+/// The float an output element encodes (`"nan"` and `"0x..."` NaNs,
+/// `"inf"`, `"-inf"`, `"-0.0"` included); `None` for anything else.
+fn json_float(j: &Json) -> Option<f64> {
+    match j {
+        Json::Number(n) => n.as_f64(),
+        Json::String(s) => match s.as_str() {
+            "nan" | "-nan" => Some(f64::NAN),
+            s if s.starts_with("0x") => Some(f64::NAN),
+            s => s.parse::<f64>().ok(),
+        },
+        _ => None,
+    }
+}
+
+/// Tolerance for `Outputs::first_mismatch`: accepts two floats (or vectors
+/// of them, lane by lane) within `rel` relative or `abs` absolute error
+/// (integers must still be equal),
+/// any two NaNs whatever their payloads, and zeros of either sign. For
+/// device results of transcendental operations, which Vulkan only bounds.
+pub fn close(rel: f64, abs: f64) -> impl Fn(&Json, &Json) -> bool {
+    move |a, b| close_values(a, b, rel, abs)
+}
+
+fn close_values(a: &Json, b: &Json, rel: f64, abs: f64) -> bool {
+    match (a, b) {
+        (Json::Array(x), Json::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| p == q || close_values(p, q, rel, abs))
+        }
+        // Integers (and bools) must match exactly.
+        (Json::Number(x), Json::Number(y)) if !x.is_f64() || !y.is_f64() => x == y,
+        _ => match (json_float(a), json_float(b)) {
+            (Some(x), Some(y)) if x.is_nan() || y.is_nan() => x.is_nan() && y.is_nan(),
+            (Some(x), Some(y)) if x.is_infinite() || y.is_infinite() => x == y,
+            (Some(x), Some(y)) => (x - y).abs() <= abs.max(rel * x.abs().max(y.abs())),
+            _ => false,
+        },
+    }
+}
+
 fn canonical_nan(sk: Sk) -> u64 {
     match sk {
         Sk::F16 => 0x7e00,

@@ -22,6 +22,7 @@
 
 mod arith;
 mod exec;
+mod fold;
 mod io;
 mod memory;
 mod ops;
@@ -35,7 +36,9 @@ use std::fmt;
 use crate::diag::Diagnostic;
 use crate::ir::{ArgKind, Block, FuncId, FunctionKind, Inst, Module, Span, Type};
 
-pub use io::{buffer_from_host_bytes, buffer_to_host_bytes, Inputs, Mismatch, Outputs};
+pub use io::{buffer_from_host_bytes, buffer_to_host_bytes, close, Inputs, Mismatch, Outputs};
+
+pub use fold::fold_scalar;
 
 use exec::{Machine, Regs, State, Thread};
 use memory::Buf;
