@@ -16,7 +16,8 @@
 //! instructions), `ops` (pure value operations), `arith` (exact scalar
 //! rules), `memory` (storage and host layout), `resource` (byte buffers,
 //! textures, bindless), `warp` (subgroup rendezvous), `io` (JSON formats),
-//! `print`, `value`; this file holds the API and the dispatch loop.
+//! `print`, `value`, `fold` (the scalar rules offered to constant folding);
+//! this file holds the API and the dispatch loop.
 //!
 //! **API boundary:** the interpreter reads a `Module` and never changes it.
 
