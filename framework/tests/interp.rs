@@ -755,3 +755,18 @@ kernel @k(%r: ref u32, %o: buffer<u32>) block_size(2, 1, 1) {
     let e = err(&src.replace("u32 5", "u32 1"), json!({"args": {"r": 40, "o": [0, 0]}}));
     assert!(e.contains("call to external function @host"), "{e}");
 }
+
+#[test]
+fn malformed_instructions_are_reported_not_panicked_on() {
+    use xir::{Builder, Function, FunctionKind, Module, Opcode, TypeTable};
+    let mut m = Module::new();
+    let f = m.add_function(Function::new("k", FunctionKind::Kernel { block_size: [1, 1, 1] }, TypeTable::VOID));
+    let one = m.const_u32(1);
+    let mut b = Builder::new(&mut m, f);
+    let entry = b.create_block();
+    b.switch_to(entry);
+    b.op(Opcode::Add, TypeTable::U32, &[one], &[]);
+    b.op(Opcode::If, TypeTable::VOID, &[], &[]);
+    let e = run_kernel(&m, f, &Default::default()).unwrap_err().to_string();
+    assert_eq!(e, "<input>: error: [interp] `add` has too few operands or blocks (in @k, bb0, inst0)");
+}

@@ -27,6 +27,62 @@ pub(crate) struct FuncInfo {
     n_locals: u32,
     /// Scalar kind of operand 0 of each instruction (by inst index).
     sk0: Vec<Option<Sk>>,
+    /// Instructions whose shape the interpreter cannot run (see `malformed`).
+    bad: Vec<bool>,
+}
+
+fn fr_func(t: &Thread) -> FuncId {
+    t.frames.last().map(|f| f.func).unwrap_or(FuncId(0))
+}
+
+/// Why an instruction cannot be run safely: operand or block counts below
+/// the spec's, case lists that do not match the blocks, or references to
+/// ids that do not exist. Verified IR never has these; the interpreter
+/// reports them instead of panicking.
+fn malformed(m: &Module, f: &Function, d: &InstData) -> Option<String> {
+    let spec = &xir_spec::spec().op(d.opcode).spec;
+    let op = d.opcode;
+    if d.operands.len() < spec.operands.len() || d.blocks.len() < spec.blocks.len() {
+        return Some(format!("`{op}` has too few operands or blocks"));
+    }
+    let fixed = match op {
+        Opcode::Switch => 2,
+        Opcode::BrIndexed => 1,
+        _ => usize::MAX,
+    };
+    if fixed != usize::MAX && d.cases().len() + fixed != d.blocks.len() {
+        return Some(format!(
+            "`{op}` has {} case literals for {} case blocks",
+            d.cases().len(),
+            d.blocks.len() - fixed
+        ));
+    }
+    if op == Opcode::Phi && d.operands.len() != d.blocks.len() {
+        return Some("phi has different numbers of values and blocks".into());
+    }
+    if !m.types.contains(d.ty) {
+        return Some(format!("`{op}` has a result type that does not exist"));
+    }
+    if d.operands.iter().enumerate().any(|(k, v)| matches!(v, Value::Func(_)) && !(op == Opcode::Call && k == 0)) {
+        return Some(format!("`{op}` has a function operand where a value belongs"));
+    }
+    if let Some(b) = d.blocks.iter().find(|b| !f.block_exists(**b)) {
+        return Some(format!("`{op}` refers to nonexistent block {b}"));
+    }
+    for v in &d.operands {
+        let ok = match *v {
+            Value::Inst(i) => f.inst_exists(i),
+            Value::Arg(a) => (a as usize) < f.args.len(),
+            Value::Const(c) => m.consts.contains(c),
+            Value::Undef(t) => m.types.contains(t),
+            Value::Func(g) => g.index() < m.functions.len(),
+            Value::Reg(_) => true,
+        };
+        if !ok {
+            return Some(format!("`{op}` has an operand that refers to nothing ({v:?})"));
+        }
+    }
+    None
 }
 
 struct Frame {
@@ -114,11 +170,19 @@ impl<'m> Machine<'m> {
                 let mut slot = vec![u32::MAX; f.inst_capacity()];
                 let mut n_locals = 0;
                 let mut sk0 = vec![None; f.inst_capacity()];
+                let mut bad = vec![false; f.inst_capacity()];
                 for &b in f.blocks() {
                     let insts = &f.block(b).insts;
                     lead_phis[b.index()] =
-                        insts.iter().take_while(|&&i| f.inst(i).opcode == Opcode::Phi).count() as u32;
+                        insts.iter().take_while(|&&i| f.inst_exists(i) && f.inst(i).opcode == Opcode::Phi).count()
+                            as u32;
                     for &i in insts {
+                        if !f.inst_exists(i) || malformed(m, f, f.inst(i)).is_some() {
+                            if let Some(slot) = bad.get_mut(i.index()) {
+                                *slot = true;
+                            }
+                            continue;
+                        }
                         sk0[i.index()] =
                             f.inst(i).operands.first().and_then(|&v| scalar_kind(&m.types, f.value_type(m, v)));
                         match f.inst(i).opcode {
@@ -134,7 +198,7 @@ impl<'m> Machine<'m> {
                         }
                     }
                 }
-                FuncInfo { lead_phis, slot, n_locals, sk0 }
+                FuncInfo { lead_phis, slot, n_locals, sk0, bad }
             })
             .collect();
         Machine {
@@ -327,7 +391,13 @@ impl<'m> Machine<'m> {
     fn step(&mut self, t: &mut Thread, shared: &mut [Val], f: &Function, inst: Inst) -> R<Flow> {
         use Opcode::*;
         let m = self.m;
+        if !f.inst_exists(inst) {
+            return Err(format!("block lists nonexistent instruction {inst}"));
+        }
         let d = f.inst(inst);
+        if self.info[fr_func(t).index()].bad[inst.index()] {
+            return Err(malformed(m, f, d).unwrap_or_else(|| "malformed instruction".into()));
+        }
         let regs = t.regs;
         let Thread { frames, locals, .. } = t;
         let fr = frames.last_mut().expect("frame");

@@ -41,6 +41,7 @@ fn map3(a: &Val, b: &Val, c: &Val, f: &mut impl FnMut(u64, u64, u64) -> R<u64>) 
 /// Scalar bits of the lanes of a scalar or vector value.
 fn lanes(v: &Val) -> R<Vec<u64>> {
     match v {
+        Val::A(m) if m.is_empty() => Err("empty vector".into()),
         Val::A(m) => m.iter().map(Val::bits).collect(),
         v => Ok(vec![v.bits()?]),
     }
@@ -51,8 +52,13 @@ fn from_lanes(l: Vec<u64>) -> Val {
 }
 
 /// Column-major matrix elements: `m[col][row]`.
+/// A square matrix (columns of equal length); anything else is an error.
 fn mat(v: &Val) -> R<Vec<Vec<u64>>> {
-    v.members()?.iter().map(lanes).collect()
+    let m: Vec<Vec<u64>> = v.members()?.iter().map(lanes).collect::<R<_>>()?;
+    if m.is_empty() || m.iter().any(|c| c.len() != m.len()) {
+        return Err("matrix value is not square".into());
+    }
+    Ok(m)
 }
 
 fn from_mat(m: Vec<Vec<u64>>) -> Val {
@@ -61,6 +67,9 @@ fn from_mat(m: Vec<Vec<u64>>) -> Val {
 
 /// Sum of products in index order: ((a0*b0 + a1*b1) + a2*b2) + ...
 fn dot(sk: Sk, a: &[u64], b: &[u64]) -> R<u64> {
+    if a.is_empty() || a.len() != b.len() {
+        return Err(format!("vector lengths differ ({} and {})", a.len(), b.len()));
+    }
     let mut acc = binop(Opcode::Mul, sk, a[0], b[0])?;
     for k in 1..a.len() {
         let p = binop(Opcode::Mul, sk, a[k], b[k])?;
@@ -135,6 +144,9 @@ pub(crate) fn eval_pure(m: &Module, f: &Function, d: &InstData, sk: Option<Sk>, 
             match &ops[0] {
                 Val::A(c) => {
                     let (t, e) = (ops[1].members()?, ops[2].members()?);
+                    if t.len() != c.len() || e.len() != c.len() {
+                        return Err("select operands have different lane counts".into());
+                    }
                     let mut out = Vec::with_capacity(c.len());
                     for (k, cv) in c.iter().enumerate() {
                         let pick = if cv.bits()? != 0 { &t[k] } else { &e[k] };
@@ -240,6 +252,9 @@ pub(crate) fn eval_pure(m: &Module, f: &Function, d: &InstData, sk: Option<Sk>, 
             match (am, bm) {
                 (true, true) => {
                     let (a, b) = (mat(&ops[0])?, mat(&ops[1])?);
+                    if a.len() != b.len() {
+                        return Err("matrix dimensions differ".into());
+                    }
                     let n = a.len();
                     let mut out = vec![vec![0u64; n]; n];
                     for (j, col) in out.iter_mut().enumerate() {
