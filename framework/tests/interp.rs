@@ -770,3 +770,16 @@ fn malformed_instructions_are_reported_not_panicked_on() {
     let e = run_kernel(&m, f, &Default::default()).unwrap_err().to_string();
     assert_eq!(e, "<input>: error: [interp] `add` has too few operands or blocks (in @k, bb0, inst0)");
 }
+
+#[test]
+fn huge_allocations_are_refused() {
+    let src = r#"
+kernel @k(%o: buffer<u32>) block_size(1, 1, 1) {
+^entry:
+  %a = alloca : array<u32, 1099511627776>
+  return
+}
+"#;
+    let e = err(src, json!({"args": {"o": [0]}}));
+    assert!(e.contains("larger than the interpreter's limit") && e.contains("test.xir:4:3"), "{e}");
+}

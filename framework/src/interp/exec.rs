@@ -66,6 +66,13 @@ fn malformed(m: &Module, f: &Function, d: &InstData) -> Option<String> {
     if d.operands.iter().enumerate().any(|(k, v)| matches!(v, Value::Func(_)) && !(op == Opcode::Call && k == 0)) {
         return Some(format!("`{op}` has a function operand where a value belongs"));
     }
+    const MAX_BYTES: u64 = 1 << 28;
+    let too_big = |t: TypeId| m.types.contains(t) && m.types.size_align(t).0 > MAX_BYTES;
+    if matches!(op, Opcode::Alloca | Opcode::AllocaShared) && too_big(d.ty)
+        || d.operands.iter().any(|v| matches!(*v, Value::Undef(t) if too_big(t)))
+    {
+        return Some(format!("`{op}` needs a value larger than the interpreter's limit of {MAX_BYTES} bytes"));
+    }
     if let Some(b) = d.blocks.iter().find(|b| !f.block_exists(**b)) {
         return Some(format!("`{op}` refers to nonexistent block {b}"));
     }

@@ -293,6 +293,16 @@ pub(crate) fn val_to_json(types: &TypeTable, ty: TypeId, v: &Val) -> Json {
     }
 }
 
+/// The `len` of a `fill` shorthand, bounded so a typo cannot exhaust memory.
+fn fill_len(o: &serde_json::Map<String, Json>) -> R<u64> {
+    const MAX: u64 = 1 << 26;
+    let len = o.get("len").and_then(Json::as_u64).ok_or("`fill` needs a `len`")?;
+    if len > MAX {
+        return Err(format!("`len` {len} exceeds the interpreter's limit of {MAX} elements"));
+    }
+    Ok(len)
+}
+
 /// Buffer elements from a JSON array or `{"fill": v, "len": n}`.
 pub(crate) fn buffer_from_json(types: &TypeTable, elem: TypeId, j: &Json) -> R<Vec<Val>> {
     match j {
@@ -302,7 +312,7 @@ pub(crate) fn buffer_from_json(types: &TypeTable, elem: TypeId, j: &Json) -> R<V
             .map(|(k, x)| val_from_json(types, elem, x).map_err(|e| format!("element {k}: {e}")))
             .collect(),
         Json::Object(o) if o.contains_key("fill") => {
-            let len = o.get("len").and_then(Json::as_u64).ok_or("`fill` needs a `len`")?;
+            let len = fill_len(o)?;
             let v = val_from_json(types, elem, &o["fill"])?;
             Ok(vec![v; len as usize])
         }
@@ -320,7 +330,7 @@ pub(crate) fn bytes_from_json(j: &Json) -> R<Vec<u8>> {
         Json::Array(a) => a.iter().map(byte).collect(),
         Json::Object(o) if o.contains_key("bytes") => bytes_from_json(&o["bytes"]),
         Json::Object(o) if o.contains_key("fill") => {
-            let len = o.get("len").and_then(Json::as_u64).ok_or("`fill` needs a `len`")?;
+            let len = fill_len(o)?;
             Ok(vec![byte(&o["fill"])?; len as usize])
         }
         _ => Err(format!("expected a byte_buffer ({{\"bytes\": [...]}}), found {j}")),
