@@ -364,7 +364,11 @@ pub(crate) fn texture_from_json(types: &TypeTable, dim: u8, elem: TypeId, j: &Js
     for (k, s) in sz.iter().enumerate() {
         size[k] = s.as_u64().and_then(|v| u32::try_from(v).ok()).ok_or_else(|| format!("bad texture size {s}"))?;
     }
-    let n = size.iter().map(|&s| s as usize).product::<usize>();
+    let n = size.iter().map(|&s| s as u64).product::<u64>();
+    if n > 1 << 26 {
+        return Err(format!("a texture of {n} texels exceeds the interpreter's limit"));
+    }
+    let n = n as usize;
     let data = if let Some(f) = j.get("fill") {
         vec![texel_from_json(types, elem, f)?; n]
     } else {
