@@ -69,7 +69,7 @@ impl Inline {
         let f = m.func(g);
         f.kind == FunctionKind::Callable
             && f.body().is_some()
-            && (self.opts.only.is_empty() || self.opts.only.iter().any(|n| *n == f.name))
+            && (self.opts.only.is_empty() || self.opts.only.contains(&f.name))
             && (self.opts.max_callee_insts == 0 || f.inst_count() <= self.opts.max_callee_insts)
     }
 }
