@@ -547,3 +547,34 @@ kernel @k(%o: buffer<vec<f32, 3>>, %s: buffer<f32>) block_size(1, 1, 1) {
     assert_eq!(o.buffers["o"], json!([[1.0, 2.0, 3.0], [0.0, 0.0, 0.0]]));
     assert_eq!(o.buffers["s"], json!([2.0]));
 }
+
+#[test]
+fn argument_names_follow_the_printer_and_matrices_need_no_column_type() {
+    use xir::{ArgKind, Builder, Function, FunctionKind, Metadata, Module, TypeTable};
+    let mut m = Module::new();
+    let mut k = Function::new("k", FunctionKind::Kernel { block_size: [1, 1, 1] }, TypeTable::VOID);
+    let mat = m.types.matrix(TypeTable::F32, 2);
+    let buf = m.types.buffer(mat);
+    let a = k.add_arg(mat, ArgKind::Value, Metadata::named("x"));
+    let o = k.add_arg(buf, ArgKind::Resource, Metadata::named("x"));
+    k.add_arg(TypeTable::U32, ArgKind::Value, Metadata::default());
+    k.add_arg(TypeTable::U32, ArgKind::Value, Metadata::named("has space"));
+    let f = m.add_function(k);
+    assert_eq!(xir::interp::arg_names(m.func(f)), vec!["x", "x.1", "0", "has_space"]);
+    let zero = m.const_u32(0);
+    let mut b = Builder::new(&mut m, f);
+    let entry = b.create_block();
+    b.switch_to(entry);
+    let t = b.op(xir::Opcode::MatrixTranspose, mat, &[a], &[]);
+    b.op(xir::Opcode::BufferWrite, TypeTable::VOID, &[o, zero, t], &[]);
+    b.ret(None);
+    let inputs = serde_json::from_value(
+        json!({"args": {"x": [[1, 2], [3, 4]], "x.1": [[[0, 0], [0, 0]]], "0": 7, "has_space": 1}}),
+    )
+    .unwrap();
+    let out = run_kernel(&m, f, &inputs).unwrap();
+    assert_eq!(out.buffers["x.1"], json!([[[1.0, 3.0], [2.0, 4.0]]]));
+    let bytes = xir::interp::buffer_to_host_bytes(&m, mat, &out.buffers["x.1"]).unwrap();
+    assert_eq!(bytes.len(), 16);
+    assert_eq!(xir::interp::buffer_from_host_bytes(&m, mat, &bytes).unwrap(), out.buffers["x.1"]);
+}

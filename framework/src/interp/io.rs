@@ -262,8 +262,16 @@ pub(crate) fn val_from_json(types: &TypeTable, ty: TypeId, j: &Json) -> R<Val> {
             Ok(Val::agg(list(*lanes as usize)?.iter().map(|x| val_from_json(types, *elem, x)).collect::<R<_>>()?))
         }
         Type::Matrix { elem, dim } => {
-            let col = types.lookup(&Type::Vector { elem: *elem, lanes: *dim }).ok_or("matrix column type missing")?;
-            Ok(Val::agg(list(*dim as usize)?.iter().map(|x| val_from_json(types, col, x)).collect::<R<_>>()?))
+            let n = *dim as usize;
+            let column = |c: &Json| -> R<Val> {
+                match c {
+                    Json::Array(a) if a.len() == n => {
+                        Ok(Val::agg(a.iter().map(|x| val_from_json(types, *elem, x)).collect::<R<_>>()?))
+                    }
+                    _ => Err(format!("expected a matrix column of {n} members, found {c}")),
+                }
+            };
+            Ok(Val::agg(list(n)?.iter().map(column).collect::<R<_>>()?))
         }
         Type::Array { elem, len } => {
             Ok(Val::agg(list(*len as usize)?.iter().map(|x| val_from_json(types, *elem, x)).collect::<R<_>>()?))
@@ -281,10 +289,14 @@ pub(crate) fn val_to_json(types: &TypeTable, ty: TypeId, v: &Val) -> Json {
         (Type::Vector { elem, .. } | Type::Array { elem, .. }, Val::A(m)) => {
             Json::Array(m.iter().map(|x| val_to_json(types, *elem, x)).collect())
         }
-        (Type::Matrix { elem, dim }, Val::A(m)) => {
-            let col = types.lookup(&Type::Vector { elem: *elem, lanes: *dim }).unwrap_or(*elem);
-            Json::Array(m.iter().map(|x| val_to_json(types, col, x)).collect())
-        }
+        (Type::Matrix { elem, .. }, Val::A(m)) => Json::Array(
+            m.iter()
+                .map(|c| match c {
+                    Val::A(l) => Json::Array(l.iter().map(|x| val_to_json(types, *elem, x)).collect()),
+                    _ => Json::Null,
+                })
+                .collect(),
+        ),
         (Type::Struct { fields, .. }, Val::A(m)) => {
             Json::Array(fields.iter().zip(m.iter()).map(|(f, x)| val_to_json(types, *f, x)).collect())
         }

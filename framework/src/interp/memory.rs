@@ -104,6 +104,13 @@ impl Mem<'_> {
     }
 }
 
+/// Element size and column stride of a matrix in host layout (columns are
+/// vectors: three lanes padded to four).
+fn column_layout(types: &TypeTable, elem: TypeId, dim: u8) -> (u64, u64) {
+    let (es, _) = types.size_align(elem);
+    (es, es * if dim == 3 { 4 } else { dim as u64 })
+}
+
 /// Decode a value of `ty` from host-layout bytes.
 pub(crate) fn decode(types: &TypeTable, ty: TypeId, bytes: &[u8]) -> R<Val> {
     let (size, _) = types.size_align(ty);
@@ -122,9 +129,12 @@ pub(crate) fn decode(types: &TypeTable, ty: TypeId, bytes: &[u8]) -> R<Val> {
             Val::agg((0..*lanes as u64).map(|k| decode(types, *elem, &bytes[(k * es) as usize..])).collect::<R<_>>()?)
         }
         Type::Matrix { elem, dim } => {
-            let col = types.lookup(&Type::Vector { elem: *elem, lanes: *dim }).ok_or("matrix column type missing")?;
-            let (cs, _) = types.size_align(col);
-            Val::agg((0..*dim as u64).map(|k| decode(types, col, &bytes[(k * cs) as usize..])).collect::<R<_>>()?)
+            let (es, cs) = column_layout(types, *elem, *dim);
+            let col = |c: u64| -> R<Val> {
+                let lanes = (0..*dim as u64).map(|k| decode(types, *elem, &bytes[(c * cs + k * es) as usize..]));
+                Ok(Val::agg(lanes.collect::<R<_>>()?))
+            };
+            Val::agg((0..*dim as u64).map(col).collect::<R<_>>()?)
         }
         Type::Array { elem, len } => {
             let (es, _) = types.size_align(*elem);
@@ -156,10 +166,11 @@ pub(crate) fn encode(types: &TypeTable, ty: TypeId, v: &Val, out: &mut [u8]) -> 
             }
         }
         Type::Matrix { elem, dim } => {
-            let col = types.lookup(&Type::Vector { elem: *elem, lanes: *dim }).ok_or("matrix column type missing")?;
-            let (cs, _) = types.size_align(col);
-            for (k, m) in v.members()?.iter().enumerate() {
-                encode(types, col, m, &mut out[k * cs as usize..])?;
+            let (es, cs) = column_layout(types, *elem, *dim);
+            for (c, col) in v.members()?.iter().enumerate() {
+                for (k, x) in col.members()?.iter().enumerate() {
+                    encode(types, *elem, x, &mut out[c * cs as usize + k * es as usize..])?;
+                }
             }
         }
         Type::Struct { fields, .. } => {

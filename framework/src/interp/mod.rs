@@ -118,9 +118,32 @@ pub fn run_kernel(module: &Module, kernel: FuncId, inputs: &Inputs) -> Result<Ou
     run_kernel_with(module, kernel, inputs, &Options::default())
 }
 
-/// The input name of argument `k`: its `%name`, else its position.
-fn arg_name(module: &Module, kernel: FuncId, k: usize) -> String {
-    module.func(kernel).args[k].md.name.clone().unwrap_or_else(|| k.to_string())
+/// The input names of a function's arguments: their spelling in the text
+/// form without `%` (as `text::print_module` writes them: names sanitized,
+/// a repeated name suffixed `.1`, `.2`, ...; unnamed arguments numbered
+/// `0`, `1`, ... in order among the unnamed ones).
+pub fn arg_names(f: &crate::ir::Function) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    let mut unnamed = 0u32;
+    f.args
+        .iter()
+        .map(|a| match a.md.name.as_deref().and_then(crate::text::sanitize_name) {
+            Some(base) => {
+                let mut name = base.to_string();
+                let mut k = 1u64;
+                while seen.contains(&name) {
+                    name = format!("{base}.{k}");
+                    k += 1;
+                }
+                seen.insert(name.clone());
+                name
+            }
+            None => {
+                unnamed += 1;
+                (unnamed - 1).to_string()
+            }
+        })
+        .collect()
 }
 
 /// Run `kernel` over the dispatch grid.
@@ -148,7 +171,7 @@ pub fn run_kernel_with(
     let mut mach = Machine::new(module, opts.clone(), dispatch, block_size);
 
     // Arguments.
-    let names: Vec<String> = (0..f.args.len()).map(|k| arg_name(module, kernel, k)).collect();
+    let names = arg_names(f);
     if let Some(extra) = inputs.args.keys().find(|k| !names.contains(k)) {
         return Err(at_kernel(format!("input `{extra}` names no argument of @{}", f.name)));
     }

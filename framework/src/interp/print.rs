@@ -29,9 +29,12 @@ fn value(types: &TypeTable, ty: TypeId, v: &Val) -> R<String> {
             let parts: Vec<String> = m.iter().map(|x| value(types, *elem, x)).collect::<R<_>>()?;
             Ok(format!("({})", parts.join(", ")))
         }
-        (Type::Matrix { elem, dim }, Val::A(m)) => {
-            let col = types.lookup(&Type::Vector { elem: *elem, lanes: *dim }).unwrap_or(*elem);
-            let parts: Vec<String> = m.iter().map(|x| value(types, col, x)).collect::<R<_>>()?;
+        (Type::Matrix { elem, .. }, Val::A(m)) => {
+            let column = |c: &Val| -> R<String> {
+                let lanes: Vec<String> = c.members()?.iter().map(|x| value(types, *elem, x)).collect::<R<_>>()?;
+                Ok(format!("({})", lanes.join(", ")))
+            };
+            let parts: Vec<String> = m.iter().map(column).collect::<R<_>>()?;
             Ok(format!("({})", parts.join(", ")))
         }
         (_, Val::S(b)) => Ok(scalar(scalar_kind(types, ty).ok_or("print of a non-data value")?, *b)),
