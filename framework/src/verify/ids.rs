@@ -3,11 +3,9 @@
 //! operands and result types all refer to existing entities; and the use
 //! lists agree with the operands.
 
-use rustc_hash::FxHashMap;
-
 use super::{inst_diag, type_name, types};
 use crate::diag::Diagnostic;
-use crate::ir::{ConstValue, Function, Inst, Module, Type, TypeId, TypeTable, Use, Value};
+use crate::ir::{ConstValue, Function, Inst, Module, Type, TypeId, TypeTable, Value};
 
 /// Member ids of every type, then the kind's `rules`. False if a member id is
 /// out of range (nothing else may index through it then).
@@ -189,33 +187,48 @@ pub(super) fn check_inst_ids(m: &Module, f: &Function, i: Inst, diags: &mut Vec<
     ok
 }
 
-/// The recorded use lists equal the operand slots of placed instructions.
+/// The recorded use lists equal the operand slots of placed instructions:
+/// every recorded use names a distinct placed slot holding the value, and
+/// each value has as many recorded uses as slots hold it. Linear time.
 pub(super) fn check_use_lists(f: &Function, diags: &mut Vec<Diagnostic>) {
-    let mut expected: FxHashMap<Value, Vec<Use>> = FxHashMap::default();
+    let cap = f.inst_capacity();
+    let mut listed = vec![false; cap];
+    // Slot numbering: `offset[i] + k` is operand `k` of instruction `i`.
+    let mut offset = vec![0usize; cap + 1];
     for (_, i) in f.all_insts() {
-        for (k, &v) in f.inst(i).operands.iter().enumerate() {
-            if v.is_local() {
-                expected.entry(v).or_default().push(Use { user: i, index: k as u32 });
+        listed[i.index()] = true;
+    }
+    for i in 0..cap {
+        let n = if listed[i] { f.inst(Inst::new(i)).operands.len() } else { 0 };
+        offset[i + 1] = offset[i] + n;
+    }
+    let mut marked = vec![false; offset[cap]];
+    let (mut want_inst, mut want_arg) = (vec![0usize; cap], vec![0usize; f.args.len()]);
+    for (_, i) in f.all_insts() {
+        for &v in &f.inst(i).operands {
+            match v {
+                Value::Inst(d) => want_inst[d.index()] += 1,
+                Value::Arg(a) => want_arg[a as usize] += 1,
+                _ => {}
             }
         }
     }
-    let mut locals: Vec<Value> = (0..f.args.len() as u32).map(Value::Arg).collect();
-    locals.extend((0..f.inst_capacity()).map(|i| Value::Inst(Inst::new(i))));
-    for v in locals {
-        let mut want = expected.remove(&v).unwrap_or_default();
-        let mut have = f.uses(v).to_vec();
-        let key = |u: &Use| (u.user, u.index);
-        want.sort_by_key(key);
-        have.sort_by_key(key);
-        if want != have {
-            let at = want.first().or(have.first()).map(|u| u.user).expect("lists differ so one is non-empty");
-            let at = if f.is_live(at) { at } else { want.first().map(|u| u.user).unwrap_or(at) };
-            diags.push(inst_diag(
-                f,
-                at,
-                "use-lists",
-                format!("use list of {v:?} records {} uses, operands hold {}", have.len(), want.len()),
-            ));
+    let locals = (0..f.args.len()).map(|a| (Value::Arg(a as u32), want_arg[a]));
+    for (v, want) in locals.chain((0..cap).map(|i| (Value::Inst(Inst::new(i)), want_inst[i]))) {
+        let have = f.uses(v);
+        let bad_use = have.iter().find(|u| {
+            let slot_ok = listed.get(u.user.index()).copied().unwrap_or(false)
+                && f.inst(u.user).operands.get(u.index as usize) == Some(&v);
+            !slot_ok || std::mem::replace(&mut marked[offset[u.user.index()] + u.index as usize], true)
+        });
+        if let Some(u) = bad_use {
+            let msg = format!("use list of {v:?} records operand {} of {}, which does not hold it", u.index, u.user);
+            diags.push(inst_diag(f, u.user, "use-lists", msg));
+        } else if have.len() != want {
+            let user = f.all_insts().map(|(_, i)| i).find(|&i| f.inst(i).operands.contains(&v));
+            let at = user.unwrap_or_else(|| v.as_inst().expect("arguments have users when counts differ"));
+            let msg = format!("use list of {v:?} records {} uses, operands hold {want}", have.len());
+            diags.push(inst_diag(f, at, "use-lists", msg));
         }
     }
 }

@@ -9,7 +9,7 @@ use xir_spec::{Opcode, Trait};
 use super::{block_diag, inst_diag, type_name};
 use crate::analysis::{Cfg, DomTree};
 use crate::diag::Diagnostic;
-use crate::ir::{ArgKind, Block, Function, FunctionKind, Inst, Module, TypeTable, Value};
+use crate::ir::{ArgKind, Block, Function, FunctionKind, Module, TypeTable, Value};
 
 pub(super) fn check_signature(m: &Module, f: &Function, diags: &mut Vec<Diagnostic>) {
     let t = &m.types;
@@ -144,9 +144,10 @@ pub(super) fn check_block_ownership(f: &Function, diags: &mut Vec<Diagnostic>) -
 pub(super) fn check_cfg_rules(f: &Function, diags: &mut Vec<Diagnostic>) {
     let cfg = Cfg::compute(f);
     let dom = DomTree::from_cfg(&cfg);
-    let forest = unreachable_forest(f, &cfg);
+    // Most functions have no unreachable block: skip the forest then.
+    let forest = if cfg.rpo.len() < f.blocks().len() { Some(unreachable_forest(f, &cfg)) } else { None };
     check_phis(f, &cfg, diags);
-    check_dominance(f, &cfg, &dom, &forest, diags);
+    check_dominance(f, &cfg, &dom, forest.as_ref(), diags);
     check_roles(f, diags);
 }
 
@@ -255,22 +256,30 @@ fn forest_cfg(root: Block, succs: &[Vec<Block>], preds: &[Vec<Block>]) -> Cfg {
 
 /// Whether the definition `def` (in block `db` at position `dpos`) is
 /// available at position `upos` of block `ub` (`usize::MAX`: block end).
-fn available(cfg: &Cfg, dom: &DomTree, forest: &DomTree, db: Block, dpos: usize, ub: Block, upos: usize) -> bool {
+fn available(
+    cfg: &Cfg,
+    dom: &DomTree,
+    forest: Option<&DomTree>,
+    db: Block,
+    dpos: usize,
+    ub: Block,
+    upos: usize,
+) -> bool {
     if db == ub {
         return dpos < upos;
     }
     if cfg.is_reachable(ub) {
         dom.dominates(db, ub)
     } else {
-        cfg.is_reachable(db) || forest.dominates(db, ub)
+        cfg.is_reachable(db) || forest.is_some_and(|t| t.dominates(db, ub))
     }
 }
 
-fn check_dominance(f: &Function, cfg: &Cfg, dom: &DomTree, forest: &DomTree, diags: &mut Vec<Diagnostic>) {
-    let mut pos: FxHashMap<Inst, usize> = FxHashMap::default();
+fn check_dominance(f: &Function, cfg: &Cfg, dom: &DomTree, forest: Option<&DomTree>, diags: &mut Vec<Diagnostic>) {
+    let mut pos: Vec<Option<usize>> = vec![None; f.inst_capacity()];
     for &b in f.blocks() {
         for (k, &i) in f.block(b).insts.iter().enumerate() {
-            pos.insert(i, k);
+            pos[i.index()] = Some(k);
         }
     }
     for &b in f.blocks() {
@@ -279,7 +288,7 @@ fn check_dominance(f: &Function, cfg: &Cfg, dom: &DomTree, forest: &DomTree, dia
             let is_phi = d.opcode == Opcode::Phi;
             for (k, &v) in d.operands.iter().enumerate() {
                 let Value::Inst(def) = v else { continue };
-                let (Some(db), Some(&dpos)) = (f.inst(def).parent, pos.get(&def)) else {
+                let (Some(db), Some(dpos)) = (f.inst(def).parent, pos[def.index()]) else {
                     let msg = format!("operand {k} uses {def}, which no owned block lists");
                     diags.push(inst_diag(f, i, "ids", msg));
                     continue;
