@@ -220,8 +220,13 @@ fn documents_with_reordered_tables_read_correctly() {
     assert_eq!(print_module(&m), SMALL);
 }
 
+/// Case count: `PROPTEST_CASES` when set (for long fuzzing runs), else `n`.
+fn cases(n: u32) -> u32 {
+    std::env::var("PROPTEST_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(n)
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
+    #![proptest_config(ProptestConfig::with_cases(cases(256)))]
 
     #[test]
     fn mutated_json_never_panics(

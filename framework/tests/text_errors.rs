@@ -142,8 +142,13 @@ fn mutate(src: &str, ops: &[(u8, usize, usize)]) -> String {
     String::from_utf8_lossy(&s).into_owned()
 }
 
+/// Case count: `PROPTEST_CASES` when set (for long fuzzing runs), else `n`.
+fn cases(n: u32) -> u32 {
+    std::env::var("PROPTEST_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(n)
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(512))]
+    #![proptest_config(ProptestConfig::with_cases(cases(512)))]
 
     #[test]
     fn random_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..400)) {
@@ -178,5 +183,54 @@ proptest! {
             let again = parse_module(&printed, "mut.xir").expect("printed text parses");
             prop_assert_eq!(print_module(&again), printed);
         }
+    }
+}
+
+/// Corrupt an in-memory module: dangling operand, block and type ids,
+/// layouts naming missing blocks, wrong payloads. `(what, which, value)`.
+fn corrupt(m: &mut xir::Module, edits: &[(u8, usize, u32)]) {
+    use xir::{Block, Const, FuncId, Inst, Payload, TypeId, Value};
+    for &(what, which, value) in edits {
+        let nf = m.functions.len();
+        let f = &mut m.functions[which % nf];
+        let live: Vec<Inst> =
+            f.blocks().iter().filter(|b| f.block_exists(**b)).flat_map(|&b| f.block(b).insts.clone()).collect();
+        let Some(&i) = live.get(which % live.len().max(1)) else { continue };
+        let d = f.inst_mut(i);
+        match what % 9 {
+            0 if !d.operands.is_empty() => d.operands[0] = Value::Inst(Inst(value)),
+            1 if !d.operands.is_empty() => d.operands[0] = Value::Const(Const(value)),
+            2 if !d.operands.is_empty() => d.operands[0] = Value::Undef(TypeId(value)),
+            3 if !d.operands.is_empty() => d.operands[0] = Value::Func(FuncId(value)),
+            4 if !d.operands.is_empty() => d.operands[0] = Value::Arg(value),
+            5 if !d.blocks.is_empty() => d.blocks[0] = Block(value),
+            6 => d.ty = TypeId(value),
+            7 => d.payload = if value % 2 == 0 { Payload::Cases(vec![1, 2, 3]) } else { Payload::Text("t".into()) },
+            _ => {
+                let mut layout = f.blocks().to_vec();
+                layout.push(Block(value));
+                f.set_layout(layout);
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases(256)))]
+
+    /// The printer and the JSON writer are total: corrupt IR prints (with
+    /// `!` placeholders) and whatever JSON it writes reads back or is
+    /// rejected, never a panic.
+    #[test]
+    fn corrupt_ir_prints_without_panicking(
+        m in xir::testgen::modules::modules(),
+        edits in proptest::collection::vec((any::<u8>(), any::<usize>(), prop_oneof![0u32..8, Just(u32::MAX), 1000u32..2000]), 1..5),
+    ) {
+        let mut m = m;
+        corrupt(&mut m, &edits);
+        let printed = print_module(&m);
+        let _ = parse_module(&printed, "corrupt.xir");
+        let j = xir::text::json::to_json(&m);
+        let _ = xir::text::json::from_json(&j, "corrupt.json");
     }
 }

@@ -184,6 +184,12 @@ fn corpus_kernels_are_stable() {
 }
 
 mod generated {
+
+    /// Case count: `PROPTEST_CASES` when set (for long fuzzing runs), else `n`.
+    fn cases(n: u32) -> u32 {
+        std::env::var("PROPTEST_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(n)
+    }
+
     use proptest::prelude::*;
     use xir::testgen::modules::{generate, modules};
     use xir::text::json::{from_json, to_json};
@@ -201,7 +207,7 @@ mod generated {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(256))]
+        #![proptest_config(ProptestConfig::with_cases(cases(256)))]
 
         #[test]
         fn text_round_trip(m in modules()) {

@@ -80,7 +80,7 @@ fn compact_function(f: &Function) -> FunctionJson {
         }
     }
     let mut inst_map = vec![DANGLING; f.inst_capacity()];
-    for (n, (_, i)) in f.all_insts().enumerate() {
+    for (n, i) in super::printer::placed_insts(f).enumerate() {
         if let Some(slot) = inst_map.get_mut(i.index()) {
             *slot = n as u32;
         }

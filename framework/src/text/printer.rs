@@ -20,7 +20,7 @@ use crate::ir::{
 /// Print a whole module.
 pub fn print_module(m: &Module) -> String {
     let fnames = function_names(m);
-    let mut out = String::with_capacity(m.inst_count() * 32 + 64);
+    let mut out = String::with_capacity(m.functions.iter().map(|f| f.inst_capacity()).sum::<usize>() * 32 + 64);
     for (i, f) in m.functions.iter().enumerate() {
         if i > 0 {
             out.push('\n');
@@ -165,6 +165,15 @@ fn unique<'a>(seen: &mut FxHashSet<String>, base: Cow<'a, str>) -> Cow<'a, str> 
     }
 }
 
+/// Instructions in layout order, skipping dangling block or instruction ids
+/// (so that corrupt IR still prints).
+pub(super) fn placed_insts(f: &Function) -> impl Iterator<Item = Inst> + '_ {
+    f.blocks()
+        .iter()
+        .filter(|b| f.block_exists(**b))
+        .flat_map(move |&b| f.block(b).insts.iter().copied().filter(|i| f.inst_exists(*i)))
+}
+
 /// How one local value or block is spelled.
 #[derive(Clone, Debug)]
 enum Label<'f> {
@@ -197,7 +206,7 @@ impl<'f> FnNames<'f> {
         };
         let args = f.args.iter().map(|a| label(&a.md)).collect();
         let mut insts = vec![Label::None; f.inst_capacity()];
-        for (_, i) in f.all_insts() {
+        for i in placed_insts(f) {
             let d = f.inst(i);
             if d.ty != TypeTable::VOID {
                 insts[i.index()] = label(&d.md);
@@ -205,7 +214,8 @@ impl<'f> FnNames<'f> {
         }
         let mut seen = FxHashSet::default();
         let mut blocks = vec![Label::None; f.block_capacity()];
-        for &b in f.blocks() {
+        let owned: Vec<Block> = f.blocks().iter().copied().filter(|b| f.block_exists(*b)).collect();
+        for &b in &owned {
             if let Some(n) = named(&f.block(b).md) {
                 if matches!(blocks[b.index()], Label::None) {
                     blocks[b.index()] = Label::Name(unique(&mut seen, n));
@@ -213,7 +223,7 @@ impl<'f> FnNames<'f> {
             }
         }
         let mut k = 0u32;
-        for &b in f.blocks() {
+        for &b in &owned {
             if matches!(blocks[b.index()], Label::None) {
                 let name = loop {
                     let cand = format!("bb{k}");
