@@ -216,6 +216,12 @@ impl Cx<'_> {
             Opcode::Alloca | Opcode::AllocaShared if !t.is_data(d.ty) => {
                 self.err(i, "alloca", format!("`{}` of non-data type `{}`", d.opcode, type_name(t, d.ty)));
             }
+            Opcode::Gep | Opcode::Extract | Opcode::Insert => {
+                let first = if d.opcode == Opcode::Insert { 2 } else { 1 };
+                if let Err(e) = crate::plan::aggregate::plan_indices(m, f, op_ty(0), &d.operands[first..]) {
+                    self.err(i, "index", format!("`{}` index walk: {e}", d.opcode));
+                }
+            }
             Opcode::Call => self.check_call(i),
             op if is_atomic(op) => self.check_atomic(i),
             _ => {}

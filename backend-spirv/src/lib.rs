@@ -18,11 +18,11 @@ pub mod classify;
 pub mod emit;
 pub mod features;
 pub mod handoff;
-pub mod vulkan;
 mod passes;
 pub mod plan;
 pub mod specialize;
 pub mod validate;
+pub mod vulkan;
 
 use rspirv::binary::Disassemble;
 use xir::{Diagnostic, FuncId, Module};

@@ -104,10 +104,10 @@ pub fn specialize_module(m: &mut Module) -> Result<usize, String> {
                     m.func(g).name
                 ));
             }
-            if g == fid {
+            if reaches(m, g, g) {
                 return Err(format!(
-                    "@{} is recursive; its resource-taking call cannot be specialized",
-                    m.func(fid).name
+                    "@{} is recursive; its call sites taking resources or shared pointers cannot be inlined",
+                    m.func(g).name
                 ));
             }
         }
@@ -121,6 +121,31 @@ pub fn specialize_module(m: &mut Module) -> Result<usize, String> {
         inline_call(m, fid, i)?;
         n += 1;
     }
+}
+
+/// Whether `to` is reachable from `from` through at least one call.
+fn reaches(m: &Module, from: FuncId, to: FuncId) -> bool {
+    let mut seen = vec![false; m.functions.len()];
+    let mut work = vec![from];
+    while let Some(f) = work.pop() {
+        let func = m.func(f);
+        for (_, i) in func.all_insts() {
+            let d = func.inst(i);
+            if d.opcode != Opcode::Call {
+                continue;
+            }
+            if let Some(Value::Func(g)) = d.operands.first().copied() {
+                if g == to {
+                    return true;
+                }
+                if g.index() < seen.len() && !seen[g.index()] {
+                    seen[g.index()] = true;
+                    work.push(g);
+                }
+            }
+        }
+    }
+    false
 }
 
 /// Inline call `call` of `caller` (raw CFG).

@@ -60,8 +60,7 @@ impl Emitter<'_> {
         let t0 = f.value_type(m, d.operands[0]);
         let rt = self.ty(d.ty)?;
         use Opcode as O;
-        if let Some(res) = self.emit_matrix(d.opcode, t0, &d.operands, &a, d.ty, rt, rid)? {
-            let _ = res;
+        if self.emit_matrix(d.opcode, t0, &d.operands, &a, rt, rid)?.is_some() {
             return Ok(());
         }
         let s = self.shape(t0)?;
@@ -381,7 +380,6 @@ impl Emitter<'_> {
         t0: TypeId,
         operands: &[xir::Value],
         a: &[Word],
-        ty: TypeId,
         rt: Word,
         rid: Option<Word>,
     ) -> EResult<Option<Word>> {
@@ -442,10 +440,7 @@ impl Emitter<'_> {
             O::MatrixDeterminant => self.glsl(rt, rid, GLOp::Determinant, a)?,
             O::MatrixTranspose => self.op(Op::Transpose, Some(rt), rid, ids(a))?,
             O::MatrixInverse => self.glsl(rt, rid, GLOp::MatrixInverse, a)?,
-            _ => {
-                let _ = ty;
-                return Ok(None);
-            }
+            _ => return Ok(None),
         }))
     }
 }

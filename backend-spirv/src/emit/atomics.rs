@@ -7,7 +7,7 @@
 //! four blocks the control-flow plan reserved for it.
 
 use rspirv::spirv::{Capability, Decoration, MemorySemantics, Op, Scope, StorageClass, Word};
-use xir::{Inst, Opcode, Type, Value};
+use xir::{Inst, Opcode};
 
 use super::function::be;
 use super::instructions::ids;
@@ -190,7 +190,6 @@ impl Emitter<'_> {
         self.b.branch_conditional(ok, mg, h, []).map_err(be)?;
         self.b.begin_block(Some(mg)).map_err(be)?;
         self.op(Op::Bitcast, Some(ft), rid, ids(&[seen]))?;
-        let _ = (Type::Void, Value::Undef(xir::TypeTable::VOID));
         Ok(())
     }
 

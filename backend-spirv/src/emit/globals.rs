@@ -9,7 +9,7 @@
 use rspirv::dr::{Instruction, Operand};
 use rspirv::spirv::{self, BuiltIn, Capability, Decoration, ExecutionMode, ExecutionModel, Op, StorageClass, Word};
 use rustc_hash::FxHashMap;
-use xir::{SpecialRegister, TypeId, TypeTable};
+use xir::{SpecialRegister, TypeId};
 
 use super::{err, EResult, Emitter, ScalarKind, Shape};
 use crate::abi::BufferStorage;
@@ -52,7 +52,6 @@ impl Emitter<'_> {
 
     pub(crate) fn declare_globals(&mut self) -> EResult<()> {
         let plans = self.plans;
-        let kernel = self.m.func(plans.kernel);
         let u32t = self.u32_ty();
         let multi = plans.bindings.args.iter().filter(|a| !matches!(a, ArgBinding::PushConstant { .. })).count() > 1;
         // Push constants: uvec3 dispatch size, then the value arguments.
@@ -119,7 +118,6 @@ impl Emitter<'_> {
             }
             self.globals.buffers.insert(i as u32, BufferVar { var, int_view, storage, elem });
         }
-        let _ = kernel;
         Ok(())
     }
 
@@ -217,7 +215,6 @@ impl Emitter<'_> {
         self.b.entry_point(ExecutionModel::GLCompute, main, crate::abi::ENTRY_POINT_NAME, iface);
         let bs = self.plans.bindings.abi.block_size;
         self.b.execution_mode(main, ExecutionMode::LocalSize, bs);
-        let _ = TypeTable::U32;
         Ok(())
     }
 }

@@ -104,10 +104,10 @@ impl Emitter<'_> {
                         let k = self.u32_const(elem_size.max(4) / 4);
                         let base = self.op(Op::IMul, Some(u32t), None, ids(&[idx, k]))?;
                         if d.opcode == Opcode::BufferRead {
-                            self.read_words(buf.var, elem, base, 0, rid, true)?;
+                            self.read_words(buf.var, elem, base, 0, rid)?;
                         } else {
                             let v = self.val(d.operands[2])?;
-                            self.write_words(buf.var, elem, base, 0, v, true)?;
+                            self.write_words(buf.var, elem, base, 0, v)?;
                         }
                     }
                     BufferStorage::NotABuffer => return err("not a buffer"),
@@ -118,11 +118,11 @@ impl Emitter<'_> {
                 let two = self.u32_const(2);
                 let base = self.op(Op::ShiftRightLogical, Some(u32t), None, ids(&[off, two]))?;
                 if d.opcode == Opcode::ByteBufferRead {
-                    self.read_words(buf.var, d.ty, base, 0, rid, false)?;
+                    self.read_words(buf.var, d.ty, base, 0, rid)?;
                 } else {
                     let vt = f.value_type(m, d.operands[2]);
                     let v = self.val(d.operands[2])?;
-                    self.write_words(buf.var, vt, base, 0, v, false)?;
+                    self.write_words(buf.var, vt, base, 0, v)?;
                 }
             }
             op => return err(format!("`{op}` is not a buffer operation")),
@@ -161,15 +161,7 @@ impl Emitter<'_> {
     }
 
     /// Read a value of type `ty` whose host layout starts `off` bytes after word `base`.
-    fn read_words(
-        &mut self,
-        var: Word,
-        ty: TypeId,
-        base: Word,
-        off: u64,
-        rid: Option<Word>,
-        _typed: bool,
-    ) -> EResult<Word> {
+    fn read_words(&mut self, var: Word, ty: TypeId, base: Word, off: u64, rid: Option<Word>) -> EResult<Word> {
         let m = self.m;
         let t = &m.types;
         let lt = self.ty(ty)?;
@@ -205,7 +197,7 @@ impl Emitter<'_> {
                 let s = t.size_align(elem).0;
                 let mut parts = Vec::new();
                 for k in 0..lanes as u64 {
-                    parts.push(self.read_words(var, elem, base, off + s * k, None, _typed)?);
+                    parts.push(self.read_words(var, elem, base, off + s * k, None)?);
                 }
                 self.op(Op::CompositeConstruct, Some(lt), rid, ids(&parts))
             }
@@ -218,7 +210,7 @@ impl Emitter<'_> {
                 for c in 0..dim as u64 {
                     let mut rows = Vec::new();
                     for r in 0..dim as u64 {
-                        rows.push(self.read_words(var, elem, base, off + stride * c + s * r, None, _typed)?);
+                        rows.push(self.read_words(var, elem, base, off + stride * c + s * r, None)?);
                     }
                     cols.push(self.op(Op::CompositeConstruct, Some(col_t), None, ids(&rows))?);
                 }
@@ -228,7 +220,7 @@ impl Emitter<'_> {
                 let s = t.size_align(elem).0;
                 let mut parts = Vec::new();
                 for k in 0..len {
-                    parts.push(self.read_words(var, elem, base, off + s * k, None, _typed)?);
+                    parts.push(self.read_words(var, elem, base, off + s * k, None)?);
                 }
                 self.op(Op::CompositeConstruct, Some(lt), rid, ids(&parts))
             }
@@ -236,7 +228,7 @@ impl Emitter<'_> {
                 let offs = t.struct_offsets(ty);
                 let mut parts = Vec::new();
                 for (fty, o) in fields.iter().zip(offs) {
-                    parts.push(self.read_words(var, *fty, base, off + o, None, _typed)?);
+                    parts.push(self.read_words(var, *fty, base, off + o, None)?);
                 }
                 self.op(Op::CompositeConstruct, Some(lt), rid, ids(&parts))
             }
@@ -245,7 +237,7 @@ impl Emitter<'_> {
     }
 
     /// Write `v` of type `ty` at `off` bytes after word `base`.
-    fn write_words(&mut self, var: Word, ty: TypeId, base: Word, off: u64, v: Word, typed: bool) -> EResult<()> {
+    fn write_words(&mut self, var: Word, ty: TypeId, base: Word, off: u64, v: Word) -> EResult<()> {
         let m = self.m;
         let t = &m.types;
         let u32t = self.u32_ty();
@@ -294,7 +286,7 @@ impl Emitter<'_> {
                         None,
                         vec![Operand::IdRef(v), Operand::LiteralBit32(k)],
                     )?;
-                    self.write_words(var, elem, base, off + s * k as u64, x, typed)?;
+                    self.write_words(var, elem, base, off + s * k as u64, x)?;
                 }
             }
             Type::Matrix { elem, dim } => {
@@ -309,7 +301,7 @@ impl Emitter<'_> {
                             None,
                             vec![Operand::IdRef(v), Operand::LiteralBit32(c), Operand::LiteralBit32(r)],
                         )?;
-                        self.write_words(var, elem, base, off + stride * c as u64 + s * r as u64, x, typed)?;
+                        self.write_words(var, elem, base, off + stride * c as u64 + s * r as u64, x)?;
                     }
                 }
             }
@@ -323,7 +315,7 @@ impl Emitter<'_> {
                         None,
                         vec![Operand::IdRef(v), Operand::LiteralBit32(k as u32)],
                     )?;
-                    self.write_words(var, elem, base, off + s * k, x, typed)?;
+                    self.write_words(var, elem, base, off + s * k, x)?;
                 }
             }
             Type::Struct { fields, .. } => {
@@ -336,7 +328,7 @@ impl Emitter<'_> {
                         None,
                         vec![Operand::IdRef(v), Operand::LiteralBit32(k as u32)],
                     )?;
-                    self.write_words(var, *fty, base, off + o, x, typed)?;
+                    self.write_words(var, *fty, base, off + o, x)?;
                 }
             }
             _ => return err("non-data type in word storage"),
