@@ -331,18 +331,46 @@ fn corpus_round_trip() {
     }
 }
 
-fn count_phis(f: &xir::Function) -> usize {
-    f.all_insts().filter(|&(_, i)| f.inst(i).opcode == xir::Opcode::Phi).count()
+// Check the spine's boundary on every corpus kernel, Phis included:
+// destructure -> reg2mem -> restructure.
+#[test]
+fn corpus_through_reg2mem_and_restructure() {
+    for k in control_support::corpus() {
+        check_passes(
+            &k.src,
+            &[destructure_cfg::decl(), xir_passes::memory::reg2mem::decl(), restructure::decl()],
+            &["xir.raw", "xir.raw.phi_free", "xir.restructured"],
+            &k.kernel,
+            &k.inputs,
+        );
+    }
 }
 
+// Check that Phis are refused with a located diagnostic, module unchanged.
 #[test]
-#[ignore]
-fn show() {
-    let name = std::env::var("SHOW").unwrap_or("break_continue".into());
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus");
-    let src = std::fs::read_to_string(dir.join(format!("{name}.xir"))).unwrap();
-    let mut m = parse(&src);
-    run_pass(&mut m, destructure_cfg::decl()).unwrap();
-    run_pass(&mut m, restructure::decl()).unwrap();
-    println!("{}", xir::text::print_module(&m));
+fn phis_are_refused() {
+    let src = r#"
+kernel @k(%out: buffer<u32>) block_size(8, 1, 1) {
+^entry:
+  %t = extract $dispatch_id, u32 0 : u32
+  %c = lt %t, u32 3 : bool
+  cond_br %c, true ^a, false ^m
+^a:
+  br target ^m
+^m:
+  %p = phi [u32 1, ^a], [u32 2, ^entry] : u32
+  buffer.write %out, %t, %p
+  return
+}
+"#;
+    let mut m = parse(src);
+    let before = xir::text::print_module(&m);
+    let err = run_pass(&mut m, restructure::decl()).expect_err("Phis must be refused");
+    assert_eq!(xir::text::print_module(&m), before);
+    assert!(err.diagnostics[0].message.contains("reg2mem"), "{err}");
+    assert!(err.diagnostics[0].span.is_some());
+}
+
+fn count_phis(f: &xir::Function) -> usize {
+    f.all_insts().filter(|&(_, i)| f.inst(i).opcode == xir::Opcode::Phi).count()
 }

@@ -16,6 +16,7 @@
 //! - Preserves: the call graph.
 
 use serde::{Deserialize, Serialize};
+use xir::analysis::Cfg;
 use xir::pass::{
     options_from_ron, AnalysisKind, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces,
 };
@@ -50,50 +51,82 @@ pub fn decl() -> PassDecl {
     }
 }
 
-/// Rewrite the one-shot loops of `f` (one at a time, recomputing nesting);
-/// returns how many.
+/// Rewrite the one-shot loops of `f`; returns how many. Each sweep rewrites
+/// every candidate not nested in (or around) another one rewritten in the
+/// same sweep, then the nesting is recomputed.
 pub fn canonicalize_function(f: &mut Function) -> usize {
     let mut n = 0;
-    while let Some(done) = canonicalize_one(f) {
-        if !done {
-            break;
+    loop {
+        let done = sweep(f);
+        if done == 0 {
+            return n;
         }
-        n += 1;
+        n += done;
     }
-    n
 }
 
-/// Find and rewrite one one-shot loop: `Some(true)` if one was rewritten.
-fn canonicalize_one(f: &mut Function) -> Option<bool> {
+fn sweep(f: &mut Function) -> usize {
     let r = Regions::compute(f);
-    for (ci, c) in r.constructs.iter().enumerate() {
-        let Kind::Loop { cont, prepare } = c.kind else { continue };
-        let inside: Vec<Block> = f.blocks().iter().copied().filter(|&b| r.inside(b, ci)).collect();
-        // Nothing may branch to the continue target (other than the loop
-        // opening the body of a simple loop).
-        let continues = f
-            .blocks()
-            .iter()
-            .any(|&b| b != c.header && f.terminator(b).is_some_and(|t| f.inst(t).blocks.contains(&cont)));
-        let repeats = match prepare {
-            Some(p) => {
-                continues || f.blocks().iter().any(|&b| b != c.header && b != cont && f.successors(b).contains(&p))
+    let cfg = Cfg::compute(f);
+    let nc = r.constructs.len();
+    // Blocks inside each construct, at any depth.
+    let mut members: Vec<Vec<Block>> = vec![Vec::new(); nc];
+    for &b in f.blocks() {
+        let mut cur = r.innermost(b);
+        while let Some(c) = cur {
+            members[c].push(b);
+            cur = r.constructs[c].parent;
+        }
+    }
+    // Blocks whose terminator names each block (roles included).
+    let mut named_by: Vec<Vec<Block>> = vec![Vec::new(); f.block_capacity()];
+    for &b in f.blocks() {
+        if let Some(t) = f.terminator(b) {
+            for &x in &f.inst(t).blocks {
+                named_by[x.index()].push(b);
             }
-            None => continues,
-        };
+        }
+    }
+    let mut touched = vec![false; nc];
+    let mut done: Vec<usize> = Vec::new();
+    let mut count = 0;
+    for ci in 0..nc {
+        let c = r.constructs[ci].clone();
+        let Kind::Loop { cont, prepare } = c.kind else { continue };
+        // Nothing may branch to the continue target (other than the header
+        // naming its roles), nor back to `prepare`.
+        let continues = named_by[cont.index()].iter().any(|&b| b != c.header);
+        let repeats = continues || prepare.is_some_and(|p| cfg.preds(p).iter().any(|&b| b != c.header && b != cont));
         if repeats {
             continue;
         }
         // Every transfer to the merge comes from the top level of the body.
-        let top_level_breaks = inside.iter().all(|&b| {
-            let leaves_to_merge = f.terminator(b).is_some_and(|t| f.inst(t).blocks.contains(&c.merge));
-            !leaves_to_merge || r.innermost(b) == Some(ci)
-        });
-        if !top_level_breaks {
+        if !cfg.preds(c.merge).iter().all(|&b| r.innermost(b) == Some(ci)) {
             continue;
         }
-        let prepare_term = prepare.and_then(|p| f.terminator(p).map(|t| (p, t)));
-        if let Some((p, t)) = prepare_term {
+        // One rewrite per nest per sweep: the nesting facts of the others
+        // would be stale.
+        let mut anc = Some(ci);
+        let mut clash = false;
+        while let Some(a) = anc {
+            clash |= touched[a];
+            anc = r.constructs[a].parent;
+        }
+        let below = |x: usize| {
+            let mut cur = r.constructs[x].parent;
+            while let Some(a) = cur {
+                if a == ci {
+                    return true;
+                }
+                cur = r.constructs[a].parent;
+            }
+            false
+        };
+        if clash || done.iter().any(|&x| below(x)) {
+            continue;
+        }
+        if let Some(p) = prepare {
+            let Some(t) = f.terminator(p) else { continue };
             let d = f.inst(t);
             match d.opcode {
                 Opcode::CondBr => {
@@ -104,8 +137,11 @@ fn canonicalize_one(f: &mut Function) -> Option<bool> {
                 _ => continue,
             }
         }
+        touched[ci] = true;
+        done.push(ci);
+        count += 1;
         let (header, merge, entry) = (c.header, c.merge, prepare.unwrap_or(cont));
-        for &b in &inside {
+        for &b in &members[ci] {
             if let Some(t) = f.terminator(b) {
                 if f.inst(t).opcode == Opcode::Break && f.inst(t).blocks[0] == merge {
                     set_terminator(f, b, br(merge));
@@ -126,9 +162,8 @@ fn canonicalize_one(f: &mut Function) -> Option<bool> {
             }
             set_terminator(f, u, unreachable("update of a loop that never continued"));
         }
-        return Some(true);
     }
-    None
+    count
 }
 
 fn drop_phi_incomings(f: &mut Function, b: Block, pred: Block) {

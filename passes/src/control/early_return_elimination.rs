@@ -88,6 +88,7 @@ fn eliminate(m: &mut Module, fid: FuncId) -> Result<bool, PassError> {
         }
     }
     let any_loop = marked.iter().any(|&x| x);
+    let cfg0 = Cfg::compute(f0);
     let mut f = f0.clone();
     let (fls, tru) = (m.const_bool(false), m.const_bool(true));
     let old_entry = f.body().expect("function with returns has a body");
@@ -134,7 +135,7 @@ fn eliminate(m: &mut Module, fid: FuncId) -> Result<bool, PassError> {
         let nm = new_merge[c].expect("marked");
         let old = k.merge;
         // Transfers from inside the loop to its merge go to the new merge.
-        for b in f.blocks().to_vec() {
+        for b in cfg0.preds(old).to_vec() {
             if b == k.header || !r.inside(b, c) {
                 continue;
             }

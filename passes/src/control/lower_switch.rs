@@ -20,6 +20,7 @@
 //! - Preserves: the call graph.
 
 use serde::{Deserialize, Serialize};
+use xir::analysis::Cfg;
 use xir::pass::{
     options_from_ron, AnalysisKind, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces,
 };
@@ -92,6 +93,7 @@ fn has_phis(f: &Function, b: Block) -> bool {
 pub fn lower_function(m: &mut Module, fid: xir::FuncId) -> (usize, usize) {
     let (mut lowered, mut skipped) = (0, 0);
     let r = Regions::compute(m.func(fid));
+    let cfg = Cfg::compute(m.func(fid));
     for (ci, c) in r.constructs.iter().enumerate() {
         let f = m.func(fid);
         let d = f.inst(c.term);
@@ -125,11 +127,7 @@ pub fn lower_function(m: &mut Module, fid: xir::FuncId) -> (usize, usize) {
             }
         }
         // No other block of the switch (at any depth) may reach the merge.
-        ok = ok
-            && f.blocks().iter().all(|&b| {
-                let to_merge = b != a && f.terminator(b).is_some_and(|t| f.inst(t).blocks.contains(&merge));
-                !to_merge || !r.inside(b, ci) || exits.iter().any(|e| e.contains(&b))
-            });
+        ok = ok && cfg.preds(merge).iter().all(|&b| b == a || !r.inside(b, ci) || exits.iter().any(|e| e.contains(&b)));
         if !ok {
             skipped += 1;
             continue;

@@ -94,8 +94,10 @@ pub fn simplify_function(f: &mut Function) -> SimplifyStats {
         let cfg = Cfg::compute(f);
         let mut preds = cfg.preds.clone();
         let entry = f.body();
+        // Blocks dropped in this sweep; the layout is rebuilt once at its end.
+        let mut dead = vec![false; f.block_capacity()];
         for b in f.blocks().to_vec() {
-            if !f.is_owned(b) {
+            if dead[b.index()] {
                 continue;
             }
             let Some(t) = f.terminator(b) else { continue };
@@ -150,7 +152,7 @@ pub fn simplify_function(f: &mut Function) -> SimplifyStats {
                     }
                 }
                 preds[s.index()].clear();
-                f.remove_block(s);
+                dead[s.index()] = true;
                 st.merged += 1;
                 continue;
             }
@@ -186,9 +188,14 @@ pub fn simplify_function(f: &mut Function) -> SimplifyStats {
                 preds[s.index()].retain(|&p| p != b);
                 preds[s.index()].extend(ps);
                 preds[b.index()].clear();
-                f.remove_block(b);
+                f.remove_inst(t);
+                dead[b.index()] = true;
                 st.bypassed += 1;
             }
+        }
+        if dead.iter().any(|&d| d) {
+            let layout = f.blocks().iter().copied().filter(|b| !dead[b.index()]).collect();
+            f.set_layout(layout);
         }
         if st == before {
             return st;
