@@ -164,6 +164,9 @@ pub fn run_kernel_with(
     if block_size.contains(&0) {
         return Err(at_kernel(format!("@{} has a zero block size", f.name)));
     }
+    if block_size.iter().map(|&b| b as u64).product::<u64>() > 1 << 16 {
+        return Err(at_kernel(format!("@{} has more than 65536 threads per block", f.name)));
+    }
     if f.body().is_none() {
         return Err(at_kernel(format!("kernel @{} has no body", f.name)));
     }
