@@ -251,9 +251,24 @@ impl Function {
         for b in blocks {
             self.blocks[b.index()].insts.retain(|x| !set.contains(x));
         }
+        // Each operand's use list is filtered once, however many of its
+        // users go.
+        let mut operands: Vec<Value> = Vec::new();
         for &i in &set {
-            self.detach_operands(i);
+            operands.extend(self.insts[i.index()].operands.iter().copied().filter(|v| v.is_local()));
             self.insts[i.index()].parent = None;
+        }
+        operands.sort();
+        operands.dedup();
+        for v in operands {
+            let list = match v {
+                Value::Inst(d) => self.inst_uses.get_mut(d.index()),
+                Value::Arg(a) => self.arg_uses.get_mut(a as usize),
+                _ => None,
+            };
+            if let Some(list) = list {
+                list.retain(|u| !set.contains(&u.user));
+            }
         }
     }
 
@@ -312,9 +327,43 @@ impl Function {
         if old == new {
             return;
         }
-        let uses: Vec<Use> = self.uses(old).to_vec();
+        // Linear: the whole use list moves at once.
+        let uses: SmallVec<[Use; 2]> = match old {
+            Value::Inst(i) => self.inst_uses.get_mut(i.index()).map(std::mem::take).unwrap_or_default(),
+            Value::Arg(a) => self.arg_uses.get_mut(a as usize).map(std::mem::take).unwrap_or_default(),
+            _ => return,
+        };
         for u in uses {
-            self.set_operand(u.user, u.index as usize, new);
+            self.insts[u.user.index()].operands[u.index as usize] = new;
+            self.add_use(new, u);
+        }
+    }
+
+    /// Point the listed uses of `old` at their new values, in one pass over
+    /// `old`'s use list (linear where repeated `set_operand` calls would be
+    /// quadratic in the number of uses). Uses not listed keep `old`.
+    pub fn replace_uses(&mut self, old: Value, repl: &[(Use, Value)]) {
+        if repl.is_empty() {
+            return;
+        }
+        let map: rustc_hash::FxHashMap<Use, Value> = repl.iter().copied().collect();
+        let list = match old {
+            Value::Inst(i) => self.inst_uses.get_mut(i.index()),
+            Value::Arg(a) => self.arg_uses.get_mut(a as usize),
+            _ => None,
+        };
+        let Some(list) = list else { return };
+        let mut moved: Vec<(Use, Value)> = Vec::new();
+        list.retain(|u| match map.get(u) {
+            Some(&v) if v != old => {
+                moved.push((*u, v));
+                false
+            }
+            _ => true,
+        });
+        for (u, v) in moved {
+            self.insts[u.user.index()].operands[u.index as usize] = v;
+            self.add_use(v, u);
         }
     }
 

@@ -193,12 +193,14 @@ pub fn reg2mem_function(m: &mut Module, fid: FuncId) -> Reg2MemStats {
         let store =
             util::make(f, Opcode::Store, TypeTable::VOID, &[Value::Inst(slot), Value::Inst(d)], Metadata::default());
         edits.after(f, d, store);
+        let mut repl = Vec::with_capacity(foreign.len());
         for u in foreign {
             let md = util::name_like(&f.inst(d).md);
             let load = util::make(f, Opcode::Load, ty, &[Value::Inst(slot)], md);
             edits.before(f, u.user, load);
-            f.set_operand(u.user, u.index as usize, Value::Inst(load));
+            repl.push((u, Value::Inst(load)));
         }
+        f.replace_uses(Value::Inst(d), &repl);
         st.cross_block += 1;
     }
     edits.apply(f);
