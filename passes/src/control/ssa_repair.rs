@@ -53,8 +53,8 @@ pub fn repair_dominance(types: &TypeTable, f: &mut Function) -> Result<usize, No
         return Ok(0);
     }
     let entry = f.body().expect("function with uses has a body");
+    bad.sort_by_key(|b| b.0);
     let mut defs: Vec<Inst> = bad.iter().map(|b| b.0).collect();
-    defs.sort();
     defs.dedup();
     for &def in &defs {
         let ty = f.inst(def).ty;
@@ -82,7 +82,9 @@ pub fn repair_dominance(types: &TypeTable, f: &mut Function) -> Result<usize, No
         st.operands.extend([Value::Inst(slot), Value::Inst(def)]);
         let st = f.create_inst(st);
         f.insert_inst(db, at, st);
-        for &(d, user, k) in bad.iter().filter(|b| b.0 == def) {
+        let first = bad.partition_point(|b| b.0 < def);
+        let last = bad.partition_point(|b| b.0 <= def);
+        for &(d, user, k) in &bad[first..last] {
             let mut ld = InstData::new(Opcode::Load, ty);
             ld.operands.push(Value::Inst(slot));
             let ld = f.create_inst(ld);
