@@ -157,6 +157,18 @@ fn literals_normalize_to_printed_form() {
     );
 }
 
+#[test]
+fn print_function_matches_module_print() {
+    let m = parse(ALL_FORMS);
+    let module_text = print_module(&m);
+    for f in &m.functions {
+        let alone = xir::text::print_function(&m, f);
+        assert!(module_text.contains(&alone), "{alone}");
+        // A detached copy prints the same.
+        assert_eq!(xir::text::print_function(&m, &f.clone()), alone);
+    }
+}
+
 /// Every kernel of the shared corpus parses and prints stably.
 #[test]
 fn corpus_kernels_are_stable() {

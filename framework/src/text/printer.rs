@@ -137,15 +137,20 @@ fn function_names(m: &Module) -> Vec<String> {
     let mut out = Vec::with_capacity(m.functions.len());
     for f in &m.functions {
         let name = unique(&mut seen, Cow::Borrowed(f.name.as_str()));
-        let mut s = String::new();
-        if is_ident(&name) {
-            s.push_str(&name);
-        } else {
-            escape_str(&name, &mut s);
-        }
-        out.push(s);
+        out.push(function_name(&name));
     }
     out
+}
+
+/// `name` as written after `@`: bare when it is an identifier, else quoted.
+fn function_name(name: &str) -> String {
+    let mut s = String::new();
+    if is_ident(name) {
+        s.push_str(name);
+    } else {
+        escape_str(name, &mut s);
+    }
+    s
 }
 
 /// `base`, or `base.1`, `base.2`, ... whichever is not yet in `seen`.
@@ -301,11 +306,7 @@ impl Printer<'_, '_> {
             FunctionKind::Callable => "callable",
             FunctionKind::External => "extern",
         };
-        let name = self.index.and_then(|i| self.fnames.get(i)).cloned().unwrap_or_else(|| {
-            let mut s = String::new();
-            escape_str(&f.name, &mut s);
-            s
-        });
+        let name = self.index.and_then(|i| self.fnames.get(i)).cloned().unwrap_or_else(|| function_name(&f.name));
         let _ = write!(self.out, "{keyword} @{name}(");
         for (i, a) in f.args.iter().enumerate() {
             if i > 0 {
