@@ -24,6 +24,7 @@
 mod arith;
 mod exec;
 mod fold;
+mod fold;
 mod io;
 mod memory;
 mod ops;
@@ -38,6 +39,8 @@ use crate::diag::Diagnostic;
 use crate::ir::{ArgKind, Block, FuncId, FunctionKind, Inst, Module, Span, Type};
 
 pub use io::{buffer_from_host_bytes, buffer_to_host_bytes, close, Inputs, Mismatch, Outputs};
+
+pub use fold::fold_scalar;
 
 pub use fold::fold_scalar;
 

@@ -1,7 +1,15 @@
 //! Optional optimization passes (the reference's optimization catalogue):
-//! the e-graph simplifier and scalar, loop and memory optimizations.
+//! the e-graph simplifier (`algebraic_simplify`, rules as data in
+//! `passes/rules/`) and scalar optimizations (`const_fold`, `early_cse`).
+//! None of them is needed for legalization; `pipelines/O1.ron` and
+//! `pipelines/O2.ron` group them.
 
 use xir::pass::PassRegistry;
 
+pub mod algebraic_simplify;
+pub mod egraph;
+
 /// Register the optimization passes.
-pub fn register(_reg: &mut PassRegistry) {}
+pub fn register(reg: &mut PassRegistry) {
+    reg.register(algebraic_simplify::decl());
+}
