@@ -117,6 +117,9 @@ impl FunctionPlan {
     }
 }
 
+/// A located planning error: (instruction, block, message).
+pub type PlanError = (Option<Inst>, Option<Block>, String);
+
 /// Plan function `f`. `cas_sites` lists, per block, the instructions that
 /// expand to a software CAS loop. Errors are `(inst or block, message)`.
 pub fn plan_control_flow(
@@ -124,8 +127,8 @@ pub fn plan_control_flow(
     f: &Function,
     closure: &Closure,
     cas_sites: &FxHashMap<Block, Vec<Inst>>,
-) -> Result<FunctionPlan, Vec<(Option<Inst>, Option<Block>, String)>> {
-    let mut errs: Vec<(Option<Inst>, Option<Block>, String)> = Vec::new();
+) -> Result<FunctionPlan, Vec<PlanError>> {
+    let mut errs: Vec<PlanError> = Vec::new();
     let mut blocks: Vec<PhysBlock> = Vec::new();
     let mut entry_of = FxHashMap::default();
     let mut tail_of = FxHashMap::default();

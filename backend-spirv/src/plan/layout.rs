@@ -63,12 +63,12 @@ pub fn typed_compatible(t: &TypeTable, ty: TypeId) -> bool {
     }
     match t.get(ty) {
         Type::Int { .. } | Type::Float(_) => true,
-        Type::Vector { .. } => host_align % vk == 0,
+        Type::Vector { .. } => host_align.is_multiple_of(vk),
         Type::Matrix { elem, dim } => {
             // Columns are host vectors of `dim` lanes.
             let s = (t.scalar_bits(*elem) / 8) as u64;
             let col_size = s * if *dim == 3 { 4 } else { *dim as u64 };
-            col_size.min(16) % vk == 0
+            col_size.min(16).is_multiple_of(vk)
         }
         Type::Array { elem, .. } => typed_compatible(t, *elem),
         Type::Struct { fields, .. } => {
@@ -76,7 +76,7 @@ pub fn typed_compatible(t: &TypeTable, ty: TypeId) -> bool {
             fields
                 .iter()
                 .zip(offsets)
-                .all(|(f, off)| typed_compatible(t, *f) && vk_align(t, *f).is_some_and(|a| off % a == 0))
+                .all(|(f, off)| typed_compatible(t, *f) && vk_align(t, *f).is_some_and(|a| off.is_multiple_of(a)))
         }
         _ => false,
     }
