@@ -10,6 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
+pub mod device;
 pub mod expect;
 
 use xir::Module;

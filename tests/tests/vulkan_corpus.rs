@@ -9,7 +9,8 @@
 //! makes this test demand its removal from the list.
 
 use serde_json::Value as Json;
-use xir_spirv::vulkan::{Device, RunError};
+use xir_spirv::vulkan::Device;
+use xir_tests::device::{device, same};
 use xir_tests::{corpus, inputs, kernel_id, parse, CorpusKernel};
 
 /// Kernels that are known not to pass end to end, and the error text that
@@ -48,34 +49,6 @@ fn allowance(kernel: &str, buffer: &str, index: usize) -> Allowance {
         ("fma_contract", "out") if index % 2 == 1 => Allowance::FusedOrUnfused,
         ("fma_contract", "out64") if index == 1 => Allowance::FusedOrUnfused,
         _ => Allowance::Exact,
-    }
-}
-
-/// Whether a float element in the interpreter's encoding is a NaN: `"nan"`
-/// or a hex bit pattern that is a NaN at its width (4, 8 or 16 digits).
-fn is_nan(j: &Json) -> bool {
-    let Json::String(s) = j else { return false };
-    if s == "nan" {
-        return true;
-    }
-    let Some(hex) = s.strip_prefix("0x") else { return false };
-    let Ok(bits) = u64::from_str_radix(hex, 16) else { return false };
-    match hex.len() {
-        4 => bits & 0x7c00 == 0x7c00 && bits & 0x03ff != 0,
-        8 => f32::from_bits(bits as u32).is_nan(),
-        16 => f64::from_bits(bits).is_nan(),
-        _ => false,
-    }
-}
-
-/// Equal, or both NaN: neither IEEE 754 (payload propagation is a
-/// "should") nor Vulkan specifies the payload of a NaN an operation
-/// produces, and devices differ (NVIDIA returns 0x7fffffff). Constants and
-/// plain copies keep exact bits; the backend's structural tests check those.
-fn same(a: &Json, b: &Json) -> bool {
-    match (a, b) {
-        (Json::Array(x), Json::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same(p, q)),
-        _ => a == b || (is_nan(a) && is_nan(b)),
     }
 }
 
@@ -132,26 +105,13 @@ fn first_disallowed(k: &str, interp: &xir::interp::Outputs, vk: &xir::interp::Ou
     None
 }
 
-fn run_on_vulkan(dev: &Device, k: &CorpusKernel, opt_level: u8) -> Result<(xir::interp::Outputs, Option<f64>), String> {
+fn run_corpus_kernel(
+    dev: &Device,
+    k: &CorpusKernel,
+    opt_level: u8,
+) -> Result<(xir::interp::Outputs, Option<f64>), String> {
     let module = parse(k);
-    let name = module.func(kernel_id(&module, k)).name.clone();
-    let (legal, kid, out) = xir_pipelines::backend::legalize_and_compile(&module, Some(&name), opt_level, false)?;
-    let ins = inputs(k);
-    let dispatch = ins.dispatch.ok_or("corpus inputs give the dispatch size")?;
-    xir_spirv::vulkan::run_kernel(dev, &legal, kid, &out.words, &out.abi, &ins, dispatch)
-        .map(|(o, t)| (o, t.dispatch_ns))
-        .map_err(|e| e.to_string())
-}
-
-fn device() -> Option<Device> {
-    match Device::new() {
-        Ok(d) => Some(d),
-        Err(RunError::NoVulkan(why)) => {
-            eprintln!("\n!!!!!!!! SKIPPING VULKAN TESTS: no Vulkan device at all ({why}) !!!!!!!!\n");
-            None
-        }
-        Err(e) => panic!("creating the Vulkan device failed: {e}"),
-    }
+    xir_tests::device::run_on_vulkan(dev, &module, kernel_id(&module, k), &inputs(k), opt_level)
 }
 
 #[test]
@@ -167,7 +127,7 @@ fn every_corpus_kernel_matches_the_interpreter_on_vulkan() {
         let mut outcome: Result<(), String> = Ok(());
         let mut times = Vec::new();
         for opt_level in [0u8, 2] {
-            let result = run_on_vulkan(&dev, &k, opt_level).and_then(|(vk, ns)| {
+            let result = run_corpus_kernel(&dev, &k, opt_level).and_then(|(vk, ns)| {
                 times.push(ns);
                 first_disallowed(&k.name, &interp, &vk).map_or(Ok(()), Err)
             });
