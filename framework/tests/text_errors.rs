@@ -64,10 +64,10 @@ fn several_errors_are_reported_in_one_run() {
     assert_eq!(
         got,
         vec![
-            "many.xir:3:13: error: [parse] undefined block `^x`",
-            "many.xir:5:14: error: [parse] expected an argument `%name: type`, found `->`",
-            "many.xir:11:12: error: [parse] undefined value `%u`",
-            "many.xir:11:16: error: [parse] undefined value `%w`",
+            "many.xir:3:13: error: [parse] undefined block `^x` (in @f)",
+            "many.xir:5:14: error: [parse] expected an argument `%name: type`, found `->` (in @g)",
+            "many.xir:11:12: error: [parse] undefined value `%u` (in @h)",
+            "many.xir:11:16: error: [parse] undefined value `%w` (in @h)",
         ]
     );
 }

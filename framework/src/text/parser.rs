@@ -58,6 +58,8 @@ pub(super) struct Parser<'a> {
     func_ids: FxHashMap<String, FuncId>,
     /// `@name` operands seen before the function was declared.
     func_fixups: Vec<(usize, Inst, usize, String, Span)>,
+    /// The function being read, named in diagnostics.
+    current: Option<String>,
 }
 
 /// Per-function state while its body is read.
@@ -101,6 +103,7 @@ impl<'a> Parser<'a> {
             diags: Vec::new(),
             func_ids: FxHashMap::default(),
             func_fixups: Vec::new(),
+            current: None,
         };
         p.advance();
         p
@@ -142,7 +145,9 @@ impl<'a> Parser<'a> {
     }
 
     pub(super) fn error(&self, span: Span, message: impl Into<String>) -> Box<Diagnostic> {
-        Box::new(Diagnostic::error("parse", message).with_file(self.file).with_span(Some(span)))
+        let mut d = Diagnostic::error("parse", message).with_file(self.file).with_span(Some(span));
+        d.function.clone_from(&self.current);
+        Box::new(d)
     }
 
     /// `expected X, found <current token>` (or the lexer's own message).
@@ -190,6 +195,7 @@ impl<'a> Parser<'a> {
                 break;
             }
             let r = if is_fn { self.function() } else { Err(self.unexpected("`kernel`, `callable` or `extern`")) };
+            self.current = None;
             if let Err(d) = r {
                 self.push_diag(*d);
                 // Resume at the next function header.
@@ -201,7 +207,13 @@ impl<'a> Parser<'a> {
         }
         // After a failed function, indices no longer line up: only report.
         let consistent = self.module.functions.len() == self.func_ids.len();
+        let names: Vec<String> = {
+            let mut v: Vec<(&String, &FuncId)> = self.func_ids.iter().collect();
+            v.sort_by_key(|(_, id)| **id);
+            v.into_iter().map(|(n, _)| n.clone()).collect()
+        };
         for (fi, inst, k, name, span) in std::mem::take(&mut self.func_fixups) {
+            self.current = names.get(fi).cloned();
             match self.func_ids.get(&name) {
                 Some(&id) => {
                     if consistent {
@@ -220,6 +232,7 @@ impl<'a> Parser<'a> {
         self.advance();
         let Tok::Global(name) = &self.tok.tok else { return Err(self.unexpected("a function name `@name`")) };
         let name = name.to_string();
+        self.current = Some(name.clone());
         if self.func_ids.contains_key(&name) {
             return Err(self.error(self.tok.span, format!("redefinition of function `@{name}`")));
         }
