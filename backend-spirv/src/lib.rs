@@ -14,6 +14,7 @@
 //! pipeline passes (`spirv_handoff`, `callable_specialization`).
 
 pub mod abi;
+pub mod artifact;
 pub mod classify;
 pub mod emit;
 pub mod features;

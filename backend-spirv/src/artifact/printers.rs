@@ -1,0 +1,137 @@
+//! The printer-records section: one record per `print` site (its id, the
+//! brace-dialect format string and the types of its arguments), read by a
+//! bounded, non-fatal parser. A record the parser cannot accept is an error
+//! value naming the record; nothing here panics, recurses on input, or hands
+//! artifact text to the general XIR parser (docs/artifact.md, "Printers").
+//!
+//! The format dialect: `{}` is one argument, `{{` and `}}` are literal
+//! braces, any other brace is malformed. Argument types are the printable
+//! subset: scalars, `vec<S, N>` (N = 2..4) and `mat<F, N>` of a float.
+
+use super::wire::{Reader, Writer};
+use super::{ArtifactError, Section};
+
+/// Most records in one artifact.
+pub const MAX_RECORDS: u32 = 4096;
+/// Longest format string, in bytes.
+pub const MAX_FORMAT_LEN: u32 = 4096;
+/// Most arguments of one record.
+pub const MAX_PRINT_ARGS: u32 = 64;
+/// Longest argument type spelling, in bytes.
+pub const MAX_PRINT_TYPE_LEN: u32 = 32;
+
+/// One persisted print site.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PrinterRecord {
+    /// The id the shader passes with its values; strictly increasing within an artifact.
+    pub id: u32,
+    pub format: String,
+    /// Argument types in XIR spelling (`f32`, `vec<u32, 3>`, `mat<f32, 2>`).
+    pub arg_types: Vec<String>,
+}
+
+const SCALARS: [&str; 13] =
+    ["bool", "i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64", "f16", "f32", "f64", "fp8e4m3"];
+const FLOATS: [&str; 3] = ["f16", "f32", "f64"];
+
+/// Accept a printable type spelling, or say why not.
+pub fn check_print_type(s: &str) -> Result<(), String> {
+    if s.len() > MAX_PRINT_TYPE_LEN as usize {
+        return Err(format!("type spelling of {} bytes", s.len()));
+    }
+    if SCALARS.contains(&s) || s == "fp8e5m2" {
+        return Ok(());
+    }
+    let inner = |prefix: &str| s.strip_prefix(prefix).and_then(|r| r.strip_suffix('>'));
+    let (elem, n, allowed): (&str, &str, &[&str]) = if let Some(r) = inner("vec<") {
+        let (e, n) = r.split_once(", ").ok_or("`vec<` without `, N>`")?;
+        (e, n, &SCALARS)
+    } else if let Some(r) = inner("mat<") {
+        let (e, n) = r.split_once(", ").ok_or("`mat<` without `, N>`")?;
+        (e, n, &FLOATS)
+    } else {
+        return Err(format!("`{s}` is not a printable type"));
+    };
+    if !allowed.contains(&elem) || !matches!(n, "2" | "3" | "4") {
+        return Err(format!("`{s}` is not a printable type"));
+    }
+    Ok(())
+}
+
+/// The number of `{}` placeholders of a brace-dialect format string.
+pub fn count_placeholders(fmt: &str) -> Result<usize, String> {
+    let mut n = 0;
+    let mut it = fmt.char_indices().peekable();
+    while let Some((i, c)) = it.next() {
+        match (c, it.peek().map(|p| p.1)) {
+            ('{', Some('{')) | ('}', Some('}')) => {
+                it.next();
+            }
+            ('{', Some('}')) => {
+                it.next();
+                n += 1;
+            }
+            ('{' | '}', _) => return Err(format!("stray `{c}` at byte {i}")),
+            _ => {}
+        }
+    }
+    Ok(n)
+}
+
+fn check_record(r: &PrinterRecord) -> Result<(), String> {
+    let n = count_placeholders(&r.format)?;
+    if n != r.arg_types.len() {
+        return Err(format!("{n} placeholders for {} arguments", r.arg_types.len()));
+    }
+    r.arg_types.iter().try_for_each(|t| check_print_type(t))
+}
+
+pub fn encode(records: &[PrinterRecord]) -> Result<Vec<u8>, ArtifactError> {
+    let bad = |i: usize, m: String| ArtifactError::Printer { record: i, reason: m };
+    if records.len() > MAX_RECORDS as usize {
+        return Err(bad(records.len(), format!("more than {MAX_RECORDS} records")));
+    }
+    let mut w = Writer::default();
+    w.u32(records.len() as u32);
+    let mut last: Option<u32> = None;
+    for (i, r) in records.iter().enumerate() {
+        check_record(r).map_err(|m| bad(i, m))?;
+        if last.is_some_and(|l| r.id <= l) {
+            return Err(bad(i, format!("id {} is not above the previous id", r.id)));
+        }
+        if r.format.len() > MAX_FORMAT_LEN as usize || r.arg_types.len() > MAX_PRINT_ARGS as usize {
+            return Err(bad(i, "format or argument list over its limit".into()));
+        }
+        last = Some(r.id);
+        w.u32(r.id);
+        w.string(&r.format);
+        w.u32(r.arg_types.len() as u32);
+        for t in &r.arg_types {
+            w.string(t);
+        }
+    }
+    Ok(w.bytes)
+}
+
+pub fn decode(bytes: &[u8]) -> Result<Vec<PrinterRecord>, ArtifactError> {
+    let mut r = Reader::new(bytes, Section::Printers);
+    let n = r.count("printer record", MAX_RECORDS)?;
+    let mut out: Vec<PrinterRecord> = Vec::with_capacity(n as usize);
+    for i in 0..n as usize {
+        let id = r.u32()?;
+        let format = r.string("a format string", MAX_FORMAT_LEN)?.to_string();
+        let k = r.count("print argument", MAX_PRINT_ARGS)?;
+        let mut arg_types = Vec::with_capacity(k as usize);
+        for _ in 0..k {
+            arg_types.push(r.string("a print argument type", MAX_PRINT_TYPE_LEN)?.to_string());
+        }
+        let rec = PrinterRecord { id, format, arg_types };
+        check_record(&rec).map_err(|m| ArtifactError::Printer { record: i, reason: m })?;
+        if out.last().is_some_and(|l| id <= l.id) {
+            return Err(ArtifactError::Printer { record: i, reason: format!("id {id} is not above the previous id") });
+        }
+        out.push(rec);
+    }
+    r.finish()?;
+    Ok(out)
+}
