@@ -246,20 +246,16 @@ fn use_before_definition_in_a_block() {
 #[test]
 fn use_of_an_arm_value_in_the_merge() {
     let mut fx = saxpy();
-    // `done` (the merge) returns nothing; make it read `r` from the body arm.
+    // Make the merge block `done` write `r`, computed in the `body` arm.
     let f = fx.m.func(fx.f);
     let (body, done) = (f.blocks()[1], f.blocks()[2]);
     let r = Value::Inst(f.block(body).insts[3]);
-    let ret = f.block(done).insts[0];
-    let buf = f.args[2].ty;
-    let _ = buf;
     let zero = fx.m.const_u32(0);
     let f = fx.m.func_mut(fx.f);
     let mut d = InstData::new(Opcode::BufferWrite, TypeTable::VOID);
     d.operands = [Value::Arg(2), zero, r].into_iter().collect();
     let w = f.create_inst(d);
     f.insert_inst(done, 0, w);
-    let _ = ret;
     let d = expect_rule(&fx.verify(), "ssa-dominance", Some(Value::Inst(w)));
     assert_eq!(d.block, Some(done));
 }
@@ -622,4 +618,64 @@ fn cyclic_types_are_rejected_before_anything_recurses() {
     for d in &xir_spec::spec().dialects {
         assert!(!xir::dialect::check_module(&fx.m, d).is_empty());
     }
+}
+
+/// One failing case per named constraint, written in XIR text: the rule,
+/// the kernel's arguments, and the body lines placed after `^entry:` (line
+/// 3), so the offending instruction sits on one of the lines from 4 on.
+const CONSTRAINT_CASES: &[(&str, &str, &str)] = &[
+    ("cases_unique", "%v: i32", "switch %v, merge ^m, default ^m, case 1 ^m, case 1 ^m"),
+    ("return_matches_function", "", "return f32 1.0"),
+    ("store_exact_type", "", "%s = alloca : f32\n  store %s, u32 1"),
+    ("gep_path", "", "%s = alloca : array<f32, 4>\n  %g = gep %s, u32 9 : f32"),
+    ("call_signature", "", "call @ext, f32 1.0"),
+    ("static_cast_shape", "%a: vec<f32, 2>", "%r = cast.static %a : f32"),
+    ("bitcast_same_size", "", "%r = cast.bitwise f32 1.0 : u64"),
+    ("operands_same_type", "", "%r = add f32 1.0, f64 2.0 : f32"),
+    ("shift_operands", "%a: vec<u32, 2>", "%r = shl %a, u32 1 : vec<u32, 2>"),
+    ("select_shape", "%c: vec<bool, 2>", "%r = select %c, f32 1.0, f32 2.0 : f32"),
+    ("three_lanes", "%a: vec<f32, 2>", "%r = cross %a, %a : vec<f32, 2>"),
+    ("outer_product_shape", "%a: vec<f32, 3>", "%r = outer_product %a, %a : vec<f32, 3>"),
+    ("linalg_mul_shape", "%m: mat<f32, 2>, %v: vec<f32, 3>", "%r = matrix_linalg_mul %m, %v : vec<f32, 3>"),
+    ("aggregate_members", "", "%r = aggregate f32 1.0 : vec<f32, 2>"),
+    ("shuffle_lanes", "%a: vec<f32, 2>", "%r = shuffle %a, u32 0, u32 5 : vec<f32, 2>"),
+    ("extract_path", "%a: vec<f32, 2>", "%r = extract %a, u32 1 : u32"),
+    ("insert_path", "%a: vec<f32, 2>", "%r = insert %a, u32 1, u32 0 : vec<f32, 2>"),
+    ("atomic_path", "%b: buffer<f32>", "%r = atomic.fetch_add %b, f32 1.0, u32 0 : u32"),
+    ("alloca_data_type", "", "%s = alloca : byte_buffer"),
+    ("phi_incoming_types", "", "br target ^n\n^n:\n  %p = phi [u32 0, ^entry] : f32"),
+    ("result_u32", "", "%r = warp.first_active_lane : i32"),
+    ("result_u64", "", "%r = clock : u32"),
+    ("result_u32_or_u64", "%b: buffer<f32>", "%r = buffer.size %b : i32"),
+    ("texture_size_shape", "%t: texture2d<f32>", "%r = texture.size %t, u32 0 : vec<u32, 3>"),
+    ("sample_shape", "%a: bindless_array, %uv: vec<f32, 2>", "%r = texture.sample %a, u32 0, %uv, u32 0 : vec<f32, 3>"),
+    ("ray_shape", "%acc: accel", "%r = ray.trace_any %acc, f32 1.0, u32 255 : bool"),
+    ("texel_read_shape", "%t: texture2d<f32>, %c: vec<i32, 3>", "%r = texture.read %t, %c : vec<f32, 4>"),
+    ("texel_write_vec4", "%t: texture2d<f32>, %c: vec<i32, 2>", "texture.write %t, %c, f32 1.0"),
+    ("buffer_write_type", "%b: buffer<f32>", "buffer.write %b, u32 0, u32 1"),
+];
+
+#[test]
+fn every_constraint_rejects_its_case() {
+    for &(rule, args, body) in CONSTRAINT_CASES {
+        let src = format!(
+            "extern @ext(%x: u32) -> void\nkernel @f({args}) block_size(1, 1, 1) {{\n^entry:\n  {body}\n  return\n^m:\n  return\n}}\n"
+        );
+        // `texture.write` takes a vector; a scalar fails its operand class
+        // first, so that case uses a 3-lane vector instead.
+        let src = src.replace("texture.write %t, %c, f32 1.0", "texture.write %t, %c, vec<f32, 3> [1.0, 2.0, 3.0]");
+        let m = xir::text::parse_module(&src, "case.xir")
+            .unwrap_or_else(|e| panic!("`{rule}` fixture does not parse:\n{}", diag::render(&e)));
+        let diags = verify_module(&m);
+        let hit = diags.iter().find(|d| d.rule == rule);
+        let Some(d) = hit else { panic!("`{rule}` not reported for:\n{src}\ngot:\n{}", diag::render(&diags)) };
+        let line = d.span.map(|s| s.line);
+        let body_lines = body.lines().count() as u32;
+        assert!(matches!(line, Some(l) if (4..4 + body_lines).contains(&l)), "`{rule}` at {line:?}: {d}");
+        assert_eq!(d.function.as_deref(), Some("f"));
+    }
+    // Completeness: every registered constraint has a case.
+    let covered: Vec<&str> = CONSTRAINT_CASES.iter().map(|c| c.0).collect();
+    let missing: Vec<&str> = xir::verify::constraints::names().filter(|n| !covered.contains(n)).collect();
+    assert!(missing.is_empty(), "constraints without a failing case: {missing:?}");
 }
