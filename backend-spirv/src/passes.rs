@@ -58,9 +58,7 @@ pub fn register_passes(reg: &mut PassRegistry) {
         info: HANDOFF.clone(),
         options: &[],
         create: |v| {
-            if v.is_some_and(|v| !matches!(v, ron::Value::Map(m) if m.is_empty()) && !matches!(v, ron::Value::Unit)) {
-                return Err("spirv_handoff takes no options".into());
-            }
+            let _o: crate::specialize::Options = xir::pass::options_from_ron(v)?;
             Ok(Box::new(SpirvHandoff))
         },
     });

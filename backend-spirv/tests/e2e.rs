@@ -33,3 +33,37 @@ fn saxpy_validates_at_every_preset_with_its_abi() {
     assert_eq!(count(&dis, "OpSelectionMerge"), 2, "kernel if + entry bounds check:\n{dis}");
     assert_eq!(count(&dis, "NoContraction"), 2, "{dis}");
 }
+
+#[test]
+fn value_arguments_get_host_aligned_push_constant_slots() {
+    let src = r#"
+kernel @k(%flag: bool, %v: vec<f32, 3>, %s: struct<align 8>{u32, f64}, %n: u16, %out: buffer<f32>) block_size(1, 1, 1) {
+^entry:
+  %x = extract %v, u32 1 : f32
+  %y = select %flag, %x, f32 0.0 : f32
+  %d = extract %s, u32 1 : f64
+  %df = cast.static %d : f32
+  %nf = cast.static %n : f32
+  %r = add %y, %df : f32
+  %r2 = add %r, %nf : f32
+  buffer.write %out, u32 0, %r2
+  return
+}
+"#;
+    let out = compile_all_presets(src);
+    let slots: Vec<_> = out
+        .abi
+        .properties
+        .iter()
+        .filter_map(|p| match p.kind {
+            PropertyKind::PushConstantValue { offset, size } => Some((p.arg_index.unwrap(), offset, size)),
+            _ => None,
+        })
+        .collect();
+    // bool as a 0/1 word @16; vec3 (16 bytes, align 16) @32; struct{u32, f64} (16, align 8) @48; u16 @64
+    assert_eq!(slots, vec![(0, 16, 4), (1, 32, 16), (2, 48, 16), (3, 64, 2)]);
+    assert_eq!(out.abi.push_constant_size, 68);
+    assert!(out.features.contains(xir_spirv::Feature::StoragePushConstant16));
+    let buf = out.abi.descriptors().next().unwrap();
+    assert_eq!((buf.arg_index, buf.binding), (Some(4), 0));
+}
