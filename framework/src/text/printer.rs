@@ -133,7 +133,7 @@ pub fn write_scalar(types: &TypeTable, ty: TypeId, bits: u64, out: &mut String) 
 
 /// Unique printed names of the module's functions, by `FuncId` index.
 fn function_names(m: &Module) -> Vec<String> {
-    let mut seen: FxHashSet<String> = FxHashSet::default();
+    let mut seen: FxHashSet<Cow<'_, str>> = FxHashSet::default();
     let mut out = Vec::with_capacity(m.functions.len());
     for f in &m.functions {
         let name = unique(&mut seen, Cow::Borrowed(f.name.as_str()));
@@ -154,16 +154,16 @@ fn function_name(name: &str) -> String {
 }
 
 /// `base`, or `base.1`, `base.2`, ... whichever is not yet in `seen`.
-fn unique<'a>(seen: &mut FxHashSet<String>, base: Cow<'a, str>) -> Cow<'a, str> {
+fn unique<'a>(seen: &mut FxHashSet<Cow<'a, str>>, base: Cow<'a, str>) -> Cow<'a, str> {
     if !seen.contains(base.as_ref()) {
-        seen.insert(base.to_string());
+        seen.insert(base.clone());
         return base;
     }
     let mut k = 1u64;
     loop {
         let cand = format!("{base}.{k}");
-        if !seen.contains(&cand) {
-            seen.insert(cand.clone());
+        if !seen.contains(cand.as_str()) {
+            seen.insert(Cow::Owned(cand.clone()));
             return Cow::Owned(cand);
         }
         k += 1;
@@ -233,7 +233,7 @@ impl<'f> FnNames<'f> {
                 let name = loop {
                     let cand = format!("bb{k}");
                     k += 1;
-                    if seen.insert(cand.clone()) {
+                    if seen.insert(Cow::Owned(cand.clone())) {
                         break cand;
                     }
                 };
