@@ -92,13 +92,14 @@ pub fn legalize_and_compile(
 
 /// Bytes for `--emit` of a module already in `xir.spirv`.
 pub fn emit_with(module: &Module, what: BackendEmit, opt_level: u8, fast_math: bool) -> Result<Vec<u8>, String> {
-    let (_, out) = compile(module, None, opt_level, fast_math)?;
+    let (k, out) = compile(module, None, opt_level, fast_math)?;
     match what {
         BackendEmit::Spirv => Ok(out.words.iter().flat_map(|w| w.to_le_bytes()).collect()),
         BackendEmit::SpirvAsm => Ok(out.disassembly().into_bytes()),
-        BackendEmit::Artifact => {
-            Err("`--emit artifact` is not available yet: the shader artifact codec is not implemented".into())
-        }
+        // The codec (docs/artifact.md) is the only writer of artifacts.
+        BackendEmit::Artifact => xir_spirv::artifact::ShaderArtifact::from_compiled(module, k, &out)
+            .encode()
+            .map_err(|e| format!("cannot write the shader artifact: {e}")),
     }
 }
 

@@ -2,6 +2,14 @@
 //! print its output buffers as JSON; `--compare` runs both and reports the
 //! first mismatch (exit 1).
 //!
+//! `--artifact k.xsa` runs a shader artifact (written by `xir-opt --emit
+//! artifact`) on Vulkan: it is loaded through the codec
+//! (`xir_spirv::artifact::decode`, docs/artifact.md), and its saved
+//! arguments rebuild the signature the inputs bind against. With a module
+//! beside it, the artifact must have been compiled from that module: its
+//! shader hash (of the module after the pipeline) and argument-type hash are
+//! load requirements; without one, both are explicitly unconstrained.
+//!
 //! Exit codes: 0 success, 1 failure (bad input, compile error, run error,
 //! mismatch), 2 usage error.
 
@@ -15,8 +23,11 @@ use xir::Module;
 #[derive(Parser, Debug)]
 #[command(name = "xir-run", about = "Run an XIR kernel on the interpreter or on Vulkan")]
 struct Args {
-    /// The kernel module (.xir or .json).
-    input: String,
+    /// The kernel module (.xir or .json); optional with --artifact.
+    input: Option<String>,
+    /// Run this shader artifact on Vulkan (with INPUT: it must be INPUT's kernel).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["interp", "compare"])]
+    artifact: Option<String>,
     /// Inputs JSON (docs/inputs-format.md).
     #[arg(long)]
     inputs: String,
@@ -81,7 +92,6 @@ fn parse_dispatch(s: &str) -> Result<[u32; 3], String> {
 }
 
 fn run(args: &Args) -> Result<(), String> {
-    let module = xir_pipelines::io::read_module(&args.input).map_err(|d| xir::diag::render(&d))?;
     let text =
         std::fs::read_to_string(&args.inputs).map_err(|e| format!("{}: cannot read inputs: {e}", args.inputs))?;
     let inputs =
@@ -92,6 +102,13 @@ fn run(args: &Args) -> Result<(), String> {
         (None, None) => return Err("no dispatch size: give --dispatch or \"dispatch\" in the inputs file".into()),
     };
     let inputs = inputs.with_dispatch(dispatch);
+    if let Some(path) = &args.artifact {
+        return run_artifact(path, args, &inputs, dispatch);
+    }
+    let Some(input) = &args.input else {
+        return Err("xir-run: an INPUT module (or --artifact FILE) is required".into());
+    };
+    let module = xir_pipelines::io::read_module(input).map_err(|d| xir::diag::render(&d))?;
     let kernel = xir_pipelines::backend::select_kernel(&module, args.kernel.as_deref())?;
     let interp = || -> Result<Outputs, String> {
         let mut m = module.clone();
@@ -125,6 +142,35 @@ fn run(args: &Args) -> Result<(), String> {
     }
     let out = if args.vulkan { vulkan()? } else { interp()? };
     println!("{}", out.to_json());
+    Ok(())
+}
+
+/// Load `path` through the artifact codec and run it on Vulkan.
+fn run_artifact(path: &str, args: &Args, inputs: &Inputs, dispatch: [u32; 3]) -> Result<(), String> {
+    use xir_spirv::artifact::{self, LoadRequirements};
+    let req = match &args.input {
+        Some(input) => {
+            let mut m = xir_pipelines::io::read_module(input).map_err(|d| xir::diag::render(&d))?;
+            run_pipeline(&mut m, args.pipeline.as_deref().unwrap_or("spirv"), args)?;
+            let k = xir_pipelines::backend::select_kernel(&m, args.kernel.as_deref())?;
+            LoadRequirements::for_kernel(&m, k)
+        }
+        None => LoadRequirements::any_xir_spirv(),
+    };
+    let bytes = artifact::read_file(std::path::Path::new(path)).map_err(|e| format!("{path}: {e}"))?;
+    // The runner's device exposes no feature snapshot, so none is checked here.
+    let art = artifact::decode(&bytes, &req, None).map_err(|e| format!("{path}: rejected: {e}"))?;
+    if let Some(name) = args.kernel.as_deref().filter(|n| *n != art.arguments.kernel_name) {
+        return Err(format!("{path}: holds kernel `{}`, not `{name}`", art.arguments.kernel_name));
+    }
+    let (sig, k) = art.signature_module().map_err(|e| format!("{path}: {e}"))?;
+    let device = xir_spirv::vulkan::Device::new().map_err(|e| e.to_string())?;
+    let (outputs, timing) = xir_spirv::vulkan::run_kernel(&device, &sig, k, &art.words, &art.abi, inputs, dispatch)
+        .map_err(|e| e.to_string())?;
+    if let Some(ns) = timing.dispatch_ns {
+        eprintln!("vulkan: {} ({}): dispatch {:.1} us", device.name, device.driver, ns / 1000.0);
+    }
+    println!("{}", outputs.to_json());
     Ok(())
 }
 
