@@ -7,9 +7,13 @@
 use xir::pass::PassRegistry;
 
 pub mod algebraic_simplify;
+pub mod const_fold;
+pub mod early_cse;
 pub mod egraph;
 
 /// Register the optimization passes.
 pub fn register(reg: &mut PassRegistry) {
     reg.register(algebraic_simplify::decl());
+    reg.register(const_fold::decl());
+    reg.register(early_cse::decl());
 }

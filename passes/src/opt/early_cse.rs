@@ -1,0 +1,125 @@
+//! `early_cse`: common-subexpression elimination of pure instructions by
+//! dominance. Walking the dominator tree from the entry with a scoped table,
+//! an instruction equal to one in a dominating position (same opcode, result
+//! type, payload and operands; the operands of `commutative` opcodes in a
+//! canonical order) is replaced by it and deleted.
+//!
+//! Only instructions that are `pure`, not `convergent` (their value depends
+//! on which threads run them together), have no block operands and produce a
+//! value are candidates; addresses (`lvalue` results) are left alone so that
+//! memory passes keep seeing one GEP per access. Unreachable blocks are not
+//! visited.
+//!
+//! Consumes: `xir` (any dialect). Produces: the same dialect. Preserves: the
+//! CFG and everything derived from it.
+
+use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
+use xir::pass::{AnalysisKind, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};
+use xir::{Block, FuncId, Inst, Module, Opcode, Payload, TypeId, TypeTable, Value};
+use xir_spec::Trait;
+
+const INFO: PassInfo = PassInfo {
+    name: "early_cse",
+    doc: "Replace pure instructions by an equal dominating one (commutative operands canonicalized)",
+    consumes: &["xir"],
+    produces: Produces::Same,
+    eliminates: &["@pure"],
+    preserves: &[AnalysisKind::Cfg, AnalysisKind::Dominators, AnalysisKind::PostDominators, AnalysisKind::Loops],
+};
+
+pub struct EarlyCse;
+
+pub fn decl() -> PassDecl {
+    PassDecl {
+        info: INFO,
+        options: &[],
+        create: |v| {
+            xir::pass::options_from_ron::<NoOptions>(v)?;
+            Ok(Box::new(EarlyCse))
+        },
+    }
+}
+
+#[derive(Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NoOptions {}
+
+impl Pass for EarlyCse {
+    fn info(&self) -> &PassInfo {
+        &INFO
+    }
+    fn run(&self, module: &mut Module, cx: &mut PassContext) -> Result<PassOutcome, PassError> {
+        let mut removed = 0;
+        let funcs: Vec<FuncId> = module.func_ids().filter(|&f| module.func(f).body().is_some()).collect();
+        for fid in funcs {
+            let dom = cx.analyses.dominators(module, fid);
+            let entry = module.func(fid).body().expect("has a body");
+            removed += cse_function(module, fid, entry, &dom);
+        }
+        let mut out = PassOutcome::changed(removed > 0);
+        out.stats.push(("removed".into(), removed.to_string()));
+        Ok(out)
+    }
+}
+
+type Key = (Opcode, TypeId, SmallVec<[Value; 3]>, Payload);
+
+fn key(m: &Module, fid: FuncId, i: Inst) -> Option<Key> {
+    let f = m.func(fid);
+    let d = f.inst(i);
+    let spec = xir_spec::spec().op(d.opcode);
+    if !spec.has(Trait::Pure)
+        || spec.has(Trait::Convergent)
+        || spec.has(Trait::Lvalue)
+        || !d.blocks.is_empty()
+        || d.ty == TypeTable::VOID
+        || d.opcode == Opcode::Phi
+    {
+        return None;
+    }
+    let mut ops = d.operands.clone();
+    if spec.has(Trait::Commutative) && ops.len() == 2 && ops[1] < ops[0] {
+        ops.swap(0, 1);
+    }
+    Some((d.opcode, d.ty, ops, d.payload.clone()))
+}
+
+/// Dedup along the dominator tree; returns the number of instructions removed.
+fn cse_function(m: &mut Module, fid: FuncId, entry: Block, dom: &xir::analysis::DomTree) -> usize {
+    let mut table: FxHashMap<Key, Value> = FxHashMap::default();
+    let mut removed = 0;
+    // (block, keys inserted by it, children visited?)
+    let mut stack: Vec<(Block, Vec<Key>, bool)> = vec![(entry, Vec::new(), false)];
+    while let Some((b, inserted, visited)) = stack.pop() {
+        if visited {
+            for k in inserted {
+                table.remove(&k);
+            }
+            continue;
+        }
+        let mut mine = Vec::new();
+        let insts = m.func(fid).block(b).insts.clone();
+        let mut dead = Vec::new();
+        for i in insts {
+            let Some(k) = key(m, fid, i) else { continue };
+            match table.get(&k) {
+                Some(&v) => {
+                    m.func_mut(fid).replace_all_uses(Value::Inst(i), v);
+                    dead.push(i);
+                }
+                None => {
+                    table.insert(k.clone(), Value::Inst(i));
+                    mine.push(k);
+                }
+            }
+        }
+        removed += dead.len();
+        m.func_mut(fid).remove_insts(&dead);
+        stack.push((b, mine, true));
+        for &c in dom.children(b) {
+            stack.push((c, Vec::new(), false));
+        }
+    }
+    removed
+}

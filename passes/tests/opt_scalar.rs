@@ -1,0 +1,169 @@
+//! Tests of the scalar optimizations `const_fold` and `early_cse` on XIR
+//! text: exact printed results and interpreter equality before and after.
+
+mod opt_support;
+
+use opt_support::*;
+use xir::interp::Inputs;
+
+const FOLD_IN: &str = r#"kernel @k(%in: buffer<f32>, %out: buffer<u32>, %fo: buffer<f32>) block_size(1, 1, 1) {
+^entry:
+  %x = buffer.read %in, u32 0 : f32
+  %a = add u32 0xffffffff, u32 2 : u32
+  %b = mul %a, u32 40 : u32
+  %c = shl %b, u32 33 : u32
+  %lt = lt i32 -1, i32 0 : bool
+  %s = select %lt, %c, u32 9 : u32
+  %n = add f32 nan, f32 1.0 : f32
+  %z = sub f32 -0.0, f32 0.0 : f32
+  %t = sin f32 1.0 : f32
+  %ci = cast.static f32 -3.75 : i32
+  %cu = cast.static %ci : u32
+  %q = select bool false, %x, %t : f32
+  buffer.write %out, u32 0, %s
+  buffer.write %out, u32 1, %cu
+  buffer.write %fo, u32 0, %n
+  buffer.write %fo, u32 1, %z
+  buffer.write %fo, u32 2, %q
+  return
+}
+"#;
+
+// Wrap-around, shift amounts modulo the width, NaN and signed zero, casts
+// and selects fold exactly as the interpreter computes them; `sin` stays.
+const FOLD_OUT: &str = r#"kernel @k(%in: buffer<f32>, %out: buffer<u32>, %fo: buffer<f32>) block_size(1, 1, 1) {
+^entry:
+  %x = buffer.read %in, u32 0 : f32
+  %t = sin f32 1.0 : f32
+  buffer.write %out, u32 0, u32 80
+  buffer.write %out, u32 1, u32 4294967293
+  buffer.write %fo, u32 0, f32 0x7fc00000
+  buffer.write %fo, u32 1, f32 -0.0
+  buffer.write %fo, u32 2, %t
+  return
+}
+"#;
+
+fn fold_inputs() -> Inputs {
+    Inputs::from_json(r#"{"args": {"in": [2.5], "out": [0, 0], "fo": [0.0, 0.0, 0.0]}}"#).unwrap()
+}
+
+#[test]
+fn const_fold_is_exact() {
+    let out = check_exact(FOLD_IN, "const_fold", None, false, FOLD_OUT, &fold_inputs());
+    assert_eq!(stat(&out, "folded"), "10");
+}
+
+#[test]
+fn const_fold_transcendental_only_on_request() {
+    let mut m = parse(FOLD_IN);
+    run_pass(&mut m, "const_fold", Some("(fold_transcendental: true)"), false);
+    let text = xir::text::print_module(&m);
+    assert!(!text.contains("sin"), "sin folded on request:\n{text}");
+    assert!(text.contains(&format!("f32 {:?}", 1.0f32.sin())) || text.contains("buffer.write %fo, u32 2, f32"));
+}
+
+#[test]
+fn const_fold_leaves_errors_alone() {
+    // The interpreter reports integer division by zero: never folded.
+    let src = r#"kernel @k(%out: buffer<u32>) block_size(1, 1, 1) {
+^entry:
+  %d = div u32 1, u32 0 : u32
+  %r = mod i32 5, i32 0 : i32
+  %e = add %d, u32 1 : u32
+  buffer.write %out, u32 0, %e
+  return
+}
+"#;
+    let mut m = parse(src);
+    let out = run_pass(&mut m, "const_fold", None, false);
+    assert!(!out.changed);
+    assert_eq!(xir::text::print_module(&m), src);
+}
+
+const CSE_IN: &str = r#"kernel @k(%in: buffer<u32>, %out: buffer<u32>) block_size(1, 1, 1) {
+^entry:
+  %x = buffer.read %in, u32 0 : u32
+  %y = buffer.read %in, u32 1 : u32
+  %a = add %x, %y : u32
+  %b = add %y, %x : u32
+  %c = lt %x, %y : bool
+  if %c, true ^t, false ^f, merge ^m
+^t:
+  %d = mul %a, %b : u32
+  %e = mul %x, %y : u32
+  buffer.write %out, u32 0, %d
+  buffer.write %out, u32 1, %e
+  br target ^m
+^f:
+  %g = mul %y, %x : u32
+  %h = sub %x, %y : u32
+  %i = sub %y, %x : u32
+  buffer.write %out, u32 0, %g
+  buffer.write %out, u32 1, %h
+  buffer.write %out, u32 2, %i
+  br target ^m
+^m:
+  %j = add %x, %y : u32
+  buffer.write %out, u32 3, %j
+  return
+}
+"#;
+
+// `add` commutes (b = a, j = a: the entry dominates both); `mul` in sibling
+// arms stays twice (neither dominates the other); `sub` does not commute.
+const CSE_OUT: &str = r#"kernel @k(%in: buffer<u32>, %out: buffer<u32>) block_size(1, 1, 1) {
+^entry:
+  %x = buffer.read %in, u32 0 : u32
+  %y = buffer.read %in, u32 1 : u32
+  %a = add %x, %y : u32
+  %c = lt %x, %y : bool
+  if %c, true ^t, false ^f, merge ^m
+^t:
+  %d = mul %a, %a : u32
+  %e = mul %x, %y : u32
+  buffer.write %out, u32 0, %d
+  buffer.write %out, u32 1, %e
+  br target ^m
+^f:
+  %g = mul %y, %x : u32
+  %h = sub %x, %y : u32
+  %i = sub %y, %x : u32
+  buffer.write %out, u32 0, %g
+  buffer.write %out, u32 1, %h
+  buffer.write %out, u32 2, %i
+  br target ^m
+^m:
+  buffer.write %out, u32 3, %a
+  return
+}
+"#;
+
+#[test]
+fn early_cse_by_dominance_with_commutative_operands() {
+    for input in ["[3, 5]", "[9, 2]"] {
+        let inputs = Inputs::from_json(&format!(r#"{{"args": {{"in": {input}, "out": [0, 0, 0, 0]}}}}"#)).unwrap();
+        let out = check_exact(CSE_IN, "early_cse", None, false, CSE_OUT, &inputs);
+        assert_eq!(stat(&out, "removed"), "2");
+    }
+}
+
+#[test]
+fn early_cse_keeps_convergent_and_memory_ops() {
+    let src = r#"kernel @k(%in: buffer<u32>, %out: buffer<u32>) block_size(32, 1, 1) {
+^entry:
+  %x = buffer.read %in, u32 0 : u32
+  %y = buffer.read %in, u32 0 : u32
+  %s = warp.active_sum %x : u32
+  %t = warp.active_sum %x : u32
+  %u = add %s, %t : u32
+  %v = add %u, %y : u32
+  buffer.write %out, u32 0, %v
+  return
+}
+"#;
+    let mut m = parse(src);
+    let out = run_pass(&mut m, "early_cse", None, false);
+    assert!(!out.changed);
+    assert_eq!(xir::text::print_module(&m), src);
+}
