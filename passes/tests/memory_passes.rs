@@ -322,7 +322,7 @@ kernel @k(%out: buffer<u32>, %n: u32) block_size(1, 1, 1) {
     assert!(xir::verify::verify_module(&m).is_empty());
     let after = xir::dialect::invariants::lookup("no_self_referential_values").unwrap()(&m);
     assert!(after.is_empty(), "{}", xir::diag::render(&after));
-    assert_eq!(count(&m, Opcode::CastBitwise), 1);
+    assert_eq!(count(&m, Opcode::Select), 1);
     let _ = d;
 }
 

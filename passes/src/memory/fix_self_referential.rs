@@ -11,9 +11,10 @@
 //! cut on the back edges of a depth-first walk of the Phi graph: the
 //! incoming `[%q, ^l]` becomes `[%c, ^l]` with an identity copy `%c` of `%q`
 //! placed before `^l`'s terminator (`%q` is live there, so `%c` is
-//! dominated correctly). The copy is `cast.bitwise %q : T` for data types
-//! without `bool`, `bit_or %q, %q` for `bool` scalars and vectors, and
-//! `insert %q, (extract %q, 0), 0` for aggregates holding a `bool`.
+//! dominated correctly). The copy is `select bool true, %q, %q` for scalars
+//! and vectors (it passes an undefined `%q` through unchanged, which loop
+//! variables not yet assigned legitimately are), and
+//! `insert %q, (extract %q, 0), 0` for matrices and aggregates.
 //!
 //! Consumes: `xir.restructured.unspilled` (after `audit_reg2mem_spills`).
 //! Produces: `xir.restructured.audited`.
@@ -22,7 +23,7 @@
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Deserialize;
 use xir::pass::{AnalysisKind, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};
-use xir::{Block, FuncId, Inst, Metadata, Module, Opcode, Type, TypeId, TypeTable, Value};
+use xir::{Block, FuncId, Inst, InstData, Module, Opcode, Type, TypeId, Value};
 
 use super::{phi_cleanup, util};
 
@@ -130,41 +131,28 @@ pub fn fix_function(m: &mut Module, fid: FuncId) -> (usize, usize) {
     (removed, copies)
 }
 
-fn holds_bool(t: &TypeTable, ty: TypeId) -> bool {
-    match t.get(ty) {
-        Type::Bool => true,
-        Type::Vector { elem, .. } | Type::Matrix { elem, .. } | Type::Array { elem, .. } => holds_bool(t, *elem),
-        Type::Struct { fields, .. } => fields.iter().any(|x| holds_bool(t, *x)),
-        _ => false,
-    }
-}
-
 /// Emit an identity copy of `v` (of type `ty`) before `b`'s terminator.
 fn identity_copy(m: &mut Module, fid: FuncId, v: Value, ty: TypeId, b: Block) -> Value {
-    let scalar = m.types.scalar_of(ty);
-    let is_bool_vec = m.types.is_bool(scalar) && !matches!(m.types.get(ty), Type::Matrix { .. });
-    let needs_insert = !is_bool_vec && holds_bool(&m.types, ty);
+    let scalar_or_vector =
+        matches!(m.types.get(ty), Type::Bool | Type::Int { .. } | Type::Float(_) | Type::Vector { .. });
+    let member_ty = match m.types.get(ty).clone() {
+        Type::Array { elem, .. } => elem,
+        Type::Matrix { elem, dim } => m.types.vector(elem, dim),
+        Type::Struct { fields, .. } => fields.first().copied().unwrap_or(ty),
+        _ => ty,
+    };
     let zero = m.const_u32(0);
-    let md = Metadata::default();
+    let yes = m.const_bool(true);
     let f = m.func_mut(fid);
-    let mk = |f: &mut xir::Function, op: Opcode, ty: TypeId, ops: &[Value]| {
-        let mut d = xir::InstData::new(op, ty);
+    let mut mk = |op: Opcode, ty: TypeId, ops: &[Value]| {
+        let mut d = InstData::new(op, ty);
         d.operands = ops.iter().copied().collect();
-        d.md = md.clone();
         Value::Inst(f.insert_before_terminator(b, d))
     };
-    if is_bool_vec {
-        mk(f, Opcode::BitOr, ty, &[v, v])
-    } else if needs_insert {
-        let elem_ty = match m.types.get(ty) {
-            Type::Array { elem, .. } | Type::Vector { elem, .. } | Type::Matrix { elem, .. } => *elem,
-            Type::Struct { fields, .. } => fields[0],
-            _ => ty,
-        };
-        let f = m.func_mut(fid);
-        let e = mk(f, Opcode::Extract, elem_ty, &[v, zero]);
-        mk(f, Opcode::Insert, ty, &[v, e, zero])
+    if scalar_or_vector {
+        mk(Opcode::Select, ty, &[yes, v, v])
     } else {
-        mk(f, Opcode::CastBitwise, ty, &[v])
+        let e = mk(Opcode::Extract, member_ty, &[v, zero]);
+        mk(Opcode::Insert, ty, &[v, e, zero])
     }
 }
