@@ -5,7 +5,8 @@
 //! may be conservative the other way.
 //!
 //! Sources of divergence: the per-thread registers (`thread_id`,
-//! `dispatch_id`, `warp_lane_id`), atomics, call results, arguments of
+//! `dispatch_id`, `warp_lane_id`), atomics, call results, results of
+//! convergent (subgroup) operations, arguments of
 //! callables (callers may pass anything), loads through divergent addresses,
 //! loads of memory some thread may write differently (local slots written
 //! under divergent control or with divergent values; shared memory and
@@ -68,6 +69,9 @@ impl Uniformity {
                 let mut div = operand_divergent;
                 match inst.opcode {
                     Opcode::Call => div = true,
+                    // Subgroup-scoped results differ between the subgroups
+                    // of one block.
+                    _ if inst.has(Trait::Convergent) => div = true,
                     Opcode::Load => {
                         if let Some(r) = root_of(inst.operands[0]).and_then(mem_slot) {
                             div |= divergent_memory[r];
