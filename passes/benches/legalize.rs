@@ -1,0 +1,280 @@
+//! Scaling of the legalization spine (issue 4, item 5): every pass of
+//! `pipelines/spirv-legalize.ron`, alone and as the whole pipeline, on
+//! generated structured kernels of 10^3 to 10^6 instructions, reported per
+//! instruction (criterion throughput in elements = instructions of the
+//! generated module).
+//!
+//! The kernel is a long sequence of small constructs nested at most three
+//! deep (if/else diamonds, switches with and without `break`, counted loops
+//! with conditional `break` / `continue`, do-while loops with an early
+//! `return`, locals, arithmetic, buffer reads and writes, calls of callables
+//! with value and reference arguments), built by the test generator's
+//! lowering (`xir::testgen::programs::lower`, which uses the `Builder`), so
+//! the IR grows linearly with the number of constructs.
+//!
+//! Each pass is measured on the IR in the dialect it consumes: for every
+//! size, the pipeline's passes are run once in order, and the input of each
+//! is kept for that pass's measurement (cloned per iteration, the clone not
+//! timed). That first run is also a probe: a pass whose single run exceeds
+//! `XIR_BENCH_LIMIT_S` (default 30 s) is reported as too slow instead of
+//! being sampled, and a size whose predicted prefix cost exceeds the limit
+//! stops there. `XIR_BENCH_SIZES=1000,10000` restricts the sizes.
+//!
+//! The registry is `register_all` plus an unbound `callable_specialization`
+//! hook (a no-op), without the SPIR-V backend, so the bench builds without
+//! SPIRV-Tools.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, SamplingMode, Throughput};
+use xir::pass::{AnalysisCache, PassContext, PassRegistry};
+use xir::pipeline::{Loader, PassManager, Pipeline, RunOptions};
+use xir::testgen::programs::{lower, Ast, BinOp, CmpOp, Cond, Expr, Stmt, INPUT_LEN};
+use xir::Module;
+
+const SIZES: &[usize] = &[1_000, 10_000, 100_000, 1_000_000];
+
+fn b(e: Expr) -> Box<Expr> {
+    Box::new(e)
+}
+fn bin(o: BinOp, x: Expr, y: Expr) -> Expr {
+    Expr::Bin(o, b(x), b(y))
+}
+fn cmp(o: CmpOp, ty: u8, x: Expr, y: Expr) -> Cond {
+    Cond::Cmp(o, ty, x, y)
+}
+
+/// One construct group of the kernel; `i` varies variables and literals.
+fn chunk(i: u32) -> Vec<Stmt> {
+    use BinOp::*;
+    use Expr::*;
+    let k = (i % 4) as u8;
+    let mut s = vec![
+        Stmt::Assign(k, bin(Add, Var(k), bin(Mul, Tid, Lit(i)))),
+        // An if/else diamond; the else arm holds a switch.
+        Stmt::If(
+            cmp(CmpOp::Lt, 0, Var(k), Lit(100 + i)),
+            vec![Stmt::Assign(k + 1, DivC(false, b(Var(k)), 3)), Stmt::Write((i % 4) as u8, Var(k + 1))],
+            vec![Stmt::Switch(
+                bin(Xor, Var(k), Scalar),
+                vec![
+                    (
+                        0,
+                        vec![Stmt::Assign(
+                            2,
+                            Select(Box::new(cmp(CmpOp::Le, 2, Var(2), Lit(i))), b(Var(2)), b(Lit(1))),
+                        )],
+                        true,
+                    ),
+                    (1, vec![Stmt::Write(1, Read(b(Var(0))))], false),
+                    (2, vec![], true),
+                ],
+                vec![Stmt::Assign(3, bin(Or, Var(3), Lit(4)))],
+            )],
+        ),
+        // A counted loop with conditional break / continue and a call.
+        Stmt::For(
+            3,
+            vec![
+                Stmt::Assign(0, bin(Add, Var(0), Read(b(Var(1))))),
+                Stmt::If(
+                    cmp(CmpOp::Eq, 0, bin(And, Var(0), Lit(7)), Lit(3)),
+                    vec![Stmt::Break(cmp(CmpOp::Ne, 1, Var(1), Lit(0)))],
+                    vec![Stmt::Continue(cmp(CmpOp::Lt, 2, Var(2), Lit(0)))],
+                ),
+                Stmt::Assign(1, Call(i as u8, b(Var(0)), b(Var(2)))),
+            ],
+        ),
+    ];
+    if i % 2 == 0 {
+        // A do-while loop with an early return.
+        s.push(Stmt::DoWhile(
+            2,
+            vec![Stmt::Assign(2, bin(Mul, Var(2), Lit(3))), Stmt::Return(cmp(CmpOp::Eq, 0, Var(3), Lit(12345 + i)))],
+        ));
+    }
+    s
+}
+
+fn ast(chunks: u32) -> Ast {
+    use BinOp::*;
+    use Expr::*;
+    let callables = vec![
+        // Reads its reference argument only (promote_ref_arg's case).
+        vec![
+            Stmt::Assign(0, bin(Add, Var(0), Var(2))),
+            Stmt::If(cmp(CmpOp::Lt, 2, Var(1), Lit(5)), vec![Stmt::Assign(1, Lit(2))], vec![]),
+        ],
+        // Writes its reference argument and calls the first callable.
+        vec![
+            Stmt::Assign(2, bin(Mul, Var(0), Lit(3))),
+            Stmt::For(2, vec![Stmt::Assign(0, Call(0, b(Var(0)), b(Var(1))))]),
+        ],
+    ];
+    Ast {
+        callables,
+        kernel: (0..chunks).flat_map(chunk).collect(),
+        dispatch: 4,
+        input: (0..INPUT_LEN).collect(),
+        scalar: 7,
+    }
+}
+
+/// A verified `xir.structured` module of about `target` instructions.
+fn generate(target: usize) -> Module {
+    let one = lower(&ast(1)).module.inst_count();
+    let per_chunk = (lower(&ast(3)).module.inst_count() - one) / 2;
+    let chunks = (target.saturating_sub(one) / per_chunk + 1) as u32;
+    let m = lower(&ast(chunks)).module;
+    let diags = xir::verify::verify_module(&m);
+    assert!(diags.is_empty(), "generated kernel fails to verify:\n{}", xir::diag::render(&diags));
+    let structured = xir_spec::spec().dialect("xir.structured").expect("dialect xir.structured");
+    let diags = xir::dialect::check_module(&m, structured);
+    assert!(diags.is_empty(), "generated kernel is not in xir.structured:\n{}", xir::diag::render(&diags));
+    m
+}
+
+fn pipeline() -> Pipeline {
+    let mut reg = PassRegistry::new();
+    xir_passes::register_all(&mut reg);
+    reg.declare_hook("callable_specialization", "SPIR-V callable specialization (unbound in this bench)");
+    let dir = std::env::var_os("XIR_PIPELINES_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../pipelines"));
+    let path = dir.join("spirv-legalize.ron");
+    let loader = Loader::new(&reg);
+    match loader.load_path(&path) {
+        Ok(p) => p,
+        Err(e) => panic!("{}: {:?}", path.display(), e.diagnostics.iter().map(|d| d.to_string()).collect::<Vec<_>>()),
+    }
+}
+
+fn run_pass(p: &dyn xir::pass::Pass, name: &str, m: &mut Module) {
+    let mut cache = AnalysisCache::default();
+    let mut cx = PassContext { analyses: &mut cache, opt_level: 1, fast_math: false };
+    if let Err(e) = p.run(m, &mut cx) {
+        panic!("{name} failed: {e}\n{}", xir::diag::render(&e.diagnostics));
+    }
+}
+
+fn limit() -> Duration {
+    let s = std::env::var("XIR_BENCH_LIMIT_S").ok().and_then(|s| s.parse().ok()).unwrap_or(30.0);
+    Duration::from_secs_f64(s)
+}
+
+fn sizes() -> Vec<usize> {
+    match std::env::var("XIR_BENCH_SIZES") {
+        Ok(s) => s.split(',').filter_map(|x| x.trim().parse().ok()).collect(),
+        Err(_) => SIZES.to_vec(),
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let pipe = pipeline();
+    let steps = pipe.pass_steps();
+    let limit = limit();
+    // Probe times per step (passes, then the two pipelines), by size.
+    let mut probes: Vec<Vec<(usize, Duration)>> = vec![Vec::new(); steps.len() + 2];
+    let mut group = c.benchmark_group("legalize");
+    group.sample_size(10).sampling_mode(SamplingMode::Flat);
+    group.warm_up_time(Duration::from_millis(200)).measurement_time(Duration::from_secs(2));
+    for n in sizes() {
+        let t = Instant::now();
+        let module = generate(n);
+        let insts = module.inst_count();
+        eprintln!("size {n}: {insts} instructions, generated in {:.2?}", t.elapsed());
+        group.throughput(Throughput::Elements(insts as u64));
+        let mut cur = module.clone();
+        for (k, step) in steps.iter().enumerate() {
+            if let Some(predicted) = predict(&probes[k], n) {
+                if predicted > 4.0 * limit.as_secs_f64() {
+                    eprintln!(
+                        "PROBE {} n={n}: SKIPPED, predicted {predicted:.0} s per run; later passes lack input",
+                        step.name
+                    );
+                    break;
+                }
+            }
+            let input = cur.clone();
+            let t = Instant::now();
+            run_pass(step.pass.as_ref(), &step.name, &mut cur);
+            let took = t.elapsed();
+            eprintln!(
+                "PROBE {} n={n}: {:.3?} single run, {:.1} ns/inst, {} -> {} instructions",
+                step.name,
+                took,
+                took.as_nanos() as f64 / insts as f64,
+                input.inst_count(),
+                cur.inst_count()
+            );
+            probes[k].push((n, took));
+            if took > limit {
+                eprintln!("PROBE {} n={n}: TOO SLOW to sample (limit {limit:?})", step.name);
+                continue;
+            }
+            group.bench_with_input(BenchmarkId::new(step.name.as_str(), n), &input, |bch, input| {
+                bch.iter_batched(
+                    || input.clone(),
+                    |mut m| {
+                        run_pass(step.pass.as_ref(), &step.name, &mut m);
+                        m
+                    },
+                    BatchSize::PerIteration,
+                )
+            });
+            drop(input);
+        }
+        drop(cur);
+        for (slot, opt_level) in [(steps.len(), 0u8), (steps.len() + 1, 1)] {
+            let name = format!("pipeline_O{opt_level}");
+            let opts = RunOptions { opt_level, ..RunOptions::default() };
+            let mut m = module.clone();
+            let t = Instant::now();
+            if let Err(e) = PassManager::new(&pipe, opts.clone()).run(&mut m, &mut std::io::sink()) {
+                panic!("{name}: {e}");
+            }
+            let took = t.elapsed();
+            drop(m);
+            eprintln!(
+                "PROBE {name} n={n}: {took:.3?} single run, {:.1} ns/inst",
+                took.as_nanos() as f64 / insts as f64
+            );
+            probes[slot].push((n, took));
+            if took > limit {
+                eprintln!("PROBE {name} n={n}: TOO SLOW to sample (limit {limit:?})");
+                continue;
+            }
+            group.bench_with_input(BenchmarkId::new(name.as_str(), n), &module, |bch, module| {
+                bch.iter_batched(
+                    || module.clone(),
+                    |mut m| {
+                        PassManager::new(&pipe, opts.clone()).run(&mut m, &mut std::io::sink()).expect("pipeline runs");
+                        m
+                    },
+                    BatchSize::PerIteration,
+                )
+            });
+        }
+    }
+    group.finish();
+}
+
+/// Predicted seconds of one run at size `n`, extrapolating the growth seen
+/// between the last two probes (exponent clamped to 1..=3; linear growth
+/// when there is a single probe).
+fn predict(probes: &[(usize, Duration)], n: usize) -> Option<f64> {
+    let &(ln, lt) = probes.last()?;
+    let e = match probes.len() {
+        0 | 1 => 1.0,
+        len => {
+            let (pn, pt) = probes[len - 2];
+            let r = lt.as_secs_f64().max(1e-9) / pt.as_secs_f64().max(1e-9);
+            (r.ln() / (ln as f64 / pn as f64).ln()).clamp(1.0, 3.0)
+        }
+    };
+    Some(lt.as_secs_f64() * (n as f64 / ln as f64).powf(e))
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
