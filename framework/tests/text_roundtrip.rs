@@ -227,6 +227,9 @@ mod generated {
             let back = parse_module(&printed, "gen.xir")
                 .unwrap_or_else(|d| panic!("{}\n{printed}", xir::diag::render(&d)));
             prop_assert_eq!(print_module(&back), printed);
+            // What was read is the same program: it still verifies.
+            let d = xir::verify::verify_module(&back);
+            prop_assert!(d.is_empty(), "{}", xir::diag::render(&d));
         }
 
         #[test]
@@ -235,6 +238,8 @@ mod generated {
             let back = from_json(&j, "gen.json").unwrap_or_else(|d| panic!("{}\n{j}", xir::diag::render(&d)));
             prop_assert_eq!(print_module(&back), print_module(&m));
             prop_assert_eq!(to_json(&back), j);
+            let d = xir::verify::verify_module(&back);
+            prop_assert!(d.is_empty(), "{}", xir::diag::render(&d));
         }
 
         #[test]
