@@ -492,3 +492,32 @@ fn unused_callable_removal_keeps_reachable() {
     let names: Vec<&str> = m.functions.iter().map(|f| f.name.as_str()).collect();
     assert_eq!(names, ["clampsum", "k"]);
 }
+
+// Check that dce keeps a disconnected role block (the merge of an `if`
+// whose arms both return) in structured IR, but removes a true orphan.
+#[test]
+fn dce_keeps_structured_role_blocks() {
+    let src = r#"
+kernel @k(%out: buffer<u32>, %n: u32) block_size(1, 1, 1) {
+^entry:
+  %c = lt %n, u32 3 : bool
+  if %c, true ^t, false ^f, merge ^m
+^t:
+  buffer.write %out, u32 0, u32 1
+  return
+^f:
+  return
+^m:
+  buffer.write %out, u32 0, u32 2
+  return
+^orphan:
+  return
+}
+"#;
+    let mut m = parse(src);
+    let out = run(&mut m, "dce", "xir.structured").unwrap();
+    assert!(out.changed);
+    let f = &m.functions[0];
+    assert_eq!(f.blocks().len(), 4, "merge kept, orphan gone: {}", xir::text::print_module(&m));
+    assert_eq!(count(&m, Opcode::BufferWrite), 2, "the merge keeps its payload");
+}
