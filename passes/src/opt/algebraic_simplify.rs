@@ -288,17 +288,28 @@ fn simplify_group(
     }
 
     let mut rewritten = 0;
+    let mut created: Vec<Inst> = Vec::new();
     for &r in &roots {
         let k = ordinal[&r];
         let root_class = eg.find(class_of[&r]);
         if ex.find_best_cost(root_class) >= orig_cost[&r] {
             continue;
         }
-        if let Some(v) = materialize(m, fid, b, r, k, ty, root_class, eg, &ex, &inputs, &ordinal, &mut avail) {
-            if v != Value::Inst(r) {
-                m.func_mut(fid).replace_all_uses(Value::Inst(r), v);
+        if let Some(v) =
+            materialize(m, fid, b, r, k, ty, root_class, eg, &ex, &inputs, &ordinal, &mut avail, &mut created)
+        {
+            if v != Value::Inst(r) && super::util::replace_uses_keeping_phis_acyclic(m.func_mut(fid), Value::Inst(r), v)
+            {
                 rewritten += 1;
             }
+        }
+    }
+    let f = m.func_mut(fid);
+    // Instructions built for a root that was then kept (its replacement
+    // would have made a Phi refer to itself) are unused: delete them.
+    for &i in created.iter().rev() {
+        if f.is_live(i) && !f.has_uses(Value::Inst(i)) {
+            f.remove_inst(i);
         }
     }
     if rewritten == 0 {
@@ -306,7 +317,6 @@ fn simplify_group(
     }
     st.rewritten += rewritten;
     // Delete candidates left without uses (users come after definitions).
-    let f = m.func_mut(fid);
     for &i in cands.iter().rev() {
         if f.is_live(i) && !f.has_uses(Value::Inst(i)) {
             f.remove_inst(i);
@@ -331,6 +341,7 @@ fn materialize(
     inputs: &[Value],
     ordinal: &FxHashMap<Inst, usize>,
     avail: &mut FxHashMap<(Opcode, Vec<Value>), (Value, usize)>,
+    created: &mut Vec<Inst>,
 ) -> Option<Value> {
     // Iterative post-order over the extracted term (the extractor's choice
     // is acyclic), so deep expression chains cannot overflow the stack.
@@ -373,6 +384,7 @@ fn materialize(
                         let i = f.create_inst(d);
                         let pos = f.position(r)?;
                         f.insert_inst(b, pos, i);
+                        created.push(i);
                         avail.insert(key, (Value::Inst(i), k));
                         Value::Inst(i)
                     }

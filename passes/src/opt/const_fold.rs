@@ -108,10 +108,10 @@ pub fn fold_function(m: &mut Module, fid: FuncId, opts: &Options) -> usize {
         let mut dead = Vec::new();
         for i in insts {
             if let Some(v) = fold_inst(m, fid, i, opts) {
-                let f = m.func_mut(fid);
-                f.replace_all_uses(Value::Inst(i), v);
-                dead.push(i);
-                n += 1;
+                if super::util::replace_uses_keeping_phis_acyclic(m.func_mut(fid), Value::Inst(i), v) {
+                    dead.push(i);
+                    n += 1;
+                }
             }
         }
         m.func_mut(fid).remove_insts(&dead);

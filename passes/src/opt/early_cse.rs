@@ -105,8 +105,9 @@ fn cse_function(m: &mut Module, fid: FuncId, entry: Block, dom: &xir::analysis::
             let Some(k) = key(m, fid, i) else { continue };
             match table.get(&k) {
                 Some(&v) => {
-                    m.func_mut(fid).replace_all_uses(Value::Inst(i), v);
-                    dead.push(i);
+                    if super::util::replace_uses_keeping_phis_acyclic(m.func_mut(fid), Value::Inst(i), v) {
+                        dead.push(i);
+                    }
                 }
                 None => {
                     table.insert(k.clone(), Value::Inst(i));

@@ -10,6 +10,7 @@ pub mod algebraic_simplify;
 pub mod const_fold;
 pub mod early_cse;
 pub mod egraph;
+pub mod util;
 
 /// Register the optimization passes.
 pub fn register(reg: &mut PassRegistry) {
