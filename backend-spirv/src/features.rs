@@ -45,10 +45,13 @@ pub enum Feature {
     BufferFloat64AtomicAdd,
     /// `shaderSharedFloat64AtomicAdd`.
     SharedFloat64AtomicAdd,
+    /// The float-controls properties `shaderSignedZeroInfNanPreserveFloat{16,32,64}`
+    /// (IEEE signed zeros, infinities and NaNs; every kernel needs the 32-bit one).
+    SignedZeroInfNanPreserve,
 }
 
 impl Feature {
-    pub const ALL: [Feature; 14] = [
+    pub const ALL: [Feature; 15] = [
         Feature::Int8,
         Feature::Int16,
         Feature::Int64,
@@ -63,6 +66,7 @@ impl Feature {
         Feature::SharedFloat32AtomicAdd,
         Feature::BufferFloat64AtomicAdd,
         Feature::SharedFloat64AtomicAdd,
+        Feature::SignedZeroInfNanPreserve,
     ];
 
     /// The capability that owns this feature one-to-one, if any.
@@ -78,6 +82,7 @@ impl Feature {
             Feature::StoragePushConstant8 => Capability::StoragePushConstant8,
             Feature::StoragePushConstant16 => Capability::StoragePushConstant16,
             Feature::Int64Atomics => Capability::Int64Atomics,
+            Feature::SignedZeroInfNanPreserve => Capability::SignedZeroInfNanPreserve,
             // One capability serves both storage classes: emission-owned.
             Feature::BufferFloat32AtomicAdd
             | Feature::SharedFloat32AtomicAdd
@@ -103,6 +108,7 @@ impl Feature {
             Feature::SharedFloat32AtomicAdd => "shaderSharedFloat32AtomicAdd",
             Feature::BufferFloat64AtomicAdd => "shaderBufferFloat64AtomicAdd",
             Feature::SharedFloat64AtomicAdd => "shaderSharedFloat64AtomicAdd",
+            Feature::SignedZeroInfNanPreserve => "shaderSignedZeroInfNanPreserveFloat16/32/64",
         }
     }
 

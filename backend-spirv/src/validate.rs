@@ -2,9 +2,17 @@
 //!
 //! Presets: 0 = no optional optimization; 1 = cheap cleanups (inlining,
 //! dead-code and dead-branch elimination, CFG cleanup); 2 = the SPIRV-Tools
-//! performance recipe; 3 = the performance recipe followed by the size
-//! recipe. The input must already validate (the optimizer is never a repair
-//! step); an optimizer failure or an invalid output keeps the input.
+//! performance recipe (`-O`) without conditional constant propagation;
+//! 3 = preset 2 followed by dead-constant / duplicate removal and id
+//! compaction. The input must already validate (the optimizer is never a
+//! repair step); an optimizer failure or an invalid output keeps the input.
+//!
+//! Why not `register_performance_passes`: its CCP pass aborts the process
+//! (SPIRV-Tools assertion "Unsettled value" in `propagator.cpp`, bundled
+//! version of spirv-tools 0.13.3) on modules with the
+//! `SignedZeroInfNanPreserve` execution mode that every kernel now carries
+//! (seen on the corpus `float_math` kernel). An abort cannot be caught, so
+//! the recipe is spelled out here without it.
 
 use spirv_tools::opt::{Optimizer, Passes};
 use spirv_tools::val::Validator;
@@ -27,6 +35,45 @@ pub enum OptOutcome {
     Rejected(String),
 }
 
+/// SPIRV-Tools' performance recipe (`-O`) minus conditional constant propagation
+/// (and scalar replacement, which the crate does not expose).
+const PERFORMANCE: [Passes; 34] = [
+    Passes::WrapOpKill,
+    Passes::DeadBranchElim,
+    Passes::MergeReturn,
+    Passes::InlineExhaustive,
+    Passes::EliminateDeadFunctions,
+    Passes::AggressiveDCE,
+    Passes::PrivateToLocal,
+    Passes::LocalSingleBlockLoadStoreElim,
+    Passes::LocalSingleStoreElim,
+    Passes::AggressiveDCE,
+    Passes::LocalAccessChainConvert,
+    Passes::LocalSingleBlockLoadStoreElim,
+    Passes::LocalSingleStoreElim,
+    Passes::AggressiveDCE,
+    Passes::SSARewrite,
+    Passes::AggressiveDCE,
+    Passes::DeadBranchElim,
+    Passes::RedundancyElimination,
+    Passes::CombineAccessChains,
+    Passes::Simplification,
+    Passes::LocalAccessChainConvert,
+    Passes::LocalSingleBlockLoadStoreElim,
+    Passes::LocalSingleStoreElim,
+    Passes::AggressiveDCE,
+    Passes::SSARewrite,
+    Passes::AggressiveDCE,
+    Passes::VectorDCE,
+    Passes::DeadInsertElim,
+    Passes::DeadBranchElim,
+    Passes::Simplification,
+    Passes::IfConversion,
+    Passes::CopyPropagateArrays,
+    Passes::ReduceLoadSize,
+    Passes::BlockMerge,
+];
+
 /// Run preset `level` on an already valid module.
 pub fn optimize(words: &[u32], level: u8) -> (Vec<u32>, OptOutcome) {
     if level == 0 {
@@ -45,12 +92,17 @@ pub fn optimize(words: &[u32], level: u8) -> (Vec<u32>, OptOutcome) {
                 o.register_pass(p);
             }
         }
-        2 => {
-            o.register_performance_passes();
-        }
         _ => {
-            o.register_performance_passes();
-            o.register_size_passes();
+            for p in PERFORMANCE {
+                o.register_pass(p);
+            }
+            if level >= 3 {
+                for p in
+                    [Passes::EliminateDeadConstant, Passes::RemoveDuplicates, Passes::AggressiveDCE, Passes::CompactIds]
+                {
+                    o.register_pass(p);
+                }
+            }
         }
     }
     let mut messages = Vec::new();

@@ -23,6 +23,7 @@ fn every_corpus_kernel_compiles_or_is_rejected_with_a_diagnostic() {
         let m = parse(&src);
         let k = kernel_of(&m);
         let name = p.file_name().unwrap().to_string_lossy().to_string();
+        eprintln!("compiling {name}");
         match xir_spirv::compile(&m, k, &opts(0, false)) {
             Ok(_) => {
                 compile_all_presets(&src);

@@ -32,6 +32,9 @@ fn saxpy_validates_at_every_preset_with_its_abi() {
     assert!(dis.contains("LocalSize 64 1 1"), "{dis}");
     assert_eq!(count(&dis, "OpSelectionMerge"), 2, "kernel if + entry bounds check:\n{dis}");
     assert_eq!(count(&dis, "NoContraction"), 2, "{dis}");
+    // IEEE signed zeros / Inf / NaN are requested (Vulkan may flush -0.0 otherwise).
+    assert!(dis.contains("SignedZeroInfNanPreserve 32"), "{dis}");
+    assert!(out.features.contains(xir_spirv::Feature::SignedZeroInfNanPreserve));
 }
 
 #[test]

@@ -215,6 +215,14 @@ impl Emitter<'_> {
         self.b.entry_point(ExecutionModel::GLCompute, main, crate::abi::ENTRY_POINT_NAME, iface);
         let bs = self.plans.bindings.abi.block_size;
         self.b.execution_mode(main, ExecutionMode::LocalSize, bs);
+        // IEEE signed zeros, infinities and NaNs for every float width in use
+        // (Vulkan may otherwise flush the sign of zero or assume no NaN/Inf).
+        for (cap, width) in [(Capability::Float16, 16u32), (Capability::Shader, 32), (Capability::Float64, 64)] {
+            if width == 32 || self.caps.contains(&(cap as u32)) {
+                self.b.execution_mode(main, ExecutionMode::SignedZeroInfNanPreserve, [width]);
+                self.cap(Capability::SignedZeroInfNanPreserve);
+            }
+        }
         Ok(())
     }
 }
