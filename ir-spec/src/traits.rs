@@ -10,8 +10,6 @@ pub enum Trait {
     Terminator,
     /// A structured control-flow terminator with role blocks.
     Structured,
-    /// Structured selection (If / Switch).
-    Selection,
     /// Structured loop (Loop / SimpleLoop).
     Loop,
     /// Break / Continue: jumps to a structured target.
@@ -42,12 +40,6 @@ pub enum Trait {
     Commutative,
     /// Float op whose precision Vulkan leaves to an error bound.
     Transcendental,
-    /// Reduces lanes to a scalar.
-    Reduction,
-    /// Operates on matrices.
-    MatrixOp,
-    /// Builds or takes apart aggregates.
-    Aggregate,
     /// Atomic read-modify-write.
     Atomic,
     /// Touches a resource argument.
@@ -62,8 +54,6 @@ pub enum Trait {
     RayQueryLoop,
     /// Autodiff.
     Autodiff,
-    /// Debugging aid.
-    Debug,
     /// Marks an outlining region.
     Outline,
 }
@@ -72,7 +62,6 @@ impl Trait {
     pub const ALL: &'static [(Trait, &'static str)] = &[
         (Trait::Terminator, "terminator"),
         (Trait::Structured, "structured"),
-        (Trait::Selection, "selection"),
         (Trait::Loop, "loop"),
         (Trait::StructuredJump, "structured_jump"),
         (Trait::RawBranch, "raw_branch"),
@@ -88,9 +77,6 @@ impl Trait {
         (Trait::Arithmetic, "arithmetic"),
         (Trait::Commutative, "commutative"),
         (Trait::Transcendental, "transcendental"),
-        (Trait::Reduction, "reduction"),
-        (Trait::MatrixOp, "matrix_op"),
-        (Trait::Aggregate, "aggregate"),
         (Trait::Atomic, "atomic"),
         (Trait::Resource, "resource"),
         (Trait::Ray, "ray"),
@@ -98,7 +84,6 @@ impl Trait {
         (Trait::Barrier, "barrier"),
         (Trait::RayQueryLoop, "ray_query_loop"),
         (Trait::Autodiff, "autodiff"),
-        (Trait::Debug, "debug"),
         (Trait::Outline, "outline"),
     ];
 

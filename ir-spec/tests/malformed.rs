@@ -58,8 +58,8 @@ fn builtin_spec_loads() {
 
 #[test]
 fn unknown_trait() {
-    let (e, t) = load_edited(File::Opcodes, "\"selection\"", "\"selektion\"");
-    expect_at(&e, &t, "opcodes.ron", "unknown trait `selektion` on opcode `if`", "\"selektion\"", 0);
+    let (e, t) = load_edited(File::Opcodes, "\"structured\"", "\"structurd\"");
+    expect_at(&e, &t, "opcodes.ron", "unknown trait `structurd` on opcode `if`", "\"structurd\"", 0);
 }
 
 #[test]
