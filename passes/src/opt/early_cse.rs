@@ -6,9 +6,10 @@
 //!
 //! Only instructions that are `pure`, not `convergent` (their value depends
 //! on which threads run them together), have no block operands and produce a
-//! value are candidates; addresses (`lvalue` results) are left alone so that
-//! memory passes keep seeing one GEP per access. Unreachable blocks are not
-//! visited.
+//! value are candidates. Addresses (`gep`, `lvalue` results) are candidates
+//! too: an address is a pure function of its root and indices; the
+//! `cse_addresses: false` option leaves them alone. Unreachable blocks are
+//! not visited.
 //!
 //! Consumes: `xir` (any dialect). Produces: the same dialect. Preserves: the
 //! CFG and everything derived from it.
@@ -28,22 +29,37 @@ const INFO: PassInfo = PassInfo {
     preserves: &[AnalysisKind::Cfg, AnalysisKind::Dominators, AnalysisKind::PostDominators, AnalysisKind::Loops],
 };
 
-pub struct EarlyCse;
+#[derive(Clone, Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Options {
+    /// Also merge equal addresses (`gep` and other `lvalue` results).
+    pub cse_addresses: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { cse_addresses: true }
+    }
+}
+
+const OPTIONS: &[xir::pass::OptionDoc] = &[xir::pass::OptionDoc {
+    name: "cse_addresses",
+    ty: "bool",
+    default: "true",
+    doc: "Also merge equal addresses (gep and other lvalue results)",
+}];
+
+pub struct EarlyCse {
+    opts: Options,
+}
 
 pub fn decl() -> PassDecl {
     PassDecl {
         info: INFO,
-        options: &[],
-        create: |v| {
-            xir::pass::options_from_ron::<NoOptions>(v)?;
-            Ok(Box::new(EarlyCse))
-        },
+        options: OPTIONS,
+        create: |v| Ok(Box::new(EarlyCse { opts: xir::pass::options_from_ron(v)? })),
     }
 }
-
-#[derive(Default, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct NoOptions {}
 
 impl Pass for EarlyCse {
     fn info(&self) -> &PassInfo {
@@ -55,7 +71,7 @@ impl Pass for EarlyCse {
         for fid in funcs {
             let dom = cx.analyses.dominators(module, fid);
             let entry = module.func(fid).body().expect("has a body");
-            removed += cse_function(module, fid, entry, &dom);
+            removed += cse_function(module, fid, entry, &dom, &self.opts);
         }
         let mut out = PassOutcome::changed(removed > 0);
         out.stats.push(("removed".into(), removed.to_string()));
@@ -65,13 +81,14 @@ impl Pass for EarlyCse {
 
 type Key = (Opcode, TypeId, SmallVec<[Value; 3]>, Payload);
 
-fn key(m: &Module, fid: FuncId, i: Inst) -> Option<Key> {
+fn key(m: &Module, fid: FuncId, i: Inst, opts: &Options) -> Option<Key> {
     let f = m.func(fid);
     let d = f.inst(i);
     let spec = xir_spec::spec().op(d.opcode);
     if !spec.has(Trait::Pure)
         || spec.has(Trait::Convergent)
-        || spec.has(Trait::Lvalue)
+        || (spec.has(Trait::Lvalue) && !opts.cse_addresses)
+        || spec.has(Trait::Alloca)
         || !d.blocks.is_empty()
         || d.ty == TypeTable::VOID
         || d.opcode == Opcode::Phi
@@ -86,7 +103,7 @@ fn key(m: &Module, fid: FuncId, i: Inst) -> Option<Key> {
 }
 
 /// Dedup along the dominator tree; returns the number of instructions removed.
-fn cse_function(m: &mut Module, fid: FuncId, entry: Block, dom: &xir::analysis::DomTree) -> usize {
+fn cse_function(m: &mut Module, fid: FuncId, entry: Block, dom: &xir::analysis::DomTree, opts: &Options) -> usize {
     let mut table: FxHashMap<Key, Value> = FxHashMap::default();
     let mut removed = 0;
     // (block, keys inserted by it, children visited?)
@@ -102,7 +119,7 @@ fn cse_function(m: &mut Module, fid: FuncId, entry: Block, dom: &xir::analysis::
         let insts = m.func(fid).block(b).insts.clone();
         let mut dead = Vec::new();
         for i in insts {
-            let Some(k) = key(m, fid, i) else { continue };
+            let Some(k) = key(m, fid, i, opts) else { continue };
             match table.get(&k) {
                 Some(&v) => {
                     if super::util::replace_uses_keeping_phis_acyclic(m.func_mut(fid), Value::Inst(i), v) {
