@@ -448,7 +448,7 @@ pub fn decode(
     arguments.check_against(&abi, &sig, k)?;
     let printers = printers::decode(body[3])?;
     // 5. SPIR-V.
-    if body[2].len() % 4 != 0 {
+    if !body[2].len().is_multiple_of(4) {
         return Err(ArtifactError::Malformed {
             section: Section::Spirv,
             offset: body[2].len(),

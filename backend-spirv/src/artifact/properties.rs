@@ -41,7 +41,7 @@ pub fn check_shape(abi: &KernelAbi) -> Result<(), ArtifactError> {
         return bad(format!("block size {:?} has a zero dimension", abi.block_size));
     }
     let pc = abi.push_constant_size;
-    if pc % 4 != 0 || !(12..=MAX_PUSH_CONSTANT_SIZE).contains(&pc) {
+    if !pc.is_multiple_of(4) || !(12..=MAX_PUSH_CONSTANT_SIZE).contains(&pc) {
         return bad(format!("push-constant size {pc} is not a multiple of 4 in 12..={MAX_PUSH_CONSTANT_SIZE}"));
     }
     match abi.properties.first() {
@@ -72,7 +72,7 @@ pub fn check_shape(abi: &KernelAbi) -> Result<(), ArtifactError> {
                 if p.binding != NO_BINDING || p.storage != BufferStorage::NotABuffer {
                     return bad(format!("property {i}: a push-constant value needs NO_BINDING and no storage"));
                 }
-                let end = offset.checked_add(size).unwrap_or(u32::MAX);
+                let end = offset.saturating_add(size);
                 if size == 0 || offset < FIRST_VALUE_OFFSET || end > pc {
                     return bad(format!(
                         "property {i}: push-constant range {offset}+{size} outside {FIRST_VALUE_OFFSET}..{pc}"
@@ -92,7 +92,7 @@ pub fn check_shape(abi: &KernelAbi) -> Result<(), ArtifactError> {
                     (PropertyKind::ByteBuffer, s) => s == BufferStorage::Words { elem_size: 1, elem_align: 1 },
                     (_, BufferStorage::Typed { stride }) => stride > 0,
                     (_, BufferStorage::Words { elem_size, elem_align }) => {
-                        elem_size > 0 && elem_align.is_power_of_two() && elem_size % elem_align == 0
+                        elem_size > 0 && elem_align.is_power_of_two() && elem_size.is_multiple_of(elem_align)
                     }
                     (_, BufferStorage::NotABuffer) => false,
                 };
