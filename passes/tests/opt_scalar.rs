@@ -167,3 +167,32 @@ fn early_cse_keeps_convergent_and_memory_ops() {
     assert!(!out.changed);
     assert_eq!(xir::text::print_module(&m), src);
 }
+
+#[test]
+fn early_cse_merges_addresses_unless_told_not_to() {
+    let src = r#"kernel @k(%out: buffer<u32>) block_size(1, 1, 1) {
+^entry:
+  %s = alloca : struct<align 4>{u32, u32}
+  %a = gep %s, u32 1 : u32
+  store %a, u32 7
+  %b = gep %s, u32 1 : u32
+  %v = load %b : u32
+  buffer.write %out, u32 0, %v
+  return
+}
+"#;
+    let merged = r#"kernel @k(%out: buffer<u32>) block_size(1, 1, 1) {
+^entry:
+  %s = alloca : struct<align 4>{u32, u32}
+  %a = gep %s, u32 1 : u32
+  store %a, u32 7
+  %v = load %a : u32
+  buffer.write %out, u32 0, %v
+  return
+}
+"#;
+    let inputs = Inputs::from_json(r#"{"args": {"out": [0]}}"#).unwrap();
+    check_exact(src, "early_cse", None, false, merged, &inputs);
+    let out = check_exact(src, "early_cse", Some("(cse_addresses: false)"), false, src, &inputs);
+    assert!(!out.changed);
+}
