@@ -162,3 +162,21 @@ kernel @k(%v: buffer<vec<f32, 3>>, %m: buffer<mat<f32, 3>>) block_size(1, 1, 1) 
     assert_eq!(no_contraction(&load(&out.words_unoptimized)), 2);
     assert!(dis.contains("MatrixStride 16"), "mat3 columns are 16 bytes apart on the host:\n{dis}");
 }
+
+#[test]
+fn f32_fma_is_computed_exactly_through_f64_round_to_odd() {
+    let src = r#"
+kernel @k(%x: buffer<f32>) block_size(1, 1, 1) {
+^entry:
+  %a = buffer.read %x, u32 0 : f32
+  %r = fma %a, %a, %a : f32
+  buffer.write %x, u32 1, %r
+  return
+}
+"#;
+    let out = compile_all_presets(src);
+    let dis = out.disassembly_unoptimized();
+    assert_eq!(count(&dis, "Fma"), 0, "GLSL Fma may be evaluated unfused on Vulkan:\n{dis}");
+    assert_eq!(count(&dis, "OpFConvert"), 4, "three widenings and the final rounding:\n{dis}");
+    assert!(out.features.contains(xir_spirv::Feature::Float64));
+}

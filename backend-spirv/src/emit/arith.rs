@@ -175,6 +175,7 @@ impl Emitter<'_> {
             O::Rsqrt => self.glsl(rt, rid, GLOp::InverseSqrt, &a)?,
             O::Atan2 => self.glsl(rt, rid, GLOp::Atan2, &a)?,
             O::Pow => self.glsl(rt, rid, GLOp::Pow, &a)?,
+            O::Fma if s.bits() < 64 => self.exact_fma(s, &a, rid)?,
             O::Fma => self.glsl(rt, rid, GLOp::Fma, &a)?,
             O::Copysign => self.copysign(s, a[0], a[1], rid)?,
             O::Clz => {
@@ -370,6 +371,55 @@ impl Emitter<'_> {
         let t1 = self.arith(Op::FAdd, ft, None, &[t, one])?; // exact when selected (t < 2^mantissa)
         let mag = self.op(Op::Select, Some(ft), None, ids(&[up, t1, t]))?;
         self.copysign(s, mag, x, rid)
+    }
+
+    /// Correctly rounded `fma` for f16/f32: Vulkan may evaluate GLSL.std.450
+    /// `Fma` unfused, so compute in f64 instead: the product is exact, the sum
+    /// is rounded to odd (TwoSum error, then the odd neighbour), and the final
+    /// conversion rounds to nearest even; 53 >= 2p + 2 bits makes that a
+    /// single correct rounding (Boldo & Melquiond). Inf/NaN pass through.
+    fn exact_fma(&mut self, s: Shape, a: &[Word], rid: Option<Word>) -> EResult<Word> {
+        let ds = s.with_scalar(ScalarKind::Float { bits: 64 });
+        let us = s.with_scalar(ScalarKind::Int { bits: 64, signed: false });
+        let bs = s.with_scalar(ScalarKind::Bool);
+        let (dt, ut, bt, ft) = (self.shape_ty(ds), self.shape_ty(us), self.shape_ty(bs), self.shape_ty(s));
+        let mut w = Vec::new();
+        for &x in a {
+            w.push(self.op(Op::FConvert, Some(dt), None, ids(&[x]))?);
+        }
+        let nc = |e: &mut Self, op: Op, x: Word, y: Word| -> EResult<Word> {
+            let id = e.op(op, Some(dt), None, ids(&[x, y]))?;
+            e.decorate(id, Decoration::NoContraction, &[]);
+            Ok(id)
+        };
+        let p = nc(self, Op::FMul, w[0], w[1])?; // exact
+        let sum = nc(self, Op::FAdd, p, w[2])?;
+        // TwoSum: p + c == sum + err exactly.
+        let bb = nc(self, Op::FSub, sum, p)?;
+        let sb = nc(self, Op::FSub, sum, bb)?;
+        let e1 = nc(self, Op::FSub, p, sb)?;
+        let e2 = nc(self, Op::FSub, w[2], bb)?;
+        let err = nc(self, Op::FAdd, e1, e2)?;
+        let zero = self.float_splat(ds, 0.0);
+        let inexact = self.op(Op::FOrdNotEqual, Some(bt), None, ids(&[err, zero]))?;
+        let bits = self.op(Op::Bitcast, Some(ut), None, ids(&[sum]))?;
+        let one = self.splat(us, 1);
+        let low = self.op(Op::BitwiseAnd, Some(ut), None, ids(&[bits, one]))?;
+        let z64 = self.splat(us, 0);
+        let even = self.op(Op::IEqual, Some(bt), None, ids(&[low, z64]))?;
+        let adjust = self.op(Op::LogicalAnd, Some(bt), None, ids(&[inexact, even]))?;
+        // Toward err: +1 ulp in magnitude when err has the sign of sum, else -1.
+        let e_pos = self.op(Op::FOrdGreaterThan, Some(bt), None, ids(&[err, zero]))?;
+        let sign_bit = self.splat(us, 1u64 << 63);
+        let sbits = self.op(Op::BitwiseAnd, Some(ut), None, ids(&[bits, sign_bit]))?;
+        let s_pos = self.op(Op::IEqual, Some(bt), None, ids(&[sbits, z64]))?;
+        let up = self.op(Op::LogicalEqual, Some(bt), None, ids(&[e_pos, s_pos]))?;
+        let inc = self.op(Op::IAdd, Some(ut), None, ids(&[bits, one]))?;
+        let dec = self.op(Op::ISub, Some(ut), None, ids(&[bits, one]))?;
+        let moved = self.op(Op::Select, Some(ut), None, ids(&[up, inc, dec]))?;
+        let odd_bits = self.op(Op::Select, Some(ut), None, ids(&[adjust, moved, bits]))?;
+        let odd = self.op(Op::Bitcast, Some(dt), None, ids(&[odd_bits]))?;
+        self.op(Op::FConvert, Some(ft), rid, ids(&[odd]))
     }
 
     /// Matrix operations; `None` when `op` is not one.
