@@ -16,6 +16,7 @@ fn every_compiled_corpus_kernel_round_trips_and_runs_from_its_artifact() {
     let dev = device();
     let mut round_trips = 0;
     let mut runs = 0;
+    let (mut bytes_total, mut decode_time) = (0usize, std::time::Duration::ZERO);
     for k in corpus() {
         let module = parse(&k);
         let kid = kernel_id(&module, &k);
@@ -26,7 +27,10 @@ fn every_compiled_corpus_kernel_round_trips_and_runs_from_its_artifact() {
         let art = ShaderArtifact::from_compiled(&legal, lk, &out);
         let bytes = art.encode().unwrap_or_else(|e| panic!("{}: encode: {e}", k.name));
         let req = LoadRequirements::for_kernel(&legal, lk);
+        let t = std::time::Instant::now();
         let back = decode(&bytes, &req, Some(&out.features)).unwrap_or_else(|e| panic!("{}: decode: {e}", k.name));
+        decode_time += t.elapsed();
+        bytes_total += bytes.len();
         assert_eq!(back, art, "{}", k.name);
         assert_eq!(
             SavedArguments::of_kernel(&module, kid),
@@ -46,6 +50,10 @@ fn every_compiled_corpus_kernel_round_trips_and_runs_from_its_artifact() {
         assert_eq!(from_artifact.to_json(), direct.to_json(), "{}", k.name);
         runs += 1;
     }
-    eprintln!("{round_trips} corpus artifacts round-tripped, {runs} ran from their artifact");
+    eprintln!(
+        "{round_trips} corpus artifacts round-tripped ({} bytes on average, decode {:.1} us on average), {runs} ran from their artifact",
+        bytes_total / round_trips.max(1),
+        decode_time.as_secs_f64() * 1e6 / round_trips.max(1) as f64
+    );
     assert!(round_trips >= 20, "only {round_trips} corpus kernels compiled");
 }
