@@ -316,13 +316,28 @@ fn feature_bits_are_pinned() {
     assert_eq!(artifact::features_from_mask(artifact::feature_mask(&s)), Ok(s));
 }
 
+#[test]
+fn an_oversized_file_is_refused_before_it_is_read() {
+    let path = std::env::temp_dir().join(format!("xir-artifact-oversized-{}.xsa", std::process::id()));
+    let f = std::fs::File::create(&path).expect("temp file");
+    f.set_len(artifact::MAX_ARTIFACT_LEN as u64 + 1).expect("sparse length");
+    let r = artifact::read_file(&path);
+    let _ = std::fs::remove_file(&path);
+    assert!(matches!(r, Err(ArtifactError::TooLarge { .. })), "{r:?}");
+    let missing = artifact::read_file(std::path::Path::new("/nonexistent/k.xsa"));
+    assert!(matches!(missing, Err(ArtifactError::Io(_))));
+}
+
 fn fuzz_base() -> &'static Vec<u8> {
     static B: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
     B.get_or_init(|| real().1)
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    // 256 cases by default; PROPTEST_CASES scales it.
+    #![proptest_config(ProptestConfig::with_cases(
+        std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(256)
+    ))]
 
     #[test]
     fn random_bytes_never_panic(b in proptest::collection::vec(any::<u8>(), 0..2048)) {
