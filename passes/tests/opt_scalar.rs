@@ -196,3 +196,93 @@ fn early_cse_merges_addresses_unless_told_not_to() {
     let out = check_exact(src, "early_cse", Some("(cse_addresses: false)"), false, src, &inputs);
     assert!(!out.changed);
 }
+
+const SCCP_IN: &str = r#"kernel @k(%in: buffer<u32>, %out: buffer<u32>) block_size(1, 1, 1) {
+^entry:
+  %x = buffer.read %in, u32 0 : u32
+  %c = lt u32 1, u32 2 : bool
+  cond_br %c, true ^a, false ^b
+^a:
+  br target ^loop
+^b:
+  br target ^loop
+^loop:
+  %p = phi [u32 5, ^a], [%x, ^b], [%p2, ^body] : u32
+  %i = phi [u32 0, ^a], [u32 0, ^b], [%i2, ^body] : u32
+  %more = lt %i, %x : bool
+  cond_br %more, true ^body, false ^exit
+^body:
+  %p2 = mul %p, u32 1 : u32
+  %i2 = add %i, u32 1 : u32
+  br target ^loop
+^exit:
+  %q = add %p, u32 1 : u32
+  buffer.write %out, u32 0, %q
+  buffer.write %out, u32 1, %i
+  return
+}
+"#;
+
+// ^b never runs, so %p is 5 on entry and stays 5 around the loop (p2 = p * 1):
+// SCCP proves it although %p has a non-constant incoming; %i is not constant.
+const SCCP_OUT: &str = r#"kernel @k(%in: buffer<u32>, %out: buffer<u32>) block_size(1, 1, 1) {
+^entry:
+  %x = buffer.read %in, u32 0 : u32
+  cond_br bool true, true ^a, false ^b
+^a:
+  br target ^loop
+^b:
+  br target ^loop
+^loop:
+  %i = phi [u32 0, ^a], [u32 0, ^b], [%i2, ^body] : u32
+  %more = lt %i, %x : bool
+  cond_br %more, true ^body, false ^exit
+^body:
+  %i2 = add %i, u32 1 : u32
+  br target ^loop
+^exit:
+  buffer.write %out, u32 0, u32 6
+  buffer.write %out, u32 1, %i
+  return
+}
+"#;
+
+#[test]
+fn sccp_propagates_through_phis_and_branches() {
+    for n in [0, 3] {
+        let inputs = Inputs::from_json(&format!(r#"{{"args": {{"in": [{n}], "out": [0, 0]}}}}"#)).unwrap();
+        let out = check_exact(SCCP_IN, "sccp", None, false, SCCP_OUT, &inputs);
+        assert_eq!(stat(&out, "constant_values"), "4");
+        assert_eq!(stat(&out, "constant_branches"), "1");
+    }
+    // const_fold alone cannot see it: only the branch condition folds.
+    let mut m = parse(SCCP_IN);
+    run_pass(&mut m, "const_fold", None, false);
+    let text = xir::text::print_module(&m);
+    assert!(text.contains("%q = add %p, u32 1 : u32"), "{text}");
+}
+
+#[test]
+fn sccp_leaves_errors_and_overdefined_values() {
+    let src = r#"kernel @k(%in: buffer<u32>, %out: buffer<u32>) block_size(1, 1, 1) {
+^entry:
+  %x = buffer.read %in, u32 0 : u32
+  %c = lt %x, u32 2 : bool
+  cond_br %c, true ^a, false ^b
+^a:
+  br target ^m
+^b:
+  br target ^m
+^m:
+  %p = phi [u32 5, ^a], [u32 6, ^b] : u32
+  %d = div u32 1, u32 0 : u32
+  %s = add %p, %d : u32
+  buffer.write %out, u32 0, %s
+  return
+}
+"#;
+    let mut m = parse(src);
+    let out = run_pass(&mut m, "sccp", None, false);
+    assert!(!out.changed);
+    assert_eq!(xir::text::print_module(&m), src);
+}

@@ -1,6 +1,6 @@
 //! Optional optimization passes (the reference's optimization catalogue):
 //! the e-graph simplifier (`algebraic_simplify`, rules as data in
-//! `passes/rules/`) and scalar optimizations (`const_fold`, `early_cse`).
+//! `passes/rules/`) and scalar optimizations (`const_fold`, `early_cse`, `sccp`).
 //! None of them is needed for legalization; `pipelines/O1.ron` and
 //! `pipelines/O2.ron` group them.
 
@@ -10,6 +10,7 @@ pub mod algebraic_simplify;
 pub mod const_fold;
 pub mod early_cse;
 pub mod egraph;
+pub mod sccp;
 pub mod util;
 
 /// Register the optimization passes.
@@ -17,4 +18,5 @@ pub fn register(reg: &mut PassRegistry) {
     reg.register(algebraic_simplify::decl());
     reg.register(const_fold::decl());
     reg.register(early_cse::decl());
+    reg.register(sccp::decl());
 }
