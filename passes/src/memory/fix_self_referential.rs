@@ -125,7 +125,16 @@ pub fn fix_function(m: &mut Module, fid: FuncId) -> (usize, usize) {
         let pred: Block = f.inst(p).blocks[slot];
         let ty = f.inst(p).ty;
         let c = identity_copy(m, fid, q, ty, pred);
-        m.func_mut(fid).set_operand(p, slot, c);
+        // Every incoming from the same predecessor must carry the same value
+        // (a conditional branch with both edges into this block gives two).
+        let same_edge: Vec<usize> = {
+            let d = m.func(fid).inst(p);
+            (0..d.operands.len()).filter(|&s| d.blocks[s] == pred && d.operands[s] == q).collect()
+        };
+        for s in same_edge {
+            m.func_mut(fid).set_operand(p, s, c);
+            made.insert((p, s));
+        }
         copies += 1;
     }
     (removed, copies)
