@@ -18,7 +18,13 @@
 //! timed). That first run is also a probe: a pass whose single run exceeds
 //! `XIR_BENCH_LIMIT_S` (default 30 s) is reported as too slow instead of
 //! being sampled, and a size whose predicted prefix cost exceeds the limit
-//! stops there. `XIR_BENCH_SIZES=1000,10000` restricts the sizes.
+//! stops there. `XIR_BENCH_SIZES=1000,10000` restricts the sizes;
+//! `XIR_PIPELINES_DIR` overrides where `spirv-legalize.ron` is found (for
+//! running the built bench binary on another machine).
+//!
+//! `baseline_module_clone` (a copy of the generated module) is the linear,
+//! memory-bound reference: its per-instruction cost grows with size only
+//! through the memory hierarchy.
 //!
 //! The registry is `register_all` plus an unbound `callable_specialization`
 //! hook (a no-op), without the SPIR-V backend, so the bench builds without
@@ -185,6 +191,12 @@ fn bench(c: &mut Criterion) {
         let insts = module.inst_count();
         eprintln!("size {n}: {insts} instructions, generated in {:.2?}", t.elapsed());
         group.throughput(Throughput::Elements(insts as u64));
+        // The memory-bound linear baseline: one copy of the module (every
+        // table walked and allocated once), to tell cache effects at large
+        // sizes from superlinear algorithms.
+        group.bench_with_input(BenchmarkId::new("baseline_module_clone", n), &module, |bch, module| {
+            bch.iter_batched(|| (), |()| module.clone(), BatchSize::PerIteration)
+        });
         let mut cur = module.clone();
         for (k, step) in steps.iter().enumerate() {
             if let Some(predicted) = predict(&probes[k], n) {
