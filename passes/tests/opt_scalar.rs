@@ -286,3 +286,61 @@ fn sccp_leaves_errors_and_overdefined_values() {
     assert!(!out.changed);
     assert_eq!(xir::text::print_module(&m), src);
 }
+
+const DAE_IN: &str = r#"callable @f(%a: u32, %b: u32, %c: ref u32) -> u32 {
+^entry:
+  %r = mul %b, u32 3 : u32
+  return %r
+}
+
+callable @g(%a: u32) -> u32 {
+^entry:
+  return %a
+}
+
+kernel @k(%in: buffer<u32>, %out: buffer<u32>) block_size(1, 1, 1) {
+^entry:
+  %s = alloca : u32
+  %x = buffer.read %in, u32 0 : u32
+  %y = add %x, u32 1 : u32
+  %v = call @f, %y, %x, %s : u32
+  %w = call @g, %v : u32
+  buffer.write %out, u32 0, %w
+  return
+}
+"#;
+
+// @f loses %a and %c (unused) and its calls the matching operands; %b is
+// renumbered; @g uses its only argument; the kernel keeps its signature.
+const DAE_OUT: &str = r#"callable @f(%b: u32) -> u32 {
+^entry:
+  %r = mul %b, u32 3 : u32
+  return %r
+}
+
+callable @g(%a: u32) -> u32 {
+^entry:
+  return %a
+}
+
+kernel @k(%in: buffer<u32>, %out: buffer<u32>) block_size(1, 1, 1) {
+^entry:
+  %s = alloca : u32
+  %x = buffer.read %in, u32 0 : u32
+  %y = add %x, u32 1 : u32
+  %v = call @f, %x : u32
+  %w = call @g, %v : u32
+  buffer.write %out, u32 0, %w
+  return
+}
+"#;
+
+#[test]
+fn dead_arg_elim_drops_unused_arguments_and_call_operands() {
+    let inputs = Inputs::from_json(r#"{"args": {"in": [5], "out": [0]}}"#).unwrap();
+    let out = check_exact(DAE_IN, "dead_arg_elim", None, false, DAE_OUT, &inputs);
+    assert_eq!(stat(&out, "removed_args"), "2");
+    // A second run finds nothing.
+    let mut m = parse(DAE_OUT);
+    assert!(!run_pass(&mut m, "dead_arg_elim", None, false).changed);
+}

@@ -1,6 +1,7 @@
 //! Optional optimization passes (the reference's optimization catalogue):
 //! the e-graph simplifier (`algebraic_simplify`, rules as data in
-//! `passes/rules/`) and scalar optimizations (`const_fold`, `early_cse`, `sccp`).
+//! `passes/rules/`) scalar optimizations (`const_fold`, `early_cse`, `sccp`) and
+//! `dead_arg_elim`.
 //! None of them is needed for legalization; `pipelines/O1.ron` and
 //! `pipelines/O2.ron` group them.
 
@@ -8,6 +9,7 @@ use xir::pass::PassRegistry;
 
 pub mod algebraic_simplify;
 pub mod const_fold;
+pub mod dead_arg_elim;
 pub mod early_cse;
 pub mod egraph;
 pub mod sccp;
@@ -19,4 +21,5 @@ pub fn register(reg: &mut PassRegistry) {
     reg.register(const_fold::decl());
     reg.register(early_cse::decl());
     reg.register(sccp::decl());
+    reg.register(dead_arg_elim::decl());
 }
