@@ -19,9 +19,6 @@ const KNOWN_GAPS: &[(&str, &str)] = &[
     // 2 x mat<f32, 4> value arguments need 160 bytes of push constants; the
     // ABI has no argument-buffer fallback yet.
     ("matmul", "push constants"),
-    // `f32 x * -0.0` must be -0.0, but the module does not request
-    // SignedZeroInfNanPreserve, so the device may drop the sign.
-    ("scalar_widths", "`ou`[9]"),
 ];
 
 /// How far Vulkan may be from the exact interpreter for one output element.
