@@ -41,21 +41,20 @@ impl Device {
         // SAFETY: valid create info; the instance is destroyed in Drop.
         let instance = unsafe { entry.create_instance(&info, None) }
             .map_err(|e| RunError::NoVulkan(format!("vkCreateInstance: {e}")))?;
-        match Self::open(entry, instance) {
-            Ok(d) => Ok(d),
-            Err((instance, e)) => {
-                // SAFETY: nothing else refers to the instance.
-                unsafe { instance.destroy_instance(None) };
-                Err(e)
-            }
-        }
+        Self::open(entry, instance)
     }
 
-    fn open(entry: ash::Entry, instance: ash::Instance) -> Result<Device, (ash::Instance, RunError)> {
+    /// Pick a device and create it; on failure the instance is destroyed here.
+    fn open(entry: ash::Entry, instance: ash::Instance) -> Result<Device, RunError> {
+        let fail = |instance: ash::Instance, e: RunError| {
+            // SAFETY: nothing else refers to the instance.
+            unsafe { instance.destroy_instance(None) };
+            Err(e)
+        };
         // SAFETY: instance is valid.
         let physicals = match unsafe { instance.enumerate_physical_devices() } {
             Ok(p) => p,
-            Err(e) => return Err((instance, RunError::NoVulkan(format!("vkEnumeratePhysicalDevices: {e}")))),
+            Err(e) => return fail(instance, RunError::NoVulkan(format!("vkEnumeratePhysicalDevices: {e}"))),
         };
         let wanted = std::env::var("XIR_VULKAN_DEVICE").ok();
         let mut candidates: Vec<(vk::PhysicalDevice, vk::PhysicalDeviceProperties, u32)> = Vec::new();
@@ -82,7 +81,7 @@ impl Device {
                 Some(w) => format!("no Vulkan device with compute matches XIR_VULKAN_DEVICE={w}"),
                 None => "no Vulkan device with a compute queue".to_string(),
             };
-            return Err((instance, RunError::NoVulkan(msg)));
+            return fail(instance, RunError::NoVulkan(msg));
         };
         let priorities = [1.0f32];
         let queue_info =
@@ -91,7 +90,7 @@ impl Device {
         // SAFETY: physical device and queue family come from this instance.
         let device = match unsafe { instance.create_device(physical, &info, None) } {
             Ok(d) => d,
-            Err(e) => return Err((instance, RunError::NoVulkan(format!("vkCreateDevice: {e}")))),
+            Err(e) => return fail(instance, RunError::NoVulkan(format!("vkCreateDevice: {e}"))),
         };
         // SAFETY: queue 0 of the family we created.
         let queue = unsafe { device.get_device_queue(queue_family, 0) };

@@ -77,13 +77,12 @@ impl Uniformity {
                             div |= divergent_memory[r];
                         }
                     }
-                    Opcode::Store => {
-                        if operand_divergent || in_divergent_block {
-                            if let Some(r) = root_of(inst.operands[0]).and_then(mem_slot) {
-                                changed |= !std::mem::replace(&mut divergent_memory[r], true);
-                            }
+                    Opcode::Store if operand_divergent || in_divergent_block => {
+                        if let Some(r) = root_of(inst.operands[0]).and_then(mem_slot) {
+                            changed |= !std::mem::replace(&mut divergent_memory[r], true);
                         }
                     }
+                    Opcode::Store => {}
                     _ if inst.has(Trait::Atomic) => {
                         div = true;
                         if let Some(r) = inst.operands.first().and_then(|&v| root_of(v)).and_then(mem_slot) {

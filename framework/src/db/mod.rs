@@ -212,6 +212,9 @@ pub fn compiled(db: &dyn Db, f: FunctionSource) -> Result<String, String> {
     Ok(split::split_functions(&printed).into_iter().find(|c| c.name == name).map(|c| c.text).unwrap_or(printed))
 }
 
+/// Each function of the module by name, with its compiled text or failure.
+pub type CompiledFunctions = Vec<(String, Result<String, String>)>;
+
 /// What one `Session::update` did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct UpdateReport {
@@ -259,7 +262,7 @@ impl Session {
 
     /// Feed the whole module text; recompile what changed. Returns the
     /// compiled functions in order and what re-ran.
-    pub fn update(&mut self, text: &str) -> (Vec<(String, Result<String, String>)>, UpdateReport) {
+    pub fn update(&mut self, text: &str) -> (CompiledFunctions, UpdateReport) {
         let chunks = split::split_functions(text);
         let module = match self.module {
             Some(m) => m,
