@@ -82,6 +82,31 @@ fn analyses_are_queries_too() {
     assert!(dom.idom(xir::Block(0)).is_none());
     assert_eq!(s.callees("main").len(), 10);
     assert!(s.callees("leaf5").is_empty());
+    let leaf5 = s.function("leaf5").unwrap();
+    let db = s.db();
+    assert!(xir::db::post_dominators(db, leaf5).is_some());
+    assert!(xir::db::dominance_frontiers(db, leaf5).is_some());
+    assert!(matches!(xir::db::loop_forest(db, leaf5), Some(Ok(_))));
+    assert!(xir::db::uniformity(db, leaf5).is_some());
+    let cg = s.call_graph().unwrap();
+    assert_eq!(cg.sccs.len(), 100);
+    let pos = |n: &str| cg.sccs.iter().position(|c| c.iter().any(|x| x == n)).unwrap();
+    assert!(pos("leaf3") < pos("main"), "callees come first");
+    s.take_executed();
+
+    // A body edit that keeps the calls: the call graph is reused (callees
+    // re-runs, returns the same names, and is backdated).
+    s.update(&module(|i| (i == 4).then(|| leaf(4, "44.0"))));
+    s.call_graph();
+    let executed = s.take_executed();
+    assert_eq!(executed, ["callees(@leaf4)"], "{executed:?}");
+    // Analyses of the edited function re-run; others are reused.
+    let leaf4 = s.function("leaf4").unwrap();
+    let leaf5 = s.function("leaf5").unwrap();
+    xir::db::uniformity(s.db(), leaf4);
+    xir::db::uniformity(s.db(), leaf5);
+    let executed = s.take_executed();
+    assert_eq!(executed, ["uniformity(@leaf4)"], "{executed:?}");
 }
 
 #[test]

@@ -21,8 +21,9 @@ use std::sync::{Arc, Mutex};
 use salsa::Setter;
 
 use crate::{
-    analysis::DomTree,
+    analysis::{Cfg, DomTree, Irreducible, LoopForest, PostDomTree, Uniformity},
     diag::Diagnostic,
+    ir::Block,
     ir::{FuncId, Module},
 };
 
@@ -175,6 +176,74 @@ pub fn dominators(db: &dyn Db, f: FunctionSource) -> Option<DomTree> {
     func.body().map(|_| DomTree::compute(func))
 }
 
+/// The post-dominator tree of one function.
+#[salsa::tracked(returns(ref))]
+pub fn post_dominators(db: &dyn Db, f: FunctionSource) -> Option<PostDomTree> {
+    with_body(db, f, PostDomTree::compute)
+}
+
+/// Dominance frontiers of every block of one function (indexed by block id).
+#[salsa::tracked(returns(ref))]
+pub fn dominance_frontiers(db: &dyn Db, f: FunctionSource) -> Option<Vec<Vec<Block>>> {
+    let dom = dominators(db, f).as_ref()?;
+    with_body(db, f, |func| dom.frontiers(&Cfg::compute(func)))
+}
+
+/// The loop nest of one function, or the irreducible cycle that prevents one.
+#[salsa::tracked(returns(ref))]
+pub fn loop_forest(db: &dyn Db, f: FunctionSource) -> Option<Result<LoopForest, Irreducible>> {
+    let dom = dominators(db, f).as_ref()?;
+    with_body(db, f, |func| LoopForest::compute(&Cfg::compute(func), dom))
+}
+
+/// Which values of one function may differ between the threads of a block.
+#[salsa::tracked(returns(ref))]
+pub fn uniformity(db: &dyn Db, f: FunctionSource) -> Option<Uniformity> {
+    with_body(db, f, Uniformity::of_function)
+}
+
+/// The module's call graph by function name, with its strongly connected
+/// components callee-first (petgraph's Tarjan). Reads only `callees`, so a
+/// body edit that keeps the calls re-runs nothing here.
+#[salsa::tracked(returns(ref))]
+pub fn call_graph(db: &dyn Db, m: SourceModule) -> NamedCallGraph {
+    let names: Vec<String> = m.functions(db).iter().map(|f| f.name(db).clone()).collect();
+    let mut g = petgraph::graph::DiGraph::<usize, ()>::new();
+    let nodes: Vec<_> = (0..names.len()).map(|i| g.add_node(i)).collect();
+    for (i, f) in m.functions(db).iter().enumerate() {
+        for callee in callees(db, *f) {
+            if let Some(j) = names.iter().position(|n| n == callee) {
+                g.add_edge(nodes[i], nodes[j], ());
+            }
+        }
+    }
+    let sccs = petgraph::algo::tarjan_scc(&g)
+        .into_iter()
+        .map(|c| c.into_iter().map(|ix| names[g[ix]].clone()).collect())
+        .collect();
+    NamedCallGraph { sccs }
+}
+
+/// Call-graph SCCs by function name, callees before callers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NamedCallGraph {
+    pub sccs: Vec<Vec<String>>,
+}
+
+impl NamedCallGraph {
+    /// Whether `name` can reach itself through calls (a self-call counts
+    /// only through `callees`; use the SCC size for mutual recursion).
+    pub fn scc_of(&self, name: &str) -> Option<&[String]> {
+        self.sccs.iter().find(|s| s.iter().any(|n| n == name)).map(|s| s.as_slice())
+    }
+}
+
+fn with_body<T>(db: &dyn Db, f: FunctionSource, compute: impl FnOnce(&crate::ir::Function) -> T) -> Option<T> {
+    let parsed = parse_function(db, f);
+    let func = parsed.module.func(parsed.func?);
+    func.body().map(|_| compute(func))
+}
+
 /// Names of the functions `f` calls.
 #[salsa::tracked(returns(ref))]
 pub fn callees(db: &dyn Db, f: FunctionSource) -> Vec<String> {
@@ -296,23 +365,7 @@ impl Session {
         self.log.lock().map(|mut l| l.clear()).ok();
         let results: Vec<(String, Result<String, String>)> =
             new_list.iter().map(|f| (f.name(&self.db).clone(), compiled(&self.db, *f).clone())).collect();
-        let keys: Vec<salsa::DatabaseKeyIndex> = self.log.lock().map(|l| l.clone()).unwrap_or_default();
-        // Render keys as `query(Id(n))` and name the function each is about.
-        let ids: Vec<(String, String)> = new_list
-            .iter()
-            .map(|f| (format!("({:?})", salsa::plumbing::AsId::as_id(f)), f.name(&self.db).clone()))
-            .collect();
-        let executed: Vec<String> = salsa::attach(&self.db, || {
-            keys.iter()
-                .map(|k| {
-                    let raw = format!("{k:?}");
-                    match ids.iter().find(|(id, _)| raw.ends_with(id.as_str())) {
-                        Some((id, name)) => format!("{}(@{name})", &raw[..raw.len() - id.len()]),
-                        None => raw,
-                    }
-                })
-                .collect()
-        });
+        let executed = self.take_executed();
         let recompiled = new_list
             .iter()
             .map(|f| f.name(&self.db).clone())
@@ -327,6 +380,42 @@ impl Session {
         let m = self.module?;
         let f = m.functions(&self.db).iter().copied().find(|f| f.name(&self.db) == name)?;
         dominators(&self.db, f).clone()
+    }
+
+    /// Every query execution since the last `update` or `take_executed`, in
+    /// order, with function inputs named (`parse_function(@leaf7)`); clears
+    /// the log.
+    pub fn take_executed(&mut self) -> Vec<String> {
+        let keys: Vec<salsa::DatabaseKeyIndex> =
+            self.log.lock().map(|mut l| std::mem::take(&mut *l)).unwrap_or_default();
+        let Some(m) = self.module else { return Vec::new() };
+        let ids: Vec<(String, String)> = m
+            .functions(&self.db)
+            .iter()
+            .map(|f| (format!("({:?})", salsa::plumbing::AsId::as_id(f)), f.name(&self.db).clone()))
+            .collect();
+        salsa::attach(&self.db, || {
+            keys.iter()
+                .map(|k| {
+                    let raw = format!("{k:?}");
+                    match ids.iter().find(|(id, _)| raw.ends_with(id.as_str())) {
+                        Some((id, name)) => format!("{}(@{name})", &raw[..raw.len() - id.len()]),
+                        None => raw,
+                    }
+                })
+                .collect()
+        })
+    }
+
+    /// The source input of a function by name.
+    pub fn function(&self, name: &str) -> Option<FunctionSource> {
+        let m = self.module?;
+        m.functions(&self.db).iter().copied().find(|f| f.name(&self.db) == name)
+    }
+
+    /// The module's call graph, through the database.
+    pub fn call_graph(&self) -> Option<NamedCallGraph> {
+        self.module.map(|m| call_graph(&self.db, m).clone())
     }
 
     /// Callees of a function by name, through the database.
