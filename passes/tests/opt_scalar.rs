@@ -344,3 +344,58 @@ fn dead_arg_elim_drops_unused_arguments_and_call_operands() {
     let mut m = parse(DAE_OUT);
     assert!(!run_pass(&mut m, "dead_arg_elim", None, false).changed);
 }
+
+const GVN_IN: &str = r#"kernel @k(%in: buffer<u32>, %out: buffer<u32>) block_size(1, 1, 1) {
+^entry:
+  %x = buffer.read %in, u32 0 : u32
+  %c = lt %x, u32 2 : bool
+  cond_br %c, true ^a, false ^b
+^a:
+  br target ^m
+^b:
+  br target ^m
+^m:
+  %p = phi [%x, ^a], [u32 7, ^b] : u32
+  %q = phi [%x, ^a], [u32 7, ^b] : u32
+  %r = phi [u32 7, ^a], [%x, ^b] : u32
+  %s = add %p, u32 1 : u32
+  %t = add u32 1, %q : u32
+  %u = mul %s, %t : u32
+  %v = add %u, %r : u32
+  buffer.write %out, u32 0, %v
+  return
+}
+"#;
+
+// %q is %p (same incomings), so %t is %s (add commutes); %r differs.
+const GVN_OUT: &str = r#"kernel @k(%in: buffer<u32>, %out: buffer<u32>) block_size(1, 1, 1) {
+^entry:
+  %x = buffer.read %in, u32 0 : u32
+  %c = lt %x, u32 2 : bool
+  cond_br %c, true ^a, false ^b
+^a:
+  br target ^m
+^b:
+  br target ^m
+^m:
+  %p = phi [%x, ^a], [u32 7, ^b] : u32
+  %r = phi [u32 7, ^a], [%x, ^b] : u32
+  %s = add %p, u32 1 : u32
+  %u = mul %s, %s : u32
+  %v = add %u, %r : u32
+  buffer.write %out, u32 0, %v
+  return
+}
+"#;
+
+#[test]
+fn gvn_merges_congruent_phis_and_their_users() {
+    for n in [1, 5] {
+        let inputs = Inputs::from_json(&format!(r#"{{"args": {{"in": [{n}], "out": [0]}}}}"#)).unwrap();
+        let out = check_exact(GVN_IN, "gvn", None, false, GVN_OUT, &inputs);
+        assert_eq!(stat(&out, "removed"), "2");
+    }
+    // early_cse does not merge Phis.
+    let mut m = parse(GVN_IN);
+    assert!(!run_pass(&mut m, "early_cse", None, false).changed);
+}

@@ -71,7 +71,7 @@ impl Pass for EarlyCse {
         for fid in funcs {
             let dom = cx.analyses.dominators(module, fid);
             let entry = module.func(fid).body().expect("has a body");
-            removed += cse_function(module, fid, entry, &dom, &self.opts);
+            removed += cse_function(module, fid, entry, &dom, &self.opts, false);
         }
         let mut out = PassOutcome::changed(removed > 0);
         out.stats.push(("removed".into(), removed.to_string()));
@@ -79,11 +79,17 @@ impl Pass for EarlyCse {
     }
 }
 
-type Key = (Opcode, TypeId, SmallVec<[Value; 3]>, Payload);
+/// Opcode, type, operands, payload; for Phis (gvn only) also the block and
+/// the incoming blocks.
+type Key = (Opcode, TypeId, SmallVec<[Value; 3]>, Payload, Option<(Block, SmallVec<[Block; 3]>)>);
 
-fn key(m: &Module, fid: FuncId, i: Inst, opts: &Options) -> Option<Key> {
+fn key(m: &Module, fid: FuncId, i: Inst, opts: &Options, phis: bool) -> Option<Key> {
     let f = m.func(fid);
     let d = f.inst(i);
+    if d.opcode == Opcode::Phi {
+        let b = d.parent?;
+        return phis.then(|| (d.opcode, d.ty, d.operands.clone(), d.payload.clone(), Some((b, d.blocks.clone()))));
+    }
     let spec = xir_spec::spec().op(d.opcode);
     if !spec.has(Trait::Pure)
         || spec.has(Trait::Convergent)
@@ -91,7 +97,6 @@ fn key(m: &Module, fid: FuncId, i: Inst, opts: &Options) -> Option<Key> {
         || spec.has(Trait::Alloca)
         || !d.blocks.is_empty()
         || d.ty == TypeTable::VOID
-        || d.opcode == Opcode::Phi
     {
         return None;
     }
@@ -99,11 +104,21 @@ fn key(m: &Module, fid: FuncId, i: Inst, opts: &Options) -> Option<Key> {
     if spec.has(Trait::Commutative) && ops.len() == 2 && ops[1] < ops[0] {
         ops.swap(0, 1);
     }
-    Some((d.opcode, d.ty, ops, d.payload.clone()))
+    Some((d.opcode, d.ty, ops, d.payload.clone(), None))
 }
 
 /// Dedup along the dominator tree; returns the number of instructions removed.
-fn cse_function(m: &mut Module, fid: FuncId, entry: Block, dom: &xir::analysis::DomTree, opts: &Options) -> usize {
+///
+/// With `phis`, Phis of one block with the same incomings are merged too
+/// (the `gvn` pass).
+pub(crate) fn cse_function(
+    m: &mut Module,
+    fid: FuncId,
+    entry: Block,
+    dom: &xir::analysis::DomTree,
+    opts: &Options,
+    phis: bool,
+) -> usize {
     let mut table: FxHashMap<Key, Value> = FxHashMap::default();
     let mut removed = 0;
     // (block, keys inserted by it, children visited?)
@@ -119,7 +134,7 @@ fn cse_function(m: &mut Module, fid: FuncId, entry: Block, dom: &xir::analysis::
         let insts = m.func(fid).block(b).insts.clone();
         let mut dead = Vec::new();
         for i in insts {
-            let Some(k) = key(m, fid, i, opts) else { continue };
+            let Some(k) = key(m, fid, i, opts, phis) else { continue };
             match table.get(&k) {
                 Some(&v) => {
                     if super::util::replace_uses_keeping_phis_acyclic(m.func_mut(fid), Value::Inst(i), v) {

@@ -1,6 +1,6 @@
 //! Optional optimization passes (the reference's optimization catalogue):
 //! the e-graph simplifier (`algebraic_simplify`, rules as data in
-//! `passes/rules/`) scalar optimizations (`const_fold`, `early_cse`, `sccp`) and
+//! `passes/rules/`) scalar optimizations (`const_fold`, `early_cse`, `gvn`, `sccp`) and
 //! `dead_arg_elim`.
 //! None of them is needed for legalization; `pipelines/O1.ron` and
 //! `pipelines/O2.ron` group them.
@@ -12,6 +12,7 @@ pub mod const_fold;
 pub mod dead_arg_elim;
 pub mod early_cse;
 pub mod egraph;
+pub mod gvn;
 pub mod sccp;
 pub mod util;
 
@@ -20,6 +21,7 @@ pub fn register(reg: &mut PassRegistry) {
     reg.register(algebraic_simplify::decl());
     reg.register(const_fold::decl());
     reg.register(early_cse::decl());
+    reg.register(gvn::decl());
     reg.register(sccp::decl());
     reg.register(dead_arg_elim::decl());
 }
