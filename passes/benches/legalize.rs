@@ -93,7 +93,7 @@ fn chunk(i: u32) -> Vec<Stmt> {
             ],
         ),
     ];
-    if i % 2 == 0 {
+    if i.is_multiple_of(2) {
         // A do-while loop with an early return.
         s.push(Stmt::DoWhile(
             2,
