@@ -44,7 +44,7 @@ fn each_opt_pass_keeps_results_on_the_corpus() {
     for (name, text, inputs) in corpus() {
         let base = parse(&text);
         let before = interp(&base, &inputs);
-        for pass in ["const_fold", "sccp", "early_cse", "gvn", "algebraic_simplify", "dead_arg_elim"] {
+        for pass in ["const_fold", "sccp", "early_cse", "gvn", "algebraic_simplify", "dead_arg_elim", "div_rem_pairs"] {
             let mut m = base.clone();
             run_pass(&mut m, pass, None, false);
             check_dialect(&m, "xir.structured", &format!("{pass} on {name}"));

@@ -399,3 +399,53 @@ fn gvn_merges_congruent_phis_and_their_users() {
     let mut m = parse(GVN_IN);
     assert!(!run_pass(&mut m, "early_cse", None, false).changed);
 }
+
+const DRP_IN: &str = r#"kernel @k(%in: buffer<i32>, %out: buffer<i32>) block_size(1, 1, 1) {
+^entry:
+  %a = buffer.read %in, u32 0 : i32
+  %b = buffer.read %in, u32 1 : i32
+  %q = div %a, %b : i32
+  %r = mod %a, %b : i32
+  %s = mod %b, %a : i32
+  %f = cast.static %a : f32
+  %g = div %f, f32 2.0 : f32
+  %h = mod %f, f32 2.0 : f32
+  %hi = cast.static %h : i32
+  %t = add %q, %r : i32
+  %u = add %t, %s : i32
+  %v = add %u, %hi : i32
+  buffer.write %out, u32 0, %v
+  return
+}
+"#;
+
+// Only the integer mod with a dominating div of the same operands changes.
+const DRP_OUT: &str = r#"kernel @k(%in: buffer<i32>, %out: buffer<i32>) block_size(1, 1, 1) {
+^entry:
+  %a = buffer.read %in, u32 0 : i32
+  %b = buffer.read %in, u32 1 : i32
+  %q = div %a, %b : i32
+  %0 = mul %q, %b : i32
+  %r = sub %a, %0 : i32
+  %s = mod %b, %a : i32
+  %f = cast.static %a : f32
+  %g = div %f, f32 2.0 : f32
+  %h = mod %f, f32 2.0 : f32
+  %hi = cast.static %h : i32
+  %t = add %q, %r : i32
+  %u = add %t, %s : i32
+  %v = add %u, %hi : i32
+  buffer.write %out, u32 0, %v
+  return
+}
+"#;
+
+#[test]
+fn div_rem_pairs_reuses_the_quotient_exactly() {
+    // Wrap-around (MIN / -1) and negative operands included.
+    for (a, b) in [(17, 5), (-17, 5), (17, -5), (-2147483648, -1), (5, -2147483648)] {
+        let inputs = Inputs::from_json(&format!(r#"{{"args": {{"in": [{a}, {b}], "out": [0]}}}}"#)).unwrap();
+        let out = check_exact(DRP_IN, "div_rem_pairs", None, false, DRP_OUT, &inputs);
+        assert_eq!(stat(&out, "pairs"), "1");
+    }
+}
