@@ -24,7 +24,6 @@
 mod arith;
 mod exec;
 mod fold;
-mod fold;
 mod io;
 mod memory;
 mod ops;
@@ -39,8 +38,6 @@ use crate::diag::Diagnostic;
 use crate::ir::{ArgKind, Block, FuncId, FunctionKind, Inst, Module, Span, Type};
 
 pub use io::{buffer_from_host_bytes, buffer_to_host_bytes, close, Inputs, Mismatch, Outputs};
-
-pub use fold::fold_scalar;
 
 pub use fold::fold_scalar;
 
