@@ -86,7 +86,42 @@ impl Device {
         let priorities = [1.0f32];
         let queue_info =
             [vk::DeviceQueueCreateInfo::default().queue_family_index(queue_family).queue_priorities(&priorities)];
-        let info = vk::DeviceCreateInfo::default().queue_create_infos(&queue_info);
+        // Enable every optional shader feature the device supports (narrow
+        // and wide arithmetic, 8/16-bit storage, 64-bit atomics, ...): a
+        // kernel declaring a capability whose feature is not enabled has
+        // undefined behaviour (seen: f16 conversions skipped on NVIDIA).
+        // Each bit is enabled independently; robust buffer access stays off
+        // so out-of-bounds behaviour is not silently changed.
+        let mut v11 = vk::PhysicalDeviceVulkan11Features::default();
+        let mut v12 = vk::PhysicalDeviceVulkan12Features::default();
+        let mut query = vk::PhysicalDeviceFeatures2::default().push_next(&mut v11).push_next(&mut v12);
+        // SAFETY: Vulkan 1.2 query with a valid chain.
+        unsafe { instance.get_physical_device_features2(physical, &mut query) };
+        let mut core = query.features;
+        core.robust_buffer_access = vk::FALSE;
+        let v11 = vk::PhysicalDeviceVulkan11Features {
+            storage_buffer16_bit_access: v11.storage_buffer16_bit_access,
+            uniform_and_storage_buffer16_bit_access: v11.uniform_and_storage_buffer16_bit_access,
+            storage_push_constant16: v11.storage_push_constant16,
+            variable_pointers_storage_buffer: v11.variable_pointers_storage_buffer,
+            variable_pointers: v11.variable_pointers,
+            ..Default::default()
+        };
+        let v12 = vk::PhysicalDeviceVulkan12Features {
+            storage_buffer8_bit_access: v12.storage_buffer8_bit_access,
+            uniform_and_storage_buffer8_bit_access: v12.uniform_and_storage_buffer8_bit_access,
+            storage_push_constant8: v12.storage_push_constant8,
+            shader_buffer_int64_atomics: v12.shader_buffer_int64_atomics,
+            shader_shared_int64_atomics: v12.shader_shared_int64_atomics,
+            shader_float16: v12.shader_float16,
+            shader_int8: v12.shader_int8,
+            vulkan_memory_model: v12.vulkan_memory_model,
+            vulkan_memory_model_device_scope: v12.vulkan_memory_model_device_scope,
+            ..Default::default()
+        };
+        let (mut v11, mut v12) = (v11, v12);
+        let mut enabled = vk::PhysicalDeviceFeatures2::default().features(core).push_next(&mut v11).push_next(&mut v12);
+        let info = vk::DeviceCreateInfo::default().queue_create_infos(&queue_info).push_next(&mut enabled);
         // SAFETY: physical device and queue family come from this instance.
         let device = match unsafe { instance.create_device(physical, &info, None) } {
             Ok(d) => d,
