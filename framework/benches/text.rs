@@ -119,6 +119,7 @@ fn bench(c: &mut Criterion) {
             b.iter(|| parse_module(src, "bench.xir").expect("generated text parses"))
         });
         g.bench_with_input(BenchmarkId::new("print", n), &m, |b, m| b.iter(|| print_module(m)));
+        g.bench_with_input(BenchmarkId::new("verify", n), &m, |b, m| b.iter(|| xir::verify::verify_module(m)));
     }
     g.finish();
 }
@@ -144,28 +145,33 @@ fn best_ns(runs: usize, mut f: impl FnMut()) -> f64 {
 
 /// The table for BENCHMARKS.md: time and heap per instruction.
 fn summary() {
-    println!("| instructions | text bytes/inst | parse ns/inst | print ns/inst | parse peak heap B/inst | parsed module B/inst | print peak heap B/inst |");
-    println!("|---:|---:|---:|---:|---:|---:|---:|");
+    println!("| instructions | text bytes/inst | parse ns/inst | print ns/inst | verify ns/inst | parse peak heap B/inst | parsed module B/inst | print peak heap B/inst | verify peak heap B/inst |");
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for n in [10_000usize, 100_000, 1_000_000] {
         let m = generate(n);
         let count = m.inst_count();
         let src = print_module(&m);
         let (parsed, parse_peak, kept) = measure(|| parse_module(&src, "bench.xir").expect("parses"));
         let ((), print_peak, _) = measure(|| drop(print_module(&m)));
+        let (diags, verify_peak, _) = measure(|| xir::verify::verify_module(&m));
+        assert!(diags.is_empty(), "the generated module verifies");
         assert_eq!(print_module(&parsed), src, "round trip");
         drop(parsed);
         let runs = if n >= 1_000_000 { 3 } else { 10 };
         let parse_ns = best_ns(runs, || drop(parse_module(&src, "bench.xir")));
         let print_ns = best_ns(runs, || drop(print_module(&m)));
+        let verify_ns = best_ns(runs, || drop(xir::verify::verify_module(&m)));
         let per = |x: f64| x / count as f64;
         println!(
-            "| {count} | {:.1} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} |",
+            "| {count} | {:.1} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} |",
             per(src.len() as f64),
             per(parse_ns),
             per(print_ns),
+            per(verify_ns),
             per(parse_peak as f64),
             per(kept as f64),
             per(print_peak as f64),
+            per(verify_peak as f64),
         );
     }
 }
