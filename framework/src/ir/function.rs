@@ -445,9 +445,4 @@ impl Function {
             }
         }
     }
-
-    /// Raw tables, for the JSON reader's id-validity check.
-    pub(crate) fn raw_parts(&self) -> (&[BlockData], &[InstData], &[Block]) {
-        (&self.blocks, &self.insts, &self.layout)
-    }
 }
