@@ -21,11 +21,11 @@
 //! Preserves: CFG, dominators, frontiers, loops, call graph (only loads are
 //! added and removed).
 
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Deserialize;
 use xir::analysis::{ArgumentUsage, CallGraph};
 use xir::pass::{AnalysisKind, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};
-use xir::{ArgKind, FuncId, Function, FunctionKind, Inst, Metadata, Module, Opcode, Trait, Value};
+use xir::{ArgKind, FuncId, Function, FunctionKind, Inst, Metadata, Module, Opcode, Trait, Use, Value};
 
 use super::util;
 
@@ -179,6 +179,10 @@ pub fn rewrite(m: &mut Module, promoted: &FxHashSet<(FuncId, usize)>) {
     for fid in util::defined_functions(m) {
         let f = m.func_mut(fid);
         let calls: Vec<Inst> = f.all_insts().filter(|&(_, i)| f.inst(i).opcode == Opcode::Call).map(|p| p.1).collect();
+        // Retargets are batched per passed value: one pass over each use
+        // list instead of a scan per call site (which was quadratic when a
+        // kernel passes one local to many calls).
+        let mut retarget: FxHashMap<Value, Vec<(Use, Value)>> = FxHashMap::default();
         for c in calls {
             let Value::Func(g) = f.inst(c).operands[0] else { continue };
             for slot in 1..f.inst(c).operands.len() {
@@ -194,8 +198,11 @@ pub fn rewrite(m: &mut Module, promoted: &FxHashSet<(FuncId, usize)>) {
                 let Some(ty) = util::local_type(f, o) else { continue };
                 let load = util::make(f, Opcode::Load, ty, &[o], Metadata::default());
                 util::insert_before(f, c, load);
-                f.set_operand(c, slot, Value::Inst(load));
+                retarget.entry(o).or_default().push((Use { user: c, index: slot as u32 }, Value::Inst(load)));
             }
+        }
+        for (old, repl) in retarget {
+            f.replace_uses(old, &repl);
         }
     }
     for &(fid, k) in promoted {
