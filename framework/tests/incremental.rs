@@ -122,3 +122,56 @@ fn a_parse_error_is_reported_in_file_coordinates() {
     // leaf2 starts on line 13 (two 6-line leaves before it); the bad opcode is its third line.
     assert!(err.contains("m.xir:15:"), "{err}");
 }
+
+const CALLS: &str = r#"callable @leaf(%p: ref f32, %q: ref f32, %x: f32) -> void {
+^entry:
+  %v = load %q : f32
+  %w = add %v, %x : f32
+  store %p, %w
+  return
+}
+
+callable @even(%p: ref f32, %n: u32) -> void {
+^entry:
+  %z = eq %n, u32 0 : bool
+  cond_br %z, true ^done, false ^rec
+^rec:
+  %m = sub %n, u32 1 : u32
+  call @odd, %p, %m
+  br target ^done
+^done:
+  return
+}
+
+callable @odd(%p: ref f32, %n: u32) -> void {
+^entry:
+  %v = load %p : f32
+  call @even, %p, %n
+  return
+}
+
+extern @ext(%p: ref f32) -> void
+
+callable @mid(%a: ref f32, %b: ref f32, %unused: ref f32, %e: ref f32) -> void {
+^entry:
+  call @leaf, %a, %b, f32 1.0
+  call @ext, %e
+  return
+}
+"#;
+
+#[test]
+fn argument_usage_is_a_query_that_agrees_with_the_whole_module_analysis() {
+    let mut s = Session::new("m.xir", "identity", None);
+    s.update(CALLS);
+    let by_query = s.argument_usage().unwrap();
+    let whole = xir::text::parse_module(CALLS, "m.xir").unwrap();
+    let direct = xir::analysis::ArgumentUsage::compute(&whole);
+    for f in whole.func_ids() {
+        let name = &whole.func(f).name;
+        assert_eq!(by_query[name], direct.usage[f.index()], "@{name}");
+    }
+    use xir::analysis::Usage;
+    assert_eq!(by_query["mid"], [Usage::WRITE, Usage::READ, Usage::NONE, Usage::READ_WRITE]);
+    assert_eq!(by_query["even"], [Usage::READ, Usage::READ]);
+}

@@ -81,6 +81,13 @@ impl ArgumentUsage {
 
 /// Usage of `f`'s arguments given the current usage of its callees.
 fn local_usage(f: &Function, callee_usage: &[Vec<Usage>]) -> Vec<Usage> {
+    usage_with(f, |callee, k| callee_usage.get(callee.index()).and_then(|c| c.get(k)).copied())
+}
+
+/// Usage of `f`'s arguments given `callee(g, k)`, the usage of argument `k`
+/// of callee `g` (`None`: unknown, taken as read-write). The incremental
+/// database uses this with callees looked up by name.
+pub fn usage_with(f: &Function, callee: impl Fn(FuncId, usize) -> Option<Usage>) -> Vec<Usage> {
     let mut out = vec![Usage::NONE; f.args.len()];
     // Which argument (if any) each lvalue-producing instruction derives from.
     let mut root: Vec<Option<usize>> = vec![None; f.inst_capacity()];
@@ -117,13 +124,9 @@ fn local_usage(f: &Function, callee_usage: &[Vec<Usage>]) -> Vec<Usage> {
                 mark(&root, &mut out, inst.operands[1], Usage::READ);
             }
             Opcode::Call => {
-                if let Some(Value::Func(callee)) = inst.operands.first() {
+                if let Some(Value::Func(callee_id)) = inst.operands.first() {
                     for (k, &v) in inst.operands.iter().skip(1).enumerate() {
-                        let u = callee_usage
-                            .get(callee.index())
-                            .and_then(|c| c.get(k))
-                            .copied()
-                            .unwrap_or(Usage::READ_WRITE);
+                        let u = callee(*callee_id, k).unwrap_or(Usage::READ_WRITE);
                         // A value argument passed on is read here regardless.
                         let u = if root_of(&root, v).is_some_and(|a| f.args[a].kind == crate::ir::ArgKind::Value) {
                             Usage::READ

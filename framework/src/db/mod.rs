@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex};
 use salsa::Setter;
 
 use crate::{
-    analysis::{Cfg, DomTree, Irreducible, LoopForest, PostDomTree, Uniformity},
+    analysis::{arg_usage::usage_with, Cfg, DomTree, Irreducible, LoopForest, PostDomTree, Uniformity, Usage},
     diag::Diagnostic,
     ir::Block,
     ir::{FuncId, Module},
@@ -224,6 +224,48 @@ pub fn call_graph(db: &dyn Db, m: SourceModule) -> NamedCallGraph {
     NamedCallGraph { sccs }
 }
 
+/// Fixed-point argument usage of every function, by name: each call-graph
+/// SCC (callee-first) iterates to a fixed point on the functions' own parses,
+/// with callees' usage looked up by name. External declarations read and
+/// write every argument.
+#[salsa::tracked(returns(ref))]
+pub fn argument_usage(db: &dyn Db, m: SourceModule) -> std::collections::BTreeMap<String, Vec<Usage>> {
+    let mut usage: std::collections::BTreeMap<String, Vec<Usage>> = std::collections::BTreeMap::new();
+    let by_name: Vec<(String, FunctionSource)> = m.functions(db).iter().map(|f| (f.name(db).clone(), *f)).collect();
+    for scc in &call_graph(db, m).sccs {
+        loop {
+            let mut changed = false;
+            for name in scc {
+                let Some((_, f)) = by_name.iter().find(|(n, _)| n == name) else { continue };
+                let parsed = parse_function(db, *f);
+                let Some(id) = parsed.func else { continue };
+                let func = parsed.module.func(id);
+                let new = if func.is_external() {
+                    vec![Usage::READ_WRITE; func.args.len()]
+                } else {
+                    usage_with(func, |g, k| {
+                        let callee = parsed.module.func(g);
+                        match usage.get(&callee.name) {
+                            Some(u) => u.get(k).copied(),
+                            // Not computed yet: a callee in this SCC starts unused.
+                            None if scc.contains(&callee.name) => Some(Usage::NONE),
+                            None => None,
+                        }
+                    })
+                };
+                if usage.get(name) != Some(&new) {
+                    usage.insert(name.clone(), new);
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+    }
+    usage
+}
+
 /// Call-graph SCCs by function name, callees before callers.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NamedCallGraph {
@@ -411,6 +453,11 @@ impl Session {
     pub fn function(&self, name: &str) -> Option<FunctionSource> {
         let m = self.module?;
         m.functions(&self.db).iter().copied().find(|f| f.name(&self.db) == name)
+    }
+
+    /// Fixed-point argument usage by function name, through the database.
+    pub fn argument_usage(&self) -> Option<std::collections::BTreeMap<String, Vec<Usage>>> {
+        self.module.map(|m| argument_usage(&self.db, m).clone())
     }
 
     /// The module's call graph, through the database.
