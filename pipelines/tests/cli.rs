@@ -330,3 +330,25 @@ fn a_false_preserves_claim_is_an_error_in_debug_builds() {
         );
     }
 }
+
+#[test]
+fn then_recompiles_only_the_edited_function_and_reports_reuse() {
+    let dir = scratch("then");
+    let original = std::fs::read_to_string(corpus("callables.xir")).unwrap();
+    let edited =
+        original.replacen("  %r = mul %x, %x : f32", "  %dead = add %x, f32 1.0 : f32\n  %r = mul %x, %x : f32", 1);
+    assert_ne!(original, edited, "the fixture edit applies");
+    let a = write(&dir, "a.xir", &original);
+    let b = write(&dir, "b.xir", &edited);
+    let out = dir.join("out.xir");
+    let o = xir_opt(&[&a, "--pipeline", "cleanup", "--then", &b, "--then", &b, "-o", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("a.xir: recompiled 4 of 4 functions, reused 0"), "{err}");
+    assert!(err.contains("b.xir: recompiled 1 of 4 functions, reused 3 (square)"), "{err}");
+    assert!(err.contains("b.xir: recompiled 0 of 4 functions, reused 4"), "{err}");
+    let text = std::fs::read_to_string(out).unwrap();
+    assert!(text.contains("callable @square") && !text.contains("%dead"), "cleanup ran on the edit: {text}");
+    // Without a pipeline it is a usage error.
+    assert_eq!(xir_opt(&[&a, "--then", &b]).status.code(), Some(2));
+}
