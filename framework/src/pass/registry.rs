@@ -114,6 +114,12 @@ impl PassRegistry {
     }
 }
 
+/// The options of a pass that takes none: absent or `()` in RON; any
+/// field is an unknown-option error.
+#[derive(Clone, Copy, Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoOptions {}
+
 /// Deserialize options for a pass: `None` gives the defaults.
 pub fn options_from_ron<T: serde::de::DeserializeOwned + Default>(v: Option<&ron::Value>) -> Result<T, String> {
     match v {

@@ -34,16 +34,12 @@ const INFO: PassInfo = PassInfo {
 
 pub struct Sccp;
 
-#[derive(Default, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct NoOptions {}
-
 pub fn decl() -> PassDecl {
     PassDecl {
         info: INFO,
         options: &[],
         create: |v| {
-            xir::pass::options_from_ron::<NoOptions>(v)?;
+            xir::pass::options_from_ron::<xir::pass::NoOptions>(v)?;
             Ok(Box::new(Sccp))
         },
     }
