@@ -2,12 +2,14 @@
 //! IR; `db` memoizes them in salsa across edits, and the pass manager caches
 //! them within one pipeline run.
 
+pub mod alias;
 pub mod arg_usage;
 pub mod callgraph;
 pub mod cfg;
 pub mod dom;
 pub mod loops;
 pub mod postdom;
+pub mod scev;
 pub mod uniformity;
 
 pub use arg_usage::{ArgumentUsage, Usage};

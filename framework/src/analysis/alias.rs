@@ -1,0 +1,1 @@
+//! Alias analysis: may / must alias between memory addresses.

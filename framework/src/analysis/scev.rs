@@ -1,0 +1,1 @@
+//! Scalar evolution: closed forms of loop induction values (add recurrences).
