@@ -1,1 +1,385 @@
-//! Alias analysis: may / must alias between memory addresses.
+//! Alias analysis: may / must / no alias between the memory locations of one
+//! function, and which instructions may read or write a location (mod/ref).
+//!
+//! Every location is decomposed into a *root* and an index *path*:
+//! - `alloca` (thread-private) and `alloca.shared` (workgroup) roots are
+//!   distinct objects; a reference argument is an object of the caller;
+//!   a typed buffer element is `buffer` root + `[index]`;
+//! - `gep` appends its indices to its base's path (chains are followed);
+//! - atomics add their index operands to their base; `buffer.read` /
+//!   `buffer.write` address element `index` of the buffer.
+//!
+//! Rules, in order:
+//! 1. two locations with the same root compare their paths position by
+//!    position: two constants that differ, or two different struct members,
+//!    make them disjoint (`NoAlias`); equal paths (same constants or the same
+//!    SSA index values) `MustAlias`; a path that is a prefix of the other
+//!    (one location contains the other) or any undecidable position
+//!    (`%i` against `2`) `MayAlias`;
+//! 2. distinct allocas never alias each other, nor anything else: a local or
+//!    shared slot of this function is not reachable from its arguments or
+//!    from a buffer (XIR has no pointer casts and no address-taking other
+//!    than `gep` and by-reference call arguments);
+//! 3. reference arguments may alias each other, and a shared slot, when one
+//!    location's type contains the other's (XIR objects are typed: two
+//!    overlapping objects are one and the same or one is a subobject of the
+//!    other); otherwise `NoAlias`;
+//! 4. elements of two different buffer values `MayAlias` (one resource may be
+//!    bound to two arguments); buffers never alias slots or references;
+//! 5. anything undecomposable `MayAlias`.
+//!
+//! `MustAlias` through equal SSA index values holds for accesses evaluated
+//! with the same dynamic instance of those values, which is always the case
+//! for two accesses of one block execution (the passes that use it are
+//! block-local).
+//!
+//! Mod/ref (`mod_ref`) treats memory other threads can see (shared slots,
+//! buffers, reference arguments, which may point at a caller's shared slot)
+//! conservatively: a barrier, an atomic, a call or any other side effect may
+//! read and write all of it. Thread-private slots are touched only by the
+//! instructions that name them (loads, stores, atomics, calls they are
+//! passed to, and any other instruction with a may-aliasing lvalue operand).
+
+use rustc_hash::{FxHashMap, FxHashSet};
+use smallvec::SmallVec;
+use xir_spec::Trait;
+
+use crate::ir::{ArgKind, FuncId, Function, Inst, Module, Opcode, Type, TypeId, TypeTable, Value};
+
+/// The answer to an alias query.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum AliasResult {
+    /// The locations never overlap.
+    NoAlias,
+    /// They may overlap (or one may contain the other).
+    MayAlias,
+    /// They are exactly the same location.
+    MustAlias,
+}
+
+/// The object a location lies in.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Root {
+    /// A function-local `alloca`: private to the thread.
+    Local(Inst),
+    /// An `alloca.shared`: one per workgroup.
+    Shared(Inst),
+    /// A reference argument: an object of the caller.
+    RefArg(u32),
+    /// The elements of a typed buffer value (argument or other value).
+    Buffer(Value),
+    /// Not decomposable (malformed or unusual IR).
+    Unknown(Value),
+}
+
+impl Root {
+    /// Whether only this thread can read or write the object.
+    pub fn is_thread_private(self) -> bool {
+        matches!(self, Root::Local(_))
+    }
+}
+
+/// One step of a location's path.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum PathIndex {
+    /// A constant index (struct member, lane, element).
+    Const(i128),
+    /// A run-time index: the SSA value computing it.
+    Dynamic(Value),
+}
+
+/// A memory location: a root object and the index path inside it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Location {
+    pub root: Root,
+    pub path: SmallVec<[PathIndex; 4]>,
+    /// The type of the location's contents.
+    pub ty: TypeId,
+}
+
+impl Location {
+    /// Whether every index of the path is a constant.
+    pub fn is_constant(&self) -> bool {
+        self.path.iter().all(|p| matches!(p, PathIndex::Const(_)))
+    }
+}
+
+/// What an instruction may do to a location.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct ModRef {
+    /// It may read the location.
+    pub reads: bool,
+    /// It may write the location.
+    pub writes: bool,
+}
+
+impl ModRef {
+    pub const NONE: ModRef = ModRef { reads: false, writes: false };
+    pub const BOTH: ModRef = ModRef { reads: true, writes: true };
+}
+
+/// Alias facts of one function: the location of every address and every
+/// memory access, with what the queries need precomputed (so a query needs
+/// neither the module nor the function).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AliasAnalysis {
+    /// Per instruction: the address it computes (lvalues) or the location it
+    /// accesses (loads, stores, buffer element accesses, atomics).
+    insts: Vec<Option<Location>>,
+    /// Per argument: the location of a reference argument.
+    args: Vec<Option<Location>>,
+    /// Ordered type pairs `(outer, inner)` where `inner` is `outer` or one of
+    /// its (transitive) members, over the types of this function's locations.
+    contains: FxHashSet<(TypeId, TypeId)>,
+}
+
+impl AliasAnalysis {
+    pub fn compute(m: &Module, f: FuncId) -> AliasAnalysis {
+        Self::of_function(m, m.func(f))
+    }
+
+    pub fn of_function(m: &Module, f: &Function) -> AliasAnalysis {
+        let mut args = vec![None; f.args.len()];
+        for (k, a) in f.args.iter().enumerate() {
+            if a.kind == ArgKind::Reference {
+                args[k] = Some(Location { root: Root::RefArg(k as u32), path: SmallVec::new(), ty: a.ty });
+            }
+        }
+        let mut aa = AliasAnalysis { insts: vec![None; f.inst_capacity()], args, contains: FxHashSet::default() };
+        // Layout order defines gep bases first in verified code; a second
+        // round covers forward references in unusual layouts.
+        for _ in 0..2 {
+            for (_, i) in f.all_insts() {
+                aa.insts[i.index()] = aa.decompose(m, f, i);
+            }
+        }
+        let mut types: Vec<TypeId> = aa.insts.iter().chain(&aa.args).flatten().map(|l| l.ty).collect();
+        types.sort();
+        types.dedup();
+        let mut memo = FxHashMap::default();
+        for &a in &types {
+            for &b in &types {
+                if type_contains(&m.types, a, b, &mut memo) {
+                    aa.contains.insert((a, b));
+                }
+            }
+        }
+        aa
+    }
+
+    fn decompose(&self, m: &Module, f: &Function, i: Inst) -> Option<Location> {
+        let d = f.inst(i);
+        let index = |v: Value| match m.const_int_value(v) {
+            Some(c) => PathIndex::Const(c),
+            None => PathIndex::Dynamic(v),
+        };
+        match d.opcode {
+            Opcode::Alloca => Some(Location { root: Root::Local(i), path: SmallVec::new(), ty: d.ty }),
+            Opcode::AllocaShared => Some(Location { root: Root::Shared(i), path: SmallVec::new(), ty: d.ty }),
+            Opcode::Gep => {
+                let mut loc = self.address(f, *d.operands.first()?);
+                loc.path.extend(d.operands[1..].iter().map(|&v| index(v)));
+                loc.ty = d.ty;
+                Some(loc)
+            }
+            Opcode::Load => Some(self.address(f, *d.operands.first()?)),
+            Opcode::Store => {
+                let mut loc = self.address(f, *d.operands.first()?);
+                if let Some(&v) = d.operands.get(1) {
+                    loc.ty = f.value_type(m, v);
+                }
+                Some(loc)
+            }
+            Opcode::BufferRead | Opcode::BufferWrite => {
+                let (&buf, &ix) = (d.operands.first()?, d.operands.get(1)?);
+                let ty = match d.opcode {
+                    Opcode::BufferRead => d.ty,
+                    _ => f.value_type(m, *d.operands.get(2)?),
+                };
+                Some(Location { root: Root::Buffer(buf), path: SmallVec::from_slice(&[index(ix)]), ty })
+            }
+            _ if d.has(Trait::Atomic) => {
+                let base = *d.operands.first()?;
+                let n = xir_spec::spec().op(d.opcode).spec.operands.len();
+                let indices = d.operands.get(n..).unwrap_or(&[]);
+                let mut loc = if f.is_lvalue(base) {
+                    self.address(f, base)
+                } else {
+                    Location { root: Root::Buffer(base), path: SmallVec::new(), ty: TypeTable::VOID }
+                };
+                loc.path.extend(indices.iter().map(|&v| index(v)));
+                loc.ty = d.ty;
+                Some(loc)
+            }
+            _ => None,
+        }
+    }
+
+    /// The location an address value designates (`Unknown` if it is not one).
+    fn address(&self, f: &Function, v: Value) -> Location {
+        let known = match v {
+            Value::Inst(i) if f.is_lvalue(v) => self.insts.get(i.index()).cloned().flatten(),
+            Value::Arg(a) => self.args.get(a as usize).cloned().flatten(),
+            _ => None,
+        };
+        known.unwrap_or(Location { root: Root::Unknown(v), path: SmallVec::new(), ty: TypeTable::VOID })
+    }
+
+    /// The location an address value (alloca, gep, reference argument)
+    /// designates.
+    pub fn location(&self, v: Value) -> Option<&Location> {
+        match v {
+            Value::Inst(i) => self.insts.get(i.index())?.as_ref(),
+            Value::Arg(a) => self.args.get(a as usize)?.as_ref(),
+            _ => None,
+        }
+    }
+
+    /// The location a memory instruction accesses (load, store,
+    /// buffer.read / buffer.write, atomic) or an address instruction
+    /// designates.
+    pub fn access(&self, i: Inst) -> Option<&Location> {
+        self.insts.get(i.index())?.as_ref()
+    }
+
+    /// Alias between two address values.
+    pub fn alias(&self, a: Value, b: Value) -> AliasResult {
+        match (self.location(a), self.location(b)) {
+            (Some(x), Some(y)) => self.alias_locations(x, y),
+            _ if a == b => AliasResult::MustAlias,
+            _ => AliasResult::MayAlias,
+        }
+    }
+
+    /// Alias between two locations.
+    pub fn alias_locations(&self, a: &Location, b: &Location) -> AliasResult {
+        use AliasResult::*;
+        if a.root == b.root {
+            return compare_paths(&a.path, &b.path);
+        }
+        match (a.root, b.root) {
+            (Root::Unknown(_), _) | (_, Root::Unknown(_)) => MayAlias,
+            (Root::Local(_), _) | (_, Root::Local(_)) => NoAlias,
+            (Root::Buffer(_), Root::Buffer(_)) => MayAlias,
+            (Root::Buffer(_), _) | (_, Root::Buffer(_)) => NoAlias,
+            (Root::Shared(_), Root::Shared(_)) => NoAlias,
+            // Reference arguments (and a shared slot a caller may pass):
+            // overlap needs one type to contain the other.
+            _ if self.overlap_types(a.ty, b.ty) => MayAlias,
+            _ => NoAlias,
+        }
+    }
+
+    fn overlap_types(&self, a: TypeId, b: TypeId) -> bool {
+        self.contains.contains(&(a, b)) || self.contains.contains(&(b, a))
+    }
+
+    /// If `inner` lies inside `outer` at a constant offset path, the path
+    /// from `outer` to `inner` (empty when they are the same location).
+    pub fn sub_path(&self, outer: &Location, inner: &Location) -> Option<SmallVec<[i128; 4]>> {
+        if outer.root != inner.root || inner.path.len() < outer.path.len() {
+            return None;
+        }
+        if compare_paths(&outer.path, &inner.path[..outer.path.len()]) != AliasResult::MustAlias {
+            return None;
+        }
+        inner.path[outer.path.len()..]
+            .iter()
+            .map(|p| match p {
+                PathIndex::Const(c) => Some(*c),
+                PathIndex::Dynamic(_) => None,
+            })
+            .collect()
+    }
+
+    /// What instruction `i` of `f` may do to location `loc`.
+    pub fn mod_ref(&self, f: &Function, i: Inst, loc: &Location) -> ModRef {
+        let d = f.inst(i);
+        let overlaps = |j: Inst| self.access(j).is_none_or(|l| self.alias_locations(l, loc) != AliasResult::NoAlias);
+        let private = loc.root.is_thread_private();
+        match d.opcode {
+            Opcode::Load | Opcode::BufferRead => ModRef { reads: overlaps(i), writes: false },
+            Opcode::Store | Opcode::BufferWrite => ModRef { reads: false, writes: overlaps(i) },
+            // Atomics synchronize with other threads: everything they can
+            // see may have changed (or be read by them after it).
+            _ if d.has(Trait::Atomic) => {
+                if !private || overlaps(i) {
+                    ModRef::BOTH
+                } else {
+                    ModRef::NONE
+                }
+            }
+            _ if d.has(Trait::Call) => {
+                // A callee reaches this thread's slots only through the
+                // addresses it is passed.
+                if !private || self.operands_reach(f, i, loc) {
+                    ModRef::BOTH
+                } else {
+                    ModRef::NONE
+                }
+            }
+            _ if d.has(Trait::Pure) && !d.has(Trait::Convergent) => ModRef::NONE,
+            _ => {
+                if self.operands_reach(f, i, loc) {
+                    return ModRef::BOTH;
+                }
+                let effects = d.has(Trait::SideEffect) || d.has(Trait::Barrier);
+                if private {
+                    ModRef::NONE
+                } else {
+                    ModRef { reads: effects || d.has(Trait::MemoryRead), writes: effects || d.has(Trait::MemoryWrite) }
+                }
+            }
+        }
+    }
+
+    /// Whether an lvalue operand of `i` may alias `loc`.
+    fn operands_reach(&self, f: &Function, i: Inst, loc: &Location) -> bool {
+        f.inst(i).operands.iter().any(|&v| {
+            f.is_lvalue(v) && self.location(v).is_none_or(|l| self.alias_locations(l, loc) != AliasResult::NoAlias)
+        })
+    }
+}
+
+/// Position-by-position comparison of two paths of one root.
+fn compare_paths(a: &[PathIndex], b: &[PathIndex]) -> AliasResult {
+    let mut undecided = false;
+    for (x, y) in a.iter().zip(b) {
+        match (x, y) {
+            (PathIndex::Const(p), PathIndex::Const(q)) if p != q => return AliasResult::NoAlias,
+            (PathIndex::Const(_), PathIndex::Const(_)) => {}
+            (PathIndex::Dynamic(v), PathIndex::Dynamic(w)) if v == w => {}
+            _ => undecided = true,
+        }
+    }
+    if undecided || a.len() != b.len() {
+        AliasResult::MayAlias
+    } else {
+        AliasResult::MustAlias
+    }
+}
+
+/// Whether `inner` is `outer` or a (transitive) member type of it.
+fn type_contains(t: &TypeTable, outer: TypeId, inner: TypeId, memo: &mut FxHashMap<(TypeId, TypeId), bool>) -> bool {
+    if outer == inner {
+        return true;
+    }
+    if let Some(&r) = memo.get(&(outer, inner)) {
+        return r;
+    }
+    let members: Vec<TypeId> = match t.get(outer) {
+        Type::Vector { elem, .. } => vec![*elem],
+        Type::Matrix { elem, dim } => {
+            let mut v = vec![*elem];
+            v.extend(t.lookup(&Type::Vector { elem: *elem, lanes: *dim }));
+            v
+        }
+        Type::Array { elem, .. } => vec![*elem],
+        Type::Struct { fields, .. } => fields.clone(),
+        _ => Vec::new(),
+    };
+    memo.insert((outer, inner), false);
+    let r = members.into_iter().any(|m| type_contains(t, m, inner, memo));
+    memo.insert((outer, inner), r);
+    r
+}

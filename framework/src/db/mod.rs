@@ -21,7 +21,10 @@ use std::sync::{Arc, Mutex};
 use salsa::Setter;
 
 use crate::{
-    analysis::{arg_usage::usage_with, Cfg, DomTree, Irreducible, LoopForest, PostDomTree, Uniformity, Usage},
+    analysis::{
+        arg_usage::usage_with, AliasAnalysis, Cfg, Convergence, DomTree, Irreducible, LoopForest, PostDomTree,
+        Uniformity, Usage,
+    },
     diag::Diagnostic,
     ir::Block,
     ir::{FuncId, Module},
@@ -196,10 +199,39 @@ pub fn loop_forest(db: &dyn Db, f: FunctionSource) -> Option<Result<LoopForest, 
     with_body(db, f, |func| LoopForest::compute(&Cfg::compute(func), dom))
 }
 
+/// Scalar evolution of every loop of one function (`analysis::scev`), over
+/// the `dominators` and `loop_forest` queries (`None` for declarations,
+/// parse failures and irreducible CFGs).
+#[salsa::tracked(returns(ref))]
+pub fn scalar_evolution(db: &dyn Db, f: FunctionSource) -> Option<crate::analysis::ScalarEvolution> {
+    let dom = dominators(db, f).as_ref()?;
+    let forest = loop_forest(db, f).as_ref()?.as_ref().ok()?;
+    let parsed = parse_function(db, f);
+    let func = parsed.module.func(parsed.func?);
+    Some(crate::analysis::scalar_evolution(&parsed.module, func, &Cfg::compute(func), dom, forest))
+}
+
 /// Which values of one function may differ between the threads of a block.
 #[salsa::tracked(returns(ref))]
 pub fn uniformity(db: &dyn Db, f: FunctionSource) -> Option<Uniformity> {
     with_body(db, f, Uniformity::of_function)
+}
+
+/// May / must alias facts of one function (`analysis::alias`).
+#[salsa::tracked(returns(ref))]
+pub fn alias_analysis(db: &dyn Db, f: FunctionSource) -> Option<AliasAnalysis> {
+    let parsed = parse_function(db, f);
+    let id = parsed.func?;
+    parsed.module.func(id).body()?;
+    Some(AliasAnalysis::compute(&parsed.module, id))
+}
+
+/// Converged blocks and divergence regions of one function, from the
+/// `uniformity` query (`analysis::convergence`).
+#[salsa::tracked(returns(ref))]
+pub fn convergence(db: &dyn Db, f: FunctionSource) -> Option<Convergence> {
+    let u = uniformity(db, f).as_ref()?;
+    with_body(db, f, |func| Convergence::with_uniformity(func, u))
 }
 
 /// The module's call graph by function name, with its strongly connected
