@@ -148,6 +148,8 @@ pub(crate) struct Machine<'m> {
     pub shared_types: Vec<TypeId>,
     pub bufs: Vec<Buf>,
     pub printed: Vec<String>,
+    /// Ray-query objects of the run (`ray.rs`).
+    rays: super::ray::Rays,
     steps: u64,
     opts: Options,
     pub dispatch_size: [u32; 3],
@@ -215,6 +217,7 @@ impl<'m> Machine<'m> {
             shared_types,
             bufs: Vec::new(),
             printed: Vec::new(),
+            rays: Default::default(),
             steps: 0,
             opts,
             dispatch_size,
@@ -423,7 +426,13 @@ impl<'m> Machine<'m> {
             // ---- control flow ------------------------------------------
             If => return Ok(Flow::Jump(d.blocks[if cond(&ops[0])? { 0 } else { 1 }])),
             CondBr => return Ok(Flow::Jump(d.blocks[if cond(&ops[0])? { 0 } else { 1 }])),
-            Loop | SimpleLoop | Br | Break | Continue | AutodiffScope | Outline => return Ok(Flow::Jump(d.blocks[0])),
+            Loop | SimpleLoop | Br | Break | Continue | AutodiffScope | Outline | RayQueryLoop => {
+                return Ok(Flow::Jump(d.blocks[0]))
+            }
+            RayQueryDispatch => {
+                let role = super::ray::dispatch(&mut self.rays, &ops[0], &mut self.bufs)?;
+                return Ok(Flow::Jump(d.blocks[role]));
+            }
             Switch | BrIndexed => {
                 let sel = ops[0].bits()?;
                 let bits = scalar_kind(&m.types, f.value_type(m, d.operands[0])).map(|s| s.bits()).unwrap_or(64);
@@ -550,6 +559,13 @@ impl<'m> Machine<'m> {
                         Ok(())
                     })?;
                     return Ok(Flow::Next);
+                }
+            }
+            op if super::ray::is_ray_op(op) => {
+                let rays = &mut self.rays;
+                match super::ray::ray_op(m, f, d, &ops, &mut self.bufs, rays)? {
+                    Some(v) => v,
+                    None => return Ok(Flow::Next),
                 }
             }
             op if super::resource::is_resource_op(op) => {

@@ -419,6 +419,7 @@ pub(crate) fn buf_to_json(types: &TypeTable, b: &Buf) -> Json {
             };
             serde_json::json!({ "slots": slots.iter().map(slot).collect::<Vec<_>>() })
         }
+        Buf::Accel(a) => super::ray::accel_to_json(a),
     }
 }
 

@@ -28,6 +28,8 @@ pub(crate) enum Buf {
     },
     /// A bindless array: slots holding byte buffers or textures.
     Bindless(Vec<Option<Buf>>),
+    /// An acceleration structure (`ray.rs`).
+    Accel(super::ray::Accel),
 }
 
 pub(crate) struct Mem<'a> {

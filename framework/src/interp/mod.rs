@@ -28,6 +28,7 @@ mod io;
 mod memory;
 mod ops;
 mod print;
+mod ray;
 mod resource;
 mod value;
 mod warp;
@@ -210,6 +211,12 @@ pub fn run_kernel_with(
                 buffer_args.push((name.clone(), mach.bufs.len()));
                 args.push(Val::R(mach.bufs.len() as u32));
                 mach.bufs.push(Buf::Bindless(slots));
+            }
+            (ArgKind::Resource, Type::Accel) => {
+                let accel = ray::accel_from_json(j).map_err(bad)?;
+                buffer_args.push((name.clone(), mach.bufs.len()));
+                args.push(Val::R(mach.bufs.len() as u32));
+                mach.bufs.push(Buf::Accel(accel));
             }
             (ArgKind::Resource, _) => {
                 return Err(bad(format!("{} arguments are not supported by the interpreter", types.kind_name(a.ty))))

@@ -9,6 +9,7 @@ pub mod clear_inactive_block_payloads;
 pub mod destructure_cfg;
 pub mod early_return_elimination;
 pub mod lower_break_continue;
+pub mod lower_ray_query;
 pub mod lower_switch;
 pub mod restructure;
 pub mod simplify_cfg;
@@ -21,6 +22,7 @@ use xir::pass::PassRegistry;
 /// Register the control-flow passes.
 pub fn register(reg: &mut PassRegistry) {
     reg.register(lower_break_continue::decl());
+    reg.register(lower_ray_query::decl());
     reg.register(destructure_cfg::decl());
     reg.register(restructure::decl());
     reg.register(early_return_elimination::decl());

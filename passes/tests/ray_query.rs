@@ -1,0 +1,206 @@
+//! Ray queries: the interpreter's software traversal (exact hit records
+//! computed by hand for a small scene), `lower_ray_query_loop` (exact output
+//! shape, interpreter equality before and after, refusal of malformed
+//! constructs) and the whole `spirv-legalize` pipeline on a ray-query kernel.
+
+mod control_support;
+
+use control_support::{check, check_passes, count_op, parse, run, run_pass};
+use xir::pipeline::{Loader, PassManager, RunOptions};
+use xir::text::print_module;
+use xir_passes::control::lower_ray_query;
+
+const KERNEL: &str = include_str!("../../tests/ray/ray_query_loop.xir");
+const INPUTS: &str = include_str!("../../tests/ray/ray_query_loop.inputs.json");
+
+/// The numbers of an output buffer (the JSON value type is not named here:
+/// this crate does not depend on serde_json).
+macro_rules! numbers {
+    ($j:expr, $t:ty) => {
+        $j.as_array().expect("array").iter().map(|x| x.as_f64().expect("number") as $t).collect::<Vec<$t>>()
+    };
+}
+
+// Check that the software traversal gives the hand-computed hits: rays along
+// -z from z = 10 at x = -1.5, -0.5, 0.5, 1.5. The opaque triangle at z = 0
+// (t = 10) is hit only by |x| = 0.5; the non-opaque triangle 0 at z = 2
+// (t = 8) by all and is committed (even primitive); triangle 1 at z = 3
+// (t = 7) only for x > 0 and is seen but not committed (odd); the AABB at
+// z in [4, 5] only for x = 1.5, committed at t = 5.5; the instance at z = 9
+// has mask 2 and is never visited by a ray of mask 1.
+#[test]
+fn interpreter_traverses_the_scene_exactly() {
+    let m = parse(KERNEL);
+    let out = run(&m, "ray_query_loop", INPUTS);
+    assert_eq!(numbers!(out.buffers["t_out"], f32), vec![8.0, 8.0, 8.0, 5.5]);
+    // kind << 16 | instance << 8 | triangle candidates seen
+    let tri = |inst: u32, seen: u32| 1 << 16 | inst << 8 | seen;
+    assert_eq!(numbers!(out.buffers["hit_out"], u32), vec![tri(1, 1), tri(1, 1), tri(1, 2), 2 << 16 | 2 << 8 | 2]);
+}
+
+const TRACE: &str = r#"
+kernel @trace(%scene: accel, %t_out: buffer<f32>, %any_out: buffer<u32>) block_size(2, 1, 1) {
+^entry:
+  %x = extract $dispatch_id, u32 0 : u32
+  %xf = cast.static %x : f32
+  %ox = mul %xf, f32 3.0 : f32
+  %origin = aggregate %ox, f32 0.0, f32 10.0 : array<f32, 3>
+  %ray = aggregate %origin, f32 0.0, array<f32, 3> [0.0, 0.0, -1.0], f32 100.0 : struct<align 16>{array<f32, 3>, f32, array<f32, 3>, f32}
+  %hit = ray.trace_closest %scene, %ray, u32 255 : struct<align 8>{u32, u32, vec<f32, 2>, f32}
+  %t = extract %hit, u32 3 : f32
+  buffer.write %t_out, %x, %t
+  %prim = extract %hit, u32 1 : u32
+  %any = ray.trace_any %scene, %ray, u32 255 : bool
+  %anyu = cast.static %any : u32
+  %k = shl %prim, u32 4 : u32
+  %r = bit_or %k, %anyu : u32
+  buffer.write %any_out, %x, %r
+  return
+}
+"#;
+
+// Check closest-hit against any-hit: the farther triangle (z = 1) comes
+// first in traversal order, the nearer (z = 2) second; closest hit must
+// report the nearer one (t = 8, prim 1) for the ray at x = 0, even though
+// any-hit stops at the first; the ray at x = 3 misses (inst/prim ~0,
+// t = t_max, any = false). Non-opaque geometry is forced opaque.
+#[test]
+fn trace_closest_finds_the_nearer_later_primitive_and_any_hit_stops() {
+    let m = parse(TRACE);
+    check(&m, "xir.structured");
+    let inputs = r#"{"args": {"scene": {"instances": [{"opaque": false, "triangles": [
+        [[-1, -1, 1], [1, -1, 1], [0, 1, 1]], [[-1, -1, 2], [1, -1, 2], [0, 1, 2]]]}]},
+        "t_out": [0, 0], "any_out": [0, 0]}}"#;
+    let out = run(&m, "trace", inputs);
+    assert_eq!(numbers!(out.buffers["t_out"], f32), vec![8.0, 100.0]);
+    assert_eq!(numbers!(out.buffers["any_out"], u32), vec![1 << 4 | 1, 0xffff_fff0]);
+}
+
+// Check that bad accel inputs are located errors, not panics.
+#[test]
+fn malformed_accel_inputs_are_rejected() {
+    let m = parse(TRACE);
+    let k = m.find_function("trace").unwrap();
+    for (scene, want) in [
+        (r#"{"instances": [{"triangles": [[[0, 0, 0], [1, 0, 0]]]}]}"#, "a triangle is three vertices"),
+        (r#"{"instances": [{"aabbs": [[0, 0, 0, 1, 1, 1]], "transform": [2,0,0,0,0,1,0,0,0,0,1,0]}]}"#, "identity"),
+        (r#"{"instances": [{"colour": 1}]}"#, "unknown key `colour`"),
+        (r#"[]"#, "instances"),
+    ] {
+        let inputs = format!(r#"{{"args": {{"scene": {scene}, "t_out": [0, 0], "any_out": [0, 0]}}}}"#);
+        let inputs = xir::interp::Inputs::from_json(&inputs).unwrap();
+        let e = xir::interp::run_kernel(&m, k, &inputs).expect_err(scene);
+        assert!(e.message.contains(want), "{scene}: {}", e.message);
+        assert!(e.message.contains("argument `scene`"), "{}", e.message);
+    }
+}
+
+// Check the exact lowered form: one ordinary loop whose prepare block
+// proceeds, a body that reads "candidate is a triangle" (field 4), the
+// handlers' back edges retargeted to the fresh join block, and the exit
+// block as the loop's merge; outputs unchanged.
+#[test]
+fn lowering_gives_a_proceed_loop_with_identical_results() {
+    let m = check_passes(KERNEL, &[lower_ray_query::decl()], &["xir.structured"], "ray_query_loop", INPUTS);
+    assert_eq!(count_op(&m, "ray_query.loop"), 0);
+    assert_eq!(count_op(&m, "ray_query.dispatch"), 0);
+    assert_eq!(count_op(&m, "ray_query.proceed"), 1);
+    assert_eq!(count_op(&m, "loop"), 1);
+    let text = print_module(&m);
+    for needle in [
+        "  loop prepare ^dispatch, body ^rq.candidate, update ^rq.next, merge ^exit\n",
+        "^dispatch:\n  %rq.more = ray_query.proceed %q : bool\n  cond_br %rq.more, true ^rq.candidate, false ^exit\n",
+        "^rq.candidate:\n  %rq.is_triangle = ray_query.object_read %q, u32 4 : bool\n  if %rq.is_triangle, true ^surface, false ^procedural, merge ^rq.handled\n",
+        "^rq.handled:\n  br target ^rq.next\n",
+        "^rq.next:\n  br target ^dispatch\n",
+        "^surface_done:\n  br target ^rq.handled\n",
+        "  ray_query.object_write %q, u32 1, f32 5.5\n  br target ^rq.handled\n",
+        "^exit:\n  br target ^merge\n",
+    ] {
+        assert!(text.contains(needle), "missing {needle:?} in\n{text}");
+    }
+}
+
+// Check that the whole mandatory legalization (ray-query lowering first)
+// takes the kernel to the SPIR-V handoff's structural dialect with the same
+// results.
+#[test]
+fn spirv_legalize_pipeline_runs_on_a_ray_query_kernel() {
+    let text =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../pipelines/spirv-legalize.ron")).unwrap();
+    assert!(text.contains("Pass(\"lower_ray_query_loop\")"), "spirv-legalize does not lower ray-query loops");
+    let m = parse(KERNEL);
+    let before = run(&m, "ray_query_loop", INPUTS);
+    let mut reg = xir::pass::PassRegistry::new();
+    reg.declare_hook("callable_specialization", "target policy for callables");
+    xir_passes::register_all(&mut reg);
+    let p = Loader::new(&reg).load_text("spirv-legalize.ron".into(), None, &text).unwrap_or_else(|f| panic!("{f}"));
+    for level in [0u8, 2] {
+        let mut m = m.clone();
+        let opts = RunOptions { verify_each: true, opt_level: level, ..RunOptions::default() };
+        let mut log = Vec::new();
+        if let Err(e) = PassManager::new(&p, opts).run(&mut m, &mut log) {
+            panic!("-O{level}: {e}\n{}", String::from_utf8_lossy(&log));
+        }
+        check(&m, "xir.restructured.audited");
+        assert_eq!(count_op(&m, "ray_query.loop") + count_op(&m, "ray_query.dispatch"), 0);
+        assert_eq!(count_op(&m, "ray_query.proceed"), 1);
+        let after = run(&m, "ray_query_loop", INPUTS);
+        assert!(before.first_mismatch(&after, |_, _| false).is_none(), "{}", print_module(&m));
+    }
+}
+
+const FREE_DISPATCH: &str = r#"
+kernel @k(%scene: accel) block_size(1, 1, 1) {
+^entry:
+  %ray = aggregate array<f32, 3> [0.0, 0.0, 0.0], f32 0.0, array<f32, 3> [0.0, 0.0, 1.0], f32 1.0 : struct<align 16>{array<f32, 3>, f32, array<f32, 3>, f32}
+  %q = ray_query.pipeline %scene, %ray, u32 255 : ray_query_any
+  ray_query.dispatch %q, exit ^a, on_surface ^b, on_procedural ^b
+^a:
+  return
+^b:
+  return
+}
+"#;
+
+const LOOP_WITHOUT_DISPATCH: &str = r#"
+kernel @k(%scene: accel) block_size(1, 1, 1) {
+^entry:
+  ray_query.loop dispatch ^d, merge ^m
+^d:
+  br target ^m
+^m:
+  return
+}
+"#;
+
+// Check that malformed ray-query constructs are refused, located at the
+// construct, and that the module is left unchanged.
+#[test]
+fn malformed_constructs_are_refused_unchanged() {
+    for (src, want) in [
+        (FREE_DISPATCH, "`ray_query.dispatch` outside the dispatch block"),
+        (LOOP_WITHOUT_DISPATCH, "does not end in `ray_query.dispatch`"),
+    ] {
+        let mut m = parse(src);
+        let before = print_module(&m);
+        let e = run_pass(&mut m, lower_ray_query::decl()).expect_err("must refuse");
+        assert_eq!(e.diagnostics.len(), 1, "{:?}", e.diagnostics);
+        let d = &e.diagnostics[0];
+        assert!(d.message.contains(want), "{}", d.message);
+        assert!(d.inst.is_some() && d.span.is_some(), "not located: {d:?}");
+        assert_eq!(print_module(&m), before);
+    }
+}
+
+// Check that a module without ray queries is left alone (and reported
+// unchanged).
+#[test]
+fn no_ray_query_no_change() {
+    let src =
+        "kernel @k(%o: buffer<u32>) block_size(1, 1, 1) {\n^entry:\n  buffer.write %o, u32 0, u32 7\n  return\n}\n";
+    let mut m = parse(src);
+    let out = run_pass(&mut m, lower_ray_query::decl()).unwrap();
+    assert!(!out.changed);
+    assert_eq!(print_module(&m), print_module(&parse(src)));
+}
