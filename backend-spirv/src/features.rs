@@ -48,10 +48,15 @@ pub enum Feature {
     /// The float-controls properties `shaderSignedZeroInfNanPreserveFloat{16,32,64}`
     /// (IEEE signed zeros, infinities and NaNs; every kernel needs the 32-bit one).
     SignedZeroInfNanPreserve,
+    /// The float-controls properties `shaderRoundingModeRTEFloat{16,32,64}`:
+    /// round to nearest even for every float width in use. Without it Vulkan
+    /// leaves the rounding of narrowing conversions undefined (the H200 keeps
+    /// an f32 through an `f32 -> f16 -> f32` round trip unrounded).
+    RoundingModeRte,
 }
 
 impl Feature {
-    pub const ALL: [Feature; 15] = [
+    pub const ALL: [Feature; 16] = [
         Feature::Int8,
         Feature::Int16,
         Feature::Int64,
@@ -67,6 +72,7 @@ impl Feature {
         Feature::BufferFloat64AtomicAdd,
         Feature::SharedFloat64AtomicAdd,
         Feature::SignedZeroInfNanPreserve,
+        Feature::RoundingModeRte,
     ];
 
     /// The capability that owns this feature one-to-one, if any.
@@ -83,6 +89,7 @@ impl Feature {
             Feature::StoragePushConstant16 => Capability::StoragePushConstant16,
             Feature::Int64Atomics => Capability::Int64Atomics,
             Feature::SignedZeroInfNanPreserve => Capability::SignedZeroInfNanPreserve,
+            Feature::RoundingModeRte => Capability::RoundingModeRTE,
             // One capability serves both storage classes: emission-owned.
             Feature::BufferFloat32AtomicAdd
             | Feature::SharedFloat32AtomicAdd
@@ -109,6 +116,7 @@ impl Feature {
             Feature::BufferFloat64AtomicAdd => "shaderBufferFloat64AtomicAdd",
             Feature::SharedFloat64AtomicAdd => "shaderSharedFloat64AtomicAdd",
             Feature::SignedZeroInfNanPreserve => "shaderSignedZeroInfNanPreserveFloat16/32/64",
+            Feature::RoundingModeRte => "shaderRoundingModeRTEFloat16/32/64",
         }
     }
 

@@ -180,3 +180,63 @@ kernel @k(%x: buffer<f32>) block_size(1, 1, 1) {
     assert_eq!(count(&dis, "OpFConvert"), 4, "three widenings and the final rounding:\n{dis}");
     assert!(out.features.contains(xir_spirv::Feature::Float64));
 }
+
+const SIGNED_REM: &str = r#"
+kernel @k(%x: buffer<i32>, %v: buffer<vec<i64, 3>>) block_size(1, 1, 1) {
+^entry:
+  %a = buffer.read %x, u32 0 : i32
+  %r = mod %a, i32 -7 : i32
+  buffer.write %x, u32 1, %r
+  %w = buffer.read %v, u32 0 : vec<i64, 3>
+  %q = mod %w, %w : vec<i64, 3>
+  buffer.write %v, u32 1, %q
+  return
+}
+"#;
+
+#[test]
+fn signed_remainder_is_computed_on_magnitudes_never_srem() {
+    // The H200 driver evaluates OpSRem as unsigned (docs/vulkan.md).
+    let out = compile_all_presets(SIGNED_REM);
+    for dis in [out.disassembly_unoptimized(), out.disassembly()] {
+        assert_eq!(count(&dis, "OpSRem"), 0, "{dis}");
+        assert_eq!(count(&dis, "OpSMod"), 0, "{dis}");
+    }
+    let dis = out.disassembly_unoptimized();
+    assert_eq!(count(&dis, "OpUMod"), 2, "one scalar, one vector remainder: {dis}");
+    // sign masks of a and b, no signed compares
+    assert_eq!(count(&dis, "OpShiftRightArithmetic"), 4, "{dis}");
+    assert_eq!(count(&dis, "OpSLessThan"), 0, "{dis}");
+}
+
+const HALF_WIDEN: &str = r#"
+kernel @k(%x: buffer<f32>, %y: buffer<vec<f32, 3>>, %d: buffer<f64>) block_size(1, 1, 1) {
+^entry:
+  %a = buffer.read %x, u32 0 : f32
+  %h = cast.static %a : f16
+  %back = cast.static %h : f32
+  buffer.write %x, u32 1, %back
+  %v = buffer.read %y, u32 0 : vec<f32, 3>
+  %hv = cast.static %v : vec<f16, 3>
+  %bv = cast.static %hv : vec<f32, 3>
+  buffer.write %y, u32 1, %bv
+  %wide = cast.static %h : f64
+  buffer.write %d, u32 0, %wide
+  return
+}
+"#;
+
+#[test]
+fn half_widening_reads_the_bits_and_every_width_rounds_to_nearest_even() {
+    // The H200 driver folds FConvert(FConvert(x to f16) to f32) to x.
+    let out = compile_all_presets(HALF_WIDEN);
+    let dis = out.disassembly_unoptimized();
+    // scalar: one pair; vec3: two pairs; f64: one pair then f32 -> f64
+    assert_eq!(count(&dis, "UnpackHalf2x16"), 4, "{dis}");
+    let fconvert_lines: Vec<&str> = dis.lines().filter(|l| l.contains("OpFConvert")).collect();
+    assert_eq!(fconvert_lines.len(), 3, "two narrowings, one f32 -> f64: {dis}");
+    for width in [16, 32, 64] {
+        assert_eq!(count(&dis, &format!("RoundingModeRTE {width}")), 1, "{dis}");
+    }
+    assert_eq!(count(&dis, "OpCapability RoundingModeRTE"), 1, "{dis}");
+}

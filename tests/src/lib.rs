@@ -37,13 +37,26 @@ pub fn corpus_dir() -> PathBuf {
     }
 }
 
+/// The folder of regression fixtures: kernels that once miscompiled on some
+/// device, each with its inputs (`XIR_REGRESSIONS_DIR` overrides it).
+pub fn regressions_dir() -> PathBuf {
+    match std::env::var_os("XIR_REGRESSIONS_DIR") {
+        Some(d) => PathBuf::from(d),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("regressions"),
+    }
+}
+
 /// Every kernel of the corpus, sorted by name. Panics when a `.xir` file has
 /// no `.inputs.json` sibling (or the other way round): a corpus kernel
 /// without inputs cannot be compared across runs.
 pub fn corpus() -> Vec<CorpusKernel> {
-    let dir = corpus_dir();
+    kernels_in(&corpus_dir())
+}
+
+/// Every kernel of `dir` (a `.xir` with its `.inputs.json`), sorted by name.
+pub fn kernels_in(dir: &Path) -> Vec<CorpusKernel> {
     let mut names = Vec::new();
-    let entries = std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()));
+    let entries = std::fs::read_dir(dir).unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()));
     for entry in entries {
         let path = entry.expect("corpus directory entry").path();
         let file = path.file_name().and_then(|f| f.to_str()).unwrap_or_default().to_string();
@@ -54,12 +67,16 @@ pub fn corpus() -> Vec<CorpusKernel> {
         }
     }
     names.sort();
-    names.iter().map(|n| kernel(n)).collect()
+    names.iter().map(|n| kernel_in(dir, n)).collect()
 }
 
 /// One corpus kernel by name.
 pub fn kernel(name: &str) -> CorpusKernel {
-    let dir = corpus_dir();
+    kernel_in(&corpus_dir(), name)
+}
+
+/// One kernel of `dir` by name.
+pub fn kernel_in(dir: &Path, name: &str) -> CorpusKernel {
     let path = dir.join(format!("{name}.xir"));
     let inputs_path = dir.join(format!("{name}.inputs.json"));
     let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_else(|e| panic!("cannot read {}: {e}", p.display()));

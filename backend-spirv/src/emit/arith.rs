@@ -88,7 +88,8 @@ impl Emitter<'_> {
             O::Sub => self.arith(if fl { Op::FSub } else { Op::ISub }, rt, rid, &a)?,
             O::Mul => self.arith(if fl { Op::FMul } else { Op::IMul }, rt, rid, &a)?,
             O::Div => self.arith(pick(Op::FDiv, Op::SDiv, Op::UDiv), rt, rid, &a)?,
-            O::Mod => self.arith(pick(Op::FRem, Op::SRem, Op::UMod), rt, rid, &a)?,
+            O::Mod if sg => self.emit_signed_rem(s, a[0], a[1], rt, rid)?,
+            O::Mod => self.arith(if fl { Op::FRem } else { Op::UMod }, rt, rid, &a)?,
             O::BitAnd => self.arith(if bl { Op::LogicalAnd } else { Op::BitwiseAnd }, rt, rid, &a)?,
             O::BitOr => self.arith(if bl { Op::LogicalOr } else { Op::BitwiseOr }, rt, rid, &a)?,
             O::BitXor => self.arith(if bl { Op::LogicalNotEqual } else { Op::BitwiseXor }, rt, rid, &a)?,
@@ -302,6 +303,39 @@ impl Emitter<'_> {
                 self.op(Op::BitwiseOr, Some(rt), rid, ids(&[hi, lo]))
             }
         }
+    }
+
+    /// C remainder (truncated, the dividend's sign) of signed integers,
+    /// computed on magnitudes with sign masks, without compares or selects:
+    /// `m = x >> (w - 1)` (arithmetic), `|x| = (x ^ m) - m`, and the result
+    /// is `((|a| umod |b|) ^ m_a) - m_a`.
+    ///
+    /// Not `OpSRem`: the NVIDIA H200 driver (580.159.04) evaluates `OpSRem`
+    /// as an unsigned remainder (`-1 srem 3` gives 0, `i64::MIN srem -7`
+    /// gives `i64::MIN`; measured 2026-11-30, see docs/vulkan.md), while its
+    /// `OpUMod` and `OpSDiv` are right. Not compares either: lavapipe (Mesa
+    /// with LLVM 15) evaluates `SLessThan(SConvert(-7 as i32 to i64), 0)` as
+    /// false. The mask form is exact on every device, including `MIN % -1`
+    /// (0), which `OpSRem` leaves undefined; `|MIN|` is `MIN`, whose unsigned
+    /// reading is the right magnitude.
+    fn emit_signed_rem(&mut self, s: Shape, a: Word, b: Word, rt: Word, rid: Option<Word>) -> EResult<Word> {
+        let us = s.with_scalar(ScalarKind::Int { bits: s.bits(), signed: false });
+        let ut = self.shape_ty(us);
+        let top = self.splat(s, u64::from(s.bits() - 1));
+        let sign_mask = |e: &mut Self, x: Word| e.op(Op::ShiftRightArithmetic, Some(rt), None, ids(&[x, top]));
+        // (x ^ m) - m: |x| when m is the sign mask of x, -x when m is all ones.
+        let apply_sign = |e: &mut Self, x: Word, m: Word, rid: Option<Word>| -> EResult<Word> {
+            let flipped = e.op(Op::BitwiseXor, Some(rt), None, ids(&[x, m]))?;
+            e.op(Op::ISub, Some(rt), rid, ids(&[flipped, m]))
+        };
+        let (ma, mb) = (sign_mask(self, a)?, sign_mask(self, b)?);
+        let abs_a = apply_sign(self, a, ma, None)?;
+        let abs_b = apply_sign(self, b, mb, None)?;
+        let ua = self.op(Op::Bitcast, Some(ut), None, ids(&[abs_a]))?;
+        let ub = self.op(Op::Bitcast, Some(ut), None, ids(&[abs_b]))?;
+        let ur = self.op(Op::UMod, Some(ut), None, ids(&[ua, ub]))?;
+        let r = self.op(Op::Bitcast, Some(rt), None, ids(&[ur]))?;
+        apply_sign(self, r, ma, rid)
     }
 
     fn emit_compare(&mut self, op: Opcode, s: Shape, a: Word, b: Word, rt: Word, rid: Option<Word>) -> EResult<Word> {

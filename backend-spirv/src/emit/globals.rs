@@ -215,12 +215,16 @@ impl Emitter<'_> {
         self.b.entry_point(ExecutionModel::GLCompute, main, crate::abi::ENTRY_POINT_NAME, iface);
         let bs = self.plans.bindings.abi.block_size;
         self.b.execution_mode(main, ExecutionMode::LocalSize, bs);
-        // IEEE signed zeros, infinities and NaNs for every float width in use
-        // (Vulkan may otherwise flush the sign of zero or assume no NaN/Inf).
+        // IEEE signed zeros, infinities and NaNs, and round-to-nearest-even,
+        // for every float width in use: Vulkan may otherwise flush the sign
+        // of zero, assume no NaN/Inf, and round narrowing conversions any way
+        // (or not at all: the H200 skips the f16 rounding of f32 -> f16 -> f32).
         for (cap, width) in [(Capability::Float16, 16u32), (Capability::Shader, 32), (Capability::Float64, 64)] {
             if width == 32 || self.caps.contains(&(cap as u32)) {
                 self.b.execution_mode(main, ExecutionMode::SignedZeroInfNanPreserve, [width]);
                 self.cap(Capability::SignedZeroInfNanPreserve);
+                self.b.execution_mode(main, ExecutionMode::RoundingModeRTE, [width]);
+                self.cap(Capability::RoundingModeRTE);
             }
         }
         Ok(())

@@ -7,10 +7,10 @@
 //! shuffle, with dynamic walks through a temporary variable).
 
 use rspirv::dr::Operand;
-use rspirv::spirv::{Op, StorageClass, Word};
+use rspirv::spirv::{GlslStd450Op as GLOp, Op, StorageClass, Word};
 use xir::{Inst, Opcode, Type, Value};
 
-use super::{err, EResult, Emitter, ScalarKind};
+use super::{err, EResult, Emitter, ScalarKind, Shape};
 use crate::classify::{self, Support};
 use crate::plan::aggregate::{plan_indices, Step};
 
@@ -309,6 +309,8 @@ impl Emitter<'_> {
             (Int { bits: a, signed: sa }, Int { bits: b, signed: sb }) => {
                 if a == b {
                     id(self, Op::Bitcast, vec![v])?
+                } else if sa && b > a {
+                    self.sign_extend(from, to, v, rid)?
                 } else if sa == sb {
                     id(self, if sa { Op::SConvert } else { Op::UConvert }, vec![v])?
                 } else {
@@ -325,8 +327,74 @@ impl Emitter<'_> {
             (Float { .. }, Int { signed, .. }) => {
                 id(self, if signed { Op::ConvertFToS } else { Op::ConvertFToU }, vec![v])?
             }
+            (Float { bits: 16 }, Float { bits: wide }) => self.widen_half(from, wide, v, rid)?,
             (Float { .. }, Float { .. }) => id(self, Op::FConvert, vec![v])?,
         };
         Ok(())
+    }
+
+    /// Sign extension as zero extension, then a left shift and an
+    /// arithmetic right shift by the width difference, not `OpSConvert`:
+    /// lavapipe (Mesa with LLVM 15, the CI driver) miscompiles every signed
+    /// compare of an `SConvert`ed value (`SLessThan(SConvert(-7 as i32 to
+    /// i64), 0)` is false), while it gets the shift form right; the two are
+    /// equal by definition.
+    fn sign_extend(&mut self, from: Shape, to: Shape, v: Word, rid: Option<Word>) -> EResult<Word> {
+        let (ScalarKind::Int { bits: a, .. }, ScalarKind::Int { bits: b, signed }) = (from.scalar, to.scalar) else {
+            return err("sign extension of a non-integer");
+        };
+        let wide_u = to.with_scalar(ScalarKind::Int { bits: b, signed: false });
+        let wide_s = to.with_scalar(ScalarKind::Int { bits: b, signed: true });
+        let (ut, st) = (self.shape_ty(wide_u), self.shape_ty(wide_s));
+        let zext = self.op(Op::UConvert, Some(ut), None, ids(&[v]))?;
+        let zs = self.op(Op::Bitcast, Some(st), None, ids(&[zext]))?;
+        let by = self.splat(wide_s, u64::from(b - a));
+        let up = self.op(Op::ShiftLeftLogical, Some(st), None, ids(&[zs, by]))?;
+        if signed {
+            return self.op(Op::ShiftRightArithmetic, Some(st), rid, ids(&[up, by]));
+        }
+        let sext = self.op(Op::ShiftRightArithmetic, Some(st), None, ids(&[up, by]))?;
+        self.op(Op::Bitcast, Some(ut), rid, ids(&[sext]))
+    }
+
+    /// `f16 -> f32 / f64` through the half's bits (`UnpackHalf2x16`), not
+    /// `OpFConvert`.
+    ///
+    /// The NVIDIA H200 driver (580.159.04) folds `FConvert(FConvert(x:
+    /// f32 -> f16) -> f32)` to `x`, skipping the f16 rounding (`1.00048828125`
+    /// comes back unrounded; also through a `Bitcast` to `u16` and back),
+    /// while the half's bits are right. Reading the value back from its bits
+    /// is exact (every half is an f32) and leaves nothing to fold. Pairs of
+    /// lanes are packed as a `vec2<f16>`, bit-cast to one `u32`, unpacked.
+    fn widen_half(&mut self, from: Shape, wide: u32, v: Word, rid: Option<Word>) -> EResult<Word> {
+        let half = ScalarKind::Float { bits: 16 };
+        let single = Shape { scalar: ScalarKind::Float { bits: 32 }, lanes: 1 };
+        let (half_t, pair_t) = (self.scalar_ty(half), self.shape_ty(Shape { scalar: half, lanes: 2 }));
+        let (f32_t, unpacked_t, u32_t) =
+            (self.shape_ty(single), self.shape_ty(Shape { lanes: 2, ..single }), self.u32_ty());
+        let zero_half = self.scalar_const(half, 0);
+        let extract = |e: &mut Self, t: Word, x: Word, k: u32| {
+            e.op(Op::CompositeExtract, Some(t), None, vec![Operand::IdRef(x), Operand::LiteralBit32(k)])
+        };
+        let mut lanes = Vec::new();
+        for k in (0..from.lanes).step_by(2) {
+            let lo = if from.lanes == 1 { v } else { extract(self, half_t, v, k)? };
+            let hi = if k + 1 < from.lanes { extract(self, half_t, v, k + 1)? } else { zero_half };
+            let pair = self.op(Op::CompositeConstruct, Some(pair_t), None, ids(&[lo, hi]))?;
+            let word = self.op(Op::Bitcast, Some(u32_t), None, ids(&[pair]))?;
+            let unpacked = self.glsl(unpacked_t, None, GLOp::UnpackHalf2x16, &[word])?;
+            for j in 0..2.min(from.lanes - k) {
+                lanes.push(extract(self, f32_t, unpacked, j)?);
+            }
+        }
+        let single_t = self.shape_ty(from.with_scalar(single.scalar));
+        let out_rid = if wide == 64 { None } else { rid };
+        let gather = if from.lanes == 1 { Op::CopyObject } else { Op::CompositeConstruct };
+        let widened = self.op(gather, Some(single_t), out_rid, ids(&lanes))?;
+        if wide == 64 {
+            let t = self.shape_ty(from.with_scalar(ScalarKind::Float { bits: 64 }));
+            return self.op(Op::FConvert, Some(t), rid, ids(&[widened]));
+        }
+        Ok(widened)
     }
 }
