@@ -1,0 +1,127 @@
+//! `dead_store_elimination`: delete writes nobody can read.
+//!
+//! 1. *Overwritten* (within one block): a `store` / typed `buffer.write`
+//!    whose location lies inside (or is) the location of a later write in
+//!    the same block, with no instruction in between that may read it, is
+//!    deleted. "Inside" is `AliasAnalysis::sub_path` (same root, must-alias
+//!    prefix, constant rest); "may read" is its mod/ref, which makes
+//!    barriers, atomics, calls and other side effects read every location
+//!    other threads can see (shared slots, buffers, reference arguments).
+//! 2. *Never read*: a thread-private `alloca` whose every use — through
+//!    `gep`s — is the address of a `store` is deleted with those stores and
+//!    geps (nothing can observe it; a slot passed to a call, used by an
+//!    atomic or loaded anywhere stays).
+//!
+//! Consumes: `xir` (any dialect). Produces: the same dialect. Preserves: the
+//! CFG and everything derived from it.
+
+use xir::analysis::{AliasAnalysis, Location};
+use xir::pass::{NoOptions, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};
+use xir::{FuncId, Function, Inst, Module, Opcode, Value};
+
+const INFO: PassInfo = PassInfo {
+    name: "dead_store_elimination",
+    doc: "Delete stores overwritten later in the block before any read, and slots that are only written",
+    consumes: &["xir"],
+    produces: Produces::Same,
+    eliminates: &["store", "buffer.write"],
+    preserves: super::CFG_ANALYSES,
+};
+
+pub struct DeadStoreElimination;
+
+pub fn decl() -> PassDecl {
+    PassDecl {
+        info: INFO,
+        options: &[],
+        create: |v| {
+            let _: NoOptions = xir::pass::options_from_ron(v)?;
+            Ok(Box::new(DeadStoreElimination))
+        },
+    }
+}
+
+impl Pass for DeadStoreElimination {
+    fn info(&self) -> &PassInfo {
+        &INFO
+    }
+    fn run(&self, module: &mut Module, _cx: &mut PassContext) -> Result<PassOutcome, PassError> {
+        let (mut overwritten, mut slots, mut slot_stores) = (0, 0, 0);
+        for f in crate::memory::util::defined_functions(module) {
+            overwritten += remove_overwritten(module, f);
+            let (s, n) = remove_write_only_slots(module.func_mut(f));
+            slots += s;
+            slot_stores += n;
+        }
+        let mut out = PassOutcome::changed(overwritten + slots > 0);
+        out.stats.push(("overwritten_stores".into(), overwritten.to_string()));
+        out.stats.push(("write_only_slots".into(), slots.to_string()));
+        out.stats.push(("write_only_stores".into(), slot_stores.to_string()));
+        Ok(out)
+    }
+}
+
+fn is_write(op: Opcode) -> bool {
+    matches!(op, Opcode::Store | Opcode::BufferWrite)
+}
+
+/// Rule 1, block by block, walking backwards with the locations written
+/// later and not read since.
+fn remove_overwritten(m: &mut Module, fid: FuncId) -> usize {
+    let aa = AliasAnalysis::compute(m, fid);
+    let f = m.func(fid);
+    let mut dead: Vec<Inst> = Vec::new();
+    for &b in f.blocks() {
+        let mut later: Vec<Location> = Vec::new();
+        for &i in f.block(b).insts.iter().rev() {
+            let d = f.inst(i);
+            if is_write(d.opcode) {
+                if let Some(loc) = aa.access(i) {
+                    if later.iter().any(|o| aa.sub_path(o, loc).is_some()) {
+                        dead.push(i);
+                        continue;
+                    }
+                    later.push(loc.clone());
+                    continue;
+                }
+            }
+            later.retain(|o| !aa.mod_ref(f, i, o).reads);
+        }
+    }
+    let n = dead.len();
+    m.func_mut(fid).remove_insts(&dead);
+    n
+}
+
+/// Rule 2: returns (slots deleted, stores deleted with them).
+fn remove_write_only_slots(f: &mut Function) -> (usize, usize) {
+    let allocas: Vec<Inst> =
+        f.all_insts().filter(|&(_, i)| f.inst(i).opcode == Opcode::Alloca).map(|(_, i)| i).collect();
+    let (mut slots, mut stores) = (0, 0);
+    for a in allocas {
+        let mut doomed = vec![a];
+        let mut k = 0;
+        let mut write_only = true;
+        while k < doomed.len() && write_only {
+            for u in f.uses(Value::Inst(doomed[k])) {
+                let ud = f.inst(u.user);
+                match ud.opcode {
+                    Opcode::Gep if u.index == 0 => doomed.push(u.user),
+                    Opcode::Store if u.index == 0 => doomed.push(u.user),
+                    _ => write_only = false,
+                }
+            }
+            k += 1;
+        }
+        if !write_only {
+            continue;
+        }
+        stores += doomed.iter().filter(|&&i| f.inst(i).opcode == Opcode::Store).count();
+        slots += 1;
+        // Users before their definitions, so no use list refers to a
+        // removed instruction.
+        doomed.reverse();
+        f.remove_insts(&doomed);
+    }
+    (slots, stores)
+}

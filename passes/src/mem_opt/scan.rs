@@ -1,0 +1,157 @@
+//! The block-local memory scan `local_load_elimination` and
+//! `local_store_forward` share: walk one block in order keeping the known
+//! contents of locations (`Avail`), drop what each instruction may write
+//! (per `AliasAnalysis::mod_ref`), and replace a read whose contents are
+//! known. Which facts are recorded and how a read may use them is the
+//! caller's `Mode`.
+
+use smallvec::SmallVec;
+use xir::analysis::{AliasAnalysis, AliasResult, Location};
+use xir::{ConstData, ConstValue, FuncId, Inst, InstData, Module, Opcode, TypeTable, Value};
+
+/// How the scan forwards values.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// A read after a read or a write of the same location reuses the value
+    /// (exact must-alias only).
+    Loads,
+    /// A read after a write reuses the written value, also when the read
+    /// location lies inside the written one at a constant path (the read
+    /// becomes an `extract` of the written value).
+    Stores,
+}
+
+/// A location whose contents are known to be `value`.
+struct Avail {
+    loc: Location,
+    value: Value,
+}
+
+/// At most this many facts are kept per block (oldest dropped first), so
+/// huge blocks stay linear.
+const MAX_AVAIL: usize = 64;
+
+/// The memory reads the scan may replace: `load` and typed `buffer.read`.
+fn is_read(op: Opcode) -> bool {
+    matches!(op, Opcode::Load | Opcode::BufferRead)
+}
+
+/// The memory writes that record a fact: `store` (value operand 1) and
+/// typed `buffer.write` (value operand 2).
+fn written_value(d: &InstData) -> Option<Value> {
+    match d.opcode {
+        Opcode::Store => d.operands.get(1).copied(),
+        Opcode::BufferWrite => d.operands.get(2).copied(),
+        _ => None,
+    }
+}
+
+/// Run the scan over every block of `fid`; returns the reads replaced and
+/// the `extract`s created.
+pub fn forward_function(m: &mut Module, fid: FuncId, mode: Mode) -> (usize, usize) {
+    let aa = AliasAnalysis::compute(m, fid);
+    let blocks: Vec<_> = m.func(fid).blocks().to_vec();
+    let (mut replaced, mut extracts) = (0, 0);
+    for b in blocks {
+        let insts: Vec<Inst> = m.func(fid).block(b).insts.clone();
+        let mut avail: Vec<Avail> = Vec::new();
+        for i in insts {
+            let d = m.func(fid).inst(i).clone();
+            if is_read(d.opcode) {
+                if let Some(loc) = aa.access(i).cloned() {
+                    match lookup(m, fid, &aa, &avail, &loc, d.ty, mode) {
+                        Some(Found::Exact(v)) => {
+                            let f = m.func_mut(fid);
+                            f.replace_all_uses(Value::Inst(i), v);
+                            f.remove_inst(i);
+                            replaced += 1;
+                            continue;
+                        }
+                        Some(Found::Inside(v, path)) => {
+                            let e = extract(m, fid, i, v, &path, d.ty);
+                            let f = m.func_mut(fid);
+                            f.replace_all_uses(Value::Inst(i), Value::Inst(e));
+                            f.remove_inst(i);
+                            replaced += 1;
+                            extracts += 1;
+                            continue;
+                        }
+                        None => {
+                            if mode == Mode::Loads && !matches!(loc.root, xir::analysis::Root::Unknown(_)) {
+                                push(&mut avail, Avail { loc, value: Value::Inst(i) });
+                            }
+                            continue;
+                        }
+                    }
+                }
+            }
+            let f = m.func(fid);
+            avail.retain(|a| !aa.mod_ref(f, i, &a.loc).writes);
+            if let (Some(v), Some(loc)) = (written_value(&d), aa.access(i)) {
+                if !matches!(loc.root, xir::analysis::Root::Unknown(_)) {
+                    push(&mut avail, Avail { loc: loc.clone(), value: v });
+                }
+            }
+        }
+    }
+    (replaced, extracts)
+}
+
+fn push(avail: &mut Vec<Avail>, a: Avail) {
+    if avail.len() >= MAX_AVAIL {
+        avail.remove(0);
+    }
+    avail.push(a);
+}
+
+enum Found {
+    /// The value of exactly the read location.
+    Exact(Value),
+    /// A value containing the read location at this constant path.
+    Inside(Value, SmallVec<[i128; 4]>),
+}
+
+/// The most recent fact that answers a read of `loc` with type `ty`.
+fn lookup(
+    m: &Module,
+    fid: FuncId,
+    aa: &AliasAnalysis,
+    avail: &[Avail],
+    loc: &Location,
+    ty: xir::TypeId,
+    mode: Mode,
+) -> Option<Found> {
+    let f = m.func(fid);
+    for a in avail.iter().rev() {
+        if aa.alias_locations(&a.loc, loc) == AliasResult::MustAlias {
+            if f.value_type(m, a.value) == ty {
+                return Some(Found::Exact(a.value));
+            }
+            continue;
+        }
+        if mode == Mode::Stores {
+            if let Some(path) = aa.sub_path(&a.loc, loc) {
+                if !path.is_empty() {
+                    return Some(Found::Inside(a.value, path));
+                }
+            }
+        }
+    }
+    None
+}
+
+/// `extract value, path...` (constant `u32` indices) placed before `before`.
+fn extract(m: &mut Module, fid: FuncId, before: Inst, value: Value, path: &[i128], ty: xir::TypeId) -> Inst {
+    let mut ops: SmallVec<[Value; 3]> = SmallVec::new();
+    ops.push(value);
+    for &k in path {
+        let c = m.consts.intern(ConstData { ty: TypeTable::U32, value: ConstValue::Scalar(k as u64) });
+        ops.push(Value::Const(c));
+    }
+    let mut d = InstData::new(Opcode::Extract, ty);
+    d.operands = ops;
+    let f = m.func_mut(fid);
+    let e = f.create_inst(d);
+    crate::memory::util::insert_before(f, before, e);
+    e
+}

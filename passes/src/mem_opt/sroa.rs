@@ -1,0 +1,240 @@
+//! `sroa`: scalar replacement of aggregates. A slot (`alloca` or
+//! `alloca.shared`) of aggregate type whose every use is a `gep` with a
+//! constant first index is split into one slot per member; each gep then
+//! addresses the member slot directly (dropping its first index, or
+//! disappearing when that was its only index). The new slots are split again
+//! when they qualify, so nested aggregates come apart down to what is
+//! actually accessed; member slots nothing uses are not kept.
+//!
+//! Which aggregates split (options):
+//! - structs and arrays (up to `max_members` members) always;
+//! - vectors (into lanes) only with `decompose_vectors`;
+//! - matrices (into columns) only with `decompose_matrices`;
+//! - `aggressive`: a slot that is also loaded or stored *as a whole* splits
+//!   too: a whole load becomes loads of every member and an `aggregate`, a
+//!   whole store becomes an `extract` and a store per member.
+//!
+//! A slot passed to a call, used by an atomic, or indexed dynamically in its
+//! first index stays whole. Member slots keep the slot's opcode (a shared
+//! slot splits into shared slots: every thread still addresses the same
+//! members), its comments, location and reg2mem spill provenance, and are
+//! named `name.k` after it.
+//!
+//! Consumes: `xir` (any dialect). Produces: the same dialect. Preserves: the
+//! CFG and everything derived from it.
+
+use serde::Deserialize;
+use smallvec::SmallVec;
+use xir::pass::{OptionDoc, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};
+use xir::{ConstData, ConstValue, FuncId, Inst, InstData, Metadata, Module, Opcode, Type, TypeId, TypeTable, Value};
+
+use crate::memory::util::insert_before;
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Options {
+    pub decompose_vectors: bool,
+    pub decompose_matrices: bool,
+    pub aggressive: bool,
+    pub max_members: u32,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { decompose_vectors: false, decompose_matrices: false, aggressive: false, max_members: 64 }
+    }
+}
+
+const INFO: PassInfo = PassInfo {
+    name: "sroa",
+    doc: "Split aggregate slots accessed through constant-index geps into one slot per member",
+    consumes: &["xir"],
+    produces: Produces::Same,
+    eliminates: &["alloca", "alloca.shared"],
+    preserves: super::CFG_ANALYSES,
+};
+
+const OPTIONS: &[OptionDoc] = &[
+    OptionDoc { name: "decompose_vectors", ty: "bool", default: "false", doc: "Also split vector slots into lanes" },
+    OptionDoc {
+        name: "decompose_matrices",
+        ty: "bool",
+        default: "false",
+        doc: "Also split matrix slots into column slots",
+    },
+    OptionDoc {
+        name: "aggressive",
+        ty: "bool",
+        default: "false",
+        doc: "Also split slots loaded or stored whole (loads rebuild with aggregate, stores extract members)",
+    },
+    OptionDoc { name: "max_members", ty: "u32", default: "64", doc: "Arrays with more elements stay whole" },
+];
+
+pub struct Sroa {
+    opts: Options,
+}
+
+pub fn decl() -> PassDecl {
+    PassDecl { info: INFO, options: OPTIONS, create: |v| Ok(Box::new(Sroa { opts: xir::pass::options_from_ron(v)? })) }
+}
+
+impl Pass for Sroa {
+    fn info(&self) -> &PassInfo {
+        &INFO
+    }
+    fn run(&self, module: &mut Module, _cx: &mut PassContext) -> Result<PassOutcome, PassError> {
+        let (mut split, mut created) = (0, 0);
+        for f in crate::memory::util::defined_functions(module) {
+            let (s, c) = sroa_function(module, f, &self.opts);
+            split += s;
+            created += c;
+        }
+        let mut out = PassOutcome::changed(split > 0);
+        out.stats.push(("split_slots".into(), split.to_string()));
+        out.stats.push(("member_slots".into(), created.to_string()));
+        Ok(out)
+    }
+}
+
+/// The member types of a splittable slot type.
+fn members(t: &TypeTable, ty: TypeId, o: &Options) -> Option<Vec<TypeId>> {
+    match t.get(ty) {
+        Type::Struct { fields, .. } if !fields.is_empty() => Some(fields.clone()),
+        Type::Array { elem, len } if *len >= 1 && *len <= o.max_members as u64 => Some(vec![*elem; *len as usize]),
+        Type::Vector { elem, lanes } if o.decompose_vectors => Some(vec![*elem; *lanes as usize]),
+        Type::Matrix { elem, dim } if o.decompose_matrices => {
+            let col = t.lookup(&Type::Vector { elem: *elem, lanes: *dim })?;
+            Some(vec![col; *dim as usize])
+        }
+        _ => None,
+    }
+}
+
+/// Whether every use of `slot` allows splitting it into `n` members.
+fn splittable(m: &Module, fid: FuncId, slot: Inst, n: usize, o: &Options) -> bool {
+    let f = m.func(fid);
+    let uses = f.uses(Value::Inst(slot));
+    !uses.is_empty()
+        && uses.iter().all(|u| {
+            let d = f.inst(u.user);
+            match d.opcode {
+                Opcode::Gep if u.index == 0 => {
+                    d.operands.get(1).and_then(|&v| m.const_int_value(v)).is_some_and(|c| c >= 0 && (c as usize) < n)
+                }
+                Opcode::Load | Opcode::Store => o.aggressive && u.index == 0,
+                _ => false,
+            }
+        })
+}
+
+/// Split slots of one function until none qualifies; returns (slots split,
+/// member slots kept).
+fn sroa_function(m: &mut Module, fid: FuncId, o: &Options) -> (usize, usize) {
+    let mut work: Vec<Inst> = {
+        let f = m.func(fid);
+        f.all_insts()
+            .filter(|&(_, i)| matches!(f.inst(i).opcode, Opcode::Alloca | Opcode::AllocaShared))
+            .map(|(_, i)| i)
+            .collect()
+    };
+    let (mut split, mut kept) = (0, 0);
+    while let Some(slot) = work.pop() {
+        let Some(tys) = members(&m.types, m.func(fid).inst(slot).ty, o) else { continue };
+        if !splittable(m, fid, slot, tys.len(), o) {
+            continue;
+        }
+        let parts = split_slot(m, fid, slot, &tys);
+        split += 1;
+        kept += parts.len();
+        work.extend(parts);
+    }
+    (split, kept)
+}
+
+/// Replace `slot` by one slot per member type; returns the member slots
+/// that have uses (the others are deleted).
+fn split_slot(m: &mut Module, fid: FuncId, slot: Inst, tys: &[TypeId]) -> Vec<Inst> {
+    let index: Vec<Value> = (0..tys.len())
+        .map(|k| Value::Const(m.consts.intern(ConstData { ty: TypeTable::U32, value: ConstValue::Scalar(k as u64) })))
+        .collect();
+    // Each use with the member its gep selects (checked by `splittable`).
+    let uses: Vec<(Inst, usize)> = {
+        let f = m.func(fid);
+        f.uses(Value::Inst(slot))
+            .iter()
+            .map(|u| {
+                let k = f.inst(u.user).operands.get(1).and_then(|&v| m.const_int_value(v)).unwrap_or(0);
+                (u.user, k as usize)
+            })
+            .collect()
+    };
+    let f = m.func_mut(fid);
+    let d = f.inst(slot).clone();
+    let parts: Vec<Inst> = tys
+        .iter()
+        .enumerate()
+        .map(|(k, &ty)| {
+            let mut p = InstData::new(d.opcode, ty);
+            p.md = Metadata { name: d.md.name.as_ref().map(|n| format!("{n}.{k}")), ..d.md.clone() };
+            let p = f.create_inst(p);
+            insert_before(f, slot, p);
+            p
+        })
+        .collect();
+    for (user, k) in uses {
+        match f.inst(user).opcode {
+            Opcode::Gep => {
+                let ops = f.inst(user).operands.clone();
+                let part = Value::Inst(parts[k]);
+                if ops.len() == 2 {
+                    f.replace_all_uses(Value::Inst(user), part);
+                    f.remove_inst(user);
+                } else {
+                    let mut new: SmallVec<[Value; 3]> = SmallVec::new();
+                    new.push(part);
+                    new.extend(ops[2..].iter().copied());
+                    f.set_operands(user, new);
+                }
+            }
+            Opcode::Load => {
+                let mut loads: SmallVec<[Value; 3]> = SmallVec::new();
+                for (k, &ty) in tys.iter().enumerate() {
+                    let mut l = InstData::new(Opcode::Load, ty);
+                    l.operands.push(Value::Inst(parts[k]));
+                    let l = f.create_inst(l);
+                    insert_before(f, user, l);
+                    loads.push(Value::Inst(l));
+                }
+                let mut agg = InstData::new(Opcode::Aggregate, d.ty);
+                agg.operands = loads;
+                agg.md = f.inst(user).md.clone();
+                let agg = f.create_inst(agg);
+                insert_before(f, user, agg);
+                f.replace_all_uses(Value::Inst(user), Value::Inst(agg));
+                f.remove_inst(user);
+            }
+            _ => {
+                // A whole store: store every member.
+                let v = f.inst(user).operands[1];
+                for (k, &ty) in tys.iter().enumerate() {
+                    let mut e = InstData::new(Opcode::Extract, ty);
+                    e.operands.push(v);
+                    e.operands.push(index[k]);
+                    let e = f.create_inst(e);
+                    insert_before(f, user, e);
+                    let mut s = InstData::new(Opcode::Store, TypeTable::VOID);
+                    s.operands.push(Value::Inst(parts[k]));
+                    s.operands.push(Value::Inst(e));
+                    let s = f.create_inst(s);
+                    insert_before(f, user, s);
+                }
+                f.remove_inst(user);
+            }
+        }
+    }
+    f.remove_inst(slot);
+    let (used, unused): (Vec<Inst>, Vec<Inst>) = parts.into_iter().partition(|&p| f.has_uses(Value::Inst(p)));
+    f.remove_insts(&unused);
+    used
+}

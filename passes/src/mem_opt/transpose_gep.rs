@@ -1,0 +1,183 @@
+//! `transpose_gep`: turn element accesses of a local aggregate slot into
+//! whole-slot accesses plus `extract` / `insert`, so that `mem2reg` (which
+//! promotes only slots used by plain loads and stores) can promote it:
+//!
+//! ```text
+//! %e = load (gep %a, idx...)        =>  %w = load %a
+//!                                       %e = extract %w, idx...
+//! store (gep %a, idx...), %v        =>  %w = load %a
+//!                                       %n = insert %w, %v, idx...
+//!                                       store %a, %n
+//! ```
+//!
+//! Gep chains are traced first (`trace_gep`), so every address is one gep
+//! from its root. A slot is transposed only when it is a thread-private
+//! `alloca` (a read-modify-write of the whole of a shared slot or of a
+//! caller's object would race with other threads), not annotated
+//! `// no_promote`, and every use is a load, a store's address, or a gep
+//! used only that way — so afterwards it is promotable. Geps left unused are
+//! deleted.
+//!
+//! Reading a slot nothing was stored to is an error (the interpreter's rule:
+//! a load must see some initialized part), so a slot whose element stores
+//! are transposed is first zero-initialized right after its `alloca`; the
+//! read-modify-write of its first element store then reads defined memory.
+//! Only slots in the entry block are eligible for that (it runs once per
+//! call; an `alloca` in a loop keeps its contents across iterations, which a
+//! store after it would clobber); slots elsewhere with element stores stay. Dynamic indices carry over to `extract` / `insert`, which check
+//! bounds like `gep` does.
+//!
+//! Consumes: `xir` (any dialect). Produces: the same dialect. Preserves: the
+//! CFG and everything derived from it.
+
+use smallvec::SmallVec;
+use xir::pass::{NoOptions, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};
+use xir::{FuncId, Function, Inst, InstData, Module, Opcode, TypeTable, Value};
+
+use crate::memory::util::{insert_after, insert_before, zero_const, NO_PROMOTE};
+
+const INFO: PassInfo = PassInfo {
+    name: "transpose_gep",
+    doc: "Rewrite loads/stores through geps of local slots as whole-slot accesses with extract/insert",
+    consumes: &["xir"],
+    produces: Produces::Same,
+    eliminates: &["gep"],
+    preserves: super::CFG_ANALYSES,
+};
+
+pub struct TransposeGep;
+
+pub fn decl() -> PassDecl {
+    PassDecl {
+        info: INFO,
+        options: &[],
+        create: |v| {
+            let _: NoOptions = xir::pass::options_from_ron(v)?;
+            Ok(Box::new(TransposeGep))
+        },
+    }
+}
+
+impl Pass for TransposeGep {
+    fn info(&self) -> &PassInfo {
+        &INFO
+    }
+    fn run(&self, module: &mut Module, _cx: &mut PassContext) -> Result<PassOutcome, PassError> {
+        let (mut traced, mut loads, mut stores, mut zeroed) = (0, 0, 0, 0);
+        for fid in crate::memory::util::defined_functions(module) {
+            traced += super::trace_gep::trace_function(module.func_mut(fid)).0;
+            let (l, s, z) = transpose_function(module, fid);
+            loads += l;
+            stores += s;
+            zeroed += z;
+        }
+        let mut out = PassOutcome::changed(traced + loads + stores > 0);
+        out.stats.push(("traced_geps".into(), traced.to_string()));
+        out.stats.push(("transposed_loads".into(), loads.to_string()));
+        out.stats.push(("transposed_stores".into(), stores.to_string()));
+        out.stats.push(("zero_initialized".into(), zeroed.to_string()));
+        Ok(out)
+    }
+}
+
+/// The geps of `slot` if every use of the slot is a load, a store's address
+/// or such a gep (used only as a load or store address).
+fn transposable_geps(f: &Function, slot: Inst) -> Option<Vec<Inst>> {
+    let d = f.inst(slot);
+    if d.opcode != Opcode::Alloca || d.md.comments.iter().any(|c| c.trim() == NO_PROMOTE) {
+        return None;
+    }
+    let in_entry = d.parent.is_some() && d.parent == f.body();
+    let plain = |u: &xir::Use| {
+        let ud = f.inst(u.user);
+        u.index == 0 && matches!(ud.opcode, Opcode::Load | Opcode::Store)
+    };
+    let mut geps = Vec::new();
+    for u in f.uses(Value::Inst(slot)) {
+        if plain(u) {
+            continue;
+        }
+        if f.inst(u.user).opcode != Opcode::Gep || u.index != 0 {
+            return None;
+        }
+        if !f.uses(Value::Inst(u.user)).iter().all(plain) {
+            return None;
+        }
+        let stores = f.uses(Value::Inst(u.user)).iter().any(|w| f.inst(w.user).opcode == Opcode::Store);
+        if stores && !in_entry {
+            return None;
+        }
+        geps.push(u.user);
+    }
+    (!geps.is_empty()).then_some(geps)
+}
+
+/// Returns (loads transposed, stores transposed, slots zero-initialized).
+fn transpose_function(m: &mut Module, fid: FuncId) -> (usize, usize, usize) {
+    let slots: Vec<Inst> = {
+        let f = m.func(fid);
+        f.all_insts().filter(|&(_, i)| f.inst(i).opcode == Opcode::Alloca).map(|(_, i)| i).collect()
+    };
+    let (mut loads, mut stores, mut zeroed) = (0, 0, 0);
+    for slot in slots {
+        let Some(geps) = transposable_geps(m.func(fid), slot) else { continue };
+        let slot_ty = m.func(fid).inst(slot).ty;
+        let has_store = {
+            let f = m.func(fid);
+            geps.iter().any(|&g| f.uses(Value::Inst(g)).iter().any(|u| f.inst(u.user).opcode == Opcode::Store))
+        };
+        if has_store {
+            let Some(zero) = zero_const(m, slot_ty) else { continue };
+            let f = m.func_mut(fid);
+            let mut z = InstData::new(Opcode::Store, TypeTable::VOID);
+            z.operands.push(Value::Inst(slot));
+            z.operands.push(zero);
+            let z = f.create_inst(z);
+            insert_after(f, slot, z);
+            zeroed += 1;
+        }
+        let f = m.func_mut(fid);
+        for g in geps {
+            let indices: SmallVec<[Value; 3]> = f.inst(g).operands[1..].iter().copied().collect();
+            let elem_ty = f.inst(g).ty;
+            for u in f.uses(Value::Inst(g)).to_vec() {
+                let access = u.user;
+                let whole = whole_load(f, slot, slot_ty, access);
+                if f.inst(access).opcode == Opcode::Load {
+                    let mut e = InstData::new(Opcode::Extract, elem_ty);
+                    e.operands.push(whole);
+                    e.operands.extend(indices.iter().copied());
+                    e.md = f.inst(access).md.clone();
+                    let e = f.create_inst(e);
+                    insert_before(f, access, e);
+                    f.replace_all_uses(Value::Inst(access), Value::Inst(e));
+                    f.remove_inst(access);
+                    loads += 1;
+                } else {
+                    let v = f.inst(access).operands[1];
+                    let mut n = InstData::new(Opcode::Insert, slot_ty);
+                    n.operands.push(whole);
+                    n.operands.push(v);
+                    n.operands.extend(indices.iter().copied());
+                    let n = f.create_inst(n);
+                    insert_before(f, access, n);
+                    f.set_operands(access, SmallVec::from_slice(&[Value::Inst(slot), Value::Inst(n)]));
+                    stores += 1;
+                }
+            }
+            if !f.has_uses(Value::Inst(g)) {
+                f.remove_inst(g);
+            }
+        }
+    }
+    (loads, stores, zeroed)
+}
+
+/// `load slot` placed before `before`.
+fn whole_load(f: &mut Function, slot: Inst, ty: xir::TypeId, before: Inst) -> Value {
+    let mut d = InstData::new(Opcode::Load, ty);
+    d.operands.push(Value::Inst(slot));
+    let l = f.create_inst(d);
+    insert_before(f, before, l);
+    Value::Inst(l)
+}
