@@ -249,6 +249,14 @@ differential! {
     phi_cleanup_raw_ssa => "phi_cleanup" @ RawSsa;
     simplify_cfg_raw_ssa => "simplify_cfg" @ RawSsa;
     unused_callable_removal => "unused_callable_removal" @ Natural;
+    licm => "licm" @ Natural;
+    licm_raw_ssa => "licm" @ RawSsa;
+    licm_legalized => "licm" @ Legalized;
+    loop_rotation => "loop_rotation" @ Natural;
+    loop_rotation_raw_ssa => "loop_rotation" @ RawSsa;
+    indvar_simplify => "indvar_simplify" @ Natural;
+    indvar_simplify_raw_ssa => "indvar_simplify" @ RawSsa;
+    indvar_simplify_legalized => "indvar_simplify" @ Legalized;
 }
 
 /// New passes are exercised even before someone lists them above.

@@ -108,7 +108,10 @@ pub enum Scev {
     /// The same in every iteration.
     Invariant(Lin),
     /// `start + k * step` in iteration `k` (counting from 0).
-    AddRec { start: Lin, step: Lin },
+    AddRec {
+        start: Lin,
+        step: Lin,
+    },
     Unknown,
 }
 
@@ -250,7 +253,8 @@ fn outside(m: &Module, f: &Function, v: Value) -> Option<Lin> {
 
 /// Compare two values of a width, as the comparison opcode does.
 pub fn compare(op: Opcode, a: u64, b: u64, bits: u32, signed: bool) -> Option<bool> {
-    let (x, y) = if signed { (sext(a, bits), sext(b, bits)) } else { ((a & mask(bits)) as i128, (b & mask(bits)) as i128) };
+    let (x, y) =
+        if signed { (sext(a, bits), sext(b, bits)) } else { ((a & mask(bits)) as i128, (b & mask(bits)) as i128) };
     Some(match op {
         Opcode::Lt => x < y,
         Opcode::Le => x <= y,
@@ -507,11 +511,7 @@ fn mod_inverse(d: u64, bits: u32) -> u64 {
 
 fn solve_const(op: Opcode, s: u64, d: i128, n: u64, bits: u32, signed: bool) -> Option<u64> {
     let val = |x: u64| if signed { sext(x, bits) } else { (x & mask(bits)) as i128 };
-    let (lo, hi) = if signed {
-        (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
-    } else {
-        (0, mask(bits) as i128)
-    };
+    let (lo, hi) = if signed { (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1) } else { (0, mask(bits) as i128) };
     let (s, n) = (val(s), val(n));
     let holds = |x: i128| match op {
         Opcode::Lt => x < n,
