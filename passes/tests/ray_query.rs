@@ -63,17 +63,60 @@ kernel @trace(%scene: accel, %t_out: buffer<f32>, %any_out: buffer<u32>) block_s
 // first in traversal order, the nearer (z = 2) second; closest hit must
 // report the nearer one (t = 8, prim 1) for the ray at x = 0, even though
 // any-hit stops at the first; the ray at x = 3 misses (inst/prim ~0,
-// t = t_max, any = false). Non-opaque geometry is forced opaque.
+// t = t_max, any = false). Non-opaque geometry is forced opaque; the
+// procedural box in front (z in [5, 6]) is ignored.
 #[test]
 fn trace_closest_finds_the_nearer_later_primitive_and_any_hit_stops() {
     let m = parse(TRACE);
     check(&m, "xir.structured");
-    let inputs = r#"{"args": {"scene": {"instances": [{"opaque": false, "triangles": [
-        [[-1, -1, 1], [1, -1, 1], [0, 1, 1]], [[-1, -1, 2], [1, -1, 2], [0, 1, 2]]]}]},
-        "t_out": [0, 0], "any_out": [0, 0]}}"#;
-    let out = run(&m, "trace", inputs);
+    let out = run(&m, "trace", TRACE_INPUTS);
     assert_eq!(numbers!(out.buffers["t_out"], f32), vec![8.0, 100.0]);
     assert_eq!(numbers!(out.buffers["any_out"], u32), vec![1 << 4 | 1, 0xffff_fff0]);
+}
+
+const TRACE_INPUTS: &str = r#"{"args": {"scene": {"instances": [{"opaque": false, "triangles": [
+    [[-1, -1, 1], [1, -1, 1], [0, 1, 1]], [[-1, -1, 2], [1, -1, 2], [0, 1, 2]]]},
+    {"aabbs": [[-1, -1, 5, 1, 1, 6]]}]},
+    "t_out": [0, 0], "any_out": [0, 0]}}"#;
+
+// Check that `ray.trace_closest` becomes a loop that proceeds until traversal
+// is complete, commits every triangle candidate, and only then reads the
+// committed hit (the farther primitive is reported first, so a premature
+// read would differ); `ray.trace_any` stays a single instruction.
+#[test]
+fn trace_closest_is_lowered_to_a_proceed_loop() {
+    let m = check_passes(TRACE, &[lower_ray_query::decl()], &["xir.structured"], "trace", TRACE_INPUTS);
+    assert_eq!(count_op(&m, "ray.trace_closest"), 0);
+    assert_eq!(count_op(&m, "ray.trace_any"), 1);
+    assert_eq!(count_op(&m, "ray_query.proceed"), 1);
+    assert_eq!(count_op(&m, "ray_query.pipeline"), 1);
+    let text = print_module(&m);
+    for needle in [
+        "  %rq.query = ray_query.pipeline %scene, %ray, u32 255 : ray_query_all\n  loop prepare ^rq.proceed, body ^rq.candidate, update ^rq.next, merge ^rq.done\n",
+        "^rq.proceed:\n  %rq.more = ray_query.proceed %rq.query : bool\n  cond_br %rq.more, true ^rq.candidate, false ^rq.done\n",
+        "  if %rq.is_triangle, true ^rq.commit, false ^rq.handled, merge ^rq.handled\n",
+        "^rq.commit:\n  ray_query.object_write %rq.query, u32 0\n",
+        "^rq.done:\n  %rq.committed = ray_query.object_read %rq.query, u32 3 : struct<align 8>{u32, u32, vec<f32, 2>, u32, f32}\n",
+        " : struct<align 8>{u32, u32, vec<f32, 2>, f32}\n  %t = extract %hit, u32 3 : f32\n",
+    ] {
+        assert!(text.contains(needle), "missing {needle:?} in\n{text}");
+    }
+    let out = run(&m, "trace", TRACE_INPUTS);
+    assert_eq!(numbers!(out.buffers["t_out"], f32), vec![8.0, 100.0]);
+}
+
+// Check that a trace whose result is not the triangle-hit record is refused.
+#[test]
+fn trace_closest_with_a_foreign_record_is_refused() {
+    let src = TRACE.replace(
+        "%hit = ray.trace_closest %scene, %ray, u32 255 : struct<align 8>{u32, u32, vec<f32, 2>, f32}",
+        "%hit = ray.trace_closest %scene, %ray, u32 255 : struct<align 4>{u32, u32, f32, f32}",
+    );
+    let src = src.replace("%t = extract %hit, u32 3 : f32", "%t = extract %hit, u32 2 : f32");
+    let mut m = parse(&src);
+    let e = run_pass(&mut m, lower_ray_query::decl()).expect_err("must refuse");
+    assert!(e.diagnostics[0].message.contains("triangle-hit record"), "{:?}", e.diagnostics);
+    assert_eq!(count_op(&m, "ray.trace_closest"), 1);
 }
 
 // Check that bad accel inputs are located errors, not panics.
@@ -121,20 +164,19 @@ fn lowering_gives_a_proceed_loop_with_identical_results() {
     }
 }
 
-// Check that the whole mandatory legalization (ray-query lowering first)
-// takes the kernel to the SPIR-V handoff's structural dialect with the same
-// results.
-#[test]
-fn spirv_legalize_pipeline_runs_on_a_ray_query_kernel() {
+/// Run `spirv-legalize` (at -O0 and -O2, verifying each step) on `src` and
+/// compare interpreter outputs; returns the -O0 result.
+pub fn legalize(src: &str, kernel: &str, inputs: &str) -> xir::Module {
     let text =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../pipelines/spirv-legalize.ron")).unwrap();
     assert!(text.contains("Pass(\"lower_ray_query_loop\")"), "spirv-legalize does not lower ray-query loops");
-    let m = parse(KERNEL);
-    let before = run(&m, "ray_query_loop", INPUTS);
+    let m = parse(src);
+    let before = run(&m, kernel, inputs);
     let mut reg = xir::pass::PassRegistry::new();
     reg.declare_hook("callable_specialization", "target policy for callables");
     xir_passes::register_all(&mut reg);
     let p = Loader::new(&reg).load_text("spirv-legalize.ron".into(), None, &text).unwrap_or_else(|f| panic!("{f}"));
+    let mut first = None;
     for level in [0u8, 2] {
         let mut m = m.clone();
         let opts = RunOptions { verify_each: true, opt_level: level, ..RunOptions::default() };
@@ -144,10 +186,22 @@ fn spirv_legalize_pipeline_runs_on_a_ray_query_kernel() {
         }
         check(&m, "xir.restructured.audited");
         assert_eq!(count_op(&m, "ray_query.loop") + count_op(&m, "ray_query.dispatch"), 0);
+        assert_eq!(count_op(&m, "ray.trace_closest"), 0);
         assert_eq!(count_op(&m, "ray_query.proceed"), 1);
-        let after = run(&m, "ray_query_loop", INPUTS);
+        let after = run(&m, kernel, inputs);
         assert!(before.first_mismatch(&after, |_, _| false).is_none(), "{}", print_module(&m));
+        first.get_or_insert(m);
     }
+    first.expect("ran")
+}
+
+// Check that the whole mandatory legalization (ray-query lowering first)
+// takes both ray-query kernels to the SPIR-V handoff's structural dialect
+// with the same results.
+#[test]
+fn spirv_legalize_pipeline_runs_on_ray_query_kernels() {
+    legalize(KERNEL, "ray_query_loop", INPUTS);
+    legalize(TRACE, "trace", TRACE_INPUTS);
 }
 
 const FREE_DISPATCH: &str = r#"

@@ -26,19 +26,41 @@
 //! block, and Phi incomings of the handlers from the dispatch block now come
 //! from the body. When both handlers are one block, the body branches to it.
 //!
+//! `ray.trace_closest` is lowered the same way, since closest-hit tracing
+//! must call proceed until traversal is complete before any committed field
+//! is read: the block is split after the trace, which becomes
+//!
+//! ```text
+//! %q = ray_query.pipeline %accel, %ray, %mask : ray_query_all
+//! loop prepare ^p, body ^b, update ^u, merge ^t
+//! ^p: %more = ray_query.proceed %q : bool; cond_br %more, true ^b, false ^t
+//! ^b: %tri = ray_query.object_read %q, u32 4 : bool; if %tri, true ^c, false ^j, merge ^j
+//! ^c: ray_query.object_write %q, u32 0; br target ^j     (commit every triangle candidate)
+//! ^j: br target ^u         ^u: br target ^p
+//! ^t: %c = ray_query.object_read %q, u32 3 : {u32, u32, vec<f32, 2>, u32, f32}
+//!     %hit = aggregate (fields 0, 1, 2, 4 of %c); the rest of the block
+//! ```
+//!
+//! Committing every triangle candidate and ignoring procedural ones is the
+//! forced-opaque closest hit `ray.trace_closest` means. `ray.trace_any`
+//! stays an instruction: with TerminateOnFirstHit and forced opacity one
+//! proceed is exact, and the emitter says so.
+//!
 //! A module whose ray-query constructs are malformed (a loop whose dispatch
 //! block does not end in `ray_query.dispatch`, a dispatch outside a loop,
-//! the exit shared with a handler) is refused before anything changes, with a
+//! the exit shared with a handler, a `ray.trace_closest` whose result is not
+//! the triangle-hit record) is refused before anything changes, with a
 //! diagnostic located at the construct.
 //!
 //! - Consumes: `xir.structured`, `xir.structured.lowered`.
-//! - Produces: the same dialect, without `ray_query.loop` / `ray_query.dispatch`.
+//! - Produces: the same dialect, without `ray_query.loop`, `ray_query.dispatch`
+//!   and `ray.trace_closest`.
 //! - Preserves: the call graph.
 
 use smallvec::SmallVec;
 use xir::pass::{AnalysisKind, NoOptions, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};
 use xir::verify::inst_diag;
-use xir::{Block, Function, Inst, InstData, Metadata, Module, Opcode, Trait, TypeTable, Value};
+use xir::{Block, Function, Inst, InstData, Metadata, Module, Opcode, Trait, Type, TypeId, TypeTable, Value};
 
 use super::util::{br, defined_functions, set_terminator, term};
 
@@ -47,11 +69,11 @@ pub const FIELD_IS_TRIANGLE_CANDIDATE: u32 = 4;
 
 static INFO: PassInfo = PassInfo {
     name: "lower_ray_query_loop",
-    doc: "Structured ray-query loops to ordinary loops over ray_query.proceed plus a candidate-kind if.",
+    doc: "Ray-query loops and closest-hit traces to ordinary loops over ray_query.proceed.",
     consumes: &["xir.structured", "xir.structured.lowered"],
     produces: Produces::Same,
     preserves: &[AnalysisKind::CallGraph],
-    eliminates: &["@ray_query_loop"],
+    eliminates: &["@ray_query_loop", "ray.trace_closest"],
 };
 
 pub struct LowerRayQueryLoop;
@@ -235,6 +257,93 @@ fn lower_site(m: &mut Module, fid: xir::FuncId, s: &Site) {
     set_terminator(f, s.header, term(Opcode::Loop, &[], &[s.dispatch, body, update, s.exit]));
 }
 
+/// Whether `ty` is `struct{u32, u32, vec<f32, 2>, f32}` (any alignment).
+fn triangle_record(m: &Module, ty: TypeId) -> bool {
+    let t = &m.types;
+    let Type::Struct { fields, .. } = t.get(ty) else { return false };
+    let vec2 = |x: TypeId| matches!(t.get(x), Type::Vector { elem, lanes: 2 } if *elem == TypeTable::F32);
+    matches!(fields.as_slice(), [a, b, c, d] if *a == TypeTable::U32 && *b == TypeTable::U32 && vec2(*c) && *d == TypeTable::F32)
+}
+
+/// Rewrite one `ray.trace_closest` (see the module doc).
+fn lower_trace(m: &mut Module, fid: xir::FuncId, trace: Inst) {
+    let rq = m.types.intern(Type::RayQuery { any_hit: false });
+    let vec2 = m.types.vector(TypeTable::F32, 2);
+    let fields = vec![TypeTable::U32, TypeTable::U32, vec2, TypeTable::U32, TypeTable::F32];
+    let committed_ty = m.types.intern(Type::Struct { fields, align: 8 });
+    let [f0, f1, f2, f3, f4] = [0, 1, 2, 3, 4].map(|k| m.const_u32(k));
+    let commit = f0;
+    let f = m.func_mut(fid);
+    let d = f.inst(trace).clone();
+    let b = d.parent.expect("placed");
+    let pos = f.position(trace).expect("placed");
+    let [prepare, body, confirm, join, update, tail] =
+        ["rq.proceed", "rq.candidate", "rq.commit", "rq.handled", "rq.next", "rq.done"].map(|n| {
+            let x = f.add_block();
+            f.block_mut(x).md = Metadata::named(n);
+            x
+        });
+    // Split: everything after the trace moves to the tail, and Phi edges
+    // from `b` now come from the tail.
+    let moved = f.block_mut(b).insts.split_off(pos + 1);
+    for &i in &moved {
+        f.inst_mut(i).parent = Some(tail);
+    }
+    f.block_mut(tail).insts = moved;
+    let phis: Vec<Inst> = f.all_insts().map(|(_, i)| i).filter(|&i| f.inst(i).opcode == Opcode::Phi).collect();
+    for p in phis {
+        for x in f.inst_mut(p).blocks.iter_mut() {
+            if *x == b {
+                *x = tail;
+            }
+        }
+    }
+    // The header: create the query, enter the loop.
+    let mut pipe = InstData::new(Opcode::RayQueryPipeline, rq);
+    pipe.operands = d.operands.clone();
+    pipe.span = d.span;
+    let q = Value::Inst(f.append_inst(b, named(pipe, "rq.query")));
+    f.append_inst(b, term(Opcode::Loop, &[], &[prepare, body, update, tail]));
+    let mut proceed = InstData::new(Opcode::RayQueryProceed, TypeTable::BOOL);
+    proceed.operands.push(q);
+    let more = Value::Inst(f.append_inst(prepare, named(proceed, "rq.more")));
+    f.append_inst(prepare, term(Opcode::CondBr, &[more], &[body, tail]));
+    let mut read = InstData::new(Opcode::RayQueryObjectRead, TypeTable::BOOL);
+    read.operands = SmallVec::from_slice(&[q, f4]);
+    let tri = Value::Inst(f.append_inst(body, named(read, "rq.is_triangle")));
+    f.append_inst(body, term(Opcode::If, &[tri], &[confirm, join, join]));
+    let mut write = InstData::new(Opcode::RayQueryObjectWrite, TypeTable::VOID);
+    write.operands = SmallVec::from_slice(&[q, commit]);
+    f.append_inst(confirm, write);
+    f.append_inst(confirm, br(join));
+    f.append_inst(join, br(update));
+    f.append_inst(update, br(prepare));
+    // The tail starts by building the hit record from the committed hit.
+    let mut read = InstData::new(Opcode::RayQueryObjectRead, committed_ty);
+    read.operands = SmallVec::from_slice(&[q, f3]);
+    let committed = f.create_inst(named(read, "rq.committed"));
+    f.insert_inst(tail, 0, committed);
+    let c = Value::Inst(committed);
+    let mut members = SmallVec::<[Value; 3]>::new();
+    for (k, (field, ty)) in
+        [(f0, TypeTable::U32), (f1, TypeTable::U32), (f2, vec2), (f4, TypeTable::F32)].into_iter().enumerate()
+    {
+        let mut x = InstData::new(Opcode::Extract, ty);
+        x.operands = SmallVec::from_slice(&[c, field]);
+        let i = f.create_inst(x);
+        f.insert_inst(tail, 1 + k, i);
+        members.push(Value::Inst(i));
+    }
+    let mut agg = InstData::new(Opcode::Aggregate, d.ty);
+    agg.operands = members;
+    agg.md = d.md.clone();
+    agg.span = d.span;
+    let hit = f.create_inst(agg);
+    f.insert_inst(tail, 5, hit);
+    f.replace_all_uses(Value::Inst(trace), Value::Inst(hit));
+    f.remove_inst(trace);
+}
+
 /// Lower every ray-query loop of the module; refuses (changing nothing)
 /// when one is malformed. Returns the number of loops lowered.
 pub fn lower_module(m: &mut Module) -> Result<usize, PassError> {
@@ -246,6 +355,24 @@ pub fn lower_module(m: &mut Module) -> Result<usize, PassError> {
             Err(d) => diags.extend(d),
         }
     }
+    let mut traces = Vec::new();
+    for fid in defined_functions(m) {
+        let f = m.func(fid);
+        for (_, i) in f.all_insts() {
+            if f.inst(i).opcode != Opcode::RayTraceClosest {
+                continue;
+            }
+            match triangle_record(m, f.inst(i).ty) {
+                true => traces.push((fid, i)),
+                false => {
+                    let msg = "the result of `ray.trace_closest` must be the triangle-hit record \
+                               struct{u32, u32, vec<f32, 2>, f32}"
+                        .to_string();
+                    diags.push(inst_diag(f, i, INFO.name, msg));
+                }
+            }
+        }
+    }
     if !diags.is_empty() {
         let mut e = PassError::new(INFO.name, format!("{} malformed ray-query construct(s)", diags.len()));
         e.diagnostics = diags;
@@ -254,7 +381,10 @@ pub fn lower_module(m: &mut Module) -> Result<usize, PassError> {
     for (fid, s) in &all {
         lower_site(m, *fid, s);
     }
-    Ok(all.len())
+    for &(fid, i) in &traces {
+        lower_trace(m, fid, i);
+    }
+    Ok(all.len() + traces.len())
 }
 
 impl Pass for LowerRayQueryLoop {
