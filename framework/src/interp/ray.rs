@@ -356,7 +356,7 @@ fn scalar(v: &Val) -> R<u64> {
 /// A member of a hit record.
 enum F {
     U(u32),
-    F(f32),
+    Real(f32),
     V2([f32; 2]),
 }
 
@@ -372,7 +372,7 @@ fn record(types: &TypeTable, ty: TypeId, fields: &[F], what: &str) -> R<Val> {
     for (&t, f) in tys.iter().zip(fields) {
         let v = match (f, types.get(t)) {
             (F::U(x), Type::Int { bits: 32, signed: false }) => Val::S(*x as u64),
-            (F::F(x), _) if f32_ty(t) => Val::S(x.to_bits() as u64),
+            (F::Real(x), _) if f32_ty(t) => Val::S(x.to_bits() as u64),
             (F::V2(x), Type::Vector { elem, lanes: 2 }) if f32_ty(*elem) => {
                 Val::agg(x.iter().map(|c| Val::S(c.to_bits() as u64)).collect())
             }
@@ -388,7 +388,7 @@ fn triangle_record(types: &TypeTable, ty: TypeId, h: Option<Hit>, ray: &Ray) -> 
     record(
         types,
         ty,
-        &[F::U(h.inst), F::U(h.prim), F::V2(h.bary), F::F(h.t)],
+        &[F::U(h.inst), F::U(h.prim), F::V2(h.bary), F::Real(h.t)],
         "triangle hit {u32, u32, vec<f32, 2>, f32}",
     )
 }
@@ -400,7 +400,7 @@ fn committed_record(types: &TypeTable, ty: TypeId, h: Option<Hit>, ray: &Ray) ->
         Some(Kind::Procedural) => 2,
     };
     let h = h.unwrap_or(Hit { kind: Kind::Triangle, inst: u32::MAX, prim: u32::MAX, bary: [0.0; 2], t: ray.t_max });
-    let fields = [F::U(h.inst), F::U(h.prim), F::V2(h.bary), F::U(kind), F::F(h.t)];
+    let fields = [F::U(h.inst), F::U(h.prim), F::V2(h.bary), F::U(kind), F::Real(h.t)];
     record(types, ty, &fields, "committed hit {u32, u32, vec<f32, 2>, u32, f32}")
 }
 

@@ -208,7 +208,8 @@ fn lower_site(m: &mut Module, fid: xir::FuncId, s: &Site) {
         f.block(s.dispatch).insts.iter().copied().take_while(|&i| f.inst(i).opcode == Opcode::Phi).collect();
     for p in phis {
         let d = f.inst(p).clone();
-        let (moved, kept): (Vec<(Value, Block)>, Vec<(Value, Block)>) =
+        type Edges = Vec<(Value, Block)>;
+        let (moved, kept): (Edges, Edges) =
             d.operands.iter().copied().zip(d.blocks.iter().copied()).partition(|(_, b)| retargeted.contains(b));
         if moved.is_empty() {
             continue;
