@@ -635,3 +635,130 @@ fn if_conversion_refuses_unsafe_or_large_arms() {
     unchanged(one_sided, "if_conversion", None);
     unchanged(IFC_IN, "if_conversion", Some("(max_speculated: 0)"));
 }
+
+// ---- differential, on raw SSA and legalized IR --------------------------------
+//
+// `differential.rs` runs every registered pass on the generator's structured
+// programs. These passes keep their dialect and act on Phis and raw
+// branches too, so they are also run after `destructure_cfg` + `mem2reg`
+// (raw CFG with Phis: where `if_conversion` meets `cond_br` diamonds) and
+// after the whole legalization spine (restructured SSA). Each run must keep
+// the verifier, the dialect and the interpreter's results; and over the
+// cases each pass must have changed some program, so the property is not
+// vacuous.
+
+use proptest::test_runner::{Config, TestCaseError, TestRunner};
+use xir::pass::{AnalysisCache, PassContext, Produces};
+
+const OURS: &[&str] = &["reassociate", "simplify_libcalls", "scalarizer", "cvp", "if_conversion"];
+const RAW_SSA: &[&str] = &["promote_ref_arg", "destructure_cfg", "mem2reg"];
+const LEGALIZED: &[&str] = &[
+    "promote_ref_arg",
+    "destructure_cfg",
+    "reg2mem",
+    "restructure_cfg",
+    "canonicalize_one_shot_loops",
+    "clear_inactive_block_payloads",
+    "mem2reg",
+    "audit_reg2mem_spills",
+    "fix_self_referential",
+];
+
+fn cases() -> u32 {
+    std::env::var("XIR_PROPTEST_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(128)
+}
+
+/// Run `name`; verifier and dialect checks after it. Returns whether it changed the module.
+fn step(m: &mut xir::Module, name: &str, dialect: &mut &'static str) -> Result<bool, String> {
+    let reg = registry();
+    let decl = reg.get(name).ok_or_else(|| format!("`{name}` is not registered"))?;
+    let pass = (decl.create)(None)?;
+    let mut cache = AnalysisCache::default();
+    let mut cx = PassContext { analyses: &mut cache, opt_level: 2, fast_math: false };
+    let out = pass.run(m, &mut cx).map_err(|e| e.to_string())?;
+    let diags = xir::verify::verify_module(m);
+    if !diags.is_empty() {
+        return Err(format!("verifier after {name}:\n{}", xir::diag::render(&diags)));
+    }
+    if let Produces::Dialect(d) = decl.info.produces {
+        // mem2reg on raw CFG keeps it raw (see differential.rs).
+        let raw = xir_spec::spec()
+            .dialect(dialect)
+            .zip(xir_spec::spec().dialect("xir.raw"))
+            .is_some_and(|(a, b)| a.refines(b));
+        *dialect = if name == "mem2reg" && raw { "xir.raw" } else { d };
+    }
+    let diags = xir::dialect::check_module(m, xir_spec::spec().dialect(dialect).expect("known dialect"));
+    if !diags.is_empty() {
+        return Err(format!("dialect `{dialect}` after {name}:\n{}", xir::diag::render(&diags)));
+    }
+    Ok(out.changed)
+}
+
+/// Every pass of `OURS` after `prefix`, on random programs; returns how many
+/// programs each pass changed.
+fn differential_after(prefix: &[&str]) -> Vec<usize> {
+    let mut changed = vec![0usize; OURS.len()];
+    let mut runner = TestRunner::new(Config { cases: cases(), failure_persistence: None, ..Config::default() });
+    let counts = std::cell::RefCell::new(&mut changed);
+    runner
+        .run(&xir::testgen::programs::program(), |p| {
+            let run = |m: &xir::Module| {
+                let k = m.find_function("main").ok_or("kernel @main disappeared")?;
+                xir::interp::run_kernel(m, k, &p.inputs).map_err(|e| e.to_string())
+            };
+            let expected = run(&p.module).map_err(TestCaseError::fail)?;
+            let mut base = p.module.clone();
+            let mut d: &'static str = "xir.structured";
+            for s in prefix {
+                step(&mut base, s, &mut d).map_err(TestCaseError::fail)?;
+            }
+            for (k, pass) in OURS.iter().enumerate() {
+                let mut m = base.clone();
+                let mut dk = d;
+                let input = xir::text::print_module(&m);
+                let ch =
+                    step(&mut m, pass, &mut dk).map_err(|e| TestCaseError::fail(format!("{e}\ninput:\n{input}")))?;
+                counts.borrow_mut()[k] += ch as usize;
+                let got = run(&m).map_err(|e| TestCaseError::fail(format!("after {pass}: {e}\ninput:\n{input}")))?;
+                if got != expected {
+                    return Err(TestCaseError::fail(format!(
+                        "results differ after {pass} (prefix {prefix:?})\ninput:\n{input}\noutput:\n{}",
+                        xir::text::print_module(&m)
+                    )));
+                }
+            }
+            Ok(())
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+    changed
+}
+
+fn assert_all_fired(changed: &[usize], except: &[&str]) {
+    for (pass, n) in OURS.iter().zip(changed) {
+        if !except.contains(pass) {
+            assert!(*n > 0, "{pass} never changed a program (counts {changed:?})");
+        }
+    }
+}
+
+#[test]
+fn differential_on_structured_programs() {
+    let changed = differential_after(&[]);
+    eprintln!("changed per pass {OURS:?}: {changed:?}");
+    assert_all_fired(&changed, &["scalarizer"]);
+}
+
+#[test]
+fn differential_on_raw_ssa() {
+    let changed = differential_after(RAW_SSA);
+    eprintln!("changed per pass {OURS:?}: {changed:?}");
+    assert_all_fired(&changed, &["scalarizer"]);
+}
+
+#[test]
+fn differential_on_legalized_ir() {
+    let changed = differential_after(LEGALIZED);
+    eprintln!("changed per pass {OURS:?}: {changed:?}");
+    assert_all_fired(&changed, &["scalarizer"]);
+}

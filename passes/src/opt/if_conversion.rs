@@ -36,6 +36,7 @@
 
 use rustc_hash::FxHashMap;
 use serde::Deserialize;
+use xir::analysis::Cfg;
 use xir::pass::{OptionDoc, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};
 use xir::{
     Block, FloatFormat, FuncId, Function, Inst, InstData, Module, Opcode, Trait, Type, TypeId, TypeTable, Value,
@@ -154,18 +155,6 @@ fn block_refs(f: &Function) -> FxHashMap<Block, Vec<Inst>> {
     r
 }
 
-fn preds(f: &Function, b: Block) -> Vec<Block> {
-    f.blocks()
-        .iter()
-        .copied()
-        .filter(|&p| f.successors(p).contains(&b))
-        .flat_map(|p| {
-            let n = f.successors(p).iter().filter(|&&s| s == b).count();
-            std::iter::repeat(p).take(n)
-        })
-        .collect()
-}
-
 /// The block an arm jumps to, when it ends in a plain `br`.
 fn br_target(f: &Function, b: Block) -> Option<Block> {
     let t = f.terminator(b)?;
@@ -173,7 +162,7 @@ fn br_target(f: &Function, b: Block) -> Option<Block> {
     (d.opcode == Opcode::Br).then(|| d.blocks[0])
 }
 
-fn shape_of(f: &Function, head: Block, structured_fn: bool) -> Option<Shape> {
+fn shape_of(f: &Function, cfg: &Cfg, head: Block, structured_fn: bool) -> Option<Shape> {
     let term = f.terminator(head)?;
     let d = f.inst(term);
     let (cond, tt, ff) = match d.opcode {
@@ -184,7 +173,7 @@ fn shape_of(f: &Function, head: Block, structured_fn: bool) -> Option<Shape> {
     if tt == ff || tt == head || ff == head {
         return None;
     }
-    let arm_ok = |a: Block| preds(f, a) == [head];
+    let arm_ok = |a: Block| cfg.preds(a) == [head];
     let (t, e, merge) = if br_target(f, tt) == Some(ff) && arm_ok(tt) {
         (Some(tt), None, ff)
     } else if br_target(f, ff) == Some(tt) && arm_ok(ff) {
@@ -203,7 +192,7 @@ fn shape_of(f: &Function, head: Block, structured_fn: bool) -> Option<Shape> {
         return None;
     }
     let mut want: Vec<Block> = [t.unwrap_or(head), e.unwrap_or(head)].to_vec();
-    let mut got = preds(f, merge);
+    let mut got = cfg.preds(merge).to_vec();
     want.sort();
     got.sort();
     (want == got).then_some(Shape { head, term, cond, t, e, merge })
@@ -287,8 +276,9 @@ fn convert_one(m: &mut Module, fid: FuncId, opts: &Options, st: &mut Stats) -> b
     let f = m.func(fid);
     let structured_fn = f.all_insts().any(|(_, i)| f.inst(i).has(Trait::Structured));
     let refs = block_refs(f);
-    for &head in f.blocks() {
-        let Some(s) = shape_of(f, head, structured_fn) else { continue };
+    let cfg = Cfg::compute(f);
+    for &head in &cfg.rpo {
+        let Some(s) = shape_of(f, &cfg, head, structured_fn) else { continue };
         // The arms may be named only by the branch and by Phis of the merge.
         let only_here = |a: Block| {
             refs.get(&a).is_none_or(|us| {

@@ -123,7 +123,7 @@ type Plan = Vec<(Opcode, Vec<Arg>)>;
 
 /// What a plan evaluates to.
 #[derive(Clone, Debug, PartialEq)]
-enum Result_ {
+enum Outcome {
     /// The last step's value.
     Chain(Plan),
     /// An existing value (one leaf with coefficient 1 and nothing else).
@@ -249,15 +249,15 @@ fn sum_leaves(
 }
 
 /// The canonical chain of a sum.
-fn plan_sum(mut terms: Vec<(Value, u64)>, konst: u64, bits: u32) -> Result_ {
+fn plan_sum(mut terms: Vec<(Value, u64)>, konst: u64, bits: u32) -> Outcome {
     let mk = mask(bits);
     let neg_one = mk;
     terms.retain(|t| t.1 != 0);
     if terms.is_empty() {
-        return Result_::Const(konst);
+        return Outcome::Const(konst);
     }
     if terms.len() == 1 && terms[0].1 == 1 && konst == 0 {
-        return Result_::Leaf(terms[0].0);
+        return Outcome::Leaf(terms[0].0);
     }
     // Start from a term with a positive unit coefficient when there is one.
     if let Some(p) = terms.iter().position(|t| t.1 != neg_one) {
@@ -291,9 +291,9 @@ fn plan_sum(mut terms: Vec<(Value, u64)>, konst: u64, bits: u32) -> Result_ {
     if konst != 0 {
         plan.push((Opcode::Add, vec![acc, Arg::Const(konst)]));
     } else if let Arg::Leaf(v) = acc {
-        return Result_::Leaf(v);
+        return Outcome::Leaf(v);
     }
-    Result_::Chain(plan)
+    Outcome::Chain(plan)
 }
 
 /// Leaves of a same-opcode tree (with repeats), the interior nodes and the
@@ -326,7 +326,7 @@ fn same_leaves(m: &Module, f: &Function, root: Inst, op: Opcode, fast: bool) -> 
 }
 
 /// The canonical chain of a same-opcode tree; `None` when constants do not fold.
-fn plan_same(m: &Module, ty: TypeId, op: Opcode, mut leaves: Vec<Value>, consts: Vec<u64>) -> Option<Result_> {
+fn plan_same(m: &Module, ty: TypeId, op: Opcode, mut leaves: Vec<Value>, consts: Vec<u64>) -> Option<Outcome> {
     let int = int_width(m, ty);
     let fold = |a: u64, b: u64| xir::interp::fold_scalar(&m.types, op, ty, ty, &[a, b]);
     let mut konst: Option<u64> = None;
@@ -361,21 +361,21 @@ fn plan_same(m: &Module, ty: TypeId, op: Opcode, mut leaves: Vec<Value>, consts:
             Opcode::BitXor => (Some(0), None),
             _ => (None, None),
         };
-        if konst.is_some() && konst == absorbing {
-            return Some(Result_::Const(konst.expect("checked")));
+        if let Some(k) = konst.filter(|&k| Some(k) == absorbing) {
+            return Some(Outcome::Const(k));
         }
         if konst.is_some() && konst == identity {
             konst = None;
         }
         if leaves.is_empty() {
-            return Some(Result_::Const(konst.or(identity).expect("integer families have identities")));
+            return Some(Outcome::Const(konst.or(identity).expect("integer families have identities")));
         }
     }
     if leaves.is_empty() {
-        return konst.map(Result_::Const);
+        return konst.map(Outcome::Const);
     }
     if leaves.len() == 1 && konst.is_none() {
-        return Some(Result_::Leaf(leaves[0]));
+        return Some(Outcome::Leaf(leaves[0]));
     }
     let mut plan: Plan = Vec::new();
     let mut acc = Arg::Leaf(leaves[0]);
@@ -386,7 +386,7 @@ fn plan_same(m: &Module, ty: TypeId, op: Opcode, mut leaves: Vec<Value>, consts:
     if let Some(k) = konst {
         plan.push((op, vec![acc, Arg::Const(k)]));
     }
-    Some(Result_::Chain(plan))
+    Some(Outcome::Chain(plan))
 }
 
 fn cost(plan: &Plan) -> usize {
@@ -462,14 +462,14 @@ fn reassociate_block(m: &mut Module, fid: FuncId, b: Block, fast: bool, rank: &F
         let old = describe(m, f, root, &nodes);
         let old_cost = cost(&old);
         let better = match &result {
-            Result_::Chain(p) => cost(p) < old_cost || (cost(p) == old_cost && *p != old),
+            Outcome::Chain(p) => cost(p) < old_cost || (cost(p) == old_cost && *p != old),
             _ => true,
         };
         if !better {
             continue;
         }
         let new_count = match &result {
-            Result_::Chain(p) => p.len(),
+            Outcome::Chain(p) => p.len(),
             _ => 0,
         };
         if apply(m, fid, b, root, ty, &result, &nodes) {
@@ -481,13 +481,13 @@ fn reassociate_block(m: &mut Module, fid: FuncId, b: Block, fast: bool, rank: &F
 
 /// Materialize `result` before `root`, redirect the root's uses and delete
 /// the old tree. False (nothing changed) when a Phi would refer to itself.
-fn apply(m: &mut Module, fid: FuncId, b: Block, root: Inst, ty: TypeId, result: &Result_, nodes: &[Inst]) -> bool {
+fn apply(m: &mut Module, fid: FuncId, b: Block, root: Inst, ty: TypeId, result: &Outcome, nodes: &[Inst]) -> bool {
     let span = m.func(fid).inst(root).span;
     let md = m.func(fid).inst(root).md.clone();
     let new = match result {
-        Result_::Leaf(v) => *v,
-        Result_::Const(k) => m.const_scalar(ty, *k),
-        Result_::Chain(plan) => {
+        Outcome::Leaf(v) => *v,
+        Outcome::Const(k) => m.const_scalar(ty, *k),
+        Outcome::Chain(plan) => {
             let consts: Vec<Vec<Value>> = plan
                 .iter()
                 .map(|(_, args)| {
@@ -523,7 +523,7 @@ fn apply(m: &mut Module, fid: FuncId, b: Block, root: Inst, ty: TypeId, result: 
     };
     let f = m.func_mut(fid);
     if !super::util::replace_uses_keeping_phis_acyclic(f, Value::Inst(root), new) {
-        if let Result_::Chain(plan) = result {
+        if let Outcome::Chain(plan) = result {
             let pos = f.position(root).expect("root is placed");
             let made: Vec<Inst> = f.block(b).insts[pos - plan.len()..pos].to_vec();
             for &i in made.iter().rev() {
