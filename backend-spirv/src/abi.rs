@@ -1,4 +1,6 @@
-//! The kernel ABI shared by the SPIR-V backend and the Vulkan runner.
+//! The kernel ABI shared by the SPIR-V backend, the artifact codec and the
+//! Vulkan runner: one property list, validated the same way by every
+//! consumer ([`KernelAbi::check_shape`]).
 //!
 //! This file is the contract between code generation (`xir-spirv`) and every
 //! consumer that binds descriptors and push constants (the Vulkan runner, the
@@ -9,23 +11,39 @@
 //!
 //! - **Entry point**: always named `"main"`, execution model `GLCompute`,
 //!   `LocalSize` = the kernel's `block_size`.
-//! - **Descriptors**: descriptor set 0 only. Each `buffer<T>` or `byte_buffer`
-//!   kernel argument gets one `StorageBuffer` descriptor; `binding` is the
-//!   dense index over those arguments in argument order (the first buffer
-//!   argument is binding 0, the second binding 1, ...). Value arguments get no
-//!   descriptor.
-//! - **Push constants** (one `Block`, `PushConstant` storage class):
-//!   offset 0 holds `dispatch_size` as a `uvec3` (12 bytes, padded to 16);
-//!   then every value (non-resource) argument in argument order, each at its
-//!   natural host alignment (`TypeTable::size_align`). The total must be at most
-//!   128 bytes (the Vulkan guaranteed minimum); larger kernels are rejected at
-//!   the handoff with a diagnostic. `push_constant_size` is the total in bytes,
-//!   rounded up to 4.
-//! - Push-constant entries appear in `properties` as *descriptor-free
-//!   pseudo-properties* (`PushConstantValue`, `DispatchSize`) with
-//!   `arg_index`, `set = 0`, `binding = u32::MAX` and `storage = NotABuffer`.
-//!   Consumers must ignore them during descriptor lookup regardless of their
-//!   position in the list.
+//! - **Descriptor sets**: set 0 ([`LOCAL_SET`]) holds the dense local
+//!   descriptors; set 1 ([`SAMPLER_SET`]) holds the sampler heap of
+//!   [`SAMPLER_COUNT`] immutable samplers at binding 0; sets 2 and up
+//!   ([`FIRST_HEAP_SET`]) hold the enabled buffer, 2D-texture and 3D-texture
+//!   heaps, in that order, one heap per set at binding 0, with no gaps. This
+//!   backend does not emit the sampler and heap properties yet (textures are
+//!   sampled through bindless arrays, which it rejects at the handoff); the
+//!   shape check accepts them only in these places and the runner refuses
+//!   them by name.
+//! - **Set 0**: when the value arguments do not fit in push constants, the
+//!   backend-owned **argument block** (role [`Role::ArgumentBlock`], no
+//!   argument, `StorageBuffer`, storage `Block { size }`) is binding 0; then
+//!   each `buffer<T>` / `byte_buffer` argument gets one `StorageBuffer`
+//!   descriptor and each `texture2d<T>` / `texture3d<T>` one `StorageImage`
+//!   descriptor, dense in argument order.
+//! - **Push constants** (one `Block`, `PushConstant` storage class): offset 0
+//!   holds `dispatch_size` as a `uvec3` (12 bytes, padded to 16). If every
+//!   value (non-resource) argument fits, each follows in argument order at its
+//!   natural host alignment (`TypeTable::size_align`, a `bool` as a 0/1 word)
+//!   and the block is at most [`MAX_PUSH_CONSTANT_SIZE`] bytes. Otherwise
+//!   **all** value arguments are packed the same way into the argument block
+//!   from offset 0, and the push-constant block holds only the dispatch size.
+//!   `push_constant_size` is the push-constant total, rounded up to 4.
+//! - Values are *descriptor-free pseudo-properties*: kind
+//!   [`PropertyKind::ConstantValue`] with `arg_index`, `set = 0`,
+//!   `binding = NO_BINDING` and `storage = NotABuffer`; the role says where
+//!   the bytes live ([`Role::DispatchSize`] and [`Role::PushValue`]: the
+//!   push-constant block; [`Role::BlockValue`]: the argument block). Every
+//!   consumer ignores them during descriptor lookup regardless of their
+//!   position in the list ([`KernelAbi::descriptors`]).
+//! - **Roles**: each public property carries its internal emission role
+//!   beside it. Consumers select behaviour by kind and role, never by a debug
+//!   name (`_Global` is only a name in the module).
 //! - **Bounds check at entry**: a thread whose `dispatch_id` (the
 //!   `GlobalInvocationId` builtin) is `>= dispatch_size` in any dimension
 //!   returns immediately, before executing the kernel body. The runner may
@@ -51,6 +69,17 @@
 //!   with the host element size and alignment).
 //!
 //! `byte_buffer` arguments are always `Words { elem_size: 1, elem_align: 1 }`.
+//! The argument block is `Block { size }`: one struct of `size` bytes whose
+//! members sit at the `BlockValue` offsets; it is `NonWritable`, and never
+//! `Aliased` or `Coherent` (no user resource can alias it).
+//!
+//! # Textures
+//!
+//! A `texture2d<T>` / `texture3d<T>` argument (`T` one of f32, i32, u32) is a
+//! storage image of four-component 32-bit texels (`R32G32B32A32_SFLOAT`,
+//! `_SINT`, `_UINT`), declared with an unknown format (read and write without
+//! format); texel data crosses the host boundary as four host values per
+//! texel, row-major (x fastest), one mip level.
 
 use serde::{Deserialize, Serialize};
 
@@ -58,11 +87,24 @@ use serde::{Deserialize, Serialize};
 pub const ENTRY_POINT_NAME: &str = "main";
 /// Largest push-constant block accepted (Vulkan's guaranteed minimum `maxPushConstantsSize`).
 pub const MAX_PUSH_CONSTANT_SIZE: u32 = 128;
+/// Largest argument block accepted (Vulkan's guaranteed minimum `maxStorageBufferRange` is far larger;
+/// this bounds what an artifact may ask the runner to allocate).
+pub const MAX_ARGUMENT_BLOCK_SIZE: u32 = 64 * 1024;
 /// Offset of the first value argument in the push-constant block (after the padded `uvec3` dispatch size).
 pub const FIRST_VALUE_OFFSET: u32 = 16;
-/// The descriptor set holding every kernel buffer.
-pub const DESCRIPTOR_SET: u32 = 0;
-/// `binding` of push-constant pseudo-properties, which have no descriptor.
+/// Bytes of the dispatch size (`uvec3`) at push-constant offset 0.
+pub const DISPATCH_SIZE_BYTES: u32 = 12;
+/// The descriptor set of the dense local descriptors.
+pub const LOCAL_SET: u32 = 0;
+/// Former name of [`LOCAL_SET`].
+pub const DESCRIPTOR_SET: u32 = LOCAL_SET;
+/// The descriptor set of the immutable sampler heap.
+pub const SAMPLER_SET: u32 = 1;
+/// Immutable samplers in the sampler heap (set 1, binding 0).
+pub const SAMPLER_COUNT: u32 = 16;
+/// The first descriptor set of the bindless heaps.
+pub const FIRST_HEAP_SET: u32 = 2;
+/// `binding` of descriptor-free pseudo-properties.
 pub const NO_BINDING: u32 = u32::MAX;
 
 /// Everything a runtime needs to bind and dispatch one compiled kernel.
@@ -72,47 +114,106 @@ pub struct KernelAbi {
     pub entry_point: String,
     /// Workgroup size (`LocalSize`).
     pub block_size: [u32; 3],
-    /// Bytes of push constants the pipeline layout must declare (0 never: dispatch size is always present).
+    /// Bytes of push constants the pipeline layout must declare (never 0: the dispatch size is always present).
     pub push_constant_size: u32,
-    /// Descriptors and push-constant pseudo-properties, in argument order; `DispatchSize` first.
+    /// The canonical property list ([`KernelAbi::check_shape`]).
     pub properties: Vec<Property>,
 }
 
-/// One binding or push-constant field of the kernel interface.
+/// One descriptor or descriptor-free value of the kernel interface.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Property {
+    /// What the property is to Vulkan.
     pub kind: PropertyKind,
-    /// The kernel argument this property serves (`None` for `DispatchSize`).
+    /// What emission made of it (explicit, never derived from a name).
+    pub role: Role,
+    /// The kernel argument this property serves (`None` for backend-owned properties).
     pub arg_index: Option<u32>,
-    /// Descriptor set ([`DESCRIPTOR_SET`]).
+    /// Descriptor set.
     pub set: u32,
-    /// Descriptor binding; [`NO_BINDING`] for push-constant pseudo-properties.
+    /// Descriptor binding; [`NO_BINDING`] for descriptor-free pseudo-properties.
     pub binding: u32,
-    /// How the buffer's elements are stored; `NotABuffer` for push constants.
+    /// How a buffer's bytes are stored; `NotABuffer` for everything else.
     pub storage: BufferStorage,
 }
 
-/// What a [`Property`] is.
+/// The public kind of a [`Property`]: what Vulkan sees.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum PropertyKind {
-    /// A `buffer<T>` argument: one `VK_DESCRIPTOR_TYPE_STORAGE_BUFFER`.
+    /// A descriptor-free value of `size` bytes at `offset` of the block its role names.
+    ConstantValue { offset: u32, size: u32 },
+    /// One `VK_DESCRIPTOR_TYPE_STORAGE_BUFFER` in set 0.
     StorageBuffer,
-    /// A `byte_buffer` argument: one `VK_DESCRIPTOR_TYPE_STORAGE_BUFFER`, word-addressed.
+    /// One `VK_DESCRIPTOR_TYPE_STORAGE_IMAGE` in set 0: `dim` 2 or 3, four-component 32-bit texels.
+    StorageImage { dim: u32, texel: TexelKind },
+    /// [`SAMPLER_COUNT`] immutable samplers at set 1, binding 0.
+    SamplerHeap,
+    /// The bindless buffer heap (sets 2+).
+    BufferHeap,
+    /// The bindless 2D-texture heap (sets 2+, after the buffer heap).
+    Texture2dHeap,
+    /// The bindless 3D-texture heap (sets 2+, after the 2D-texture heap).
+    Texture3dHeap,
+}
+
+/// The texel type of a storage image (always four 32-bit components).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum TexelKind {
+    F32,
+    I32,
+    U32,
+}
+
+/// The texel kind of a texture element type (`None`: not f32, i32 or u32).
+pub fn texel_kind(t: &xir::TypeTable, elem: xir::TypeId) -> Option<TexelKind> {
+    match t.get(elem) {
+        xir::Type::Float(xir::FloatFormat::F32) => Some(TexelKind::F32),
+        xir::Type::Int { bits: 32, signed: true } => Some(TexelKind::I32),
+        xir::Type::Int { bits: 32, signed: false } => Some(TexelKind::U32),
+        _ => None,
+    }
+}
+
+/// The internal emission role of a [`Property`], persisted beside its kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Role {
+    /// The `uvec3` dispatch size at push-constant offset 0 (`ConstantValue`, no argument).
+    DispatchSize,
+    /// A value argument in the push-constant block (`ConstantValue`).
+    PushValue,
+    /// A value argument in the argument block (`ConstantValue`; offset within the block).
+    BlockValue,
+    /// The backend-owned argument block (`StorageBuffer`, no argument, storage `Block`).
+    ArgumentBlock,
+    /// A `buffer<T>` argument (`StorageBuffer`).
+    Buffer,
+    /// A `byte_buffer` argument (`StorageBuffer`, `Words { 1, 1 }`).
     ByteBuffer,
-    /// A value argument living in the push-constant block (descriptor-free).
-    PushConstantValue { offset: u32, size: u32 },
-    /// The `uvec3` dispatch size in the push-constant block (descriptor-free).
-    DispatchSize { offset: u32 },
+    /// A `texture2d<T>` / `texture3d<T>` argument (`StorageImage`).
+    Texture,
+    /// A backend-owned heap (`SamplerHeap` and the bindless heaps, no argument).
+    Heap,
 }
 
 impl PropertyKind {
     /// True when the property consumes a descriptor binding.
     pub fn is_descriptor(&self) -> bool {
-        matches!(self, PropertyKind::StorageBuffer | PropertyKind::ByteBuffer)
+        !matches!(self, PropertyKind::ConstantValue { .. })
+    }
+
+    /// The Vulkan descriptor type of a descriptor property.
+    pub fn descriptor_type_name(&self) -> &'static str {
+        match self {
+            PropertyKind::ConstantValue { .. } => "none (push constant or argument-block value)",
+            PropertyKind::StorageBuffer | PropertyKind::BufferHeap => "STORAGE_BUFFER",
+            PropertyKind::StorageImage { .. } => "STORAGE_IMAGE",
+            PropertyKind::SamplerHeap => "SAMPLER",
+            PropertyKind::Texture2dHeap | PropertyKind::Texture3dHeap => "SAMPLED_IMAGE",
+        }
     }
 }
 
-/// The storage representation of a buffer's elements.
+/// The storage representation of a buffer's bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum BufferStorage {
     /// A typed runtime array with `ArrayStride = stride` (= host element size).
@@ -120,18 +221,30 @@ pub enum BufferStorage {
     /// A `uint32` word array; elements are `elem_size` bytes at `elem_align` alignment in host layout
     /// (bool: one 0/1 word per element).
     Words { elem_size: u32, elem_align: u32 },
-    /// Not a buffer (push-constant pseudo-properties).
+    /// One `Block` struct of `size` bytes (the argument block): members at their `BlockValue` offsets.
+    Block { size: u32 },
+    /// Not a buffer.
     NotABuffer,
 }
 
+/// Why a property list is not canonical.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShapeError(pub String);
+
+impl std::fmt::Display for ShapeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 impl KernelAbi {
-    /// The descriptor-backed properties only, in binding order.
+    /// The descriptor-backed properties only (pseudo-properties skipped wherever they sit), in list order.
     pub fn descriptors(&self) -> impl Iterator<Item = &Property> {
         self.properties.iter().filter(|p| p.kind.is_descriptor())
     }
 
-    /// The push-constant pseudo-properties (dispatch size and value arguments).
-    pub fn push_constants(&self) -> impl Iterator<Item = &Property> {
+    /// The descriptor-free value pseudo-properties (dispatch size and value arguments).
+    pub fn values(&self) -> impl Iterator<Item = &Property> {
         self.properties.iter().filter(|p| !p.kind.is_descriptor())
     }
 
@@ -139,47 +252,301 @@ impl KernelAbi {
     pub fn property_for_arg(&self, arg: u32) -> Option<&Property> {
         self.properties.iter().find(|p| p.arg_index == Some(arg))
     }
+
+    /// The argument block, when the value arguments live in one.
+    pub fn argument_block(&self) -> Option<&Property> {
+        self.properties.iter().find(|p| p.role == Role::ArgumentBlock)
+    }
+
+    /// The highest descriptor set in use plus one (the pipeline layout's set count).
+    pub fn set_count(&self) -> u32 {
+        self.descriptors().map(|p| p.set + 1).max().unwrap_or(0)
+    }
+
+    /// Check the canonical shape; `Err` names the first violation. The
+    /// artifact writer and reader both run it, and so does the runner.
+    ///
+    /// Canonical: entry point `main`; block dimensions at least 1; the push
+    /// size a multiple of 4 in 12..=128; first the dispatch size
+    /// (`ConstantValue { 0, 12 }`, role `DispatchSize`); then, optionally, the
+    /// argument block (set 0, binding 0, `Block { size }`, size a non-zero
+    /// multiple of 4 up to [`MAX_ARGUMENT_BLOCK_SIZE`]); then the argument
+    /// properties in strictly increasing argument order (local descriptors at
+    /// set 0 with dense bindings; values all `PushValue` inside the push block
+    /// after the dispatch size, or, exactly when the argument block exists,
+    /// all `BlockValue` inside it; no two value ranges of one block
+    /// overlapping); then the heaps: the sampler heap at set 1 binding 0,
+    /// then the buffer, 2D- and 3D-texture heaps, each at most once, in that
+    /// order, at consecutive sets from 2, binding 0. Every kind must carry a
+    /// role that fits it.
+    pub fn check_shape(&self) -> Result<(), ShapeError> {
+        let bad = |m: String| Err(ShapeError(m));
+        if self.entry_point != ENTRY_POINT_NAME {
+            return bad(format!("entry point is `{}`, not `{ENTRY_POINT_NAME}`", self.entry_point));
+        }
+        if self.block_size.contains(&0) {
+            return bad(format!("block size {:?} has a zero dimension", self.block_size));
+        }
+        let pc = self.push_constant_size;
+        if !pc.is_multiple_of(4) || !(DISPATCH_SIZE_BYTES..=MAX_PUSH_CONSTANT_SIZE).contains(&pc) {
+            return bad(format!("push-constant size {pc} is not a multiple of 4 in 12..={MAX_PUSH_CONSTANT_SIZE}"));
+        }
+        let mut props = self.properties.iter().enumerate().peekable();
+        match props.next() {
+            Some((
+                _,
+                Property {
+                    kind: PropertyKind::ConstantValue { offset: 0, size: DISPATCH_SIZE_BYTES },
+                    role: Role::DispatchSize,
+                    arg_index: None,
+                    set: LOCAL_SET,
+                    binding: NO_BINDING,
+                    storage: BufferStorage::NotABuffer,
+                },
+            )) => {}
+            other => return bad(format!("the first property must be the dispatch size, found {other:?}")),
+        }
+        let mut next_binding = 0u32;
+        let mut block_size = None;
+        if let Some((i, p)) = props.next_if(|(_, p)| p.role == Role::ArgumentBlock) {
+            match p {
+                Property {
+                    kind: PropertyKind::StorageBuffer,
+                    arg_index: None,
+                    set: LOCAL_SET,
+                    binding: 0,
+                    storage: BufferStorage::Block { size },
+                    ..
+                } if *size > 0 && size.is_multiple_of(4) && *size <= MAX_ARGUMENT_BLOCK_SIZE => {
+                    block_size = Some(*size);
+                    next_binding = 1;
+                }
+                _ => {
+                    return bad(format!(
+                        "property {i}: the argument block must be a StorageBuffer at set 0, binding 0, without an \
+                         argument, stored as a Block of 4..={MAX_ARGUMENT_BLOCK_SIZE} bytes (a multiple of 4); found {p:?}"
+                    ))
+                }
+            }
+        }
+        let mut last_arg: Option<u32> = None;
+        let mut push_ranges: Vec<(u32, u32)> = vec![(0, DISPATCH_SIZE_BYTES)];
+        let mut block_ranges: Vec<(u32, u32)> = Vec::new();
+        while let Some((i, p)) = props.next_if(|(_, p)| p.arg_index.is_some()) {
+            let arg = p.arg_index.unwrap_or_default();
+            if last_arg.is_some_and(|l| arg <= l) {
+                return bad(format!("property {i}: argument {arg} is out of argument order"));
+            }
+            last_arg = Some(arg);
+            if p.set != LOCAL_SET {
+                return bad(format!("property {i}: argument properties live in set {LOCAL_SET}, not {}", p.set));
+            }
+            match (p.kind, p.role) {
+                (PropertyKind::ConstantValue { offset, size }, role @ (Role::PushValue | Role::BlockValue)) => {
+                    if p.binding != NO_BINDING || p.storage != BufferStorage::NotABuffer {
+                        return bad(format!("property {i}: a value needs NO_BINDING and no storage"));
+                    }
+                    let end = offset.saturating_add(size);
+                    let (lo, hi, ranges) = match (role, block_size) {
+                        (Role::PushValue, None) => (FIRST_VALUE_OFFSET, pc, &mut push_ranges),
+                        (Role::BlockValue, Some(b)) => (0, b, &mut block_ranges),
+                        (Role::PushValue, Some(_)) => {
+                            return bad(format!("property {i}: a push-constant value beside an argument block"))
+                        }
+                        _ => return bad(format!("property {i}: an argument-block value without an argument block")),
+                    };
+                    if size == 0 || offset < lo || end > hi {
+                        return bad(format!("property {i}: value range {offset}+{size} outside {lo}..{hi}"));
+                    }
+                    ranges.push((offset, end));
+                }
+                (PropertyKind::StorageBuffer, Role::Buffer | Role::ByteBuffer)
+                | (PropertyKind::StorageImage { .. }, Role::Texture) => {
+                    if p.binding != next_binding {
+                        return bad(format!(
+                            "property {i}: binding {} where the dense binding {next_binding} is due",
+                            p.binding
+                        ));
+                    }
+                    next_binding += 1;
+                    let ok = match (p.kind, p.role, p.storage) {
+                        (PropertyKind::StorageImage { dim, .. }, _, s) => {
+                            (2..=3).contains(&dim) && s == BufferStorage::NotABuffer
+                        }
+                        (_, Role::ByteBuffer, s) => s == BufferStorage::Words { elem_size: 1, elem_align: 1 },
+                        (_, _, BufferStorage::Typed { stride }) => stride > 0,
+                        (_, _, BufferStorage::Words { elem_size, elem_align }) => {
+                            elem_size > 0 && elem_align.is_power_of_two() && elem_size.is_multiple_of(elem_align)
+                        }
+                        _ => false,
+                    };
+                    if !ok {
+                        return bad(format!("property {i}: storage {:?} does not fit {:?}", p.storage, p.kind));
+                    }
+                }
+                (kind, role) => {
+                    return bad(format!("property {i}: kind {kind:?} with role {role:?} cannot serve an argument"))
+                }
+            }
+        }
+        let heap_shape = |p: &Property, set: u32| {
+            p.role == Role::Heap
+                && p.arg_index.is_none()
+                && p.set == set
+                && p.binding == 0
+                && p.storage == BufferStorage::NotABuffer
+        };
+        if let Some((i, p)) = props.next_if(|(_, p)| p.kind == PropertyKind::SamplerHeap) {
+            if !heap_shape(p, SAMPLER_SET) {
+                return bad(format!(
+                    "property {i}: the sampler heap must be at set {SAMPLER_SET}, binding 0, role Heap"
+                ));
+            }
+        }
+        let heaps = [PropertyKind::BufferHeap, PropertyKind::Texture2dHeap, PropertyKind::Texture3dHeap];
+        let mut next_heap = 0usize;
+        for (next_set, (i, p)) in (FIRST_HEAP_SET..).zip(props) {
+            let Some(k) = heaps[next_heap..].iter().position(|h| *h == p.kind) else {
+                return bad(format!(
+                    "property {i}: {:?} (role {:?}, argument {:?}) is out of the canonical order \
+                     (dispatch size, argument block, arguments, sampler heap, buffer / 2D / 3D heaps)",
+                    p.kind, p.role, p.arg_index
+                ));
+            };
+            if !heap_shape(p, next_set) {
+                return bad(format!("property {i}: {:?} must be at set {next_set}, binding 0, role Heap", p.kind));
+            }
+            next_heap += k + 1;
+        }
+        for (what, mut ranges) in [("push-constant", push_ranges), ("argument-block", block_ranges)] {
+            ranges.sort_unstable();
+            if let Some(w) = ranges.windows(2).find(|w| w[1].0 < w[0].1) {
+                return bad(format!("{what} ranges {:?} and {:?} overlap", w[0], w[1]));
+            }
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn value(role: Role, arg: u32, offset: u32, size: u32) -> Property {
+        Property {
+            kind: PropertyKind::ConstantValue { offset, size },
+            role,
+            arg_index: Some(arg),
+            set: LOCAL_SET,
+            binding: NO_BINDING,
+            storage: BufferStorage::NotABuffer,
+        }
+    }
+
+    fn buffer(arg: u32, binding: u32) -> Property {
+        Property {
+            kind: PropertyKind::StorageBuffer,
+            role: Role::Buffer,
+            arg_index: Some(arg),
+            set: LOCAL_SET,
+            binding,
+            storage: BufferStorage::Typed { stride: 4 },
+        }
+    }
+
+    fn dispatch() -> Property {
+        Property {
+            kind: PropertyKind::ConstantValue { offset: 0, size: DISPATCH_SIZE_BYTES },
+            role: Role::DispatchSize,
+            arg_index: None,
+            set: LOCAL_SET,
+            binding: NO_BINDING,
+            storage: BufferStorage::NotABuffer,
+        }
+    }
+
+    fn heap(kind: PropertyKind, set: u32) -> Property {
+        Property { kind, role: Role::Heap, arg_index: None, set, binding: 0, storage: BufferStorage::NotABuffer }
+    }
+
+    fn abi(properties: Vec<Property>, push: u32) -> KernelAbi {
+        KernelAbi { entry_point: ENTRY_POINT_NAME.into(), block_size: [64, 1, 1], push_constant_size: push, properties }
+    }
+
     #[test]
     fn abi_round_trips_through_json_and_filters_descriptors() {
-        let abi = KernelAbi {
-            entry_point: ENTRY_POINT_NAME.into(),
-            block_size: [64, 1, 1],
-            push_constant_size: 20,
-            properties: vec![
-                Property {
-                    kind: PropertyKind::DispatchSize { offset: 0 },
-                    arg_index: None,
-                    set: DESCRIPTOR_SET,
-                    binding: NO_BINDING,
-                    storage: BufferStorage::NotABuffer,
-                },
-                Property {
-                    kind: PropertyKind::PushConstantValue { offset: 16, size: 4 },
-                    arg_index: Some(0),
-                    set: DESCRIPTOR_SET,
-                    binding: NO_BINDING,
-                    storage: BufferStorage::NotABuffer,
-                },
-                Property {
-                    kind: PropertyKind::StorageBuffer,
-                    arg_index: Some(1),
-                    set: DESCRIPTOR_SET,
-                    binding: 0,
-                    storage: BufferStorage::Typed { stride: 4 },
-                },
-            ],
-        };
+        let abi = abi(vec![dispatch(), value(Role::PushValue, 0, 16, 4), buffer(1, 0)], 20);
+        abi.check_shape().unwrap();
         let json = serde_json::to_string(&abi).unwrap();
         let back: KernelAbi = serde_json::from_str(&json).unwrap();
         assert_eq!(back, abi);
         assert_eq!(abi.descriptors().count(), 1);
-        assert_eq!(abi.push_constants().count(), 2);
+        assert_eq!(abi.values().count(), 2);
         assert_eq!(abi.property_for_arg(1).unwrap().binding, 0);
+        assert_eq!(abi.set_count(), 1);
+    }
+
+    #[test]
+    fn argument_block_shape_is_checked() {
+        let block = Property {
+            kind: PropertyKind::StorageBuffer,
+            role: Role::ArgumentBlock,
+            arg_index: None,
+            set: LOCAL_SET,
+            binding: 0,
+            storage: BufferStorage::Block { size: 80 },
+        };
+        let good = abi(vec![dispatch(), block.clone(), value(Role::BlockValue, 0, 0, 64), buffer(1, 1)], 12);
+        good.check_shape().unwrap();
+        assert_eq!(good.argument_block(), Some(&block));
+        // A push value beside the block, a block value without it, a value past the block's end,
+        // the block not at binding 0, and a buffer reusing binding 0 are all rejected.
+        let cases = [
+            abi(vec![dispatch(), block.clone(), value(Role::PushValue, 0, 16, 4)], 20),
+            abi(vec![dispatch(), value(Role::BlockValue, 0, 0, 4)], 12),
+            abi(vec![dispatch(), block.clone(), value(Role::BlockValue, 0, 72, 16)], 12),
+            abi(vec![dispatch(), buffer(0, 0), Property { binding: 1, ..block.clone() }], 12),
+            abi(vec![dispatch(), block.clone(), buffer(1, 0)], 12),
+        ];
+        for c in cases {
+            assert!(c.check_shape().is_err(), "{:?}", c.properties);
+        }
+    }
+
+    #[test]
+    fn heaps_are_canonical_only_in_their_sets_and_order() {
+        let base = [dispatch(), buffer(0, 0)];
+        let with = |extra: Vec<Property>| abi(base.iter().cloned().chain(extra).collect(), 12);
+        with(vec![heap(PropertyKind::SamplerHeap, 1), heap(PropertyKind::Texture2dHeap, 2)]).check_shape().unwrap();
+        with(vec![
+            heap(PropertyKind::BufferHeap, 2),
+            heap(PropertyKind::Texture2dHeap, 3),
+            heap(PropertyKind::Texture3dHeap, 4),
+        ])
+        .check_shape()
+        .unwrap();
+        for bad in [
+            vec![heap(PropertyKind::SamplerHeap, 0)],
+            vec![heap(PropertyKind::Texture2dHeap, 3)],
+            vec![heap(PropertyKind::Texture3dHeap, 2), heap(PropertyKind::Texture2dHeap, 3)],
+            vec![heap(PropertyKind::BufferHeap, 2), heap(PropertyKind::BufferHeap, 3)],
+            vec![heap(PropertyKind::BufferHeap, 2), heap(PropertyKind::SamplerHeap, 1)],
+            vec![heap(PropertyKind::BufferHeap, 2), buffer(1, 1)],
+        ] {
+            assert!(with(bad.clone()).check_shape().is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn roles_must_fit_kinds() {
+        let mut wrong = buffer(0, 0);
+        wrong.role = Role::PushValue;
+        assert!(abi(vec![dispatch(), wrong], 12).check_shape().is_err());
+        let mut wrong = value(Role::Buffer, 0, 16, 4);
+        wrong.role = Role::Buffer;
+        assert!(abi(vec![dispatch(), wrong], 20).check_shape().is_err());
+        let mut ds = dispatch();
+        ds.role = Role::PushValue;
+        assert!(abi(vec![ds], 12).check_shape().is_err());
     }
 }

@@ -165,7 +165,7 @@ fn load_requirements_are_checked() {
     assert_eq!(decode(&unknown, &unconstrained(), None), Err(ArtifactError::UnsupportedDialect(77)));
 }
 
-/// Word `i` of the properties section (block size, push size, count, then 9 words per record).
+/// Word `i` of the properties section (block size, push size, count, then 11 words per record).
 fn set_prop_word(s: &mut [Vec<u8>; 5], i: usize, v: u32) {
     s[0][i * 4..i * 4 + 4].copy_from_slice(&v.to_le_bytes());
 }
@@ -174,13 +174,16 @@ fn set_prop_word(s: &mut [Vec<u8>; 5], i: usize, v: u32) {
 fn the_abi_shape_is_checked_by_writer_and_reader() {
     let (art, bytes) = real();
     // Properties: DispatchSize, c (binding 0), f (binding 1), s (push), n (push).
-    let record = |p: usize, field: usize| 5 + 9 * p + field;
+    let record = |p: usize, field: usize| 5 + 11 * p + field;
     let cases: Vec<(&str, Vec<u8>)> = vec![
-        ("binding not dense", reseal(&bytes, |_, s| set_prop_word(s, record(2, 5), 2))),
-        ("push constant with a binding", reseal(&bytes, |_, s| set_prop_word(s, record(3, 5), 0))),
-        ("descriptor outside set 0", reseal(&bytes, |_, s| set_prop_word(s, record(1, 4), 1))),
+        ("binding not dense", reseal(&bytes, |_, s| set_prop_word(s, record(2, 7), 2))),
+        ("push constant with a binding", reseal(&bytes, |_, s| set_prop_word(s, record(3, 7), 0))),
+        ("descriptor outside set 0", reseal(&bytes, |_, s| set_prop_word(s, record(1, 6), 1))),
         ("unknown kind", reseal(&bytes, |_, s| set_prop_word(s, record(1, 0), 9))),
-        ("unknown storage", reseal(&bytes, |_, s| set_prop_word(s, record(1, 6), 7))),
+        ("unknown role", reseal(&bytes, |_, s| set_prop_word(s, record(1, 3), 99))),
+        ("role parameter", reseal(&bytes, |_, s| set_prop_word(s, record(1, 4), 1))),
+        ("role that does not fit the kind", reseal(&bytes, |_, s| set_prop_word(s, record(1, 3), 2))),
+        ("unknown storage", reseal(&bytes, |_, s| set_prop_word(s, record(1, 8), 7))),
         ("push range past the block", reseal(&bytes, |_, s| set_prop_word(s, record(4, 1), 124))),
         ("trailing bytes", reseal(&bytes, |_, s| s[0].push(0))),
     ];
@@ -194,10 +197,10 @@ fn the_abi_shape_is_checked_by_writer_and_reader() {
     assert!(matches!(w.encode(), Err(ArtifactError::NonCanonicalAbi(_))));
     let swapped = reseal(&bytes, |_, s| {
         let (a, b) = (record(0, 0) * 4, record(1, 0) * 4);
-        let first: Vec<u8> = s[0][a..a + 36].to_vec();
-        let second: Vec<u8> = s[0][b..b + 36].to_vec();
-        s[0][a..a + 36].copy_from_slice(&second);
-        s[0][b..b + 36].copy_from_slice(&first);
+        let first: Vec<u8> = s[0][a..a + 44].to_vec();
+        let second: Vec<u8> = s[0][b..b + 44].to_vec();
+        s[0][a..a + 44].copy_from_slice(&second);
+        s[0][b..b + 44].copy_from_slice(&first);
     });
     assert!(matches!(decode(&swapped, &unconstrained(), None), Err(ArtifactError::NonCanonicalAbi(_))));
     // A block size that is not the module's LocalSize.

@@ -4,6 +4,7 @@
 mod common;
 
 use common::*;
+use xir_spirv::abi::Role;
 use xir_spirv::{BufferStorage, PropertyKind};
 
 const SAXPY: &str = include_str!("../../tests/corpus/saxpy.xir");
@@ -16,14 +17,14 @@ fn saxpy_validates_at_every_preset_with_its_abi() {
     assert_eq!(abi.block_size, [64, 1, 1]);
     // dispatch size (16 bytes) + f32 a
     assert_eq!(abi.push_constant_size, 20);
-    let kinds: Vec<_> = abi.properties.iter().map(|p| (p.kind, p.arg_index, p.binding)).collect();
+    let kinds: Vec<_> = abi.properties.iter().map(|p| (p.kind, p.role, p.arg_index, p.binding)).collect();
     assert_eq!(
         kinds,
         vec![
-            (PropertyKind::DispatchSize { offset: 0 }, None, u32::MAX),
-            (PropertyKind::PushConstantValue { offset: 16, size: 4 }, Some(0), u32::MAX),
-            (PropertyKind::StorageBuffer, Some(1), 0),
-            (PropertyKind::StorageBuffer, Some(2), 1),
+            (PropertyKind::ConstantValue { offset: 0, size: 12 }, Role::DispatchSize, None, u32::MAX),
+            (PropertyKind::ConstantValue { offset: 16, size: 4 }, Role::PushValue, Some(0), u32::MAX),
+            (PropertyKind::StorageBuffer, Role::Buffer, Some(1), 0),
+            (PropertyKind::StorageBuffer, Role::Buffer, Some(2), 1),
         ]
     );
     assert_eq!(abi.properties[2].storage, BufferStorage::Typed { stride: 4 });
@@ -58,8 +59,10 @@ kernel @k(%flag: bool, %v: vec<f32, 3>, %s: struct<align 8>{u32, f64}, %n: u16, 
         .abi
         .properties
         .iter()
-        .filter_map(|p| match p.kind {
-            PropertyKind::PushConstantValue { offset, size } => Some((p.arg_index.unwrap(), offset, size)),
+        .filter_map(|p| match (p.kind, p.role) {
+            (PropertyKind::ConstantValue { offset, size }, Role::PushValue) => {
+                Some((p.arg_index.unwrap(), offset, size))
+            }
             _ => None,
         })
         .collect();

@@ -5,7 +5,7 @@
 use rspirv::{binary::Assemble, dr::Builder, dr::Operand, spirv::*};
 use spirv_tools::val::Validator;
 use xir_spirv::{
-    abi::{BufferStorage, KernelAbi, Property, PropertyKind, DESCRIPTOR_SET, NO_BINDING},
+    abi::{BufferStorage, KernelAbi, Property, PropertyKind, Role, DESCRIPTOR_SET, NO_BINDING},
     vulkan::{dispatch, group_counts, Device, RunError},
 };
 
@@ -80,6 +80,7 @@ fn doubling_kernel() -> Vec<u32> {
 fn abi() -> KernelAbi {
     let buf = |arg, binding| Property {
         kind: PropertyKind::StorageBuffer,
+        role: Role::Buffer,
         arg_index: Some(arg),
         set: DESCRIPTOR_SET,
         binding,
@@ -91,7 +92,8 @@ fn abi() -> KernelAbi {
         push_constant_size: 20,
         properties: vec![
             Property {
-                kind: PropertyKind::DispatchSize { offset: 0 },
+                kind: PropertyKind::ConstantValue { offset: 0, size: 12 },
+                role: Role::DispatchSize,
                 arg_index: None,
                 set: DESCRIPTOR_SET,
                 binding: NO_BINDING,
@@ -99,7 +101,8 @@ fn abi() -> KernelAbi {
             },
             buf(0, 0),
             Property {
-                kind: PropertyKind::PushConstantValue { offset: 16, size: 4 },
+                kind: PropertyKind::ConstantValue { offset: 16, size: 4 },
+                role: Role::PushValue,
                 arg_index: Some(1),
                 set: DESCRIPTOR_SET,
                 binding: NO_BINDING,

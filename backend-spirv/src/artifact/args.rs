@@ -12,7 +12,7 @@ use xir::{ArgKind, FuncId, Module, Type};
 
 use super::wire::{sha256, Reader, Writer};
 use super::{ArtifactError, Digest, Section};
-use crate::abi::{KernelAbi, PropertyKind};
+use crate::abi::{KernelAbi, PropertyKind, Role};
 
 /// Most arguments one kernel may persist.
 pub const MAX_ARGS: u32 = 256;
@@ -188,13 +188,20 @@ impl SavedArguments {
                 return Err(ArtifactError::Arguments(format!("argument {a} has two properties")));
             }
             let ty = module.types.get(arg.ty);
-            let fits = match p.kind {
-                PropertyKind::StorageBuffer => matches!(ty, Type::Buffer(_)),
-                PropertyKind::ByteBuffer => matches!(ty, Type::ByteBuffer),
-                PropertyKind::PushConstantValue { size, .. } => {
-                    arg.kind == ArgKind::Value && module.types.size_align(arg.ty).0 == u64::from(size)
+            let fits = match (p.kind, p.role) {
+                (PropertyKind::StorageBuffer, Role::Buffer) => matches!(ty, Type::Buffer(_)),
+                (PropertyKind::StorageBuffer, Role::ByteBuffer) => matches!(ty, Type::ByteBuffer),
+                (PropertyKind::StorageImage { dim, texel }, Role::Texture) => match ty {
+                    Type::Texture { dim: d, elem } => {
+                        dim == u32::from(*d) && crate::abi::texel_kind(&module.types, *elem) == Some(texel)
+                    }
+                    _ => false,
+                },
+                (PropertyKind::ConstantValue { size, .. }, Role::PushValue | Role::BlockValue) => {
+                    arg.kind == ArgKind::Value
+                        && crate::plan::bindings::push_size_align(&module.types, arg.ty).0 == u64::from(size)
                 }
-                PropertyKind::DispatchSize { .. } => false,
+                _ => false,
             };
             if !fits {
                 return Err(ArtifactError::Arguments(format!(

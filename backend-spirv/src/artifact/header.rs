@@ -10,7 +10,7 @@ use super::{ArtifactError, Digest, Section};
 /// `b"XIRSHADR"`: what every artifact starts with.
 pub const MAGIC: [u8; 8] = *b"XIRSHADR";
 /// The format this build writes and the only one it reads.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 /// Bytes of the NUL-padded entry-point name field.
 pub const ENTRY_FIELD_LEN: usize = 16;
 /// `ExecutionModel::GLCompute`'s SPIR-V code.

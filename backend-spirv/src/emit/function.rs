@@ -175,9 +175,10 @@ impl Emitter<'_> {
 
     fn load_kernel_args(&mut self) -> EResult<()> {
         let plans = self.plans;
-        let pc = self.globals.push.expect("push constants declared");
         for (k, a) in plans.bindings.args.iter().enumerate() {
-            if let ArgBinding::PushConstant { member, ty, .. } = a {
+            if let (ArgBinding::PushConstant { ty, .. } | ArgBinding::BlockValue { ty, .. }, Some((var, class, member))) =
+                (a, self.value_slot(a))
+            {
                 let is_bool = self.m.types.is_bool(*ty);
                 let st = if is_bool {
                     self.u32_ty()
@@ -186,9 +187,9 @@ impl Emitter<'_> {
                 } else {
                     self.ty(*ty)?
                 };
-                let pty = self.ptr_ty(StorageClass::PushConstant, st);
-                let idx = self.u32_const(*member);
-                let p = self.op(Op::AccessChain, Some(pty), None, vec![Operand::IdRef(pc), Operand::IdRef(idx)])?;
+                let pty = self.ptr_ty(class, st);
+                let idx = self.u32_const(member);
+                let p = self.op(Op::AccessChain, Some(pty), None, vec![Operand::IdRef(var), Operand::IdRef(idx)])?;
                 let raw = self.op(Op::Load, Some(st), None, vec![Operand::IdRef(p)])?;
                 let v = if is_bool {
                     let bt = self.b.type_bool();

@@ -1,6 +1,9 @@
 //! Module-level declarations: the kernel's storage buffers (set 0, dense
 //! bindings, `Block` structs of one runtime array), the push-constant block
-//! (dispatch size, then value arguments), builtin inputs for the special
+//! (dispatch size, then value arguments when they fit), the backend-owned
+//! argument block `_Global` (set 0, binding 0, `NonWritable`, never `Aliased`
+//! or `Coherent`: the value arguments when they do not fit in push
+//! constants), builtin inputs for the special
 //! registers, shared-memory (`Workgroup`) variables, and the `main` entry
 //! point that bounds-checks `dispatch_id < dispatch_size` before calling the
 //! kernel body. Every global goes into the entry point's interface list
@@ -29,6 +32,8 @@ pub struct BufferVar {
 pub struct Globals {
     pub builtins: FxHashMap<u32, Word>,
     pub push: Option<Word>,
+    /// The argument block variable (`StorageBuffer`), when the plan has one.
+    pub arg_block: Option<Word>,
     pub buffers: FxHashMap<u32, BufferVar>,
     pub interface: Vec<Word>,
 }
@@ -53,32 +58,42 @@ impl Emitter<'_> {
     pub(crate) fn declare_globals(&mut self) -> EResult<()> {
         let plans = self.plans;
         let u32t = self.u32_ty();
-        let multi = plans.bindings.args.iter().filter(|a| !matches!(a, ArgBinding::PushConstant { .. })).count() > 1;
-        // Push constants: uvec3 dispatch size, then the value arguments.
+        let multi = plans.bindings.args.iter().filter(|a| !a.is_value()).count() > 1;
+        // Push constants: uvec3 dispatch size, then the value arguments that live there.
         let uvec3 = self.b.type_vector(u32t, 3);
-        let mut members = vec![uvec3];
-        let mut offsets = vec![0u32];
-        let mut member_types = vec![None];
-        for a in &plans.bindings.args {
-            if let ArgBinding::PushConstant { offset, ty, .. } = a {
-                let w = if self.m.types.is_bool(*ty) { u32t } else { self.push_storage_ty(*ty)? };
-                members.push(w);
-                offsets.push(*offset);
-                member_types.push(Some(*ty));
-            }
-        }
-        let id = self.b.id();
-        let block = self.b.type_struct_id(Some(id), members);
-        self.decorate(block, Decoration::Block, &[]);
-        for (k, (off, ty)) in offsets.iter().zip(&member_types).enumerate() {
-            self.b.member_decorate(block, k as u32, Decoration::Offset, [Operand::LiteralBit32(*off)]);
-            if let Some(t) = ty {
-                self.matrix_member_layout(block, k as u32, *t);
-            }
-        }
+        let push_values: Vec<(u32, TypeId)> = plans
+            .bindings
+            .args
+            .iter()
+            .filter_map(|a| match a {
+                ArgBinding::PushConstant { offset, ty, .. } => Some((*offset, *ty)),
+                _ => None,
+            })
+            .collect();
+        let block = self.value_block(StorageClass::PushConstant, Some(uvec3), &push_values)?;
         let pty = self.ptr_ty(StorageClass::PushConstant, block);
         let pc = self.global_var(pty, StorageClass::PushConstant);
         self.globals.push = Some(pc);
+        // The argument block: the value arguments that did not fit, host-layout packed.
+        if let Some(ab) = plans.bindings.argument_block {
+            let block_values: Vec<(u32, TypeId)> = plans
+                .bindings
+                .args
+                .iter()
+                .filter_map(|a| match a {
+                    ArgBinding::BlockValue { offset, ty, .. } => Some((*offset, *ty)),
+                    _ => None,
+                })
+                .collect();
+            let block = self.value_block(StorageClass::StorageBuffer, None, &block_values)?;
+            self.b.name(block, "_Global");
+            let pty = self.ptr_ty(StorageClass::StorageBuffer, block);
+            let var = self.global_var(pty, StorageClass::StorageBuffer);
+            self.decorate(var, Decoration::DescriptorSet, &[crate::abi::LOCAL_SET]);
+            self.decorate(var, Decoration::Binding, &[ab.binding]);
+            self.decorate(var, Decoration::NonWritable, &[]);
+            self.globals.arg_block = Some(var);
+        }
         // Buffers.
         for (i, a) in plans.bindings.args.iter().enumerate() {
             let (binding, storage, elem, int_view) = match a {
@@ -86,7 +101,7 @@ impl Emitter<'_> {
                 ArgBinding::ByteBuffer { binding } => {
                     (*binding, BufferStorage::Words { elem_size: 1, elem_align: 1 }, None, false)
                 }
-                ArgBinding::PushConstant { .. } => continue,
+                ArgBinding::PushConstant { .. } | ArgBinding::BlockValue { .. } => continue,
             };
             let (rt_elem, stride) = match (storage, elem) {
                 (BufferStorage::Typed { stride }, Some(e)) if int_view => {
@@ -121,7 +136,33 @@ impl Emitter<'_> {
         Ok(())
     }
 
-    fn push_storage_ty(&mut self, t: TypeId) -> EResult<Word> {
+    /// A `Block` struct of value arguments at their host offsets (`head` first, at offset 0, when given).
+    fn value_block(&mut self, class: StorageClass, head: Option<Word>, values: &[(u32, TypeId)]) -> EResult<Word> {
+        let u32t = self.u32_ty();
+        let mut members: Vec<Word> = head.into_iter().collect();
+        let mut layout: Vec<(u32, Option<TypeId>)> = head.map(|_| (0, None)).into_iter().collect();
+        for &(offset, ty) in values {
+            let w = if self.m.types.is_bool(ty) { u32t } else { self.value_storage_ty(class, ty)? };
+            members.push(w);
+            layout.push((offset, Some(ty)));
+        }
+        let id = self.b.id();
+        let block = self.b.type_struct_id(Some(id), members);
+        self.decorate(block, Decoration::Block, &[]);
+        for (k, (off, ty)) in layout.iter().enumerate() {
+            self.b.member_decorate(block, k as u32, Decoration::Offset, [Operand::LiteralBit32(*off)]);
+            if let Some(t) = ty {
+                self.matrix_member_layout(block, k as u32, *t);
+            }
+        }
+        Ok(block)
+    }
+
+    /// The laid-out type of a value argument in `class` (narrow scalars need that class's storage capability).
+    fn value_storage_ty(&mut self, class: StorageClass, t: TypeId) -> EResult<Word> {
+        if class != StorageClass::PushConstant {
+            return self.storage_ty(t);
+        }
         let bits = self.m.types.scalar_bits(self.m.types.scalar_of(t));
         if self.m.types.is_scalar(t) || matches!(self.m.types.get(t), xir::Type::Vector { .. }) {
             if bits < 32 {
@@ -131,6 +172,17 @@ impl Emitter<'_> {
             return self.ty(t);
         }
         self.storage_ty(t)
+    }
+
+    /// The variable, storage class and member index holding value argument binding `a`.
+    pub(crate) fn value_slot(&self, a: &ArgBinding) -> Option<(Word, StorageClass, u32)> {
+        match a {
+            ArgBinding::PushConstant { member, .. } => Some((self.globals.push?, StorageClass::PushConstant, *member)),
+            ArgBinding::BlockValue { member, .. } => {
+                Some((self.globals.arg_block?, StorageClass::StorageBuffer, *member))
+            }
+            _ => None,
+        }
     }
 
     fn builtin(&mut self, bi: BuiltIn, shape: Shape) -> Word {

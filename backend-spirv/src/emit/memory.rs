@@ -54,7 +54,7 @@ impl Emitter<'_> {
                         let k = self.u32_const(elem_size / 4);
                         self.op(Op::UDiv, Some(u32t), None, ids(&[n, k]))?
                     }
-                    BufferStorage::NotABuffer => return err("not a buffer"),
+                    BufferStorage::NotABuffer | BufferStorage::Block { .. } => return err("not a user buffer"),
                 };
                 self.int_result(elems, d.ty, rid)?;
             }
@@ -110,7 +110,7 @@ impl Emitter<'_> {
                             self.write_words(buf.var, elem, base, 0, v)?;
                         }
                     }
-                    BufferStorage::NotABuffer => return err("not a buffer"),
+                    BufferStorage::NotABuffer | BufferStorage::Block { .. } => return err("not a user buffer"),
                 }
             }
             Opcode::ByteBufferRead | Opcode::ByteBufferWrite => {

@@ -1,14 +1,16 @@
 //! The kernel's argument block and descriptor bindings (see `abi.rs` for the
-//! contract): buffer and byte-buffer arguments get dense bindings in set 0,
+//! contract): buffer and byte-buffer arguments get dense bindings in set 0;
 //! value arguments get host-aligned push-constant slots after the padded
-//! `uvec3` dispatch size. Computed once, before emission, and returned to
-//! the caller unchanged as the [`KernelAbi`].
+//! `uvec3` dispatch size when they all fit in 128 bytes, and otherwise are
+//! all packed host-layout into the backend-owned argument block (set 0,
+//! binding 0). Computed once, before emission, and returned to the caller
+//! unchanged as the [`KernelAbi`], whose canonical shape is checked here too.
 
 use xir::{ArgKind, FuncId, Function, FunctionKind, Module, Type, TypeId, TypeTable};
 
 use crate::abi::{
-    BufferStorage, KernelAbi, Property, PropertyKind, DESCRIPTOR_SET, ENTRY_POINT_NAME, FIRST_VALUE_OFFSET,
-    MAX_PUSH_CONSTANT_SIZE, NO_BINDING,
+    BufferStorage, KernelAbi, Property, PropertyKind, Role, DISPATCH_SIZE_BYTES, ENTRY_POINT_NAME, FIRST_VALUE_OFFSET,
+    LOCAL_SET, MAX_ARGUMENT_BLOCK_SIZE, MAX_PUSH_CONSTANT_SIZE, NO_BINDING,
 };
 use crate::plan::layout;
 
@@ -21,13 +23,45 @@ pub enum ArgBinding {
     ByteBuffer { binding: u32 },
     /// A push-constant field: `member` of the push-constant block.
     PushConstant { member: u32, offset: u32, size: u32, ty: TypeId },
+    /// A field of the argument block: `member` of its `Block` struct.
+    BlockValue { member: u32, offset: u32, size: u32, ty: TypeId },
+}
+
+/// The backend-owned argument block (role `ArgumentBlock`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ArgumentBlock {
+    pub binding: u32,
+    /// Bytes, a multiple of 4.
+    pub size: u32,
 }
 
 /// The frozen binding plan of a kernel.
 #[derive(Clone, Debug)]
 pub struct BindingPlan {
     pub args: Vec<ArgBinding>,
+    /// Present exactly when the value arguments live in the argument block.
+    pub argument_block: Option<ArgumentBlock>,
     pub abi: KernelAbi,
+}
+
+impl ArgBinding {
+    /// True for a value argument (push constant or argument block).
+    pub fn is_value(&self) -> bool {
+        matches!(self, ArgBinding::PushConstant { .. } | ArgBinding::BlockValue { .. })
+    }
+}
+
+/// Host-layout packing of value arguments from `start`: (argument, offset, size) and the end offset.
+fn pack_values(t: &TypeTable, values: &[(u32, TypeId)], start: u64) -> (Vec<(u32, u32, u32)>, u64) {
+    let mut offset = start;
+    let mut out = Vec::new();
+    for &(a, ty) in values {
+        let (size, align) = push_size_align(t, ty);
+        offset = offset.div_ceil(align.max(1)) * align.max(1);
+        out.push((a, offset as u32, size as u32));
+        offset += size;
+    }
+    (out, offset)
 }
 
 /// Host size and alignment of a push-constant value (a `bool` travels as a 0/1 word).
@@ -49,15 +83,58 @@ pub fn plan_bindings(m: &Module, k: FuncId, int_view: &rustc_hash::FxHashSet<u32
     let mut errs = Vec::new();
     let mut args = Vec::new();
     let mut props = vec![Property {
-        kind: PropertyKind::DispatchSize { offset: 0 },
+        kind: PropertyKind::ConstantValue { offset: 0, size: DISPATCH_SIZE_BYTES },
+        role: Role::DispatchSize,
         arg_index: None,
-        set: DESCRIPTOR_SET,
+        set: LOCAL_SET,
         binding: NO_BINDING,
         storage: BufferStorage::NotABuffer,
     }];
-    let mut next_binding = 0u32;
-    let mut offset = FIRST_VALUE_OFFSET as u64;
-    let mut member = 1u32;
+    // Value arguments first: they decide whether the argument block (binding 0) exists.
+    let mut values = Vec::new();
+    for (i, a) in f.args.iter().enumerate() {
+        if a.kind != ArgKind::Value {
+            continue;
+        }
+        if !t.is_data(a.ty) {
+            errs.push(format!("argument {i}: `{}` is not plain data", xir::verify::type_name(t, a.ty)));
+        } else if !t.is_bool(a.ty) && !t.is_scalar(a.ty) && !layout::typed_compatible(t, a.ty) {
+            errs.push(format!(
+                "argument {i}: `{}` has no Vulkan block layout equal to its host layout",
+                xir::verify::type_name(t, a.ty)
+            ));
+        } else {
+            values.push((i as u32, a.ty));
+        }
+    }
+    let (mut slots, end) = pack_values(t, &values, FIRST_VALUE_OFFSET as u64);
+    let mut push_total = end.div_ceil(4) * 4;
+    let mut argument_block = None;
+    if push_total > MAX_PUSH_CONSTANT_SIZE as u64 {
+        let (block_slots, block_end) = pack_values(t, &values, 0);
+        let size = block_end.div_ceil(4) * 4;
+        if size > MAX_ARGUMENT_BLOCK_SIZE as u64 {
+            errs.push(format!(
+                "the value arguments need a {size}-byte argument block; the limit is {MAX_ARGUMENT_BLOCK_SIZE}"
+            ));
+        } else {
+            argument_block = Some(ArgumentBlock { binding: 0, size: size as u32 });
+            props.push(Property {
+                kind: PropertyKind::StorageBuffer,
+                role: Role::ArgumentBlock,
+                arg_index: None,
+                set: LOCAL_SET,
+                binding: 0,
+                storage: BufferStorage::Block { size: size as u32 },
+            });
+        }
+        slots = block_slots;
+        push_total = FIRST_VALUE_OFFSET as u64;
+    }
+    let mut next_binding = argument_block.map_or(0, |_| 1u32);
+    let mut slots = slots.into_iter().peekable();
+    // Member 0 of the push-constant block is the dispatch size; the argument block starts at member 0.
+    let mut member = if argument_block.is_some() { 0u32 } else { 1 };
     for (i, a) in f.args.iter().enumerate() {
         let ai = i as u32;
         match (a.kind, t.get(a.ty)) {
@@ -71,8 +148,9 @@ pub fn plan_bindings(m: &Module, k: FuncId, int_view: &rustc_hash::FxHashSet<u32
                     });
                     props.push(Property {
                         kind: PropertyKind::StorageBuffer,
+                        role: Role::Buffer,
                         arg_index: Some(ai),
-                        set: DESCRIPTOR_SET,
+                        set: LOCAL_SET,
                         binding: next_binding,
                         storage,
                     });
@@ -84,9 +162,10 @@ pub fn plan_bindings(m: &Module, k: FuncId, int_view: &rustc_hash::FxHashSet<u32
                 let storage = BufferStorage::Words { elem_size: 1, elem_align: 1 };
                 args.push(ArgBinding::ByteBuffer { binding: next_binding });
                 props.push(Property {
-                    kind: PropertyKind::ByteBuffer,
+                    kind: PropertyKind::StorageBuffer,
+                    role: Role::ByteBuffer,
                     arg_index: Some(ai),
-                    set: DESCRIPTOR_SET,
+                    set: LOCAL_SET,
                     binding: next_binding,
                     storage,
                 });
@@ -100,37 +179,24 @@ pub fn plan_bindings(m: &Module, k: FuncId, int_view: &rustc_hash::FxHashSet<u32
                 errs.push(format!("argument {i}: kernel reference arguments are not part of the Vulkan kernel ABI"))
             }
             (ArgKind::Value, _) => {
-                if !t.is_data(a.ty) {
-                    errs.push(format!("argument {i}: `{}` is not plain data", xir::verify::type_name(t, a.ty)));
-                    continue;
-                }
-                if !t.is_bool(a.ty) && !t.is_scalar(a.ty) && !layout::typed_compatible(t, a.ty) {
-                    errs.push(format!(
-                        "argument {i}: `{}` has no push-constant layout equal to its host layout",
-                        xir::verify::type_name(t, a.ty)
-                    ));
-                    continue;
-                }
-                let (size, align) = push_size_align(t, a.ty);
-                offset = offset.div_ceil(align.max(1)) * align.max(1);
-                args.push(ArgBinding::PushConstant { member, offset: offset as u32, size: size as u32, ty: a.ty });
+                let Some((_, offset, size)) = slots.next_if(|s| s.0 == ai) else { continue };
+                let (binding, role) = if argument_block.is_some() {
+                    (ArgBinding::BlockValue { member, offset, size, ty: a.ty }, Role::BlockValue)
+                } else {
+                    (ArgBinding::PushConstant { member, offset, size, ty: a.ty }, Role::PushValue)
+                };
+                args.push(binding);
                 props.push(Property {
-                    kind: PropertyKind::PushConstantValue { offset: offset as u32, size: size as u32 },
+                    kind: PropertyKind::ConstantValue { offset, size },
+                    role,
                     arg_index: Some(ai),
-                    set: DESCRIPTOR_SET,
+                    set: LOCAL_SET,
                     binding: NO_BINDING,
                     storage: BufferStorage::NotABuffer,
                 });
-                offset += size;
                 member += 1;
             }
         }
-    }
-    let total = offset.div_ceil(4) * 4;
-    if total > MAX_PUSH_CONSTANT_SIZE as u64 {
-        errs.push(format!(
-            "the value arguments need {total} bytes of push constants (dispatch size included); the limit is {MAX_PUSH_CONSTANT_SIZE}"
-        ));
     }
     if !errs.is_empty() {
         return Err(errs);
@@ -138,8 +204,9 @@ pub fn plan_bindings(m: &Module, k: FuncId, int_view: &rustc_hash::FxHashSet<u32
     let abi = KernelAbi {
         entry_point: ENTRY_POINT_NAME.to_string(),
         block_size,
-        push_constant_size: total as u32,
+        push_constant_size: push_total as u32,
         properties: props,
     };
-    Ok(BindingPlan { args, abi })
+    abi.check_shape().map_err(|e| vec![format!("internal: the planned kernel ABI is not canonical: {e}")])?;
+    Ok(BindingPlan { args, argument_block, abi })
 }

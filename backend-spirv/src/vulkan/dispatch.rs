@@ -7,7 +7,7 @@
 use ash::vk;
 
 use super::{device::Device, GpuTiming, RunError};
-use crate::abi::KernelAbi;
+use crate::abi::{KernelAbi, PropertyKind};
 
 /// Objects of one dispatch, destroyed in reverse creation order.
 struct Objects<'d> {
@@ -60,7 +60,14 @@ pub fn dispatch(
     push: &[u8],
     groups: [u32; 3],
 ) -> Result<(Vec<Vec<u8>>, GpuTiming), RunError> {
+    abi.check_shape().map_err(|e| RunError::Abi(format!("the kernel ABI is not canonical: {e}")))?;
     let descriptors: Vec<_> = abi.descriptors().collect();
+    if let Some(p) = descriptors.iter().find(|p| p.kind != PropertyKind::StorageBuffer) {
+        return Err(RunError::Abi(format!(
+            "this runner binds storage buffers only, not {:?} (set {}, binding {})",
+            p.kind, p.set, p.binding
+        )));
+    }
     if descriptors.len() != buffers.len() {
         return Err(RunError::Abi(format!(
             "{} descriptors in the ABI, {} buffers given",

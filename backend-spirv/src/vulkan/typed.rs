@@ -1,6 +1,6 @@
 //! The typed layer of the runner: interpreter-style inputs (arguments by
-//! name, `docs/inputs-format.md`) become the byte buffers and push-constant
-//! block the ABI describes, and the buffers read back become `Outputs` in the
+//! name, `docs/inputs-format.md`) become the byte buffers, the argument block
+//! and the push-constant block the ABI describes (checked canonical first), and the buffers read back become `Outputs` in the
 //! interpreter's encoding, so the two compare bit for bit.
 
 use xir::{
@@ -9,7 +9,7 @@ use xir::{
 };
 
 use super::{dispatch, group_counts, Device, GpuTiming, RunError};
-use crate::abi::{BufferStorage, KernelAbi, PropertyKind};
+use crate::abi::{BufferStorage, KernelAbi, PropertyKind, Role};
 
 /// The name an argument is given by in inputs and outputs.
 fn arg_name(module: &Module, kernel: FuncId, arg: usize) -> String {
@@ -31,8 +31,10 @@ pub fn run_kernel(
         let name = arg_name(module, kernel, arg);
         inputs.args.get(&name).ok_or_else(|| RunError::Abi(format!("no input for argument `{name}`")))
     };
+    abi.check_shape().map_err(|e| RunError::Abi(format!("the kernel ABI is not canonical: {e}")))?;
     let mut push = vec![0u8; abi.push_constant_size as usize];
-    let mut buffers: Vec<(u32, usize, TypeId, BufferStorage, Vec<u8>)> = Vec::new();
+    let mut block = abi.argument_block().map(|p| (p.binding, vec![0u8; block_len(p.storage)]));
+    let mut buffers: Vec<Bound> = Vec::new();
     for p in &abi.properties {
         let arg = p.arg_index.map(|a| a as usize);
         if let Some(a) = arg {
@@ -40,15 +42,19 @@ pub fn run_kernel(
                 return Err(RunError::Abi(format!("property for argument {a}, kernel has {}", func.args.len())));
             }
         }
-        match (p.kind, arg) {
-            (PropertyKind::DispatchSize { offset }, _) => {
+        match (p.kind, p.role, arg) {
+            (PropertyKind::ConstantValue { offset, .. }, Role::DispatchSize, None) => {
                 let bytes: Vec<u8> = dispatch_size.iter().flat_map(|d| d.to_le_bytes()).collect();
                 write_at(&mut push, offset as usize, &bytes)?;
             }
-            (PropertyKind::PushConstantValue { offset, size }, Some(a)) => {
+            (PropertyKind::ConstantValue { offset, size }, role @ (Role::PushValue | Role::BlockValue), Some(a)) => {
                 let ty = func.args[a].ty;
-                let bytes = buffer_to_host_bytes(module, ty, &serde_json::Value::Array(vec![input(a)?.clone()]))
+                let mut bytes = buffer_to_host_bytes(module, ty, &serde_json::Value::Array(vec![input(a)?.clone()]))
                     .map_err(|e| RunError::Abi(format!("argument `{}`: {e}", arg_name(module, kernel, a))))?;
+                if is_bool(module, ty) {
+                    // A bool value travels as a 0/1 word.
+                    bytes = u32::from(bytes.iter().any(|&b| b != 0)).to_le_bytes().to_vec();
+                }
                 if bytes.len() != size as usize {
                     return Err(RunError::Abi(format!(
                         "argument `{}` is {} bytes, ABI says {size}",
@@ -56,25 +62,40 @@ pub fn run_kernel(
                         bytes.len()
                     )));
                 }
-                write_at(&mut push, offset as usize, &bytes)?;
+                let dst = match (role, block.as_mut()) {
+                    (Role::BlockValue, Some((_, b))) => b,
+                    (Role::BlockValue, None) => {
+                        return Err(RunError::Abi("argument-block value without a block".into()))
+                    }
+                    _ => &mut push,
+                };
+                write_at(dst, offset as usize, &bytes)?;
             }
-            (PropertyKind::StorageBuffer, Some(a)) => {
+            (PropertyKind::StorageBuffer, Role::ArgumentBlock, None) => {}
+            (PropertyKind::StorageBuffer, Role::Buffer, Some(a)) => {
                 let Type::Buffer(elem) = *module.types.get(func.args[a].ty) else {
                     return Err(RunError::Abi(format!("argument {a} is not a buffer")));
                 };
                 let host = buffer_to_host_bytes(module, elem, input(a)?)
                     .map_err(|e| RunError::Abi(format!("argument `{}`: {e}", arg_name(module, kernel, a))))?;
                 let bytes = to_storage(module, elem, p.storage, host);
-                buffers.push((p.binding, a, elem, p.storage, bytes));
+                buffers.push((p.binding, Some(a), elem, p.storage, bytes));
             }
-            (PropertyKind::ByteBuffer, Some(a)) => {
+            (PropertyKind::StorageBuffer, Role::ByteBuffer, Some(a)) => {
                 let json = input(a)?;
                 let bytes = byte_buffer_from_json(json)
                     .map_err(|e| RunError::Abi(format!("argument `{}`: {e}", arg_name(module, kernel, a))))?;
-                buffers.push((p.binding, a, TypeId(0), p.storage, bytes));
+                buffers.push((p.binding, Some(a), TypeId(0), p.storage, bytes));
             }
-            (kind, None) => return Err(RunError::Abi(format!("{kind:?} property without an argument"))),
+            (kind, role, arg) => {
+                return Err(RunError::Abi(format!(
+                    "this runner cannot bind {kind:?} with role {role:?} (argument {arg:?})"
+                )))
+            }
         }
+    }
+    if let Some((binding, bytes)) = block {
+        buffers.push((binding, None, TypeId(0), BufferStorage::NotABuffer, bytes));
     }
     buffers.sort_by_key(|b| b.0);
     let data: Vec<Vec<u8>> = buffers.iter().map(|b| b.4.clone()).collect();
@@ -82,8 +103,10 @@ pub fn run_kernel(
     let (out, timing) = dispatch(device, words, abi, &data, &push, groups)?;
     let mut outputs = Outputs::default();
     for ((_, a, elem, storage, _), bytes) in buffers.iter().zip(out) {
-        let name = arg_name(module, kernel, *a);
-        let json = if matches!(module.types.get(func.args[*a].ty), Type::ByteBuffer) {
+        // The argument block is backend-owned: it is no output.
+        let Some(a) = *a else { continue };
+        let name = arg_name(module, kernel, a);
+        let json = if matches!(module.types.get(func.args[a].ty), Type::ByteBuffer) {
             serde_json::json!({ "bytes": bytes })
         } else {
             let host = from_storage(module, *elem, *storage, bytes);
@@ -93,6 +116,17 @@ pub fn run_kernel(
         outputs.buffers.insert(name, json);
     }
     Ok((outputs, timing))
+}
+
+/// One storage buffer to bind: (binding, argument (`None`: the argument block), element type, storage, bytes).
+type Bound = (u32, Option<usize>, TypeId, BufferStorage, Vec<u8>);
+
+/// Bytes of the argument block's buffer.
+fn block_len(storage: BufferStorage) -> usize {
+    match storage {
+        BufferStorage::Block { size } => size as usize,
+        _ => 0,
+    }
 }
 
 fn write_at(block: &mut [u8], offset: usize, bytes: &[u8]) -> Result<(), RunError> {
