@@ -257,6 +257,17 @@ differential! {
     indvar_simplify => "indvar_simplify" @ Natural;
     indvar_simplify_raw_ssa => "indvar_simplify" @ RawSsa;
     indvar_simplify_legalized => "indvar_simplify" @ Legalized;
+    sroa => "sroa" @ Natural;
+    local_load_elimination => "local_load_elimination" @ Natural;
+    local_load_elimination_raw => "local_load_elimination" @ Raw;
+    local_store_forward => "local_store_forward" @ Natural;
+    local_store_forward_raw => "local_store_forward" @ Raw;
+    dead_store_elimination => "dead_store_elimination" @ Natural;
+    dead_store_elimination_raw => "dead_store_elimination" @ Raw;
+    dead_store_elimination_legalized => "dead_store_elimination" @ Legalized;
+    trace_gep => "trace_gep" @ Natural;
+    transpose_gep => "transpose_gep" @ Natural;
+    transpose_gep_raw => "transpose_gep" @ Raw;
 }
 
 /// New passes are exercised even before someone lists them above.
