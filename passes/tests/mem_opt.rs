@@ -545,3 +545,28 @@ fn mem_opt_passes_keep_corpus_results() {
     }
     assert!(checked >= 5, "only {checked} corpus kernels with inputs");
 }
+
+/// The random programs of the differential test exercise these passes:
+/// over one deterministic run, each forwarding / elimination pass changes a
+/// fair share of them (so `differential.rs` tests real rewrites).
+#[test]
+fn mem_opt_passes_fire_on_random_programs() {
+    use proptest::strategy::{Strategy, ValueTree};
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    let passes = ["local_load_elimination", "local_store_forward", "dead_store_elimination"];
+    let mut fired = [0usize; 3];
+    let n = 128;
+    for _ in 0..n {
+        let p = xir::testgen::programs::program().new_tree(&mut runner).expect("a program").current();
+        for (k, pass) in passes.iter().enumerate() {
+            let mut m = p.module.clone();
+            if run_pass(&mut m, pass, None, false).changed {
+                fired[k] += 1;
+            }
+        }
+    }
+    eprintln!("fired on {fired:?} of {n} programs");
+    for (pass, c) in passes.iter().zip(fired) {
+        assert!(c >= n / 10, "`{pass}` changed only {c} of {n} programs");
+    }
+}

@@ -61,6 +61,11 @@ impl Pass for DeadStoreElimination {
     }
 }
 
+/// At most this many later writes are remembered per block (the oldest
+/// dropped first: a store it would have killed just stays), so huge blocks
+/// stay linear.
+const MAX_LATER: usize = 64;
+
 fn is_write(op: Opcode) -> bool {
     matches!(op, Opcode::Store | Opcode::BufferWrite)
 }
@@ -80,6 +85,9 @@ fn remove_overwritten(m: &mut Module, fid: FuncId) -> usize {
                     if later.iter().any(|o| aa.sub_path(o, loc).is_some()) {
                         dead.push(i);
                         continue;
+                    }
+                    if later.len() >= MAX_LATER {
+                        later.remove(0);
                     }
                     later.push(loc.clone());
                     continue;
