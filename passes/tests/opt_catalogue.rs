@@ -95,9 +95,10 @@ fn reassociate_makes_equal_sums_equal_instructions() {
     let before = interp(&m, &inp);
     run_pass(&mut m, "reassociate", None, false);
     let text = xir::text::print_module(&m);
-    // Both sums are now `x + y + (-1)`, written the same way.
+    // Both sums are now `x + y - 1`, written the same way.
     assert_eq!(text.matches("add %x, %y : i32").count(), 2, "{text}");
-    assert_eq!(text.matches(", i32 -1 : i32").count(), 2, "{text}");
+    assert_eq!(text.matches(" = sub %").count(), 2, "{text}");
+    assert_eq!(text.matches(", i32 1 : i32").count(), 2, "{text}");
     let out = run_pass(&mut m, "early_cse", None, false);
     assert_eq!(stat(&out, "removed"), "2");
     assert_eq!(interp(&m, &inp), before);

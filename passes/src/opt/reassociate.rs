@@ -21,7 +21,8 @@
 //!   float trees are never touched.
 //!
 //! Leaves are ordered by rank (arguments first, then instructions in reverse
-//! post order of their blocks and block position), with the constant last.
+//! post order of their blocks and block position), with the constant last
+//! (added, or subtracted when its top bit is set: `x - 1`).
 //! A tree is rebuilt just before its root when the new chain is cheaper
 //! (weights: `mul` 2, anything else 1) or as cheap but different (the
 //! canonical order); a second run therefore changes nothing.
@@ -288,7 +289,11 @@ fn plan_sum(mut terms: Vec<(Value, u64)>, konst: u64, bits: u32) -> Outcome {
         });
     }
     let acc = acc.expect("at least one term");
-    if konst != 0 {
+    // A constant with the top bit set is subtracted (`x - 1`, not
+    // `x + 0xffffffff`): the small constant is usually there already.
+    if konst != 0 && konst > mk >> 1 {
+        plan.push((Opcode::Sub, vec![acc, Arg::Const(konst.wrapping_neg() & mk)]));
+    } else if konst != 0 {
         plan.push((Opcode::Add, vec![acc, Arg::Const(konst)]));
     } else if let Arg::Leaf(v) = acc {
         return Outcome::Leaf(v);
