@@ -814,3 +814,68 @@ fn corpus_results_are_kept_structured_and_legalized() {
         }
     }
 }
+
+const IFC_RAW: &str = r#"kernel @k(%in: buffer<u32>, %out: buffer<u32>) block_size(1, 1, 1) {
+^entry:
+  %x = buffer.read %in, u32 0 : u32
+  %y = buffer.read %in, u32 1 : u32
+  %c = ge %x, %y : bool
+  cond_br %c, true ^t, false ^f
+^t:
+  %a = shl %x, u32 33 : u32
+  br target ^m
+^f:
+  %b = mod %y, u32 7 : u32
+  br target ^m
+^m:
+  %p = phi [%a, ^t], [%b, ^f] : u32
+  %q = phi [%y, ^f], [%x, ^t] : u32
+  %d = eq %p, %q : bool
+  cond_br %d, true ^done, false ^other
+^other:
+  buffer.write %out, u32 1, %q
+  br target ^done
+^done:
+  %r = phi [u32 0, ^m], [%p, ^other] : u32
+  buffer.write %out, u32 0, %r
+  return
+}
+"#;
+
+// Raw CFG: the diamond converts (`%q`: x >= y ? x : y is max), `^m` joins
+// the entry and the Phi after it now names the entry; then the triangle
+// `^m -> ^other -> ^done` is not converted (`^other` writes a buffer).
+const IFC_RAW_OUT: &str = r#"kernel @k(%in: buffer<u32>, %out: buffer<u32>) block_size(1, 1, 1) {
+^entry:
+  %x = buffer.read %in, u32 0 : u32
+  %y = buffer.read %in, u32 1 : u32
+  %c = ge %x, %y : bool
+  %a = shl %x, u32 33 : u32
+  %b = mod %y, u32 7 : u32
+  %0 = select %c, %a, %b : u32
+  %1 = max %x, %y : u32
+  %d = eq %0, %1 : bool
+  cond_br %d, true ^done, false ^other
+^other:
+  buffer.write %out, u32 1, %1
+  br target ^done
+^done:
+  %r = phi [u32 0, ^entry], [%0, ^other] : u32
+  buffer.write %out, u32 0, %r
+  return
+}
+"#;
+
+#[test]
+fn if_conversion_on_raw_cfg() {
+    for (x, y) in [(1, 2), (9, 3), (7, 7), (0, 4294967295u32)] {
+        let inp = inputs(&format!(r#"{{"args": {{"in": [{x}, {y}], "out": [0, 0]}}}}"#));
+        let out = check_exact(IFC_RAW, "if_conversion", None, false, IFC_RAW_OUT, &inp);
+        assert_eq!(stat(&out, "converted"), "1");
+    }
+    // The same diamond in a function with structured control flow is left
+    // alone: there `cond_br` belongs to a loop's prepare block.
+    let structured =
+        IFC_RAW.replace("  return\n}", "  simple_loop body ^b, merge ^e\n^b:\n  break target ^e\n^e:\n  return\n}");
+    unchanged(&structured, "if_conversion", None);
+}
