@@ -22,11 +22,12 @@
 //! CFG and everything derived from it (dominators, post-dominators,
 //! frontiers, loops).
 
+use rustc_hash::FxHashSet;
 use xir::analysis::{Cfg, LoopForest, LoopId};
 use xir::pass::{AnalysisKind, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};
 use xir::{
-    sign_extend, Block, ConstTable, ConstValue, Function, InstData, Module, Opcode, Trait, Type, TypeId, TypeTable,
-    Value,
+    sign_extend, Block, ConstTable, ConstValue, Function, Inst, InstData, Module, Opcode, Trait, Type, TypeId,
+    TypeTable, Value,
 };
 
 const INFO: PassInfo = PassInfo {
@@ -98,6 +99,7 @@ pub fn licm_function(
     let mut order: Vec<LoopId> = (0..forest.loops.len()).collect();
     order.sort_by_key(|&l| std::cmp::Reverse(forest.loops[l].depth));
     let (mut hoisted, mut skipped) = (0, 0);
+    let undef = MaybeUndef::compute(f);
     for l in order {
         let Some(pre) = preheader(cfg, forest, l) else {
             skipped += 1;
@@ -116,7 +118,7 @@ pub fn licm_function(
                 });
                 let ok = invariant
                     && speculatable(d)
-                    && (!may_trap(types, consts, f, d) || (b == header && !effects_before));
+                    && (!may_trap(types, consts, f, &undef, d) || (b == header && !effects_before));
                 if ok {
                     let pos = f.block(pre).insts.len().saturating_sub(1);
                     f.move_inst(i, pre, pos);
@@ -156,7 +158,7 @@ fn speculatable(d: &InstData) -> bool {
 /// Whether evaluating `d` may fail: the interpreter's errors for pure
 /// operations (division by zero, an index out of range or negative) and
 /// the use of an undefined value by an operation that reads its operands.
-pub fn may_trap(types: &TypeTable, consts: &ConstTable, f: &Function, d: &InstData) -> bool {
+pub fn may_trap(types: &TypeTable, consts: &ConstTable, f: &Function, undef: &MaybeUndef, d: &InstData) -> bool {
     let ty_of = |v: Value| -> Option<TypeId> {
         match v {
             Value::Inst(i) => Some(f.inst(i).ty),
@@ -175,10 +177,10 @@ pub fn may_trap(types: &TypeTable, consts: &ConstTable, f: &Function, d: &InstDa
         }
     };
     let moves_values = matches!(d.opcode, Opcode::Select | Opcode::Extract | Opcode::Insert | Opcode::Shuffle);
-    if !moves_values && d.operands.iter().any(|&v| maybe_undef(f, v)) {
+    if !moves_values && d.operands.iter().any(|&v| undef.contains(v)) {
         return true;
     }
-    if moves_values && d.operands.first().is_some_and(|&c| d.opcode == Opcode::Select && maybe_undef(f, c)) {
+    if moves_values && d.operands.first().is_some_and(|&c| d.opcode == Opcode::Select && undef.contains(c)) {
         return true;
     }
     let in_range = |v: Value, len: u64| int_const(v).is_some_and(|k| k >= 0 && (k as u64) < len);
@@ -230,18 +232,49 @@ pub fn may_trap(types: &TypeTable, consts: &ConstTable, f: &Function, d: &InstDa
     }
 }
 
-/// Whether `v` may hold an undefined value at run time. Results of
+/// Values of one function that may be undefined at run time. Results of
 /// operations that fail on undefined operands are defined whenever they
-/// exist; Phis, selections, aggregate moves, loads and calls may carry one.
-fn maybe_undef(f: &Function, v: Value) -> bool {
-    match v {
-        Value::Undef(_) => true,
-        Value::Inst(i) => {
-            let d = f.inst(i);
-            let passes_through =
-                matches!(d.opcode, Opcode::Phi | Opcode::Select | Opcode::Extract | Opcode::Insert | Opcode::Shuffle);
-            passes_through || !(d.has(Trait::Arithmetic) || d.opcode == Opcode::CastStatic)
+/// exist; Phis and selections are undefined only through an operand (a
+/// fixed point over the function); aggregate moves, loads and calls may
+/// carry undefined parts.
+pub struct MaybeUndef(FxHashSet<Inst>);
+
+impl MaybeUndef {
+    pub fn compute(f: &Function) -> MaybeUndef {
+        let mut set: FxHashSet<Inst> = FxHashSet::default();
+        let undef_op = |set: &FxHashSet<Inst>, v: Value| match v {
+            Value::Undef(_) => true,
+            Value::Inst(i) => set.contains(&i),
+            _ => false,
+        };
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for (_, i) in f.all_insts() {
+                if set.contains(&i) {
+                    continue;
+                }
+                let d = f.inst(i);
+                let undef = match d.opcode {
+                    Opcode::Phi => d.operands.iter().any(|&v| undef_op(&set, v)),
+                    Opcode::Select => d.operands.iter().skip(1).any(|&v| undef_op(&set, v)),
+                    Opcode::Extract | Opcode::Insert | Opcode::Shuffle => true,
+                    _ => !(d.has(Trait::Arithmetic) || d.opcode == Opcode::CastStatic),
+                };
+                if undef {
+                    set.insert(i);
+                    changed = true;
+                }
+            }
         }
-        _ => false,
+        MaybeUndef(set)
+    }
+
+    pub fn contains(&self, v: Value) -> bool {
+        match v {
+            Value::Undef(_) => true,
+            Value::Inst(i) => self.0.contains(&i),
+            _ => false,
+        }
     }
 }
