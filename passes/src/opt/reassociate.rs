@@ -31,7 +31,7 @@
 //! CFG and everything derived from it (only pure instructions of one block
 //! change).
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Deserialize;
 use xir::pass::{AnalysisKind, OptionDoc, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};
 use xir::{Block, FuncId, Function, Inst, InstData, Module, Opcode, Type, TypeId, Value};
@@ -209,6 +209,7 @@ fn sum_leaves(
     let b = f.inst(root).parent.expect("live");
     let ty = f.inst(root).ty;
     let mut konst = 0u64;
+    let mut slot: FxHashMap<Value, usize> = FxHashMap::default();
     let mut work: Vec<(Value, u64)> = vec![(Value::Inst(root), 1)];
     let mut is_root = true;
     while let Some((v, c)) = work.pop() {
@@ -221,9 +222,12 @@ fn sum_leaves(
         let Some(i) = node else {
             match m.const_bits(v) {
                 Some(k) => konst = konst.wrapping_add(k.wrapping_mul(c)) & mk,
-                None => match coef.iter_mut().find(|e| e.0 == v) {
-                    Some(e) => e.1 = e.1.wrapping_add(c) & mk,
-                    None => coef.push((v, c & mk)),
+                None => match slot.get(&v) {
+                    Some(&k) => coef[k].1 = coef[k].1.wrapping_add(c) & mk,
+                    None => {
+                        slot.insert(v, coef.len());
+                        coef.push((v, c & mk));
+                    }
                 },
             }
             continue;
@@ -403,6 +407,7 @@ fn cost(plan: &Plan) -> usize {
 fn describe(m: &Module, f: &Function, root: Inst, nodes: &[Inst]) -> Plan {
     let mut plan = Plan::new();
     let mut step_of: FxHashMap<Inst, usize> = FxHashMap::default();
+    let nodes: FxHashSet<Inst> = nodes.iter().copied().collect();
     let mut stack = vec![(root, false)];
     while let Some((i, done)) = stack.pop() {
         let d = f.inst(i);
