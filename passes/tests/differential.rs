@@ -260,8 +260,10 @@ differential! {
     sroa => "sroa" @ Natural;
     local_load_elimination => "local_load_elimination" @ Natural;
     local_load_elimination_raw => "local_load_elimination" @ Raw;
+    local_load_elimination_legalized => "local_load_elimination" @ Legalized;
     local_store_forward => "local_store_forward" @ Natural;
     local_store_forward_raw => "local_store_forward" @ Raw;
+    local_store_forward_legalized => "local_store_forward" @ Legalized;
     dead_store_elimination => "dead_store_elimination" @ Natural;
     dead_store_elimination_raw => "dead_store_elimination" @ Raw;
     dead_store_elimination_legalized => "dead_store_elimination" @ Legalized;
