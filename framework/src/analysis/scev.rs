@@ -367,6 +367,17 @@ fn eval(
         }
     };
     match d.opcode {
+        // A Phi (not a header's: those are atoms) whose incomings are all
+        // one value is that value: single-incoming copies, as left by
+        // loop rotation or LCSSA-style exits.
+        Opcode::Phi => {
+            let first = *d.operands.first()?;
+            if d.operands.iter().all(|&v| v == first) {
+                op(0)
+            } else {
+                None
+            }
+        }
         Opcode::Add => Some(op(0)?.add(&op(1)?)),
         Opcode::Sub => Some(op(0)?.sub(&op(1)?)),
         Opcode::Neg => Some(op(0)?.neg()),

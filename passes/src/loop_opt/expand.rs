@@ -126,8 +126,12 @@ pub fn expand_exit_value(
         );
     }
     let n = expand_trip(m, fid, at, trip);
-    let d = expand_lin(m, fid, at, step);
-    let prod = emit(m, fid, at, Opcode::Mul, start.ty, &[n, d]);
+    let prod = if step.as_const() == Some(1) {
+        n
+    } else {
+        let d = expand_lin(m, fid, at, step);
+        emit(m, fid, at, Opcode::Mul, start.ty, &[n, d])
+    };
     if start.is_zero() {
         return prod;
     }
