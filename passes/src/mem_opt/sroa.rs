@@ -12,7 +12,12 @@
 //! - matrices (into columns) only with `decompose_matrices`;
 //! - `aggressive`: a slot that is also loaded or stored *as a whole* splits
 //!   too: a whole load becomes loads of every member and an `aggregate`, a
-//!   whole store becomes an `extract` and a store per member.
+//!   whole store becomes an `extract` and a store per member. Whole loads
+//!   split only for a thread-private `alloca` of the entry block, whose
+//!   member slots are then zero-initialized where the slot was: a load must
+//!   see some initialized part (the interpreter's rule), and a member nothing
+//!   was stored to would otherwise fail to load where the whole load did
+//!   not. (Undefined contents becoming zero is a refinement.)
 //!
 //! A slot passed to a call, used by an atomic, or indexed dynamically in its
 //! first index stays whole. Member slots keep the slot's opcode (a shared
@@ -28,7 +33,7 @@ use smallvec::SmallVec;
 use xir::pass::{OptionDoc, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};
 use xir::{ConstData, ConstValue, FuncId, Inst, InstData, Metadata, Module, Opcode, Type, TypeId, TypeTable, Value};
 
-use crate::memory::util::insert_before;
+use crate::memory::util::{insert_before, zero_const};
 
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -122,10 +127,20 @@ fn splittable(m: &Module, fid: FuncId, slot: Inst, n: usize, o: &Options) -> boo
                 Opcode::Gep if u.index == 0 => {
                     d.operands.get(1).and_then(|&v| m.const_int_value(v)).is_some_and(|c| c >= 0 && (c as usize) < n)
                 }
-                Opcode::Load | Opcode::Store => o.aggressive && u.index == 0,
+                Opcode::Store => o.aggressive && u.index == 0,
+                Opcode::Load => o.aggressive && whole_loads_splittable(m, fid, slot),
                 _ => false,
             }
         })
+}
+
+/// A whole load becomes per-member loads only for a thread-private slot of
+/// the entry block, whose member slots are then zero-initialized (see the
+/// file doc).
+fn whole_loads_splittable(m: &Module, fid: FuncId, slot: Inst) -> bool {
+    let f = m.func(fid);
+    let d = f.inst(slot);
+    d.opcode == Opcode::Alloca && d.parent.is_some() && d.parent == f.body()
 }
 
 /// Split slots of one function until none qualifies; returns (slots split,
@@ -169,6 +184,8 @@ fn split_slot(m: &mut Module, fid: FuncId, slot: Inst, tys: &[TypeId]) -> Vec<In
             })
             .collect()
     };
+    let whole_load = uses.iter().any(|&(u, _)| m.func(fid).inst(u).opcode == Opcode::Load);
+    let zeros: Vec<Option<Value>> = tys.iter().map(|&t| if whole_load { zero_const(m, t) } else { None }).collect();
     let f = m.func_mut(fid);
     let d = f.inst(slot).clone();
     let parts: Vec<Inst> = tys
@@ -182,6 +199,15 @@ fn split_slot(m: &mut Module, fid: FuncId, slot: Inst, tys: &[TypeId]) -> Vec<In
             p
         })
         .collect();
+    for (&p, zero) in parts.iter().zip(zeros) {
+        if let Some(zero) = zero {
+            let mut z = InstData::new(Opcode::Store, TypeTable::VOID);
+            z.operands.push(Value::Inst(p));
+            z.operands.push(zero);
+            let z = f.create_inst(z);
+            insert_before(f, slot, z);
+        }
+    }
     for (user, k) in uses {
         match f.inst(user).opcode {
             Opcode::Gep => {
