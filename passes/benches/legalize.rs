@@ -39,6 +39,15 @@ use xir::pipeline::{Loader, PassManager, Pipeline, RunOptions};
 use xir::testgen::programs::{lower, Ast, BinOp, CmpOp, Cond, Expr, Stmt, INPUT_LEN};
 use xir::Module;
 
+/// `--features mimalloc` measures with mimalloc as the global allocator
+/// (freed memory stays mapped for reuse instead of going back to the kernel
+/// and being faulted in again); without it, the system allocator.
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+const ALLOCATOR: &str = if cfg!(feature = "mimalloc") { "mimalloc" } else { "system" };
+
 const SIZES: &[usize] = &[1_000, 10_000, 100_000, 1_000_000];
 
 fn b(e: Expr) -> Box<Expr> {
@@ -177,6 +186,7 @@ fn sizes() -> Vec<usize> {
 }
 
 fn bench(c: &mut Criterion) {
+    eprintln!("global allocator: {ALLOCATOR}");
     let pipe = pipeline();
     let steps = pipe.pass_steps();
     let limit = limit();

@@ -235,7 +235,14 @@ impl Function {
     /// already be gone (use `replace_all_uses` first).
     pub fn remove_inst(&mut self, i: Inst) {
         let Some(b) = self.insts[i.index()].parent else { return };
-        self.blocks[b.index()].insts.retain(|&x| x != i);
+        // The last instruction (a terminator, or removal back to front) in
+        // O(1); otherwise one scan and one shift, not a `retain` per call.
+        let list = &mut self.blocks[b.index()].insts;
+        if list.last() == Some(&i) {
+            list.pop();
+        } else if let Some(p) = list.iter().position(|&x| x == i) {
+            list.remove(p);
+        }
         self.detach_operands(i);
         self.insts[i.index()].parent = None;
     }
@@ -244,21 +251,30 @@ impl Function {
     /// one pass over every block that holds them (linear, for passes that
     /// delete many instructions of large blocks).
     pub fn remove_insts(&mut self, dead: &[Inst]) {
-        let set: rustc_hash::FxHashSet<Inst> = dead.iter().copied().filter(|&i| self.is_live(i)).collect();
-        let mut blocks: Vec<Block> = set.iter().filter_map(|&i| self.insts[i.index()].parent).collect();
-        blocks.sort();
+        // A dense flag per instruction id rather than a hash set: membership
+        // tests stay in cache on large functions.
+        let mut set = vec![false; self.insts.len()];
+        let mut live: Vec<Inst> = Vec::with_capacity(dead.len());
+        for &i in dead {
+            if self.is_live(i) && !set[i.index()] {
+                set[i.index()] = true;
+                live.push(i);
+            }
+        }
+        let mut blocks: Vec<Block> = live.iter().filter_map(|&i| self.insts[i.index()].parent).collect();
+        blocks.sort_unstable();
         blocks.dedup();
         for b in blocks {
-            self.blocks[b.index()].insts.retain(|x| !set.contains(x));
+            self.blocks[b.index()].insts.retain(|x| !set[x.index()]);
         }
         // Each operand's use list is filtered once, however many of its
         // users go.
         let mut operands: Vec<Value> = Vec::new();
-        for &i in &set {
+        for &i in &live {
             operands.extend(self.insts[i.index()].operands.iter().copied().filter(|v| v.is_local()));
             self.insts[i.index()].parent = None;
         }
-        operands.sort();
+        operands.sort_unstable();
         operands.dedup();
         for v in operands {
             let list = match v {
@@ -267,8 +283,44 @@ impl Function {
                 _ => None,
             };
             if let Some(list) = list {
-                list.retain(|u| !set.contains(&u.user));
+                list.retain(|u| !set[u.user.index()]);
             }
+        }
+    }
+
+    /// Place unplaced instructions, each immediately before its placed
+    /// anchor (several for one anchor keep their order), rebuilding every
+    /// affected block once: linear in the sizes of those blocks, where an
+    /// `insert_inst` at a `position` per instruction is quadratic on long
+    /// blocks.
+    pub fn insert_before_each(&mut self, items: &[(Inst, Inst)]) {
+        if items.is_empty() {
+            return;
+        }
+        let mut before: rustc_hash::FxHashMap<Inst, SmallVec<[Inst; 2]>> = rustc_hash::FxHashMap::default();
+        let mut blocks: Vec<Block> = Vec::new();
+        for &(anchor, i) in items {
+            let b = self.insts[anchor.index()].parent.expect("anchor instruction is placed");
+            debug_assert!(self.insts[i.index()].parent.is_none(), "instruction placed twice");
+            before.entry(anchor).or_default().push(i);
+            self.insts[i.index()].parent = Some(b);
+            blocks.push(b);
+        }
+        blocks.sort_unstable();
+        blocks.dedup();
+        for b in blocks {
+            let old = std::mem::take(&mut self.blocks[b.index()].insts);
+            let mut list = Vec::with_capacity(old.len() + 1);
+            for x in old {
+                if let Some(news) = before.get(&x) {
+                    list.extend_from_slice(news);
+                }
+                list.push(x);
+            }
+            self.blocks[b.index()].insts = list;
+        }
+        for &(_, i) in items {
+            self.attach_operands(i);
         }
     }
 

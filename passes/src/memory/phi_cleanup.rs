@@ -101,6 +101,7 @@ pub fn remove_redundant_phis(f: &mut Function) -> usize {
         }
     }
     let mut removed = 0;
+    let mut dead: Vec<Inst> = Vec::new();
     // Tarjan yields components operands-first, so replacements flow upward.
     for comp in petgraph::algo::tarjan_scc(&g) {
         let members: Vec<Inst> = comp.iter().map(|&n| g[n]).collect();
@@ -128,11 +129,11 @@ pub fn remove_redundant_phis(f: &mut Function) -> usize {
         for &p in &members {
             f.replace_all_uses(Value::Inst(p), with);
         }
-        for &p in &members {
-            f.remove_inst(p);
-            removed += 1;
-        }
+        removed += members.len();
+        dead.extend(members);
     }
+    // One batch removal: a `remove_inst` per Phi rescans its block.
+    f.remove_insts(&dead);
     removed
 }
 

@@ -181,8 +181,10 @@ pub fn rewrite(m: &mut Module, promoted: &FxHashSet<(FuncId, usize)>) {
         let calls: Vec<Inst> = f.all_insts().filter(|&(_, i)| f.inst(i).opcode == Opcode::Call).map(|p| p.1).collect();
         // Retargets are batched per passed value: one pass over each use
         // list instead of a scan per call site (which was quadratic when a
-        // kernel passes one local to many calls).
+        // kernel passes one local to many calls). The loads are placed in
+        // one rebuild per block, not a position scan per call.
         let mut retarget: FxHashMap<Value, Vec<(Use, Value)>> = FxHashMap::default();
+        let mut loads: Vec<(Inst, Inst)> = Vec::new();
         for c in calls {
             let Value::Func(g) = f.inst(c).operands[0] else { continue };
             for slot in 1..f.inst(c).operands.len() {
@@ -197,10 +199,11 @@ pub fn rewrite(m: &mut Module, promoted: &FxHashSet<(FuncId, usize)>) {
                 }
                 let Some(ty) = util::local_type(f, o) else { continue };
                 let load = util::make(f, Opcode::Load, ty, &[o], Metadata::default());
-                util::insert_before(f, c, load);
+                loads.push((c, load));
                 retarget.entry(o).or_default().push((Use { user: c, index: slot as u32 }, Value::Inst(load)));
             }
         }
+        f.insert_before_each(&loads);
         for (old, repl) in retarget {
             f.replace_uses(old, &repl);
         }
@@ -213,10 +216,10 @@ pub fn rewrite(m: &mut Module, promoted: &FxHashSet<(FuncId, usize)>) {
             .filter(|u| f.inst(u.user).opcode == Opcode::Load)
             .map(|u| u.user)
             .collect();
-        for l in loads {
+        for &l in &loads {
             f.replace_all_uses(Value::Inst(l), Value::Arg(k as u32));
-            f.remove_inst(l);
         }
+        f.remove_insts(&loads);
         f.args[k].kind = ArgKind::Value;
     }
 }
