@@ -566,6 +566,64 @@ fn mem_opt_passes_keep_corpus_results() {
     assert!(after_total[1] < before_total[1], "no read of the corpus was eliminated");
 }
 
+/// The passes inside the shipped pipelines, on the corpus: legalization +
+/// O2 with the memory passes before legalization and after O2 (then O2
+/// again) keeps every kernel's results, is verified after every pass, and
+/// never leaves more instructions than legalization + O2 alone (per-kernel
+/// counts printed with `--nocapture`).
+#[test]
+fn mem_opt_in_legalize_and_o2_on_the_corpus() {
+    use xir::pipeline::{Loader, PassManager, RunOptions};
+    let mut reg = registry();
+    // The SPIR-V backend binds this hook; unbound, it does nothing.
+    reg.declare_hook("callable_specialization", "bound by the SPIR-V backend");
+    let pipelines = concat!(env!("CARGO_MANIFEST_DIR"), "/../pipelines");
+    let load = |steps: &str| {
+        let text = format!("Pipeline(name: \"t\", input: \"xir.structured\", output: \"xir\", steps: [{steps}])");
+        Loader::new(&reg)
+            .with_search_dir(pipelines)
+            .load_text("t.ron".into(), None, &text)
+            .unwrap_or_else(|f| panic!("{f}"))
+    };
+    let plain = load(r#"Include("spirv-legalize"), Include("O2")"#);
+    let with_mem = load(
+        r#"Pass("trace_gep"), Pass("sroa"), Pass("local_store_forward"), Pass("local_load_elimination"),
+           Pass("dead_store_elimination"), Pass("transpose_gep"), Include("spirv-legalize"), Include("O2"),
+           Pass("local_load_elimination"), Pass("dead_store_elimination"), Include("O2")"#,
+    );
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/corpus");
+    let mut paths: Vec<_> = std::fs::read_dir(dir).expect("corpus dir").map(|e| e.unwrap().path()).collect();
+    paths.sort();
+    let (mut total_plain, mut total_mem, mut kernels) = (0, 0, 0);
+    for path in paths {
+        if path.extension().and_then(|e| e.to_str()) != Some("xir") {
+            continue;
+        }
+        let Ok(json) = std::fs::read_to_string(path.with_extension("inputs.json")) else { continue };
+        let inp = inputs(&json);
+        let m0 = parse(&std::fs::read_to_string(&path).unwrap());
+        let Ok(expected) = interp(&m0, &inp) else { continue };
+        let mut counts = [0usize; 2];
+        for (k, p) in [&plain, &with_mem].into_iter().enumerate() {
+            let mut m = m0.clone();
+            let opts = RunOptions { opt_level: 2, verify_each: true, ..Default::default() };
+            PassManager::new(p, opts)
+                .run(&mut m, &mut std::io::sink())
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            assert_eq!(interp(&m, &inp).as_ref(), Ok(&expected), "{} (pipeline {k})", path.display());
+            counts[k] = m.inst_count();
+        }
+        let name = path.file_stem().unwrap().to_string_lossy().to_string();
+        eprintln!("{name:>20}: legalize+O2 {:>4}   with mem_opt {:>4}", counts[0], counts[1]);
+        total_plain += counts[0];
+        total_mem += counts[1];
+        kernels += 1;
+    }
+    eprintln!("{:>20}: legalize+O2 {total_plain:>4}   with mem_opt {total_mem:>4}", "total");
+    assert!(kernels >= 5);
+    assert!(total_mem <= total_plain, "the memory passes added instructions: {total_mem} > {total_plain}");
+}
+
 /// The random programs of the differential test exercise these passes:
 /// over one deterministic run, each forwarding / elimination pass changes a
 /// fair share of them (so `differential.rs` tests real rewrites).
