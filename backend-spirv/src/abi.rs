@@ -106,6 +106,13 @@ pub const SAMPLER_COUNT: u32 = 16;
 pub const FIRST_HEAP_SET: u32 = 2;
 /// `binding` of descriptor-free pseudo-properties.
 pub const NO_BINDING: u32 = u32::MAX;
+/// Accel argument role bit: ray traversal (`ray_query.pipeline`, `ray.trace_any`)
+/// through an `AccelerationStructureKHR` descriptor in set 0.
+pub const ACCEL_ROLE_TRAVERSAL: u32 = 1;
+/// Accel argument role bit: instance-property reads (the instance buffer; not emitted by this backend).
+pub const ACCEL_ROLE_INSTANCE_READ: u32 = 2;
+/// Accel argument role bit: instance-property writes (not emitted by this backend).
+pub const ACCEL_ROLE_INSTANCE_WRITE: u32 = 4;
 
 /// Everything a runtime needs to bind and dispatch one compiled kernel.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -154,6 +161,11 @@ pub enum PropertyKind {
     Texture2dHeap,
     /// The bindless 3D-texture heap (sets 2+, after the 2D-texture heap).
     Texture3dHeap,
+    /// An `accel` argument with its persisted role mask (`ACCEL_ROLE_*`): one
+    /// `VK_DESCRIPTOR_TYPE_ACCELERATION_STRUCTURE_KHR` in set 0 when the mask
+    /// has [`ACCEL_ROLE_TRAVERSAL`]; with a zero mask (an unused accel) a
+    /// descriptor-free pseudo-property (`NO_BINDING`).
+    AccelerationStructure { roles: u32 },
 }
 
 /// The texel type of a storage image (always four 32-bit components).
@@ -193,12 +205,18 @@ pub enum Role {
     Texture,
     /// A backend-owned heap (`SamplerHeap` and the bindless heaps, no argument).
     Heap,
+    /// An `accel` argument (`AccelerationStructure`).
+    Accel,
 }
 
 impl PropertyKind {
     /// True when the property consumes a descriptor binding.
     pub fn is_descriptor(&self) -> bool {
-        !matches!(self, PropertyKind::ConstantValue { .. })
+        match self {
+            PropertyKind::ConstantValue { .. } => false,
+            PropertyKind::AccelerationStructure { roles } => roles & ACCEL_ROLE_TRAVERSAL != 0,
+            _ => true,
+        }
     }
 
     /// The Vulkan descriptor type of a descriptor property.
@@ -209,6 +227,7 @@ impl PropertyKind {
             PropertyKind::StorageImage { .. } => "STORAGE_IMAGE",
             PropertyKind::SamplerHeap => "SAMPLER",
             PropertyKind::Texture2dHeap | PropertyKind::Texture3dHeap => "SAMPLED_IMAGE",
+            PropertyKind::AccelerationStructure { .. } => "ACCELERATION_STRUCTURE_KHR",
         }
     }
 }
@@ -382,6 +401,23 @@ impl KernelAbi {
                     };
                     if !ok {
                         return bad(format!("property {i}: storage {:?} does not fit {:?}", p.storage, p.kind));
+                    }
+                }
+                (PropertyKind::AccelerationStructure { roles }, Role::Accel) => {
+                    if roles & !ACCEL_ROLE_TRAVERSAL != 0 {
+                        return bad(format!(
+                            "property {i}: accel role mask {roles:#x} asks for instance-property access, which this \
+                             ABI has no descriptor for"
+                        ));
+                    }
+                    let want = if roles == 0 { NO_BINDING } else { next_binding };
+                    if p.binding != want || p.storage != BufferStorage::NotABuffer {
+                        return bad(format!(
+                            "property {i}: accel with roles {roles:#x} needs binding {want} and no storage"
+                        ));
+                    }
+                    if roles != 0 {
+                        next_binding += 1;
                     }
                 }
                 (kind, role) => {

@@ -53,10 +53,13 @@ pub enum Feature {
     /// leaves the rounding of narrowing conversions undefined (the H200 keeps
     /// an f32 through an `f32 -> f16 -> f32` round trip unrounded).
     RoundingModeRte,
+    /// `rayQuery` (VK_KHR_ray_query) with `accelerationStructure`
+    /// (VK_KHR_acceleration_structure): accel descriptors and ray queries.
+    RayQuery,
 }
 
 impl Feature {
-    pub const ALL: [Feature; 16] = [
+    pub const ALL: [Feature; 17] = [
         Feature::Int8,
         Feature::Int16,
         Feature::Int64,
@@ -73,6 +76,7 @@ impl Feature {
         Feature::SharedFloat64AtomicAdd,
         Feature::SignedZeroInfNanPreserve,
         Feature::RoundingModeRte,
+        Feature::RayQuery,
     ];
 
     /// The capability that owns this feature one-to-one, if any.
@@ -90,6 +94,7 @@ impl Feature {
             Feature::Int64Atomics => Capability::Int64Atomics,
             Feature::SignedZeroInfNanPreserve => Capability::SignedZeroInfNanPreserve,
             Feature::RoundingModeRte => Capability::RoundingModeRTE,
+            Feature::RayQuery => Capability::RayQueryKHR,
             // One capability serves both storage classes: emission-owned.
             Feature::BufferFloat32AtomicAdd
             | Feature::SharedFloat32AtomicAdd
@@ -117,6 +122,7 @@ impl Feature {
             Feature::SharedFloat64AtomicAdd => "shaderSharedFloat64AtomicAdd",
             Feature::SignedZeroInfNanPreserve => "shaderSignedZeroInfNanPreserveFloat16/32/64",
             Feature::RoundingModeRte => "shaderRoundingModeRTEFloat16/32/64",
+            Feature::RayQuery => "rayQuery (VK_KHR_ray_query) and accelerationStructure",
         }
     }
 

@@ -23,8 +23,9 @@ const KIND_SAMPLER_HEAP: u32 = 4;
 const KIND_BUFFER_HEAP: u32 = 5;
 const KIND_TEXTURE2D_HEAP: u32 = 6;
 const KIND_TEXTURE3D_HEAP: u32 = 7;
+const KIND_ACCEL: u32 = 8;
 
-const ROLES: [(u32, Role); 8] = [
+const ROLES: [(u32, Role); 9] = [
     (1, Role::DispatchSize),
     (2, Role::PushValue),
     (3, Role::BlockValue),
@@ -33,6 +34,7 @@ const ROLES: [(u32, Role); 8] = [
     (6, Role::ByteBuffer),
     (7, Role::Texture),
     (8, Role::Heap),
+    (9, Role::Accel),
 ];
 
 const TEXELS: [(u32, TexelKind); 3] = [(1, TexelKind::F32), (2, TexelKind::I32), (3, TexelKind::U32)];
@@ -79,6 +81,7 @@ pub fn encode(abi: &KernelAbi) -> Result<Vec<u8>, ArtifactError> {
             PropertyKind::BufferHeap => (KIND_BUFFER_HEAP, 0, 0),
             PropertyKind::Texture2dHeap => (KIND_TEXTURE2D_HEAP, 0, 0),
             PropertyKind::Texture3dHeap => (KIND_TEXTURE3D_HEAP, 0, 0),
+            PropertyKind::AccelerationStructure { roles } => (KIND_ACCEL, roles, 0),
         };
         let (storage, s0, s1) = match p.storage {
             BufferStorage::NotABuffer => (STORAGE_NOT_A_BUFFER, 0, 0),
@@ -116,6 +119,7 @@ pub fn decode(bytes: &[u8], entry_point: &str) -> Result<KernelAbi, ArtifactErro
             KIND_BUFFER_HEAP if no_params => Some(PropertyKind::BufferHeap),
             KIND_TEXTURE2D_HEAP if no_params => Some(PropertyKind::Texture2dHeap),
             KIND_TEXTURE3D_HEAP if no_params => Some(PropertyKind::Texture3dHeap),
+            KIND_ACCEL if k1 == 0 => Some(PropertyKind::AccelerationStructure { roles: k0 }),
             _ => None,
         };
         let Some(kind) = kind else {

@@ -101,7 +101,7 @@ impl Emitter<'_> {
                 ArgBinding::ByteBuffer { binding } => {
                     (*binding, BufferStorage::Words { elem_size: 1, elem_align: 1 }, None, false)
                 }
-                ArgBinding::PushConstant { .. } | ArgBinding::BlockValue { .. } => continue,
+                ArgBinding::PushConstant { .. } | ArgBinding::BlockValue { .. } | ArgBinding::Accel { .. } => continue,
             };
             let (rt_elem, stride) = match (storage, elem) {
                 (BufferStorage::Typed { stride }, Some(e)) if int_view => {

@@ -18,6 +18,7 @@ mod function;
 mod globals;
 mod instructions;
 mod memory;
+pub(crate) mod ray_query;
 mod types;
 
 use std::collections::BTreeSet;
@@ -86,6 +87,7 @@ pub struct Emitter<'a> {
     pub(crate) undefs: FxHashMap<Word, Word>,
     pub(crate) func_ids: FxHashMap<FuncId, Word>,
     pub(crate) globals: globals::Globals,
+    pub(crate) ray: ray_query::RayState,
     pub(crate) fs: FnState,
 }
 
@@ -111,6 +113,7 @@ impl<'a> Emitter<'a> {
             undefs: FxHashMap::default(),
             func_ids: FxHashMap::default(),
             globals: globals::Globals::default(),
+            ray: ray_query::RayState::default(),
             fs: FnState::default(),
         };
         e.cap(Capability::Shader);
@@ -125,6 +128,7 @@ impl<'a> Emitter<'a> {
     pub fn run(mut self) -> EResult<Vec<u32>> {
         use rspirv::binary::Assemble;
         self.declare_globals()?;
+        self.declare_accels()?;
         for &fid in &self.plans.callgraph.order {
             let id = self.b.id();
             self.func_ids.insert(fid, id);

@@ -25,6 +25,9 @@ pub enum ArgBinding {
     PushConstant { member: u32, offset: u32, size: u32, ty: TypeId },
     /// A field of the argument block: `member` of its `Block` struct.
     BlockValue { member: u32, offset: u32, size: u32, ty: TypeId },
+    /// An `accel`: its role mask (`ACCEL_ROLE_*`, from the kernel's uses)
+    /// and, with the traversal role, its descriptor binding.
+    Accel { binding: Option<u32>, roles: u32 },
 }
 
 /// The backend-owned argument block (role `ArgumentBlock`).
@@ -170,6 +173,20 @@ pub fn plan_bindings(m: &Module, k: FuncId, int_view: &rustc_hash::FxHashSet<u32
                     storage,
                 });
                 next_binding += 1;
+            }
+            (ArgKind::Resource, Type::Accel) => {
+                let roles = crate::emit::ray_query::accel_roles(m, k, ai);
+                let binding = (roles != 0).then_some(next_binding);
+                args.push(ArgBinding::Accel { binding, roles });
+                props.push(Property {
+                    kind: PropertyKind::AccelerationStructure { roles },
+                    role: Role::Accel,
+                    arg_index: Some(ai),
+                    set: LOCAL_SET,
+                    binding: binding.unwrap_or(NO_BINDING),
+                    storage: BufferStorage::NotABuffer,
+                });
+                next_binding += u32::from(binding.is_some());
             }
             (ArgKind::Resource, _) => errs.push(format!(
                 "argument {i}: resource `{}` is not part of the Vulkan kernel ABI of this backend",

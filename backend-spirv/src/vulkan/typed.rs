@@ -87,6 +87,8 @@ pub fn run_kernel(
                     .map_err(|e| RunError::Abi(format!("argument `{}`: {e}", arg_name(module, kernel, a))))?;
                 buffers.push((p.binding, Some(a), TypeId(0), p.storage, bytes));
             }
+            // An unused accel has no descriptor: nothing to bind.
+            (PropertyKind::AccelerationStructure { roles: 0 }, Role::Accel, Some(_)) => {}
             (kind, role, arg) => {
                 return Err(RunError::Abi(format!(
                     "this runner cannot bind {kind:?} with role {role:?} (argument {arg:?})"
