@@ -624,3 +624,114 @@ fn random_affine_loops() {
     eprintln!("ivs replaced: {}, exit uses rewritten: {}", replaced.get(), exits.get());
     assert!(replaced.get() >= cases as usize / 4 && exits.get() >= cases as usize, "too few rewrites");
 }
+
+/// Where the passes go in a real pipeline: `loop_rotation` (with `licm`)
+/// in the raw stretch of the SPIR-V legalization, `licm` and
+/// `indvar_simplify` again on the legalized SSA. The pipeline loads (every
+/// dialect transition checks) and, on the corpus, keeps every result with
+/// verification after each step.
+#[test]
+fn loop_passes_inside_the_legalization_keep_results_on_the_corpus() {
+    use xir::pipeline::{Loader, PassManager, RunOptions};
+    let text = r#"Pipeline(
+        name: "legalize-loops",
+        input: "xir.structured",
+        output: "xir.restructured.audited",
+        steps: [
+            Pass("promote_ref_arg"),
+            Pass("destructure_cfg"),
+            Pass("loop_rotation"),
+            Pass("licm"),
+            Pass("reg2mem"),
+            Pass("restructure_cfg"),
+            Pass("canonicalize_one_shot_loops"),
+            Pass("clear_inactive_block_payloads"),
+            Pass("mem2reg"),
+            Pass("audit_reg2mem_spills"),
+            Pass("fix_self_referential"),
+            Pass("licm"),
+            Pass("indvar_simplify"),
+            Pass("dce"),
+        ],
+    )"#;
+    let reg = registry();
+    let p = Loader::new(&reg).load_text("legalize-loops.ron".into(), None, text).unwrap_or_else(|e| panic!("{e}"));
+    let mut fired = std::collections::BTreeMap::<String, usize>::new();
+    for (name, src, inp) in corpus() {
+        let mut m = parse(&src);
+        let before = interp(&m, &inp);
+        let opts = RunOptions { verify_each: true, time_passes: true, ..RunOptions::default() };
+        let mut log = Vec::new();
+        let report = PassManager::new(&p, opts).run(&mut m, &mut log).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let d = xir_spec::spec().dialect("xir.restructured.audited").unwrap();
+        let diags = xir::dialect::check_module(&m, d);
+        assert!(diags.is_empty(), "{name}:\n{}", xir::diag::render(&diags));
+        assert_eq!(interp(&m, &inp), before, "{name}");
+        for row in &report.timings {
+            for (k, v) in &row.stats {
+                if let Ok(n) = v.parse::<usize>() {
+                    *fired.entry(format!("{}.{k}", row.name)).or_default() += n;
+                }
+            }
+        }
+    }
+    eprintln!("legalization with loop passes, corpus totals: {fired:?}");
+    assert!(fired["loop_rotation.rotated"] > 0, "{fired:?}");
+    assert!(fired["licm.hoisted"] > 0, "{fired:?}");
+}
+
+/// Instructions the longest-running thread executes: the smallest
+/// interpreter step limit under which the kernel still completes.
+fn longest_thread_steps(m: &Module, inp: &Inputs) -> u64 {
+    let k = m.func_ids().find(|&f| m.func(f).is_kernel()).expect("a kernel");
+    let ok = |steps: u64| {
+        let opts = xir::interp::Options { max_steps: steps, ..xir::interp::Options::default() };
+        xir::interp::run_kernel_with(m, k, inp, &opts).is_ok()
+    };
+    let (mut lo, mut hi) = (0u64, 10_000_000u64);
+    assert!(ok(hi), "kernel completes");
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if ok(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    hi
+}
+
+/// Check that hoisting pays off at run time: on the legalized corpus, the
+/// longest thread executes fewer instructions in total after `licm` (each
+/// kernel is listed with its counts before and after).
+#[test]
+fn licm_reduces_executed_instructions_on_the_corpus() {
+    let (mut before_total, mut after_total) = (0, 0);
+    let chain = [
+        "promote_ref_arg",
+        "destructure_cfg",
+        "reg2mem",
+        "restructure_cfg",
+        "canonicalize_one_shot_loops",
+        "clear_inactive_block_payloads",
+        "mem2reg",
+        "audit_reg2mem_spills",
+        "fix_self_referential",
+    ];
+    for (name, src, inp) in corpus() {
+        let mut m = parse(&src);
+        for p in chain {
+            run_pass(&mut m, p, None, false);
+        }
+        let before = longest_thread_steps(&m, &inp);
+        let expected = interp(&m, &inp);
+        let out = run_pass(&mut m, "licm", None, false);
+        assert_eq!(interp(&m, &inp), expected, "{name}");
+        let after = longest_thread_steps(&m, &inp);
+        eprintln!("{name:<22} {before:>8} {after:>8}  hoisted {}", stat(&out, "hoisted"));
+        before_total += before;
+        after_total += after;
+    }
+    eprintln!("total {before_total} -> {after_total}");
+    assert!(after_total < before_total, "{before_total} -> {after_total}");
+}

@@ -94,6 +94,7 @@ pub fn decl() -> PassDecl {
 struct Stats {
     ivs_replaced: usize,
     exit_uses: usize,
+    copies_folded: usize,
 }
 
 impl Pass for IndvarSimplify {
@@ -118,9 +119,10 @@ impl Pass for IndvarSimplify {
                 }
             }
         }
-        let mut out = PassOutcome::changed(st.ivs_replaced + st.exit_uses > 0);
+        let mut out = PassOutcome::changed(st.ivs_replaced + st.exit_uses + st.copies_folded > 0);
         out.stats.push(("ivs_replaced".into(), st.ivs_replaced.to_string()));
         out.stats.push(("exit_uses_rewritten".into(), st.exit_uses.to_string()));
+        out.stats.push(("exit_copies_folded".into(), st.copies_folded.to_string()));
         Ok(out)
     }
 }
@@ -187,6 +189,7 @@ impl IndvarSimplify {
             let v = f.inst(p).operands[0];
             if v != Value::Inst(p) && replace_uses_keeping_phis_acyclic(f, Value::Inst(p), v) {
                 f.remove_inst(p);
+                st.copies_folded += 1;
                 folded = true;
             }
         }
@@ -195,13 +198,9 @@ impl IndvarSimplify {
         }
         // Loop values that are recurrences and are used after the loop.
         let f = m.func(fid);
-        let mut todo: Vec<(Inst, Lin, Lin, Vec<(Inst, usize)>)> = Vec::new();
-        for &b in &cfg.rpo {
-            if !in_loop(f, b) {
-                continue;
-            }
-            for &i in &f.block(b).insts {
-                let Scev::AddRec { start, step } = ev.get(m, f, forest, l, Value::Inst(i)) else { continue };
+        let found =
+            cfg.rpo.iter().filter(|&&b| in_loop(f, b)).flat_map(|&b| f.block(b).insts.iter().copied()).find_map(|i| {
+                let Scev::AddRec { start, step } = ev.get(m, f, forest, l, Value::Inst(i)) else { return None };
                 let outside: Vec<(Inst, usize)> = f
                     .uses(Value::Inst(i))
                     .iter()
@@ -213,12 +212,9 @@ impl IndvarSimplify {
                     })
                     .map(|u| (u.user, u.index as usize))
                     .collect();
-                if !outside.is_empty() {
-                    todo.push((i, start, step, outside));
-                }
-            }
-        }
-        let Some((_, start, step, uses)) = todo.into_iter().next() else { return false };
+                (!outside.is_empty()).then_some((start, step, outside))
+            });
+        let Some((start, step, uses)) = found else { return false };
         let f = m.func(fid);
         let phis = f.block(x).insts.iter().take_while(|&&i| f.inst(i).opcode == Opcode::Phi).count();
         let mut at = Cursor { block: x, pos: phis };

@@ -264,14 +264,13 @@ fn rotate(f: &mut Function, forest: &LoopForest, c: Candidate) {
             let is_phi = ud.opcode == Opcode::Phi;
             let ub = ud.parent.expect("recorded users are live");
             let at = if is_phi { ud.blocks[k] } else { ub };
-            let new = if ub == h {
-                // A header Phi's latch incoming: this iteration's value.
-                psi_v
-            } else if is_phi && ub == body && at == h {
+            if is_phi && ((ub == body && at == h) || (ub == exit && at == xe)) {
+                // Edges out of `H` still carry `H`'s own value.
                 continue;
-            } else if is_phi && ub == exit && at == xe {
-                continue;
-            } else if in_loop(at) {
+            }
+            // In `H` only a Phi's latch incoming can use `v` here: like the
+            // rest of the loop, it reads this iteration's value.
+            let new = if ub == h || in_loop(at) {
                 psi_v
             } else {
                 let loop_ends: Vec<Block> = cfg.rpo.iter().copied().filter(|&b| in_loop(b) && b != h).collect();
