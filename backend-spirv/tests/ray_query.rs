@@ -59,6 +59,12 @@ fn registry() -> PassRegistry {
 /// `src` through the shipped `spirv` pipeline, then compiled at every
 /// preset (each module validated); the preset-0 output.
 fn through_pipeline(src: &str) -> xir_spirv::SpirvOutput {
+    legalized_and_compiled(src).1
+}
+
+/// The legalized module and its preset-0 output (every preset compiled
+/// and validated).
+fn legalized_and_compiled(src: &str) -> (xir::Module, xir_spirv::SpirvOutput) {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
     let reg = registry();
     let pipeline = Loader::new(&reg)
@@ -78,7 +84,7 @@ fn through_pipeline(src: &str) -> xir_spirv::SpirvOutput {
             .unwrap_or_else(|d| panic!("compile at -O{level}:\n{}", xir::diag::render(&d)));
         xir_spirv::validate::validate(&out.words_unoptimized).expect("unoptimized module validates");
         xir_spirv::validate::validate(&out.words).expect("final module validates");
-        first.get_or_insert(out);
+        first.get_or_insert((m, out));
     }
     first.expect("ran")
 }
@@ -265,4 +271,31 @@ fn missing_ray_query_feature_and_instance_roles_are_rejected() {
     p.kind = PropertyKind::AccelerationStructure { roles: ACCEL_ROLE_TRAVERSAL | 2 };
     let err = abi.check_shape().expect_err("instance roles have no descriptor here");
     assert!(err.0.contains("instance-property"), "{err}");
+}
+
+// Check that the accel role masks survive the artifact codec exactly (the
+// traversal mask and the zero mask of an unused accel), and that loading on
+// a device without ray query is refused naming the feature.
+#[test]
+fn accel_roles_round_trip_through_the_artifact() {
+    use xir_spirv::artifact::{decode, LoadRequirements, ShaderArtifact};
+    let unused = "kernel @k(%scene: accel, %out: buffer<u32>) block_size(1, 1, 1) {\n^entry:\n  \
+                  buffer.write %out, u32 0, u32 7\n  return\n}\n";
+    for (src, roles) in [(any(), ACCEL_ROLE_TRAVERSAL), (unused.to_string(), 0)] {
+        let (m, out) = legalized_and_compiled(&src);
+        let art = ShaderArtifact::from_compiled(&m, kernel_of(&m), &out);
+        let bytes = art.encode().expect("encodes");
+        let back = decode(&bytes, &LoadRequirements::any_xir_spirv(), None).expect("decodes");
+        assert_eq!(back, art);
+        assert_eq!(back.abi.property_for_arg(0).unwrap().kind, PropertyKind::AccelerationStructure { roles });
+        let mut dev = FeatureSet::all();
+        dev.remove(Feature::RayQuery);
+        let loaded = decode(&bytes, &LoadRequirements::any_xir_spirv(), Some(&dev));
+        if roles == 0 {
+            loaded.expect("an unused accel needs no ray query");
+        } else {
+            let e = loaded.expect_err("a device without ray query must refuse it").to_string();
+            assert!(e.contains("rayQuery"), "{e}");
+        }
+    }
 }
