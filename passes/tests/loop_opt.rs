@@ -597,10 +597,22 @@ fn random_affine_loops() {
             let base = parse(&src);
             let before = interp(&base, &inp);
             assert!(before.is_ok(), "fixture runs: {before:?}\n{src}");
+            let legalized = [
+                "reg2mem",
+                "restructure_cfg",
+                "canonicalize_one_shot_loops",
+                "clear_inactive_block_payloads",
+                "mem2reg",
+                "audit_reg2mem_spills",
+                "fix_self_referential",
+                "licm",
+                "indvar_simplify",
+            ];
             for steps in [
                 &["indvar_simplify"][..],
                 &["loop_rotation", "indvar_simplify"],
                 &["loop_rotation", "licm", "indvar_simplify", "dce"],
+                &legalized,
             ] {
                 let mut m = base.clone();
                 for s in steps {
@@ -608,6 +620,18 @@ fn random_affine_loops() {
                     if *s == "indvar_simplify" {
                         replaced.set(replaced.get() + stat(&out, "ivs_replaced").parse::<usize>().unwrap());
                         exits.set(exits.get() + stat(&out, "exit_uses_rewritten").parse::<usize>().unwrap());
+                    }
+                }
+                if steps.len() == legalized.len() {
+                    // On structured SSA the passes keep the audited dialect.
+                    let d = xir_spec::spec().dialect("xir.restructured.audited").unwrap();
+                    let diags = xir::dialect::check_module(&m, d);
+                    if !diags.is_empty() {
+                        return Err(proptest::test_runner::TestCaseError::fail(format!(
+                            "not audited after {steps:?}:\n{}\n{}",
+                            xir::diag::render(&diags),
+                            xir::text::print_module(&m)
+                        )));
                     }
                 }
                 let after = interp(&m, &inp);

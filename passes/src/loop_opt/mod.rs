@@ -7,6 +7,13 @@
 //! `loop_rotation` adds blocks and consumes raw CFG only, so the pipeline
 //! loader rejects it inside a structured stretch. `expand` materializes
 //! scalar-evolution expressions for them.
+//!
+//! Placement: `licm` and `indvar_simplify` fit O2's fixed point (they keep
+//! the dialect, and after `spirv-legalize` the IR is SSA, where both find
+//! their loops); `loop_rotation` fits the raw stretch of the legalization
+//! (after `destructure_cfg`, before `reg2mem`), followed by `licm`. Rotation
+//! duplicates loop headers, so it grows the static size of the emitted
+//! SPIR-V: it is an enabler for hoisting, not a size optimization.
 
 use xir::pass::PassRegistry;
 
