@@ -270,6 +270,9 @@ differential! {
     trace_gep => "trace_gep" @ Natural;
     transpose_gep => "transpose_gep" @ Natural;
     transpose_gep_raw => "transpose_gep" @ Raw;
+    local_load_elimination_raw_ssa => "local_load_elimination" @ RawSsa;
+    local_store_forward_raw_ssa => "local_store_forward" @ RawSsa;
+    dead_store_elimination_raw_ssa => "dead_store_elimination" @ RawSsa;
 }
 
 /// New passes are exercised even before someone lists them above.
