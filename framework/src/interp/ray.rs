@@ -322,23 +322,10 @@ pub(crate) struct Rays {
     queries: Vec<Query>,
 }
 
+/// The instructions this file runs: exactly the spec's `ray` trait
+/// (traces, accel instance access, ray-query objects).
 pub(crate) fn is_ray_op(op: Opcode) -> bool {
-    use Opcode::*;
-    matches!(
-        op,
-        RayTraceClosest
-            | RayTraceAny
-            | RayQueryPipeline
-            | RayQueryProceed
-            | RayQueryObjectRead
-            | RayQueryObjectWrite
-            | AccelInstanceTransform
-            | AccelInstanceUserId
-            | AccelInstanceVisibility
-            | AccelSetInstanceTransform
-            | AccelSetInstanceVisibility
-            | AccelSetInstanceUserId
-    )
+    xir_spec::spec().op(op).has(xir_spec::Trait::Ray)
 }
 
 fn accel<'b>(bufs: &'b mut [Buf], v: &Val) -> R<(u32, &'b mut Accel)> {
