@@ -459,6 +459,57 @@ fn cvp_keeps_unordered_float_cases_and_switch_cases() {
     }
 }
 
+#[test]
+fn cvp_excluded_values_decide_equalities_and_trim_ranges() {
+    let src = r#"kernel @k(%in: buffer<i32>, %out: buffer<i32>) block_size(1, 1, 1) {
+^entry:
+  %x = buffer.read %in, u32 0 : i32
+  %nz = ne %x, i32 0 : bool
+  if %nz, true ^t, false ^m, merge ^m
+^t:
+  %z = eq %x, i32 0 : bool
+  %q = select %z, i32 7, %x : i32
+  buffer.write %out, u32 0, %q
+  %nn = ge %x, i32 0 : bool
+  if %nn, true ^pos, false ^m2, merge ^m2
+^pos:
+  %p = gt %x, i32 0 : bool
+  %pi = cast.static %p : i32
+  buffer.write %out, u32 1, %pi
+  br target ^m2
+^m2:
+  br target ^m
+^m:
+  switch %x, merge ^sm, default ^d, case 1 ^c1, case 2 ^c1
+^c1:
+  br target ^sm
+^d:
+  %e1 = eq %x, i32 1 : bool
+  %e2 = ne %x, i32 2 : bool
+  %e3 = eq %x, i32 5 : bool
+  %a = bit_and %e2, %e3 : bool
+  %b = bit_or %a, %e1 : bool
+  %bi = cast.static %b : i32
+  buffer.write %out, u32 2, %bi
+  br target ^sm
+^sm:
+  return
+}
+"#;
+    let mut m = parse(src);
+    let out = run_pass(&mut m, "cvp", None, false);
+    let text = xir::text::print_module(&m);
+    assert_eq!(stat(&out, "compares"), "4", "{text}");
+    assert!(text.contains("buffer.write %out, u32 0, %x\n"), "{text}");
+    assert!(text.contains("%pi = cast.static bool true : i32"), "{text}");
+    assert!(text.contains("%a = bit_and bool true, %e3 : bool"), "{text}");
+    assert!(text.contains("%b = bit_or %a, bool false : bool"), "{text}");
+    for x in [0, 1, 2, 5, -3, 9, -2147483648] {
+        let inp = inputs(&format!(r#"{{"args": {{"in": [{x}], "out": [0, 0, 0]}}}}"#));
+        assert_eq!(interp(&m, &inp), interp(&parse(src), &inp), "x = {x}");
+    }
+}
+
 // ---- if_conversion ----------------------------------------------------------
 
 const IFC_IN: &str = r#"kernel @k(%in: buffer<i32>, %out: buffer<i32>) block_size(1, 1, 1) {

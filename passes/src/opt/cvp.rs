@@ -14,7 +14,9 @@
 //!   comparisons included, with the unordered case kept apart), or when the
 //!   integer ranges of its operands do;
 //! - integer ranges come from facts (`x < 10` true gives x in [MIN, 9],
-//!   `x == 7` gives exactly 7, which then replaces `x`) intersected with what
+//!   `x == 7` gives exactly 7, which then replaces `x`; `x != 0`, or a
+//!   switch's default block, excludes values, which decides `x == 0` and
+//!   trims the range's ends) intersected with what
 //!   the definition says (`x & 15`, `x % 8`, `clz`, unsigned shifts and
 //!   divisions by constants, casts from bool, `min` / `max`, `select`, `add`
 //!   and `sub` that cannot wrap);
@@ -94,6 +96,8 @@ enum Fact {
     Bool(Value, bool),
     /// An integer value lies in `[lo, hi]` (its type's signedness).
     Range(Value, i128, i128),
+    /// An integer value differs from a constant.
+    Ne(Value, i128),
 }
 
 /// IEEE orderings as bits: less, equal, greater, unordered.
@@ -155,7 +159,20 @@ impl Ctx<'_> {
                 }
             }
         }
+        // Excluded values at the ends shrink the range (each at most once).
+        for _ in 0..self.facts.len() {
+            match (self.excluded(v, lo), self.excluded(v, hi)) {
+                (true, _) if lo <= hi => lo += 1,
+                (_, true) if lo <= hi => hi -= 1,
+                _ => break,
+            }
+        }
         Some((lo, hi))
+    }
+
+    /// Whether a fact says integer `v` is not `c`.
+    fn excluded(&self, v: Value, c: i128) -> bool {
+        self.facts.iter().any(|x| matches!(x, Fact::Ne(w, k) if *w == v && *k == c))
     }
 
     fn def_range(&self, v: Value, ty: TypeId, depth: u32) -> Option<(i128, i128)> {
@@ -259,6 +276,15 @@ impl Ctx<'_> {
         }
         if !int {
             return None;
+        }
+        // `x == c` / `x != c` against an excluded constant.
+        let pair = match (self.m.const_int_value(x), self.m.const_int_value(y)) {
+            (None, Some(c)) => Some((x, c)),
+            (Some(c), None) => Some((y, c)),
+            _ => None,
+        };
+        if pair.is_some_and(|(v, c)| (q == EQ || q == (LT | GT)) && self.excluded(v, c)) {
+            return Some(q != EQ);
         }
         let ((a, b), (c, e)) = (self.range(x, 3)?, self.range(y, 3)?);
         if a > b || c > e {
@@ -387,7 +413,9 @@ fn assume(m: &Module, f: &Function, v: Value, val: bool, out: &mut Vec<Fact>, de
             } else {
                 c - 1
             };
-            if r != (LT | GT) && lo <= hi {
+            if r == (LT | GT) {
+                out.push(Fact::Ne(v, c));
+            } else if lo <= hi {
                 out.push(Fact::Range(v, lo, hi));
             }
         }
@@ -419,9 +447,18 @@ fn edge_facts(m: &Module, f: &Function, p: Block, t: Block) -> Vec<Fact> {
                 .filter(|(&b, _)| b == t)
                 .map(|(_, &c)| sign_extend(c, w, signed))
                 .collect();
-            if t != default && !lits.is_empty() && !f.is_lvalue(sel) {
+            if f.is_lvalue(sel) {
+                return out;
+            }
+            if t != default && !lits.is_empty() {
                 let (lo, hi) = (*lits.iter().min().expect("non-empty"), *lits.iter().max().expect("non-empty"));
                 out.push(Fact::Range(sel, lo, hi));
+            } else if t == default && lits.is_empty() {
+                // The default block only: the selector is none of the cases
+                // (at most 16 remembered).
+                for &c in d.cases().iter().take(16) {
+                    out.push(Fact::Ne(sel, sign_extend(c, w, signed)));
+                }
             }
         }
         _ => {}
