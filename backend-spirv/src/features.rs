@@ -56,10 +56,14 @@ pub enum Feature {
     /// `rayQuery` (VK_KHR_ray_query) with `accelerationStructure`
     /// (VK_KHR_acceleration_structure): accel descriptors and ray queries.
     RayQuery,
+    /// `shaderStorageImageReadWithoutFormat`: `OpImageRead` of a storage image declared with format `Unknown`.
+    StorageImageReadWithoutFormat,
+    /// `shaderStorageImageWriteWithoutFormat`: `OpImageWrite` to a storage image declared with format `Unknown`.
+    StorageImageWriteWithoutFormat,
 }
 
 impl Feature {
-    pub const ALL: [Feature; 17] = [
+    pub const ALL: [Feature; 19] = [
         Feature::Int8,
         Feature::Int16,
         Feature::Int64,
@@ -77,6 +81,8 @@ impl Feature {
         Feature::SignedZeroInfNanPreserve,
         Feature::RoundingModeRte,
         Feature::RayQuery,
+        Feature::StorageImageReadWithoutFormat,
+        Feature::StorageImageWriteWithoutFormat,
     ];
 
     /// The capability that owns this feature one-to-one, if any.
@@ -95,6 +101,8 @@ impl Feature {
             Feature::SignedZeroInfNanPreserve => Capability::SignedZeroInfNanPreserve,
             Feature::RoundingModeRte => Capability::RoundingModeRTE,
             Feature::RayQuery => Capability::RayQueryKHR,
+            Feature::StorageImageReadWithoutFormat => Capability::StorageImageReadWithoutFormat,
+            Feature::StorageImageWriteWithoutFormat => Capability::StorageImageWriteWithoutFormat,
             // One capability serves both storage classes: emission-owned.
             Feature::BufferFloat32AtomicAdd
             | Feature::SharedFloat32AtomicAdd
@@ -123,6 +131,8 @@ impl Feature {
             Feature::SignedZeroInfNanPreserve => "shaderSignedZeroInfNanPreserveFloat16/32/64",
             Feature::RoundingModeRte => "shaderRoundingModeRTEFloat16/32/64",
             Feature::RayQuery => "rayQuery (VK_KHR_ray_query) and accelerationStructure",
+            Feature::StorageImageReadWithoutFormat => "shaderStorageImageReadWithoutFormat",
+            Feature::StorageImageWriteWithoutFormat => "shaderStorageImageWriteWithoutFormat",
         }
     }
 

@@ -43,6 +43,7 @@ pub const ALL: &[(&str, Check)] = &[
     ("simple_loop_continue", simple_loop_continue),
     ("float_math", float_math),
     ("unusual_shapes", unusual_shapes),
+    ("texture_rw", texture_rw),
 ];
 
 /// Check a run of corpus kernel `name`; panics when the kernel has no
@@ -462,4 +463,26 @@ pub fn unusual_shapes(o: &Outputs) {
     for t in 0..8 {
         assert_eq!(got[3 * t..3 * t + 3], [sign[t], class[t], y[t]], "thread {t}");
     }
+}
+
+pub fn texture_rw(o: &Outputs) {
+    use serde_json::json;
+    let f = |v: f64| if v == 0.0 && v.is_sign_negative() { json!("-0.0") } else { json!(v) };
+    // src texel k = [k, k/4, -1.5, 100 + k], scaled by [2, -1, 0.5, 1] in place.
+    let src: Vec<_> =
+        (0..8).map(|k| k as f64).map(|k| json!([f(2.0 * k), f(-k / 4.0), f(-0.75), f(100.0 + k)])).collect();
+    assert_eq!(o.raw.buffers["src"], json!({"size": [4, 2], "texels": src}));
+    // dst (x, y) = [r as u32, 4y + x, x, u32::MAX] with r = 4y + x.
+    let dst: Vec<_> = (0..8u32).map(|k| json!([k, k, k % 4, u32::MAX])).collect();
+    assert_eq!(o.raw.buffers["dst"], json!({"size": [4, 2], "texels": dst}));
+    // vol is filled with 5; thread (x, y) writes [-x, y, i32::MIN, 7] at (x, 1, y).
+    let mut vol = vec![json!([5, 5, 5, 5]); 24];
+    for y in 0..2i32 {
+        for x in 0..4i32 {
+            vol[(x + 4 * (1 + 3 * y)) as usize] = json!([-x, y, i32::MIN, 7]);
+        }
+    }
+    assert_eq!(o.raw.buffers["vol"], json!({"size": [4, 3, 2], "texels": vol}));
+    // sizes: src at level 0; vol at level 1 (max(s >> 1, 1)); dst at level 40 (1).
+    assert_eq!(o.u32s("sizes"), vec![4, 2, 2, 1, 1, 1]);
 }

@@ -1,5 +1,6 @@
 //! Module-level declarations: the kernel's storage buffers (set 0, dense
-//! bindings, `Block` structs of one runtime array), the push-constant block
+//! bindings, `Block` structs of one runtime array), its storage-image
+//! textures (declared by `texture.rs`), the push-constant block
 //! (dispatch size, then value arguments when they fit), the backend-owned
 //! argument block `_Global` (set 0, binding 0, `NonWritable`, never `Aliased`
 //! or `Coherent`: the value arguments when they do not fit in push
@@ -35,6 +36,8 @@ pub struct Globals {
     /// The argument block variable (`StorageBuffer`), when the plan has one.
     pub arg_block: Option<Word>,
     pub buffers: FxHashMap<u32, BufferVar>,
+    /// Storage-image texture arguments, by argument index.
+    pub textures: FxHashMap<u32, super::texture::TextureVar>,
     pub interface: Vec<Word>,
 }
 
@@ -100,6 +103,10 @@ impl Emitter<'_> {
                 ArgBinding::Buffer { binding, elem, storage, int_view } => (*binding, *storage, Some(*elem), *int_view),
                 ArgBinding::ByteBuffer { binding } => {
                     (*binding, BufferStorage::Words { elem_size: 1, elem_align: 1 }, None, false)
+                }
+                ArgBinding::Texture { binding, dim, elem } => {
+                    self.declare_texture(i as u32, *binding, *dim, *elem)?;
+                    continue;
                 }
                 ArgBinding::PushConstant { .. } | ArgBinding::BlockValue { .. } | ArgBinding::Accel { .. } => continue,
             };

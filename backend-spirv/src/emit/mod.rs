@@ -19,6 +19,7 @@ mod globals;
 mod instructions;
 mod memory;
 pub(crate) mod ray_query;
+mod texture;
 mod types;
 
 use std::collections::BTreeSet;

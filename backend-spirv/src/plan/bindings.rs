@@ -1,5 +1,6 @@
 //! The kernel's argument block and descriptor bindings (see `abi.rs` for the
-//! contract): buffer and byte-buffer arguments get dense bindings in set 0;
+//! contract): buffer, byte-buffer and texture (storage-image) arguments get
+//! dense bindings in set 0;
 //! value arguments get host-aligned push-constant slots after the padded
 //! `uvec3` dispatch size when they all fit in 128 bytes, and otherwise are
 //! all packed host-layout into the backend-owned argument block (set 0,
@@ -28,6 +29,8 @@ pub enum ArgBinding {
     /// An `accel`: its role mask (`ACCEL_ROLE_*`, from the kernel's uses)
     /// and, with the traversal role, its descriptor binding.
     Accel { binding: Option<u32>, roles: u32 },
+    /// A `texture2d<T>` / `texture3d<T>` storage image (`dim` 2 or 3, `elem` the texel scalar).
+    Texture { binding: u32, dim: u32, elem: TypeId },
 }
 
 /// The backend-owned argument block (role `ArgumentBlock`).
@@ -188,6 +191,25 @@ pub fn plan_bindings(m: &Module, k: FuncId, int_view: &rustc_hash::FxHashSet<u32
                 });
                 next_binding += u32::from(binding.is_some());
             }
+            (ArgKind::Resource, Type::Texture { dim, elem }) => match crate::abi::texel_kind(t, *elem) {
+                Some(texel) if matches!(dim, 2 | 3) => {
+                    let dim = u32::from(*dim);
+                    args.push(ArgBinding::Texture { binding: next_binding, dim, elem: *elem });
+                    props.push(Property {
+                        kind: PropertyKind::StorageImage { dim, texel },
+                        role: Role::Texture,
+                        arg_index: Some(ai),
+                        set: LOCAL_SET,
+                        binding: next_binding,
+                        storage: BufferStorage::NotABuffer,
+                    });
+                    next_binding += 1;
+                }
+                _ => errs.push(format!(
+                    "argument {i}: `{}` is not a 2D or 3D texture of f32, i32 or u32 texels",
+                    xir::verify::type_name(t, a.ty)
+                )),
+            },
             (ArgKind::Resource, _) => errs.push(format!(
                 "argument {i}: resource `{}` is not part of the Vulkan kernel ABI of this backend",
                 xir::verify::type_name(t, a.ty)

@@ -1,13 +1,25 @@
-//! One compute dispatch at the byte level: bind the kernel's storage buffers
-//! (set 0, dense bindings, as `abi.rs` says), push constants, dispatch,
-//! read the buffers back, and time the dispatch with GPU timestamps. Every
-//! Vulkan object created here is destroyed before returning, on success and
-//! on every error path (`Objects`' `Drop`).
+//! One compute dispatch at the byte level: bind the kernel's set-0
+//! resources (storage buffers, the argument block, storage images, dense
+//! bindings as `abi.rs` says), push constants, dispatch, read the resources
+//! back, and time the dispatch with GPU timestamps. Images are uploaded and
+//! read back through staging buffers (`image.rs`). Every Vulkan object
+//! created here is destroyed before returning, on success and on every error
+//! path (`Objects`' `Drop`).
 
 use ash::vk;
 
+use super::image::{self, ImageObjects};
 use super::{device::Device, GpuTiming, RunError};
-use crate::abi::{KernelAbi, PropertyKind};
+use crate::abi::{KernelAbi, PropertyKind, TexelKind};
+
+/// The contents of one set-0 descriptor, in binding order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Resource {
+    /// A storage buffer's bytes.
+    Buffer(Vec<u8>),
+    /// A storage image: `size` (unused dimensions 1) and 16 bytes per texel, x fastest.
+    Image { dim: u32, size: [u32; 3], texel: TexelKind, data: Vec<u8> },
+}
 
 /// Objects of one dispatch, destroyed in reverse creation order.
 struct Objects<'d> {
@@ -18,6 +30,7 @@ struct Objects<'d> {
     pipeline: vk::Pipeline,
     pool: vk::DescriptorPool,
     buffers: Vec<(vk::Buffer, vk::DeviceMemory)>,
+    images: Vec<ImageObjects>,
     cmd_pool: vk::CommandPool,
     query_pool: vk::QueryPool,
     fence: vk::Fence,
@@ -36,6 +49,9 @@ impl Drop for Objects<'_> {
                 d.destroy_buffer(b, None);
                 d.free_memory(m, None);
             }
+            for i in self.images.drain(..) {
+                i.destroy(d);
+            }
             d.destroy_descriptor_pool(self.pool, None);
             d.destroy_pipeline(self.pipeline, None);
             d.destroy_pipeline_layout(self.layout, None);
@@ -45,7 +61,7 @@ impl Drop for Objects<'_> {
     }
 }
 
-fn vk_err(what: &'static str) -> impl Fn(vk::Result) -> RunError {
+pub(crate) fn vk_err(what: &'static str) -> impl Fn(vk::Result) -> RunError {
     move |e| RunError::Vulkan(format!("{what}: {e}"))
 }
 
@@ -60,20 +76,59 @@ pub fn dispatch(
     push: &[u8],
     groups: [u32; 3],
 ) -> Result<(Vec<Vec<u8>>, GpuTiming), RunError> {
+    let resources: Vec<Resource> = buffers.iter().cloned().map(Resource::Buffer).collect();
+    let (out, timing) = dispatch_resources(device, words, abi, &resources, push, groups)?;
+    let bytes = out
+        .into_iter()
+        .map(|r| match r {
+            Resource::Buffer(b) => Ok(b),
+            Resource::Image { .. } => Err(RunError::Abi("an image where a buffer was bound".into())),
+        })
+        .collect::<Result<_, _>>()?;
+    Ok((bytes, timing))
+}
+
+/// Run `words` with `resources` (one per set-0 descriptor, in binding order)
+/// and `push`; returns the resources after the dispatch.
+pub fn dispatch_resources(
+    device: &Device,
+    words: &[u32],
+    abi: &KernelAbi,
+    resources: &[Resource],
+    push: &[u8],
+    groups: [u32; 3],
+) -> Result<(Vec<Resource>, GpuTiming), RunError> {
     abi.check_shape().map_err(|e| RunError::Abi(format!("the kernel ABI is not canonical: {e}")))?;
     let descriptors: Vec<_> = abi.descriptors().collect();
-    if let Some(p) = descriptors.iter().find(|p| p.kind != PropertyKind::StorageBuffer) {
+    if descriptors.len() != resources.len() {
         return Err(RunError::Abi(format!(
-            "this runner binds storage buffers only, not {:?} (set {}, binding {})",
-            p.kind, p.set, p.binding
+            "{} descriptors in the ABI, {} resources given",
+            descriptors.len(),
+            resources.len()
         )));
     }
-    if descriptors.len() != buffers.len() {
-        return Err(RunError::Abi(format!(
-            "{} descriptors in the ABI, {} buffers given",
-            descriptors.len(),
-            buffers.len()
-        )));
+    let mut types = Vec::with_capacity(descriptors.len());
+    for (p, r) in descriptors.iter().zip(resources) {
+        let ty = match (p.kind, r) {
+            (PropertyKind::StorageBuffer, Resource::Buffer(_)) => vk::DescriptorType::STORAGE_BUFFER,
+            (PropertyKind::StorageImage { dim, texel }, Resource::Image { dim: d, texel: t, .. })
+                if dim == *d && texel == *t =>
+            {
+                vk::DescriptorType::STORAGE_IMAGE
+            }
+            (kind, _) => {
+                return Err(RunError::Abi(format!(
+                    "binding {} ({kind:?}, {}): this runner binds storage buffers and storage images only, \
+                     with a matching resource",
+                    p.binding,
+                    kind.descriptor_type_name()
+                )))
+            }
+        };
+        if p.set != crate::abi::LOCAL_SET {
+            return Err(RunError::Abi(format!("set {} is not bound by this runner", p.set)));
+        }
+        types.push(ty);
     }
     if push.len() as u32 > abi.push_constant_size {
         return Err(RunError::Abi(format!(
@@ -91,6 +146,7 @@ pub fn dispatch(
         pipeline: vk::Pipeline::null(),
         pool: vk::DescriptorPool::null(),
         buffers: Vec::new(),
+        images: Vec::new(),
         cmd_pool: vk::CommandPool::null(),
         query_pool: vk::QueryPool::null(),
         fence: vk::Fence::null(),
@@ -103,10 +159,11 @@ pub fn dispatch(
             .map_err(vk_err("vkCreateShaderModule"))?;
         let bindings: Vec<_> = descriptors
             .iter()
-            .map(|p| {
+            .zip(&types)
+            .map(|(p, ty)| {
                 vk::DescriptorSetLayoutBinding::default()
                     .binding(p.binding)
-                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                    .descriptor_type(*ty)
                     .descriptor_count(1)
                     .stage_flags(vk::ShaderStageFlags::COMPUTE)
             })
@@ -134,49 +191,35 @@ pub fn dispatch(
             .create_compute_pipelines(vk::PipelineCache::null(), &info, None)
             .map_err(|(_, e)| RunError::Vulkan(format!("vkCreateComputePipelines: {e}")))?[0];
 
-        // Host-visible, coherent buffers (simple and exact; timing is of the dispatch only).
-        for bytes in buffers {
-            let size = (bytes.len().max(4).div_ceil(4) * 4) as u64;
-            let buf = d
-                .create_buffer(
-                    &vk::BufferCreateInfo::default()
-                        .size(size)
-                        .usage(vk::BufferUsageFlags::STORAGE_BUFFER)
-                        .sharing_mode(vk::SharingMode::EXCLUSIVE),
-                    None,
-                )
-                .map_err(vk_err("vkCreateBuffer"))?;
-            let req = d.get_buffer_memory_requirements(buf);
-            let Some(ty) = device.memory_type(
-                req.memory_type_bits,
-                vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT,
-            ) else {
-                d.destroy_buffer(buf, None);
-                return Err(RunError::Vulkan("no host-visible coherent memory type".into()));
-            };
-            let mem = match d.allocate_memory(
-                &vk::MemoryAllocateInfo::default().allocation_size(req.size).memory_type_index(ty),
-                None,
-            ) {
-                Ok(m) => m,
-                Err(e) => {
-                    d.destroy_buffer(buf, None);
-                    return Err(RunError::Vulkan(format!("vkAllocateMemory: {e}")));
+        // Host-visible, coherent buffers (simple and exact; timing is of the dispatch only);
+        // images in device memory with a host-visible staging buffer each.
+        // `slots[k]`: index into `o.buffers` (buffers) or `o.images` (images).
+        let mut slots = Vec::with_capacity(resources.len());
+        for r in resources {
+            match r {
+                Resource::Buffer(bytes) => {
+                    let (buf, mem) = host_buffer(device, bytes, vk::BufferUsageFlags::STORAGE_BUFFER)?;
+                    o.buffers.push((buf, mem));
+                    slots.push(o.buffers.len() - 1);
                 }
-            };
-            o.buffers.push((buf, mem));
-            d.bind_buffer_memory(buf, mem, 0).map_err(vk_err("vkBindBufferMemory"))?;
-            let ptr = d.map_memory(mem, 0, size, vk::MemoryMapFlags::empty()).map_err(vk_err("vkMapMemory"))?;
-            let dst = std::slice::from_raw_parts_mut(ptr as *mut u8, size as usize);
-            dst.fill(0);
-            dst[..bytes.len()].copy_from_slice(bytes);
-            d.unmap_memory(mem);
+                Resource::Image { dim, size, texel, data } => {
+                    let mut img = ImageObjects::default();
+                    let made = image::create(device, &mut img, *dim, *size, *texel, data);
+                    o.images.push(img);
+                    made?;
+                    slots.push(o.images.len() - 1);
+                }
+            }
         }
 
         let sets = if !descriptors.is_empty() {
-            let sizes = [vk::DescriptorPoolSize::default()
-                .ty(vk::DescriptorType::STORAGE_BUFFER)
-                .descriptor_count(descriptors.len() as u32)];
+            let mut sizes: Vec<vk::DescriptorPoolSize> = Vec::new();
+            for ty in &types {
+                match sizes.iter_mut().find(|s| s.ty == *ty) {
+                    Some(s) => s.descriptor_count += 1,
+                    None => sizes.push(vk::DescriptorPoolSize::default().ty(*ty).descriptor_count(1)),
+                }
+            }
             o.pool = d
                 .create_descriptor_pool(&vk::DescriptorPoolCreateInfo::default().max_sets(1).pool_sizes(&sizes), None)
                 .map_err(vk_err("vkCreateDescriptorPool"))?;
@@ -185,20 +228,27 @@ pub fn dispatch(
                     &vk::DescriptorSetAllocateInfo::default().descriptor_pool(o.pool).set_layouts(&set_layouts),
                 )
                 .map_err(vk_err("vkAllocateDescriptorSets"))?;
-            let infos: Vec<[vk::DescriptorBufferInfo; 1]> = o
+            let buffer_infos: Vec<[vk::DescriptorBufferInfo; 1]> = o
                 .buffers
                 .iter()
                 .map(|(b, _)| [vk::DescriptorBufferInfo::default().buffer(*b).offset(0).range(vk::WHOLE_SIZE)])
                 .collect();
+            let image_infos: Vec<[vk::DescriptorImageInfo; 1]> = o
+                .images
+                .iter()
+                .map(|i| [vk::DescriptorImageInfo::default().image_view(i.view).image_layout(vk::ImageLayout::GENERAL)])
+                .collect();
             let writes: Vec<_> = descriptors
                 .iter()
-                .zip(&infos)
-                .map(|(p, info)| {
-                    vk::WriteDescriptorSet::default()
-                        .dst_set(sets[0])
-                        .dst_binding(p.binding)
-                        .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-                        .buffer_info(info)
+                .zip(types.iter().zip(&slots))
+                .map(|(p, (ty, &k))| {
+                    let w =
+                        vk::WriteDescriptorSet::default().dst_set(sets[0]).dst_binding(p.binding).descriptor_type(*ty);
+                    if *ty == vk::DescriptorType::STORAGE_IMAGE {
+                        w.image_info(&image_infos[k])
+                    } else {
+                        w.buffer_info(&buffer_infos[k])
+                    }
                 })
                 .collect();
             d.update_descriptor_sets(&writes, &[]);
@@ -232,6 +282,9 @@ pub fn dispatch(
             &vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT),
         )
         .map_err(vk_err("vkBeginCommandBuffer"))?;
+        for img in &o.images {
+            image::record_upload(d, cmd, img);
+        }
         if timed {
             d.cmd_reset_query_pool(cmd, o.query_pool, 0, 2);
         }
@@ -251,12 +304,15 @@ pub fn dispatch(
         if timed {
             d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, o.query_pool, 1);
         }
+        for img in &o.images {
+            image::record_download(d, cmd, img);
+        }
         let barrier = [vk::MemoryBarrier::default()
-            .src_access_mask(vk::AccessFlags::SHADER_WRITE)
+            .src_access_mask(vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_WRITE)
             .dst_access_mask(vk::AccessFlags::HOST_READ)];
         d.cmd_pipeline_barrier(
             cmd,
-            vk::PipelineStageFlags::COMPUTE_SHADER,
+            vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::TRANSFER,
             vk::PipelineStageFlags::HOST,
             vk::DependencyFlags::empty(),
             &barrier,
@@ -285,13 +341,80 @@ pub fn dispatch(
                 timing.dispatch_ns = Some(ticks * device.timestamp_period as f64);
             }
         }
-        let mut out = Vec::with_capacity(buffers.len());
-        for ((_, mem), bytes) in o.buffers.iter().zip(buffers) {
-            let ptr =
-                d.map_memory(*mem, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty()).map_err(vk_err("vkMapMemory"))?;
-            out.push(std::slice::from_raw_parts(ptr as *const u8, bytes.len()).to_vec());
-            d.unmap_memory(*mem);
+        let mut out = Vec::with_capacity(resources.len());
+        for (r, &k) in resources.iter().zip(&slots) {
+            out.push(match r {
+                Resource::Buffer(bytes) => Resource::Buffer(read_back(d, o.buffers[k].1, bytes.len())?),
+                Resource::Image { dim, size, texel, data } => Resource::Image {
+                    dim: *dim,
+                    size: *size,
+                    texel: *texel,
+                    data: read_back(d, o.images[k].staging_memory, data.len())?,
+                },
+            });
         }
         Ok((out, timing))
     }
+}
+
+/// The first `len` bytes of a host-visible, coherent allocation.
+///
+/// # Safety
+/// `mem` is a live, host-visible allocation of at least `len` bytes, not in use by the device.
+unsafe fn read_back(d: &ash::Device, mem: vk::DeviceMemory, len: usize) -> Result<Vec<u8>, RunError> {
+    let ptr = d.map_memory(mem, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty()).map_err(vk_err("vkMapMemory"))?;
+    let v = std::slice::from_raw_parts(ptr as *const u8, len).to_vec();
+    d.unmap_memory(mem);
+    Ok(v)
+}
+
+/// A host-visible, coherent buffer holding `bytes` (zero-padded to a multiple of 4, at least 4).
+///
+/// # Safety
+/// `device` is live.
+pub(crate) unsafe fn host_buffer(
+    device: &Device,
+    bytes: &[u8],
+    usage: vk::BufferUsageFlags,
+) -> Result<(vk::Buffer, vk::DeviceMemory), RunError> {
+    let d = &device.device;
+    let size = (bytes.len().max(4).div_ceil(4) * 4) as u64;
+    let buf = d
+        .create_buffer(
+            &vk::BufferCreateInfo::default().size(size).usage(usage).sharing_mode(vk::SharingMode::EXCLUSIVE),
+            None,
+        )
+        .map_err(vk_err("vkCreateBuffer"))?;
+    let req = d.get_buffer_memory_requirements(buf);
+    let Some(ty) = device.memory_type(
+        req.memory_type_bits,
+        vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT,
+    ) else {
+        d.destroy_buffer(buf, None);
+        return Err(RunError::Vulkan("no host-visible coherent memory type".into()));
+    };
+    let mem = match d
+        .allocate_memory(&vk::MemoryAllocateInfo::default().allocation_size(req.size).memory_type_index(ty), None)
+    {
+        Ok(m) => m,
+        Err(e) => {
+            d.destroy_buffer(buf, None);
+            return Err(RunError::Vulkan(format!("vkAllocateMemory: {e}")));
+        }
+    };
+    let fill = || -> Result<(), RunError> {
+        d.bind_buffer_memory(buf, mem, 0).map_err(vk_err("vkBindBufferMemory"))?;
+        let ptr = d.map_memory(mem, 0, size, vk::MemoryMapFlags::empty()).map_err(vk_err("vkMapMemory"))?;
+        let dst = std::slice::from_raw_parts_mut(ptr as *mut u8, size as usize);
+        dst.fill(0);
+        dst[..bytes.len()].copy_from_slice(bytes);
+        d.unmap_memory(mem);
+        Ok(())
+    };
+    if let Err(e) = fill() {
+        d.destroy_buffer(buf, None);
+        d.free_memory(mem, None);
+        return Err(e);
+    }
+    Ok((buf, mem))
 }

@@ -1,17 +1,19 @@
 //! Running compiled kernels on a real Vulkan implementation (ash): Mesa's
 //! lavapipe in CI, NVIDIA GPUs on real hardware. `Device` is created once;
-//! `dispatch` runs one kernel at the byte level following `abi.rs`; the
+//! `dispatch` runs one kernel at the byte level following `abi.rs` (storage
+//! images through `image`); the
 //! typed layer (`encode`) turns interpreter-style inputs into those bytes and
 //! the bytes back into outputs comparable with the interpreter's.
 
 mod compare;
 mod device;
 mod dispatch;
+mod image;
 mod typed;
 
 pub use compare::ulp_tolerance;
 pub use device::Device;
-pub use dispatch::dispatch;
+pub use dispatch::{dispatch, dispatch_resources, Resource};
 pub use typed::run_kernel;
 
 /// Why a run failed.

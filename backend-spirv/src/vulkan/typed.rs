@@ -8,7 +8,9 @@ use xir::{
     FuncId, Module, Type, TypeId,
 };
 
-use super::{dispatch, group_counts, Device, GpuTiming, RunError};
+use serde_json::Value as Json;
+
+use super::{dispatch_resources, group_counts, Device, GpuTiming, Resource, RunError};
 use crate::abi::{BufferStorage, KernelAbi, PropertyKind, Role};
 
 /// The name an argument is given by in inputs and outputs.
@@ -79,13 +81,21 @@ pub fn run_kernel(
                 let host = buffer_to_host_bytes(module, elem, input(a)?)
                     .map_err(|e| RunError::Abi(format!("argument `{}`: {e}", arg_name(module, kernel, a))))?;
                 let bytes = to_storage(module, elem, p.storage, host);
-                buffers.push((p.binding, Some(a), elem, p.storage, bytes));
+                buffers.push((p.binding, Some(a), elem, p.storage, Resource::Buffer(bytes)));
             }
             (PropertyKind::StorageBuffer, Role::ByteBuffer, Some(a)) => {
                 let json = input(a)?;
                 let bytes = byte_buffer_from_json(json)
                     .map_err(|e| RunError::Abi(format!("argument `{}`: {e}", arg_name(module, kernel, a))))?;
-                buffers.push((p.binding, Some(a), TypeId(0), p.storage, bytes));
+                buffers.push((p.binding, Some(a), TypeId(0), p.storage, Resource::Buffer(bytes)));
+            }
+            (PropertyKind::StorageImage { dim, texel }, Role::Texture, Some(a)) => {
+                let Type::Texture { elem, .. } = *module.types.get(func.args[a].ty) else {
+                    return Err(RunError::Abi(format!("argument {a} is not a texture")));
+                };
+                let (size, data) = texture_from_json(module, elem, dim, input(a)?)
+                    .map_err(|e| RunError::Abi(format!("argument `{}`: {e}", arg_name(module, kernel, a))))?;
+                buffers.push((p.binding, Some(a), elem, p.storage, Resource::Image { dim, size, texel, data }));
             }
             // An unused accel has no descriptor: nothing to bind.
             (PropertyKind::AccelerationStructure { roles: 0 }, Role::Accel, Some(_)) => {}
@@ -97,17 +107,26 @@ pub fn run_kernel(
         }
     }
     if let Some((binding, bytes)) = block {
-        buffers.push((binding, None, TypeId(0), BufferStorage::NotABuffer, bytes));
+        buffers.push((binding, None, TypeId(0), BufferStorage::NotABuffer, Resource::Buffer(bytes)));
     }
     buffers.sort_by_key(|b| b.0);
-    let data: Vec<Vec<u8>> = buffers.iter().map(|b| b.4.clone()).collect();
+    let data: Vec<Resource> = buffers.iter().map(|b| b.4.clone()).collect();
     let groups = group_counts(dispatch_size, abi.block_size);
-    let (out, timing) = dispatch(device, words, abi, &data, &push, groups)?;
+    let (out, timing) = dispatch_resources(device, words, abi, &data, &push, groups)?;
     let mut outputs = Outputs::default();
-    for ((_, a, elem, storage, _), bytes) in buffers.iter().zip(out) {
+    for ((_, a, elem, storage, _), r) in buffers.iter().zip(out) {
         // The argument block is backend-owned: it is no output.
         let Some(a) = *a else { continue };
         let name = arg_name(module, kernel, a);
+        let bytes = match r {
+            Resource::Buffer(bytes) => bytes,
+            Resource::Image { dim, size, data, .. } => {
+                let json = texture_to_json(module, *elem, dim, size, &data)
+                    .map_err(|e| RunError::Abi(format!("reading `{name}` back: {e}")))?;
+                outputs.buffers.insert(name, json);
+                continue;
+            }
+        };
         let json = if matches!(module.types.get(func.args[a].ty), Type::ByteBuffer) {
             serde_json::json!({ "bytes": bytes })
         } else {
@@ -120,8 +139,55 @@ pub fn run_kernel(
     Ok((outputs, timing))
 }
 
-/// One storage buffer to bind: (binding, argument (`None`: the argument block), element type, storage, bytes).
-type Bound = (u32, Option<usize>, TypeId, BufferStorage, Vec<u8>);
+/// One resource to bind: (binding, argument (`None`: the argument block), element type, storage, contents).
+type Bound = (u32, Option<usize>, TypeId, BufferStorage, Resource);
+
+/// A texture input (`{"size": [w, h(, d)], "texels": [[r, g, b, a], ...]}` or
+/// `{"size": [...], "fill": [r, g, b, a]}`, docs/inputs-format.md) as its
+/// size (unused dimensions 1) and 16 host bytes per texel, x fastest.
+fn texture_from_json(module: &Module, elem: TypeId, dim: u32, j: &Json) -> Result<([u32; 3], Vec<u8>), String> {
+    let sz = j.get("size").and_then(Json::as_array).ok_or("a texture needs `size`")?;
+    if sz.len() != dim as usize {
+        return Err(format!("a {dim}D texture needs {dim} sizes, found {}", sz.len()));
+    }
+    let mut size = [1u32; 3];
+    for (k, s) in sz.iter().enumerate() {
+        size[k] = s.as_u64().and_then(|v| u32::try_from(v).ok()).filter(|&v| v > 0).ok_or(format!("bad size {s}"))?;
+    }
+    let n: u64 = size.iter().map(|&s| u64::from(s)).product();
+    if n > MAX_TEXELS {
+        return Err(format!("{n} texels exceed the runner's limit of {MAX_TEXELS}"));
+    }
+    let texels: Vec<Json> = match (j.get("texels"), j.get("fill")) {
+        (Some(Json::Array(t)), None) => t.clone(),
+        (None, Some(f)) => vec![f.clone(); n as usize],
+        _ => return Err("a texture needs exactly one of `texels` and `fill`".into()),
+    };
+    if texels.len() as u64 != n {
+        return Err(format!("{} texels given for a texture of {n}", texels.len()));
+    }
+    let mut flat = Vec::with_capacity(texels.len() * 4);
+    for t in texels {
+        match t {
+            Json::Array(c) if c.len() == 4 => flat.extend(c),
+            other => return Err(format!("a texel is four components, found {other}")),
+        }
+    }
+    let bytes = buffer_to_host_bytes(module, elem, &Json::Array(flat))?;
+    Ok((size, bytes))
+}
+
+/// Texels read back, in the interpreter's output encoding.
+fn texture_to_json(module: &Module, elem: TypeId, dim: u32, size: [u32; 3], bytes: &[u8]) -> Result<Json, String> {
+    let Json::Array(flat) = buffer_from_host_bytes(module, elem, bytes)? else {
+        return Err("texels did not decode to an array".into());
+    };
+    let texels: Vec<Json> = flat.chunks(4).map(|c| Json::Array(c.to_vec())).collect();
+    Ok(serde_json::json!({ "size": size[..dim as usize].to_vec(), "texels": texels }))
+}
+
+/// Most texels one texture input may have (bounds the host allocation).
+const MAX_TEXELS: u64 = 1 << 24;
 
 /// Bytes of the argument block's buffer.
 fn block_len(storage: BufferStorage) -> usize {
