@@ -16,9 +16,12 @@ fn registry() -> PassRegistry {
     reg
 }
 
+fn pipeline_path() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../pipelines/spirv-legalize.ron")
+}
+
 fn pipeline_text() -> String {
-    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../pipelines/spirv-legalize.ron");
-    std::fs::read_to_string(p).expect("spirv-legalize.ron")
+    std::fs::read_to_string(pipeline_path()).expect("spirv-legalize.ron")
 }
 
 // Check that the shipped pipeline loads: every pass exists and each step
@@ -26,7 +29,7 @@ fn pipeline_text() -> String {
 #[test]
 fn spirv_legalize_loads() {
     let reg = registry();
-    let p = Loader::new(&reg).load_text("spirv-legalize.ron".into(), None, &pipeline_text());
+    let p = Loader::new(&reg).load_text("spirv-legalize.ron".into(), Some(&pipeline_path()), &pipeline_text());
     let p = p.unwrap_or_else(|f| panic!("{f}"));
     let names: Vec<String> = p.pass_steps().iter().map(|s| s.name.clone()).collect();
     let pos = |n: &str| names.iter().position(|x| x == n).unwrap_or_else(|| panic!("{n} missing: {names:?}"));
@@ -44,7 +47,7 @@ fn spirv_legalize_without_reg2mem_fails_naming_it() {
     let reg = registry();
     let text = pipeline_text().replace("        Pass(\"reg2mem\"),\n", "");
     assert!(!text.contains("Pass(\"reg2mem\")"));
-    let err = match Loader::new(&reg).load_text("spirv-legalize.ron".into(), None, &text) {
+    let err = match Loader::new(&reg).load_text("spirv-legalize.ron".into(), Some(&pipeline_path()), &text) {
         Ok(_) => panic!("the pipeline without reg2mem loaded"),
         Err(f) => f,
     };
@@ -59,7 +62,7 @@ fn spirv_legalize_without_reg2mem_fails_naming_it() {
 fn corpus_through_spirv_legalize() {
     let reg = registry();
     let p = Loader::new(&reg)
-        .load_text("spirv-legalize.ron".into(), None, &pipeline_text())
+        .load_text("spirv-legalize.ron".into(), Some(&pipeline_path()), &pipeline_text())
         .unwrap_or_else(|f| panic!("{f}"));
     for (k, level) in control_support::corpus().into_iter().flat_map(|k| [0u8, 2].map(|l| (k.clone(), l))) {
         let mut m = parse(&k.src);

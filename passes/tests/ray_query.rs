@@ -175,7 +175,9 @@ pub fn legalize(src: &str, kernel: &str, inputs: &str) -> xir::Module {
     let mut reg = xir::pass::PassRegistry::new();
     reg.declare_hook("callable_specialization", "target policy for callables");
     xir_passes::register_all(&mut reg);
-    let p = Loader::new(&reg).load_text("spirv-legalize.ron".into(), None, &text).unwrap_or_else(|f| panic!("{f}"));
+    let path = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../pipelines/spirv-legalize.ron"));
+    let p =
+        Loader::new(&reg).load_text("spirv-legalize.ron".into(), Some(path), &text).unwrap_or_else(|f| panic!("{f}"));
     let mut first = None;
     for level in [0u8, 2] {
         let mut m = m.clone();

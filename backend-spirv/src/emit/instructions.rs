@@ -7,7 +7,7 @@
 //! shuffle, with dynamic walks through a temporary variable).
 
 use rspirv::dr::Operand;
-use rspirv::spirv::{GlslStd450Op as GLOp, Op, StorageClass, Word};
+use rspirv::spirv::{Op, StorageClass, Word};
 use xir::{Inst, Opcode, Type, Value};
 
 use super::{err, EResult, Emitter, ScalarKind, Shape};
@@ -359,44 +359,78 @@ impl Emitter<'_> {
         self.op(Op::Bitcast, Some(ut), rid, ids(&[sext]))
     }
 
-    /// `f16 -> f32 / f64` through the half's bits (`UnpackHalf2x16`), not
-    /// `OpFConvert`.
+    /// `f16 -> f32 / f64` computed from the half's bits with integer
+    /// operations, not `OpFConvert` (nor `UnpackHalf2x16`).
     ///
-    /// The NVIDIA H200 driver (580.159.04) folds `FConvert(FConvert(x:
-    /// f32 -> f16) -> f32)` to `x`, skipping the f16 rounding (`1.00048828125`
-    /// comes back unrounded; also through a `Bitcast` to `u16` and back),
-    /// while the half's bits are right. Reading the value back from its bits
-    /// is exact (every half is an f32) and leaves nothing to fold. Pairs of
-    /// lanes are packed as a `vec2<f16>`, bit-cast to one `u32`, unpacked.
+    /// The NVIDIA H200 driver (580.159.04) folds a widening of a narrowed
+    /// value back to the original, skipping the f16 rounding: `FConvert(
+    /// FConvert(x: f32 -> f16) -> f32)` returns `x` (1.00048828125 comes back
+    /// unrounded), also through a `Bitcast` to `u16` and back, and through
+    /// `UnpackHalf2x16` of the packed half; the half's bits themselves are
+    /// right. Rebuilding the f32 from those bits leaves nothing to fold:
+    /// sign, exponent + 112 and the mantissa shifted by 13 for normal halves;
+    /// all-ones exponent with the payload for Inf/NaN; `mantissa * 2^-24`
+    /// (exact) for subnormals and zeros. Lanes are read in pairs (a
+    /// `vec2<f16>` bit-cast to one `u32`) so that no 16-bit integer type,
+    /// and no `shaderInt16`, is needed.
     fn widen_half(&mut self, from: Shape, wide: u32, v: Word, rid: Option<Word>) -> EResult<Word> {
         let half = ScalarKind::Float { bits: 16 };
-        let single = Shape { scalar: ScalarKind::Float { bits: 32 }, lanes: 1 };
-        let (half_t, pair_t) = (self.scalar_ty(half), self.shape_ty(Shape { scalar: half, lanes: 2 }));
-        let (f32_t, unpacked_t, u32_t) =
-            (self.shape_ty(single), self.shape_ty(Shape { lanes: 2, ..single }), self.u32_ty());
+        let u32k = ScalarKind::Int { bits: 32, signed: false };
+        let (half_t, pair_t, u32_t) =
+            (self.scalar_ty(half), self.shape_ty(Shape { scalar: half, lanes: 2 }), self.u32_ty());
         let zero_half = self.scalar_const(half, 0);
-        let extract = |e: &mut Self, t: Word, x: Word, k: u32| {
-            e.op(Op::CompositeExtract, Some(t), None, vec![Operand::IdRef(x), Operand::LiteralBit32(k)])
+        let extract = |e: &mut Self, x: Word, k: u32| {
+            e.op(Op::CompositeExtract, Some(half_t), None, vec![Operand::IdRef(x), Operand::LiteralBit32(k)])
         };
+        // The bits of every lane, each in the low half of a u32.
+        let (c16, cffff) = (self.u32_const(16), self.u32_const(0xffff));
         let mut lanes = Vec::new();
         for k in (0..from.lanes).step_by(2) {
-            let lo = if from.lanes == 1 { v } else { extract(self, half_t, v, k)? };
-            let hi = if k + 1 < from.lanes { extract(self, half_t, v, k + 1)? } else { zero_half };
+            let lo = if from.lanes == 1 { v } else { extract(self, v, k)? };
+            let hi = if k + 1 < from.lanes { extract(self, v, k + 1)? } else { zero_half };
             let pair = self.op(Op::CompositeConstruct, Some(pair_t), None, ids(&[lo, hi]))?;
             let word = self.op(Op::Bitcast, Some(u32_t), None, ids(&[pair]))?;
-            let unpacked = self.glsl(unpacked_t, None, GLOp::UnpackHalf2x16, &[word])?;
-            for j in 0..2.min(from.lanes - k) {
-                lanes.push(extract(self, f32_t, unpacked, j)?);
+            lanes.push(self.op(Op::BitwiseAnd, Some(u32_t), None, ids(&[word, cffff]))?);
+            if k + 1 < from.lanes {
+                lanes.push(self.op(Op::ShiftRightLogical, Some(u32_t), None, ids(&[word, c16]))?);
             }
         }
-        let single_t = self.shape_ty(from.with_scalar(single.scalar));
-        let out_rid = if wide == 64 { None } else { rid };
-        let gather = if from.lanes == 1 { Op::CopyObject } else { Op::CompositeConstruct };
-        let widened = self.op(gather, Some(single_t), out_rid, ids(&lanes))?;
+        let us = from.with_scalar(u32k);
+        let ut = self.shape_ty(us);
+        let h = if from.lanes == 1 { lanes[0] } else { self.op(Op::CompositeConstruct, Some(ut), None, ids(&lanes))? };
+        let single = from.with_scalar(ScalarKind::Float { bits: 32 });
+        let (ft, bt) = (self.shape_ty(single), self.shape_ty(from.with_scalar(ScalarKind::Bool)));
+        let k = |e: &mut Self, c: u64| e.splat(us, c);
+        let bin = |e: &mut Self, op: Op, x: Word, y: Word| e.op(op, Some(ut), None, ids(&[x, y]));
+        let (c0x8000, c10, c0x1f, c0x3ff, c13, c23, c112) =
+            (k(self, 0x8000), k(self, 10), k(self, 0x1f), k(self, 0x3ff), k(self, 13), k(self, 23), k(self, 112));
+        let sign_half = bin(self, Op::BitwiseAnd, h, c0x8000)?;
+        let c16v = k(self, 16);
+        let sign = bin(self, Op::ShiftLeftLogical, sign_half, c16v)?;
+        let shifted = bin(self, Op::ShiftRightLogical, h, c10)?;
+        let exponent = bin(self, Op::BitwiseAnd, shifted, c0x1f)?;
+        let mantissa = bin(self, Op::BitwiseAnd, h, c0x3ff)?;
+        let mantissa_bits = bin(self, Op::ShiftLeftLogical, mantissa, c13)?;
+        let rebiased = bin(self, Op::IAdd, exponent, c112)?;
+        let exponent_bits = bin(self, Op::ShiftLeftLogical, rebiased, c23)?;
+        let normal = bin(self, Op::BitwiseOr, exponent_bits, mantissa_bits)?;
+        let inf_exponent = k(self, 0x7f80_0000);
+        let special = bin(self, Op::BitwiseOr, inf_exponent, mantissa_bits)?;
+        let mantissa_f = self.op(Op::ConvertUToF, Some(ft), None, ids(&[mantissa]))?;
+        let scale = self.float_splat(single, 2f64.powi(-24));
+        let tiny_f = self.op(Op::FMul, Some(ft), None, ids(&[mantissa_f, scale]))?;
+        let tiny = self.op(Op::Bitcast, Some(ut), None, ids(&[tiny_f]))?;
+        let is_special = self.op(Op::IEqual, Some(bt), None, ids(&[exponent, c0x1f]))?;
+        let zero = k(self, 0);
+        let is_tiny = self.op(Op::IEqual, Some(bt), None, ids(&[exponent, zero]))?;
+        let finite = self.op(Op::Select, Some(ut), None, ids(&[is_tiny, tiny, normal]))?;
+        let magnitude = self.op(Op::Select, Some(ut), None, ids(&[is_special, special, finite]))?;
+        let bits = bin(self, Op::BitwiseOr, magnitude, sign)?;
         if wide == 64 {
+            let widened = self.op(Op::Bitcast, Some(ft), None, ids(&[bits]))?;
             let t = self.shape_ty(from.with_scalar(ScalarKind::Float { bits: 64 }));
             return self.op(Op::FConvert, Some(t), rid, ids(&[widened]));
         }
-        Ok(widened)
+        self.op(Op::Bitcast, Some(ft), rid, ids(&[bits]))
     }
 }

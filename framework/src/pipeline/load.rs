@@ -91,7 +91,9 @@ impl<'r> Loader<'r> {
     }
 
     /// Resolve a pipeline reference: a path (it ends in `.ron` or contains a
-    /// separator; relative to `base` when given) or a shipped name.
+    /// separator; relative to `base` when given) or a shipped name, looked up
+    /// in the search directories and then beside the including file (`base`),
+    /// so that a pipeline directory is self-contained.
     pub fn resolve(&self, spec: &str, base: Option<&Path>) -> Result<PathBuf, String> {
         if spec.ends_with(".ron") || spec.contains('/') || spec.contains('\\') {
             let p = match base {
@@ -100,7 +102,7 @@ impl<'r> Loader<'r> {
             };
             return if p.is_file() { Ok(p) } else { Err(format!("no pipeline file `{}`", p.display())) };
         }
-        for dir in &self.search_dirs {
+        for dir in self.search_dirs.iter().map(PathBuf::as_path).chain(base) {
             let p = dir.join(format!("{spec}.ron"));
             if p.is_file() {
                 return Ok(p);
