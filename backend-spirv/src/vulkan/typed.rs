@@ -99,6 +99,13 @@ pub fn run_kernel(
             }
             // An unused accel has no descriptor: nothing to bind.
             (PropertyKind::AccelerationStructure { roles: 0 }, Role::Accel, Some(_)) => {}
+            (PropertyKind::AccelerationStructure { .. }, Role::Accel, Some(a)) => {
+                return Err(RunError::Abi(format!(
+                    "argument `{}`: ray queries need an acceleration structure (VK_KHR_acceleration_structure and \
+                     rayQuery); this runner neither builds nor binds one",
+                    arg_name(module, kernel, a)
+                )))
+            }
             (kind, role, arg) => {
                 return Err(RunError::Abi(format!(
                     "this runner cannot bind {kind:?} with role {role:?} (argument {arg:?})"
