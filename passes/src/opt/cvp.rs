@@ -35,7 +35,7 @@
 
 use xir::analysis::{Cfg, DomTree};
 use xir::pass::{AnalysisKind, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};
-use xir::{sign_extend, Block, FuncId, Function, Inst, Module, Opcode, Type, TypeId, TypeTable, Value};
+use xir::{sign_extend, Block, FuncId, Function, Inst, Module, Opcode, Type, TypeId, Value};
 
 const INFO: PassInfo = PassInfo {
     name: "cvp",
@@ -337,7 +337,7 @@ impl Ctx<'_> {
                     if d.opcode == Opcode::Mod {
                         Some(d.operands[0])
                     } else {
-                        None // becomes the constant 0, see `simplify`
+                        None // the constant 0: `div_is_zero`
                     }
                 } else {
                     None
@@ -561,30 +561,42 @@ fn simplify_block(m: &mut Module, fid: FuncId, b: Block, facts: &[Fact], st: &mu
         let f = m.func(fid);
         let d = f.inst(i);
         let cx = Ctx { m, f, facts };
-        let replacement = if d.opcode == Opcode::Select && m.types.is_bool(f.value_type(m, d.operands[0])) {
-            m.const_bits(d.operands[0]).map(|c| if c & 1 == 1 { d.operands[1] } else { d.operands[2] }).map(|v| (v, 0))
+        let found = if d.opcode == Opcode::Select && m.types.is_bool(f.value_type(m, d.operands[0])) {
+            m.const_bits(d.operands[0]).map(|c| Found::Select(if c & 1 == 1 { d.operands[1] } else { d.operands[2] }))
         } else if relation(d.opcode).is_some() && d.operands.len() == 2 {
-            cx.decide_compare(i).map(|c| (Value::Undef(TypeTable::BOOL), c as u8 + 1))
+            cx.decide_compare(i).map(Found::Compare)
         } else if cx.div_is_zero(i) {
-            Some((Value::Undef(d.ty), 3))
+            Some(Found::Zero)
         } else {
-            cx.by_range(i).map(|v| (v, 4))
+            cx.by_range(i).map(Found::Range)
         };
-        let Some((v, kind)) = replacement else { continue };
-        let ty = m.func(fid).inst(i).ty;
-        let v = match kind {
-            1 | 2 => m.const_bool(kind == 2),
-            3 => m.const_int(ty, 0),
-            _ => v,
+        let Some(found) = found else { continue };
+        let ty = d.ty;
+        let v = match found {
+            Found::Select(v) | Found::Range(v) => v,
+            Found::Compare(c) => m.const_bool(c),
+            Found::Zero => m.const_int(ty, 0),
         };
         let f = m.func_mut(fid);
         if super::util::replace_uses_keeping_phis_acyclic(f, Value::Inst(i), v) {
             f.remove_inst(i);
-            match kind {
-                0 => st.conditions += 1,
-                1 | 2 => st.compares += 1,
-                _ => st.ranges += 1,
+            match found {
+                Found::Select(_) => st.conditions += 1,
+                Found::Compare(_) => st.compares += 1,
+                Found::Zero | Found::Range(_) => st.ranges += 1,
             }
         }
     }
+}
+
+/// What an instruction was found to equal.
+enum Found {
+    /// A select on a known condition: the chosen operand.
+    Select(Value),
+    /// A decided comparison.
+    Compare(bool),
+    /// A division of a smaller non-negative value: 0.
+    Zero,
+    /// An operand, by ranges.
+    Range(Value),
 }
