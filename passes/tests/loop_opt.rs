@@ -373,6 +373,38 @@ kernel @k(%out: buffer<u32>, %s: u32, %n: u32) block_size(1, 1, 1) {
     assert_eq!(xir::text::print_module(&m), xir::text::print_module(&parse(src)));
 }
 
+/// Check that a recurrence of another type than the counter keeps its exit
+/// use when the trip count is symbolic (the count is a `u32` value), and
+/// gets a constant when the count is constant.
+#[test]
+fn indvar_exit_values_across_types() {
+    let src = r#"
+kernel @k(%out: buffer<i32>, %n: u32) block_size(1, 1, 1) {
+^entry:
+  br target ^head
+^head:
+  %i = phi [u32 0, ^entry], [%i1, ^latch] : u32
+  %v = phi [i32 -3, ^entry], [%v1, ^latch] : i32
+  %c = lt %i, BOUND : bool
+  cond_br %c, true ^latch, false ^exit
+^latch:
+  %i1 = add %i, u32 1 : u32
+  %v1 = add %v, i32 -2 : i32
+  br target ^head
+^exit:
+  buffer.write %out, u32 0, %v
+  return
+}
+"#;
+    let inp = inputs(r#"{"dispatch":[1,1,1],"args":{"out":[0],"n":6}}"#);
+    let (m, outs) = run_checked(&src.replace("BOUND", "%n"), &["indvar_simplify"], &inp);
+    assert_eq!(stat(&outs[0], "exit_uses_rewritten"), "0");
+    assert!(xir::text::print_module(&m).contains("buffer.write %out, u32 0, %v\n"));
+    let (m, outs) = run_checked(&src.replace("BOUND", "u32 6"), &["indvar_simplify"], &inp);
+    assert_eq!(stat(&outs[0], "exit_uses_rewritten"), "1");
+    assert!(xir::text::print_module(&m).contains("buffer.write %out, u32 0, i32 -15"));
+}
+
 // ---- all three on the corpus --------------------------------------------
 
 fn corpus() -> Vec<(String, String, Inputs)> {

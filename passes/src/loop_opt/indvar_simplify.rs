@@ -201,6 +201,11 @@ impl IndvarSimplify {
         let found =
             cfg.rpo.iter().filter(|&&b| in_loop(f, b)).flat_map(|&b| f.block(b).insts.iter().copied()).find_map(|i| {
                 let Scev::AddRec { start, step } = ev.get(m, f, forest, l, Value::Inst(i)) else { return None };
+                // A symbolic count is a value of the counter's type: only
+                // recurrences of that type can be scaled by it.
+                if trip.constant().is_none() && start.ty != trip.count.ty {
+                    return None;
+                }
                 let outside: Vec<(Inst, usize)> = f
                     .uses(Value::Inst(i))
                     .iter()
