@@ -498,8 +498,8 @@ struct LoopCase {
     mirrored: bool,
     /// Branch to the exit on true, with the negated comparison.
     exit_on_true: bool,
-    /// (start, step) of further recurrences.
-    others: Vec<(i64, i64)>,
+    /// (start, step, of the other signedness) of further recurrences.
+    others: Vec<(i64, i64, bool)>,
 }
 
 fn mirror(op: &str) -> &'static str {
@@ -533,7 +533,10 @@ fn loop_case() -> impl proptest::strategy::Strategy<Value = LoopCase> {
         0usize..3,
         (-20i64..20, -20i64..20),
         (any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>()),
-        prop::collection::vec((-10i64..10, prop::sample::select(vec![-6i64, -4, -3, -2, -1, 1, 2, 3, 4, 6])), 0..3),
+        prop::collection::vec(
+            (-10i64..10, prop::sample::select(vec![-6i64, -4, -3, -2, -1, 1, 2, 3, 4, 6]), any::<bool>()),
+            0..3,
+        ),
     )
         .prop_map(|(signed, step, k, (a, b), (sa, ba, mirrored, exit_on_true), others)| {
             let ops: &[&str] = match step {
@@ -580,10 +583,14 @@ fn affine_loop(c: &LoopCase) -> (String, Inputs) {
     let mut head = format!("  %i = phi [{start}, ^entry], [%i1, ^latch] : {t}\n");
     let mut latch = format!("  %i1 = add %i, {} : {t}\n", lit(c.step));
     let mut exit = String::from("  buffer.write %out, u32 0, %i\n");
-    for (k, (s, d)) in c.others.iter().enumerate() {
-        head += &format!("  %v{k} = phi [{}, ^entry], [%v{k}n, ^latch] : {t}\n", lit(*s));
-        latch += &format!("  %v{k}n = add %v{k}, {} : {t}\n", lit(*d));
-        exit += &format!("  buffer.write %out, u32 {}, %v{k}\n", k + 3);
+    for (k, (s, d, flip)) in c.others.iter().enumerate() {
+        // Some recurrences have the other signedness than the counter.
+        let (tk, litk) =
+            if *flip == c.signed { ("u32", format!("u32 {}", *s as i32 as u32)) } else { ("i32", format!("i32 {s}")) };
+        let stepk = if tk == "u32" { format!("u32 {}", *d as i32 as u32) } else { format!("i32 {d}") };
+        head += &format!("  %v{k} = phi [{litk}, ^entry], [%v{k}n, ^latch] : {tk}\n");
+        latch += &format!("  %v{k}n = add %v{k}, {stepk} : {tk}\n");
+        exit += &format!("  %w{k} = cast.bitwise %v{k} : {t}\n  buffer.write %out, u32 {}, %w{k}\n", k + 3);
     }
     head += &format!("  %acc = phi [{}, ^entry], [%acc1, ^latch] : {t}\n", lit(1));
     let (mut op, (mut l, mut r)) = (c.op, ("%i".to_string(), bound.clone()));

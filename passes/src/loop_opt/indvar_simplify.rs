@@ -15,7 +15,9 @@
 //!    has that edge as its only predecessor, every use after the loop of a
 //!    loop value that is a recurrence `{s,+,d}` is rewritten to
 //!    `s + count * d`, computed at the top of the exit block (a constant
-//!    when everything is constant). Single-incoming Phis of the exit block
+//!    when everything is constant; a symbolic count, a value of the
+//!    counter's type, only scales recurrences of that type). Single-incoming
+//!    Phis of the exit block
 //!    (LCSSA-style copies) are folded first. The loop itself is left for
 //!    `dce` to remove once nothing uses it.
 //!
