@@ -17,9 +17,8 @@
 //!    `s + count * d`, computed at the top of the exit block (a constant
 //!    when everything is constant; a symbolic count, a value of the
 //!    counter's type, only scales recurrences of that type). Single-incoming
-//!    Phis of the exit block
-//!    (LCSSA-style copies) are folded first. The loop itself is left for
-//!    `dce` to remove once nothing uses it.
+//!    Phis of the exit block (LCSSA-style copies) are folded first. The loop
+//!    itself is left for `dce` to remove once nothing uses it.
 //!
 //! The CFG never changes: new instructions go into existing blocks, so the
 //! pass runs on raw CFG and on structured SSA alike (on Phi-free IR it finds
