@@ -23,7 +23,8 @@
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Deserialize;
-use xir::analysis::{ArgumentUsage, CallGraph};
+use xir::analysis::arg_usage::usage_with;
+use xir::analysis::{CallGraph, Usage};
 use xir::pass::{AnalysisKind, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};
 use xir::{ArgKind, FuncId, Function, FunctionKind, Inst, Metadata, Module, Opcode, Trait, Use, Value};
 
@@ -127,10 +128,45 @@ fn foreign_writers(m: &Module, cg: &CallGraph) -> Vec<bool> {
     w
 }
 
+/// The fixed-point argument usage (as `ArgumentUsage`) of every callable,
+/// callees first. Kernels cannot be called, so their bodies, usually most
+/// of the module, are not walked: their entries stay empty, and a call of
+/// a kernel or an external counts as reading and writing every argument.
+fn callee_arg_usage(m: &Module, cg: &CallGraph) -> Vec<Vec<Usage>> {
+    let mut usage: Vec<Vec<Usage>> = m.functions.iter().map(|f| vec![Usage::NONE; f.args.len()]).collect();
+    for scc in &cg.sccs {
+        loop {
+            let mut changed = false;
+            for &fid in scc {
+                let f = m.func(fid);
+                if f.kind != FunctionKind::Callable || f.body().is_none() {
+                    continue;
+                }
+                let new = usage_with(f, |g, k| {
+                    let callee = m.functions.get(g.index())?;
+                    if callee.kind == FunctionKind::Callable && callee.body().is_some() {
+                        usage[g.index()].get(k).copied()
+                    } else {
+                        None
+                    }
+                });
+                if new != usage[fid.index()] {
+                    usage[fid.index()] = new;
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+    }
+    usage
+}
+
 /// The `(callable, parameter)` pairs to promote.
 pub fn promotable_params(m: &Module) -> FxHashSet<(FuncId, usize)> {
     let cg = CallGraph::compute(m);
-    let usage = ArgumentUsage::compute_with(m, &cg);
+    let usage = callee_arg_usage(m, &cg);
     let writers = foreign_writers(m, &cg);
     let mut cand: FxHashSet<(FuncId, usize)> = FxHashSet::default();
     for fid in m.func_ids() {
@@ -139,7 +175,7 @@ pub fn promotable_params(m: &Module) -> FxHashSet<(FuncId, usize)> {
             continue;
         }
         for (k, a) in f.args.iter().enumerate() {
-            if a.kind == ArgKind::Reference && m.types.is_data(a.ty) && !usage.get(fid, k).write {
+            if a.kind == ArgKind::Reference && m.types.is_data(a.ty) && !usage[fid.index()][k].write {
                 cand.insert((fid, k));
             }
         }
@@ -221,5 +257,89 @@ pub fn rewrite(m: &mut Module, promoted: &FxHashSet<(FuncId, usize)>) {
         }
         f.remove_insts(&loads);
         f.args[k].kind = ArgKind::Value;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{promotable_params, rewrite};
+    use xir::interp::{run_kernel, Inputs};
+    use xir::{ArgKind, Module, Opcode};
+
+    // `@get` only reads its reference; `@bump` writes its own.
+    const SRC: &str = r#"
+callable @get(%r: ref u32, %k: u32) -> u32 {
+^entry:
+  %v = load %r : u32
+  %s = add %v, %k : u32
+  return %s
+}
+
+callable @bump(%r: ref u32) -> void {
+^entry:
+  %v = load %r : u32
+  %n = add %v, u32 1 : u32
+  store %r, %n
+  return
+}
+
+kernel @k(%out: buffer<u32>) block_size(4, 1, 1) {
+^entry:
+  %t = extract $dispatch_id, u32 0 : u32
+  %x = alloca : u32
+  store %x, %t
+  %a = call @get, %x, u32 1 : u32
+  call @bump, %x
+  %b = call @get, %x, u32 2 : u32
+  %c = call @get, %x, %a : u32
+  %ab = add %a, %b : u32
+  %abc = add %ab, %c : u32
+  buffer.write %out, %t, %abc
+  return
+}
+"#;
+
+    fn ops(m: &Module, f: &str, op: Opcode) -> usize {
+        let f = m.func(m.find_function(f).expect("function"));
+        f.all_insts().filter(|&(_, i)| f.inst(i).opcode == op).count()
+    }
+
+    // Check that the read-only parameter becomes a value, that each of the
+    // three calls in one block gets its own load placed right before it
+    // (so the call after `@bump` sees the new value), that the written one
+    // stays a reference, and that the results do not change.
+    #[test]
+    fn promotes_read_only_reference_at_every_call() {
+        let mut m = xir::text::parse_module(SRC, "promote.xir").expect("parses");
+        let inputs =
+            Inputs::from_json(r#"{"dispatch": [4, 1, 1], "args": {"out": {"fill": 0, "len": 4}}}"#).expect("inputs");
+        let k = m.find_function("k").expect("kernel");
+        let before = run_kernel(&m, k, &inputs).expect("runs before");
+        let promoted = promotable_params(&m);
+        let get = m.find_function("get").expect("get");
+        assert_eq!(promoted.iter().copied().collect::<Vec<_>>(), vec![(get, 0)]);
+        rewrite(&mut m, &promoted);
+        let diags = xir::verify::verify_module(&m);
+        let text = xir::text::print_module(&m);
+        assert!(diags.is_empty(), "{}\n{text}", xir::diag::render(&diags));
+        assert_eq!(m.func(get).args[0].kind, ArgKind::Value, "{text}");
+        let bump = m.find_function("bump").expect("bump");
+        assert_eq!(m.func(bump).args[0].kind, ArgKind::Reference, "{text}");
+        assert_eq!((ops(&m, "get", Opcode::Load), ops(&m, "k", Opcode::Load)), (0, 3), "{text}");
+        let kf = m.func(k);
+        let body = &kf.block(kf.body().expect("body")).insts;
+        for (n, &i) in body.iter().enumerate() {
+            let d = kf.inst(i);
+            if d.opcode == Opcode::Call && d.operands[0] == xir::Value::Func(get) {
+                let prev = kf.inst(body[n - 1]);
+                assert_eq!(prev.opcode, Opcode::Load, "{text}");
+                assert_eq!(d.operands[1], xir::Value::Inst(body[n - 1]), "{text}");
+            }
+        }
+        let after = run_kernel(&m, k, &inputs).expect("runs after");
+        assert_eq!(before.buffers, after.buffers);
+        // a = t + 1, b = (t + 1) + 2, c = (t + 1) + a.
+        let expect: Vec<String> = (0..4).map(|t| (3 * (t + 1) + 2 + (t + 1)).to_string()).collect();
+        assert_eq!(after.buffers["out"].to_string(), format!("[{}]", expect.join(",")), "{text}");
     }
 }
