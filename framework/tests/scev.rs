@@ -214,3 +214,27 @@ fn the_salsa_query_matches_the_plain_function() {
     assert_eq!(via_db.loops[0].trip.as_ref().and_then(TripCount::constant), Some(10));
     assert_eq!(via_db.loops[0].ivs.len(), analyze(&m).1.loops[0].ivs.len());
 }
+
+#[test]
+fn the_salsa_query_reruns_only_for_the_edited_function() {
+    let k = WHILE.replace("CMP", "lt").replace("BOUND", "u32 10").replace("STEP", "u32 1").replace("START", "u32 0");
+    let other = |factor: &str| {
+        format!("callable @g(%x: u32) -> u32 {{\n^entry:\n  %y = mul %x, u32 {factor} : u32\n  return %y\n}}\n")
+    };
+    let mut s = xir::db::Session::new("m.xir", "identity", None);
+    s.update(&format!("{k}\n{}", other("2")));
+    for name in ["k", "g"] {
+        let f = s.function(name).unwrap();
+        xir::db::scalar_evolution(s.db(), f);
+    }
+    s.take_executed();
+    // Editing @g re-runs @g's analysis only; @k's comes from the memo.
+    s.update(&format!("{k}\n{}", other("3")));
+    for name in ["k", "g"] {
+        let f = s.function(name).unwrap();
+        xir::db::scalar_evolution(s.db(), f);
+    }
+    let executed = s.take_executed();
+    assert!(executed.contains(&"scalar_evolution(@g)".to_string()), "{executed:?}");
+    assert!(!executed.iter().any(|e| e.ends_with("(@k)")), "{executed:?}");
+}
