@@ -189,8 +189,12 @@ pub fn legalize(src: &str, kernel: &str, inputs: &str) -> xir::Module {
         check(&m, "xir.restructured.audited");
         assert_eq!(count_op(&m, "ray_query.loop") + count_op(&m, "ray_query.dispatch"), 0);
         assert_eq!(count_op(&m, "ray.trace_closest"), 0);
-        assert_eq!(count_op(&m, "ray_query.proceed"), 1);
         let after = run(&m, kernel, inputs);
+        assert!(before.first_mismatch(&after, |_, _| false).is_none(), "-O{level}:\n{}", print_module(&m));
+        // At -O2 loop rotation may peel the proceed (one before the loop,
+        // one at the end of each iteration): still a proceed per step.
+        let proceeds = count_op(&m, "ray_query.proceed");
+        assert!(proceeds == 1 || level > 0 && proceeds == 2, "-O{level}:\n{}", print_module(&m));
         assert!(before.first_mismatch(&after, |_, _| false).is_none(), "{}", print_module(&m));
         first.get_or_insert(m);
     }
@@ -259,4 +263,57 @@ fn no_ray_query_no_change() {
     let out = run_pass(&mut m, lower_ray_query::decl()).unwrap();
     assert!(!out.changed);
     assert_eq!(print_module(&m), print_module(&parse(src)));
+}
+
+const PHIS: &str = r#"
+kernel @phis(%scene: accel, %t_out: buffer<f32>, %hit_out: buffer<u32>) block_size(4, 1, 1) {
+^entry:
+  %x = extract $dispatch_id, u32 0 : u32
+  %xf = cast.static %x : f32
+  %ox = sub %xf, f32 1.5 : f32
+  %origin = aggregate %ox, f32 0.1, f32 10.0 : array<f32, 3>
+  %ray = aggregate %origin, f32 0.0, array<f32, 3> [0.0, 0.0, -1.0], f32 100.0 : struct<align 16>{array<f32, 3>, f32, array<f32, 3>, f32}
+  %q = ray_query.pipeline %scene, %ray, u32 1 : ray_query_all
+  ray_query.loop dispatch ^dispatch, merge ^merge
+^dispatch:
+  %n = phi [u32 0, ^entry], [%n1, ^surface], [%n2, ^procedural] : u32
+  ray_query.dispatch %q, exit ^exit, on_surface ^surface, on_procedural ^procedural
+^surface:
+  %seen = phi [%n, ^dispatch] : u32
+  %n1 = add %seen, u32 1 : u32
+  ray_query.object_write %q, u32 0
+  br target ^dispatch
+^procedural:
+  %n2 = add %n, u32 100 : u32
+  ray_query.object_write %q, u32 1, f32 5.5
+  br target ^dispatch
+^exit:
+  buffer.write %hit_out, %x, %n
+  br target ^merge
+^merge:
+  %hit = ray_query.object_read %q, u32 3 : struct<align 8>{u32, u32, vec<f32, 2>, u32, f32}
+  %t = extract %hit, u32 4 : f32
+  buffer.write %t_out, %x, %t
+  return
+}
+"#;
+
+// Check that Phis survive the lowering: the dispatch block's Phi takes the
+// handlers' values through a Phi of the join block, and a handler's Phi
+// now names the candidate body as its predecessor; results are unchanged
+// (each thread counts its candidates: triangles + 100 per box).
+#[test]
+fn phis_of_the_dispatch_block_and_handlers_are_rewired() {
+    let out = run(&parse(PHIS), "phis", INPUTS);
+    assert_eq!(numbers!(out.buffers["hit_out"], u32), vec![1, 1, 2, 102]);
+    let m = check_passes(PHIS, &[lower_ray_query::decl()], &["xir.structured"], "phis", INPUTS);
+    let text = print_module(&m);
+    for needle in [
+        "  %n = phi [u32 0, ^entry], [%0, ^rq.next] : u32\n",
+        "^rq.handled:\n  %0 = phi [%n1, ^surface], [%n2, ^procedural] : u32\n  br target ^rq.next\n",
+        "  %seen = phi [%n, ^rq.candidate] : u32\n",
+    ] {
+        assert!(text.contains(needle), "missing {needle:?} in\n{text}");
+    }
+    legalize(PHIS, "phis", INPUTS);
 }
