@@ -357,6 +357,23 @@ fn transpose_gep_makes_the_slot_promotable() {
 }
 
 #[test]
+fn transpose_gep_can_leave_dynamically_indexed_slots() {
+    // Check that with `dynamic_indices: false` the slot indexed by `%i`
+    // stays in memory (its chains are still traced).
+    let inp = inputs(r#"{"args": {"in": [2], "out": [0]}}"#);
+    let (m, out) = run_checked(GEPS_IN, "transpose_gep", Some("(dynamic_indices: false)"), &inp);
+    assert_eq!(stat(&out, "transposed_loads"), "0");
+    assert_eq!(stat(&out, "traced_geps"), "3");
+    assert_eq!(count(&m, Opcode::Gep), 2);
+    assert_eq!(count(&m, Opcode::Insert), 0);
+    // A constant path is transposed.
+    let constant = GEPS_IN.replace("gep %a, %i :", "gep %a, u32 2 :");
+    let (m, out) = run_checked(&constant, "transpose_gep", Some("(dynamic_indices: false)"), &inp);
+    assert_eq!(stat(&out, "transposed_loads"), "2");
+    assert_eq!(count(&m, Opcode::Gep), 0);
+}
+
+#[test]
 fn transpose_gep_leaves_shared_and_escaping_slots() {
     // Check that a shared slot (a whole-slot read-modify-write would race)
     // and a slot passed to a call are not transposed.

@@ -132,6 +132,7 @@ fn mem_opt_passes_keep_random_aggregate_programs() {
         &[("sroa", None)],
         &[("trace_gep", None)],
         &[("transpose_gep", None)],
+        &[("transpose_gep", Some("(dynamic_indices: false)"))],
         &[("local_store_forward", None)],
         &[("local_load_elimination", None)],
         &[("dead_store_elimination", None)],
