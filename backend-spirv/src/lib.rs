@@ -57,6 +57,8 @@ pub struct SpirvOutput {
     pub features: FeatureSet,
     /// What the optimizer did.
     pub opt: validate::OptOutcome,
+    /// One printer record per reachable `print` site (`emit::print`).
+    pub printers: Vec<artifact::PrinterRecord>,
 }
 
 impl SpirvOutput {
@@ -101,6 +103,7 @@ pub fn compile(module: &Module, kernel: FuncId, opts: &CompileOptions) -> Result
         return Err(diags);
     }
     let plans = plan::plan_all(module, kernel, opts.device_features.as_ref())?;
+    let printers = emit::print::plan_prints(module, &plans)?;
     let emitter = emit::Emitter::new(module, opts, &plans);
     let words = emitter.run().map_err(|e| {
         let f = e.func.unwrap_or(kernel);
@@ -128,7 +131,14 @@ pub fn compile(module: &Module, kernel: FuncId, opts: &CompileOptions) -> Result
             return Err(vec![diag("spirv-features", msg, module, kernel)]);
         }
     }
-    Ok(SpirvOutput { words_unoptimized: words, words: final_words, abi: plans.bindings.abi.clone(), features, opt })
+    Ok(SpirvOutput {
+        words_unoptimized: words,
+        words: final_words,
+        abi: plans.bindings.abi.clone(),
+        features,
+        opt,
+        printers,
+    })
 }
 
 /// The `OpCapability` operands of a module.

@@ -228,7 +228,7 @@ impl ShaderArtifact {
             abi: out.abi.clone(),
             arguments,
             words: out.words.clone(),
-            printers: Vec::new(),
+            printers: out.printers.clone(),
             constants: Vec::new(),
         }
     }

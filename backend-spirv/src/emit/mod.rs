@@ -5,7 +5,8 @@
 //! `globals` (descriptors, push constants, builtins, shared memory),
 //! `function` (functions and structured control flow from the plan),
 //! `instructions` (dispatch, memory, aggregates, casts, calls), `arith`
-//! (arithmetic, GLSL.std.450 math, matrices, contraction), `atomics`.
+//! (arithmetic, GLSL.std.450 math, matrices, contraction), `atomics`,
+//! `print` (debug printf and the printer records).
 //!
 //! **Invariant:** the emitter never repairs: every input it cannot lower
 //! exactly was rejected by the handoff or a plan, so an unexpected shape here
@@ -18,6 +19,7 @@ mod function;
 mod globals;
 mod instructions;
 mod memory;
+pub mod print;
 pub(crate) mod ray_query;
 mod texture;
 mod types;

@@ -1,0 +1,139 @@
+//! `print` lowered to debug printf: the exact module shape (the
+//! `NonSemantic.DebugPrintf` import, `SPV_KHR_non_semantic_info`, the
+//! `OpString` format, one argument per scalar leaf), Vulkan 1.2 validation
+//! at every optimizer preset, the printer records (their formats and types,
+//! through the artifact codec), and the rejection of an unprintable value.
+
+mod common;
+
+use common::*;
+use xir_spirv::artifact::{decode, LoadRequirements, PrinterRecord, ShaderArtifact};
+
+const PRINTS: &str = r#"
+kernel @k(%out: buffer<u32>, %x: f32) block_size(4, 1, 1) {
+^entry:
+  %t = extract $dispatch_id, u32 0 : u32
+  %v = aggregate %x, %x, %x : vec<f32, 3>
+  %b = lt %t, u32 2 : bool
+  %n = cast.static %t : i8
+  %h = cast.static %x : f16
+  %w = cast.static %t : u64
+  print "t={} v={} 100%", %t, %v
+  print "b={} n={}", %b, %n, %h, %w
+  buffer.write %out, %t, %t
+  return
+}
+"#;
+
+fn printf_calls(m: &SpvModule) -> Vec<(String, usize)> {
+    let set = m
+        .ext_inst_imports
+        .iter()
+        .find(|i| matches!(&i.operands[0], Operand::LiteralString(s) if s == "NonSemantic.DebugPrintf"))
+        .and_then(|i| i.result_id);
+    let strings: std::collections::HashMap<u32, String> = m
+        .debug_string_source
+        .iter()
+        .filter(|i| i.class.opcode == Op::String)
+        .map(|i| match &i.operands[0] {
+            Operand::LiteralString(s) => (i.result_id.unwrap(), s.clone()),
+            o => panic!("OpString operand {o:?}"),
+        })
+        .collect();
+    insts(m)
+        .into_iter()
+        .filter(|i| i.class.opcode == Op::ExtInst && Some(i.operands[0].unwrap_id_ref()) == set)
+        .map(|i| {
+            assert_eq!(i.operands[1], Operand::LiteralExtInstInteger(1), "DebugPrintf is instruction 1");
+            (strings[&i.operands[2].unwrap_id_ref()].clone(), i.operands.len() - 3)
+        })
+        .collect()
+}
+
+#[test]
+fn print_is_debug_printf_with_one_argument_per_scalar() {
+    for level in 0..=3u8 {
+        let out = compile_with(PRINTS, &opts(level, false));
+        xir_spirv::validate::validate(&out.words).expect("final module validates");
+        let m = load(&out.words);
+        let exts: Vec<String> = m
+            .extensions
+            .iter()
+            .map(|i| match &i.operands[0] {
+                Operand::LiteralString(s) => s.clone(),
+                o => panic!("{o:?}"),
+            })
+            .collect();
+        assert!(exts.iter().any(|e| e == "SPV_KHR_non_semantic_info"), "level {level}: {exts:?}");
+        let calls = printf_calls(&m);
+        assert_eq!(
+            calls,
+            vec![("t=%u v=(%.9g, %.9g, %.9g) 100%%".to_string(), 4), ("b=%u n=%d %.9g %lu".to_string(), 4),],
+            "level {level}"
+        );
+    }
+}
+
+#[test]
+fn printer_records_are_persisted_one_per_site() {
+    let m = parse(PRINTS);
+    let k = kernel_of(&m);
+    let out = xir_spirv::compile(&m, k, &opts(0, false)).expect("compiles");
+    let expected = vec![
+        PrinterRecord { id: 0, format: "t={} v={} 100%".into(), arg_types: vec!["u32".into(), "vec<f32, 3>".into()] },
+        PrinterRecord {
+            id: 1,
+            format: "b={} n={} {} {}".into(),
+            arg_types: vec!["bool".into(), "i8".into(), "f16".into(), "u64".into()],
+        },
+    ];
+    assert_eq!(out.printers, expected);
+    let art = ShaderArtifact::from_compiled(&m, k, &out);
+    let bytes = art.encode().expect("encodes");
+    let back = decode(&bytes, &LoadRequirements::for_kernel(&m, k), None).expect("decodes");
+    assert_eq!(back.printers, expected);
+}
+
+#[test]
+fn a_kernel_without_print_imports_no_printf_set() {
+    let out = compile_with(PRINTS.replace("  print \"t={} v={} 100%\", %t, %v\n", "").as_str(), &opts(0, false));
+    let m = load(&out.words);
+    assert_eq!(printf_calls(&m).len(), 1);
+    let src: String = PRINTS.lines().filter(|l| !l.trim_start().starts_with("print")).collect::<Vec<_>>().join("\n");
+    let out = compile_with(&src, &opts(0, false));
+    let m = load(&out.words);
+    assert!(m
+        .ext_inst_imports
+        .iter()
+        .all(|i| !matches!(&i.operands[0], Operand::LiteralString(s) if s.starts_with("NonSemantic"))));
+    assert!(m.extensions.is_empty(), "{:?}", m.extensions);
+    assert!(out.printers.is_empty());
+}
+
+#[test]
+fn matrices_print_by_columns_and_aggregates_are_rejected_at_the_site() {
+    let src = r#"
+kernel @k(%out: buffer<f32>, %x: f32) block_size(1, 1, 1) {
+^entry:
+  %c = aggregate %x, %x : vec<f32, 2>
+  %mm = aggregate %c, %c : mat<f32, 2>
+  print "m={}", %mm
+  buffer.write %out, u32 0, %x
+  return
+}
+"#;
+    let out = compile_with(src, &opts(0, false));
+    let calls = printf_calls(&load(&out.words));
+    assert_eq!(calls, vec![("m=((%.9g, %.9g), (%.9g, %.9g))".to_string(), 4)]);
+    let bad = r#"
+kernel @k(%out: buffer<f32>, %x: f32) block_size(1, 1, 1) {
+^entry:
+  %a = aggregate %x, %x : array<f32, 2>
+  print "a={}", %a
+  buffer.write %out, u32 0, %x
+  return
+}
+"#;
+    let e = compile_err(bad, &opts(0, false));
+    assert!(e.contains("spirv-plan:print") && e.contains("`array<f32, 2>` is not printable"), "{e}");
+}
