@@ -11,7 +11,9 @@
 //! Instructions that may trap (integer `div`/`mod` without a constant
 //! non-zero divisor, `-1` excluded for signed types; `extract` / `insert`
 //! / `shuffle` without constant in-range indices; `gep` with an index
-//! that may be negative) are hoisted only from the header, when nothing
+//! that may be negative; bindless and address queries; arithmetic on FP8;
+//! any operation reading an operand that may be undefined, which the
+//! reference interpreter rejects) are hoisted only from the header, when nothing
 //! but pure instructions runs before them there: the header runs whenever
 //! the preheader does, so they trap exactly when they did before.
 //!
@@ -26,8 +28,8 @@ use rustc_hash::FxHashSet;
 use xir::analysis::{Cfg, LoopForest, LoopId};
 use xir::pass::{AnalysisKind, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};
 use xir::{
-    sign_extend, Block, ConstTable, ConstValue, Function, Inst, InstData, Module, Opcode, Trait, Type, TypeId,
-    TypeTable, Value,
+    sign_extend, Block, ConstTable, ConstValue, FloatFormat, Function, Inst, InstData, Module, Opcode, Trait, Type,
+    TypeId, TypeTable, Value,
 };
 
 const INFO: PassInfo = PassInfo {
@@ -176,6 +178,16 @@ pub fn may_trap(types: &TypeTable, consts: &ConstTable, f: &Function, undef: &Ma
             _ => None,
         }
     };
+    // Resource queries beyond the plain sizes check their slot or stride.
+    if d.has(Trait::Resource) && !matches!(d.opcode, Opcode::BufferSize | Opcode::ByteBufferSize | Opcode::TextureSize)
+    {
+        return true;
+    }
+    // FP8 values only move and convert; arithmetic on them fails.
+    let fp8 = |t: TypeId| matches!(types.get(types.scalar_of(t)), Type::Float(FloatFormat::E4M3 | FloatFormat::E5M2));
+    if d.has(Trait::Arithmetic) && (fp8(d.ty) || d.operands.iter().filter_map(|&v| ty_of(v)).any(fp8)) {
+        return true;
+    }
     let moves_values = matches!(d.opcode, Opcode::Select | Opcode::Extract | Opcode::Insert | Opcode::Shuffle);
     if !moves_values && d.operands.iter().any(|&v| undef.contains(v)) {
         return true;
