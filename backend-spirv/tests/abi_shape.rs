@@ -148,3 +148,31 @@ fn non_canonical_shapes_are_rejected_by_writer_and_reader() {
     ok.check_shape().expect("sampler heap at set 1 is canonical");
     assert_eq!(ok.properties[1].binding, NO_BINDING);
 }
+
+#[test]
+fn a_module_binding_the_abi_does_not_describe_is_rejected() {
+    let (_, bytes) = real();
+    let (h, _) = RawHeader::parse(&bytes).expect("header");
+    let mut at = HEADER_LEN;
+    let sections = h.sections.map(|e| {
+        let s = bytes[at..at + e.size as usize].to_vec();
+        at += e.size as usize;
+        s
+    });
+    let words: Vec<u32> = sections[2].chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+    // OpDecorate %var Binding 1 (word count 4, opcode 71; Binding = 33).
+    let k = words.windows(4).position(|w| w[0] == (4 << 16) | 71 && w[2] == 33 && w[3] == 1).expect("binding 1");
+    for (value, ok) in [(1u32, true), (7, false), (0, false)] {
+        let mut w = words.clone();
+        w[k + 3] = value;
+        let mut s = sections.clone();
+        s[2] = w.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let b = artifact::seal(h.clone(), &s);
+        let r = decode(&b, &LoadRequirements::any_xir_spirv(), None);
+        match (ok, r) {
+            (true, Ok(_)) => {}
+            (false, Err(ArtifactError::NonCanonicalAbi(m))) => assert!(m.contains("module interface"), "{m}"),
+            (ok, r) => panic!("binding {value} (accept: {ok}): {r:?}"),
+        }
+    }
+}

@@ -320,6 +320,7 @@ pub fn read_file(path: &std::path::Path) -> Result<Vec<u8>, ArtifactError> {
 fn check_spirv(words: &[u32], abi: &KernelAbi) -> Result<FeatureSet, ArtifactError> {
     crate::validate::validate(words).map_err(ArtifactError::InvalidSpirv)?;
     let m = rspirv::dr::load_words(words).map_err(|e| ArtifactError::InvalidSpirv(e.to_string()))?;
+    properties::check_interface(&m, abi)?;
     use rspirv::dr::Operand;
     let entry = m.entry_points.iter().find_map(|e| match e.operands.as_slice() {
         [Operand::ExecutionModel(ExecutionModel::GLCompute), Operand::IdRef(f), Operand::LiteralString(n), ..]

@@ -150,3 +150,88 @@ pub fn decode(bytes: &[u8], entry_point: &str) -> Result<KernelAbi, ArtifactErro
     check_shape(&abi)?;
     Ok(abi)
 }
+
+/// The module's resource interface against the ABI: every descriptor
+/// variable the SPIR-V declares (a `DescriptorSet` + `Binding` pair) must be
+/// an ABI descriptor at that set and binding whose kind matches the
+/// variable (`StorageBuffer` class for `StorageBuffer`; a storage image of
+/// the property's dimension and texel type for `StorageImage`; an
+/// acceleration structure for `AccelerationStructure`), and no two variables
+/// share a set and binding. Otherwise a loaded
+/// module would read a descriptor the runner never binds, or binds as
+/// something else. (The converse may not hold: the optimizer can drop a
+/// variable the kernel never uses; the runner still binds it.)
+pub fn check_interface(m: &rspirv::dr::Module, abi: &KernelAbi) -> Result<(), ArtifactError> {
+    use rspirv::dr::Operand;
+    use rspirv::spirv::{Decoration, Dim, Op, StorageClass};
+    let bad = |msg: String| Err(ArtifactError::NonCanonicalAbi(format!("module interface: {msg}")));
+    let decoration = |id: u32, want: Decoration| {
+        m.annotations.iter().find_map(|a| match a.operands.as_slice() {
+            [Operand::IdRef(t), Operand::Decoration(d), Operand::LiteralBit32(v)]
+                if a.class.opcode == Op::Decorate && *t == id && *d == want =>
+            {
+                Some(*v)
+            }
+            _ => None,
+        })
+    };
+    let def = |id: u32| m.types_global_values.iter().find(|i| i.result_id == Some(id));
+    let mut seen = std::collections::BTreeSet::new();
+    for var in m.types_global_values.iter().filter(|i| i.class.opcode == Op::Variable) {
+        let id = var.result_id.unwrap_or(0);
+        let (set, binding) = (decoration(id, Decoration::DescriptorSet), decoration(id, Decoration::Binding));
+        let (Some(set), Some(binding)) = (set, binding) else {
+            if set.is_some() || binding.is_some() {
+                return bad(format!("variable %{id} has only one of DescriptorSet and Binding"));
+            }
+            continue;
+        };
+        if !seen.insert((set, binding)) {
+            return bad(format!("two variables at set {set}, binding {binding}"));
+        }
+        let Some(p) = abi.descriptors().find(|p| p.set == set && p.binding == binding) else {
+            return bad(format!("variable %{id} at set {set}, binding {binding} is not an ABI descriptor"));
+        };
+        let class = var.operands.first();
+        let pointee = var.result_type.and_then(def).and_then(|ptr| match ptr.operands.as_slice() {
+            [_, Operand::IdRef(t)] => def(*t),
+            _ => None,
+        });
+        let ok = match (p.kind, class, pointee) {
+            (PropertyKind::StorageBuffer, Some(Operand::StorageClass(StorageClass::StorageBuffer)), Some(_)) => true,
+            (
+                PropertyKind::StorageImage { dim, texel },
+                Some(Operand::StorageClass(StorageClass::UniformConstant)),
+                Some(t),
+            ) if t.class.opcode == Op::TypeImage => {
+                let want_dim = if dim == 2 { Dim::Dim2D } else { Dim::Dim3D };
+                let sampled = match t.operands.first() {
+                    Some(Operand::IdRef(s)) => def(*s),
+                    _ => None,
+                };
+                let texel_ok = sampled.is_some_and(|s| {
+                    matches!(
+                        (texel, s.class.opcode, s.operands.as_slice()),
+                        (TexelKind::F32, Op::TypeFloat, [Operand::LiteralBit32(32), ..])
+                            | (TexelKind::I32, Op::TypeInt, [Operand::LiteralBit32(32), Operand::LiteralBit32(1)])
+                            | (TexelKind::U32, Op::TypeInt, [Operand::LiteralBit32(32), Operand::LiteralBit32(0)])
+                    )
+                });
+                texel_ok && t.operands.get(1) == Some(&Operand::Dim(want_dim))
+            }
+            (
+                PropertyKind::AccelerationStructure { .. },
+                Some(Operand::StorageClass(StorageClass::UniformConstant)),
+                Some(t),
+            ) => t.class.opcode == Op::TypeAccelerationStructureKHR,
+            _ => false,
+        };
+        if !ok {
+            return bad(format!(
+                "variable %{id} at set {set}, binding {binding} does not have the shape of {:?}",
+                p.kind
+            ));
+        }
+    }
+    Ok(())
+}
