@@ -241,3 +241,26 @@ fn half_widening_is_rebuilt_from_the_bits_and_every_width_rounds_to_nearest_even
     }
     assert_eq!(count(&dis, "OpCapability RoundingModeRTE"), 1, "{dis}");
 }
+
+const SIGN_EXTEND: &str = r#"
+kernel @k(%b: i8, %x: buffer<i32>, %l: buffer<i64>) block_size(1, 1, 1) {
+^entry:
+  %w = cast.static %b : i32
+  buffer.write %x, u32 0, %w
+  %a = buffer.read %x, u32 1 : i32
+  %wide = cast.static %a : i64
+  buffer.write %l, u32 0, %wide
+  return
+}
+"#;
+
+#[test]
+fn sign_extension_uses_bitfield_extract_for_narrow_and_shifts_for_i32() {
+    // lavapipe miscompiles compares of SConvert'ed i32; the H200 treats
+    // SConvert of narrow values as a no-op (docs/vulkan.md).
+    let out = compile_all_presets(SIGN_EXTEND);
+    let dis = out.disassembly_unoptimized();
+    assert_eq!(count(&dis, "OpSConvert"), 0, "{dis}");
+    assert_eq!(count(&dis, "OpBitFieldSExtract"), 1, "i8 -> i32: {dis}");
+    assert_eq!(count(&dis, "OpShiftRightArithmetic"), 1, "i32 -> i64: {dis}");
+}

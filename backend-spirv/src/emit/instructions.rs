@@ -336,15 +336,44 @@ impl Emitter<'_> {
         Ok(())
     }
 
-    /// Sign extension as zero extension, then a left shift and an
-    /// arithmetic right shift by the width difference, not `OpSConvert`:
-    /// lavapipe (Mesa with LLVM 15, the CI driver) miscompiles every signed
-    /// compare of an `SConvert`ed value (`SLessThan(SConvert(-7 as i32 to
-    /// i64), 0)` is false), while it gets the shift form right; the two are
-    /// equal by definition.
+    /// Sign extension without `OpSConvert`, exact on every driver we run:
+    ///
+    /// - a 32-bit source is zero-extended, shifted left and arithmetically
+    ///   right by 32: lavapipe (Mesa with LLVM 15, the CI driver) miscompiles
+    ///   every signed compare of an `SConvert`ed i32 (`SLessThan(SConvert(-7
+    ///   as i32 to i64), 0)` is false) and gets the shift form right;
+    /// - an 8- or 16-bit source is zero-extended to 32 bits and its low bits
+    ///   sign-extended with `OpBitFieldSExtract`: the H200 driver keeps narrow
+    ///   values unwrapped in wider registers and treats `SConvert` (and the
+    ///   shift form) as a no-op on them (`neg(-128 as i8)` widened to 128);
+    ///   the bit-field extract reads exactly the low bits.
+    ///
+    /// All three are equal to sign extension by definition.
     fn sign_extend(&mut self, from: Shape, to: Shape, v: Word, rid: Option<Word>) -> EResult<Word> {
         let (ScalarKind::Int { bits: a, .. }, ScalarKind::Int { bits: b, signed }) = (from.scalar, to.scalar) else {
             return err("sign extension of a non-integer");
+        };
+        let (v, a) = if a < 32 {
+            let (u32s, i32s) = (
+                to.with_scalar(ScalarKind::Int { bits: 32, signed: false }),
+                to.with_scalar(ScalarKind::Int { bits: 32, signed: true }),
+            );
+            let (ut, st) = (self.shape_ty(u32s), self.shape_ty(i32s));
+            let zext = self.op(Op::UConvert, Some(ut), None, ids(&[v]))?;
+            let z = self.op(Op::Bitcast, Some(st), None, ids(&[zext]))?;
+            let (offset, count) = (self.u32_const(0), self.u32_const(a));
+            let done = b == 32 && signed;
+            let ext =
+                self.op(Op::BitFieldSExtract, Some(st), if done { rid } else { None }, ids(&[z, offset, count]))?;
+            if done {
+                return Ok(ext);
+            }
+            if b == 32 {
+                return self.op(Op::Bitcast, Some(ut), rid, ids(&[ext]));
+            }
+            (ext, 32)
+        } else {
+            (v, a)
         };
         let wide_u = to.with_scalar(ScalarKind::Int { bits: b, signed: false });
         let wide_s = to.with_scalar(ScalarKind::Int { bits: b, signed: true });
