@@ -253,10 +253,20 @@ fn sum_leaves(
     konst
 }
 
-/// The canonical chain of a sum.
-fn plan_sum(mut terms: Vec<(Value, u64)>, konst: u64, bits: u32) -> Outcome {
+/// The canonical chain of a sum. `have` lists the constants of the
+/// existing tree: a coefficient or constant term is written with whichever
+/// sign (`+ x * c` or `- x * -c`, `+ k` or `- -k`) reuses one of them, else
+/// with the smaller constant (`x - 1`, not `x + 0xffffffff`).
+fn plan_sum(mut terms: Vec<(Value, u64)>, konst: u64, bits: u32, have: &[u64]) -> Outcome {
     let mk = mask(bits);
-    let neg_one = mk;
+    let negative = |c: u64| {
+        let n = c.wrapping_neg() & mk;
+        if have.contains(&c) {
+            false
+        } else {
+            have.contains(&n) || n < c
+        }
+    };
     terms.retain(|t| t.1 != 0);
     if terms.is_empty() {
         return Outcome::Const(konst);
@@ -264,8 +274,8 @@ fn plan_sum(mut terms: Vec<(Value, u64)>, konst: u64, bits: u32) -> Outcome {
     if terms.len() == 1 && terms[0].1 == 1 && konst == 0 {
         return Outcome::Leaf(terms[0].0);
     }
-    // Start from a term with a positive unit coefficient when there is one.
-    if let Some(p) = terms.iter().position(|t| t.1 != neg_one) {
+    // Start from a term that is added when there is one.
+    if let Some(p) = terms.iter().position(|t| t.1 == 1 || (t.1 != mk && !negative(t.1))) {
         let t = terms.remove(p);
         terms.insert(0, t);
     }
@@ -274,11 +284,12 @@ fn plan_sum(mut terms: Vec<(Value, u64)>, konst: u64, bits: u32) -> Outcome {
     for (v, c) in terms {
         let (op, term) = if c == 1 {
             (Opcode::Add, Arg::Leaf(v))
-        } else if c == neg_one {
+        } else if c == mk {
             (Opcode::Sub, Arg::Leaf(v))
         } else {
-            plan.push((Opcode::Mul, vec![Arg::Leaf(v), Arg::Const(c)]));
-            (Opcode::Add, Arg::Step(plan.len() - 1))
+            let (op, k) = if negative(c) { (Opcode::Sub, c.wrapping_neg() & mk) } else { (Opcode::Add, c) };
+            plan.push((Opcode::Mul, vec![Arg::Leaf(v), Arg::Const(k)]));
+            (op, Arg::Step(plan.len() - 1))
         };
         acc = Some(match acc {
             None if op == Opcode::Sub => {
@@ -293,9 +304,7 @@ fn plan_sum(mut terms: Vec<(Value, u64)>, konst: u64, bits: u32) -> Outcome {
         });
     }
     let acc = acc.expect("at least one term");
-    // A constant with the top bit set is subtracted (`x - 1`, not
-    // `x + 0xffffffff`): the small constant is usually there already.
-    if konst != 0 && konst > mk >> 1 {
+    if konst != 0 && negative(konst) {
         plan.push((Opcode::Sub, vec![acc, Arg::Const(konst.wrapping_neg() & mk)]));
     } else if konst != 0 {
         plan.push((Opcode::Add, vec![acc, Arg::Const(konst)]));
@@ -437,6 +446,28 @@ fn describe(m: &Module, f: &Function, root: Inst, nodes: &[Inst]) -> Plan {
     plan
 }
 
+/// The constants a plan uses.
+fn consts_of(p: &Plan) -> Vec<u64> {
+    p.iter()
+        .flat_map(|(_, args)| args.iter().filter_map(|a| if let Arg::Const(k) = a { Some(*k) } else { None }))
+        .collect()
+}
+
+/// Whether `new` should replace `old`. Instructions count 2 and a constant
+/// the tree did not use counts 1 (it costs a declaration, not work at run
+/// time): `(x + 1) + 2` becomes `x + 3`, but `x - q * -7` does not become
+/// `x + q * 7`. On a tie without new constants, the cheaper form (`mul`
+/// weighs 2) or, as cheap, the canonical one wins.
+fn better(new: &Plan, old: &Plan) -> bool {
+    let have = consts_of(old);
+    let mut fresh = consts_of(new);
+    fresh.retain(|k| !have.contains(k));
+    fresh.sort();
+    fresh.dedup();
+    let (n, o) = (2 * new.len() + fresh.len(), 2 * old.len());
+    n < o || (n == o && fresh.is_empty() && (cost(new) < cost(old) || (cost(new) == cost(old) && new != old)))
+}
+
 fn reassociate_block(m: &mut Module, fid: FuncId, b: Block, fast: bool, rank: &FxHashMap<Value, u64>, st: &mut Stats) {
     let insts = m.func(fid).block(b).insts.clone();
     for root in insts {
@@ -460,7 +491,8 @@ fn reassociate_block(m: &mut Module, fid: FuncId, b: Block, fast: bool, rank: &F
                 let (mut terms, mut nodes) = (Vec::new(), Vec::new());
                 let konst = sum_leaves(m, f, root, bits, &mut terms, &mut nodes);
                 terms.sort_by_key(|t| by_rank(&t.0));
-                (plan_sum(terms, konst, bits), nodes)
+                let have = consts_of(&describe(m, f, root, &nodes));
+                (plan_sum(terms, konst, bits, &have), nodes)
             }
             Family::Same(op) => {
                 let (mut leaves, nodes, consts) = same_leaves(m, f, root, op, fast);
@@ -470,9 +502,8 @@ fn reassociate_block(m: &mut Module, fid: FuncId, b: Block, fast: bool, rank: &F
             }
         };
         let old = describe(m, f, root, &nodes);
-        let old_cost = cost(&old);
         let better = match &result {
-            Outcome::Chain(p) => cost(p) < old_cost || (cost(p) == old_cost && *p != old),
+            Outcome::Chain(p) => better(p, &old),
             _ => true,
         };
         if !better {
