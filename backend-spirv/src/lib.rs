@@ -7,8 +7,10 @@
 //! 3. emission with rspirv ([`emit`]);
 //! 4. SPIRV-Tools validation for Vulkan 1.2, the optimizer preset, validation
 //!    of its output (kept only if valid) ([`validate`]);
-//! 5. feature reconciliation from the returned binary's `OpCapability`s plus
-//!    the emission-owned bits, checked against the device snapshot.
+//! 5. the audited narrow-arithmetic capability trim
+//!    ([`features::trim_narrow_arithmetic`]), then feature reconciliation
+//!    from the final binary's `OpCapability`s plus the emission-owned bits,
+//!    checked against the device snapshot.
 //!
 //! The kernel ABI is in [`abi`]. [`register_passes`] adds the backend's two
 //! pipeline passes (`spirv_handoff`, `callable_specialization`).
@@ -123,9 +125,12 @@ pub fn compile(module: &Module, kernel: FuncId, opts: &CompileOptions) -> Result
             kernel,
         )]);
     }
-    let (final_words, opt) = validate::optimize(&words, opts.opt_level);
+    let (optimized, opt) = validate::optimize(&words, opts.opt_level);
+    let final_words = features::trim_narrow_arithmetic(&optimized).words;
     let caps = capabilities(&final_words);
-    let features = FeatureSet::from_capabilities(caps).union(plans.features.required.emission_owned());
+    let features = FeatureSet::from_capabilities(caps)
+        .union(plans.features.required.emission_owned())
+        .union(features::from_abi(&plans.bindings.abi));
     if let Some(dev) = &opts.device_features {
         if let Err(msg) = features::check_available(&features, dev) {
             return Err(vec![diag("spirv-features", msg, module, kernel)]);

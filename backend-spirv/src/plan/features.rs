@@ -1,8 +1,9 @@
 //! Target-feature planning done before emission: which atomics exist, in
 //! which storage class, and whether each float atomic add is native (the
 //! device snapshot enables the matching feature) or a software CAS loop.
-//! The emission-owned feature bits come from here; capability-owned bits
-//! are reconciled later from the final binary.
+//! The emission-owned feature bits come from here (plus the accel
+//! descriptor ABI, `features::from_abi`); capability-owned bits are
+//! reconciled later from the final binary.
 
 use rustc_hash::FxHashMap;
 use xir::{Block, FuncId, Function, Inst, Module, Opcode, Type, Value};
@@ -76,6 +77,10 @@ pub fn plan_features(m: &Module, order: &[(FuncId, Vec<Block>)], device: Option<
         for &b in blocks {
             for &i in &f.block(b).insts {
                 let d = f.inst(i);
+                if d.opcode == Opcode::Print {
+                    // `NonSemantic.DebugPrintf` needs the device extension.
+                    plan.required.insert(Feature::ShaderNonSemanticInfo);
+                }
                 if !is_atomic(d.opcode) {
                     continue;
                 }

@@ -22,6 +22,9 @@ pub struct Device {
     pub(crate) timestamp_period: f32,
     pub name: String,
     pub driver: String,
+    /// The optional features this logical device was created with (the
+    /// device snapshot artifacts and compilations are checked against).
+    pub enabled: crate::FeatureSet,
 }
 
 impl Device {
@@ -120,8 +123,19 @@ impl Device {
             ..Default::default()
         };
         let (mut v11, mut v12) = (v11, v12);
+        // VK_KHR_shader_non_semantic_info (core in 1.3) admits the
+        // `NonSemantic.DebugPrintf` set that `print` lowers to.
+        // SAFETY: physical comes from this instance.
+        let exts = unsafe { instance.enumerate_device_extension_properties(physical) }.unwrap_or_default();
+        let non_semantic = c"VK_KHR_shader_non_semantic_info";
+        let has_non_semantic = exts.iter().any(|e| e.extension_name_as_c_str() == Ok(non_semantic));
+        let ext_names: Vec<*const c_char> = if has_non_semantic { vec![non_semantic.as_ptr()] } else { vec![] };
+        let enabled_set = enabled_features(&instance, physical, &core, &v11, &v12, has_non_semantic);
         let mut enabled = vk::PhysicalDeviceFeatures2::default().features(core).push_next(&mut v11).push_next(&mut v12);
-        let info = vk::DeviceCreateInfo::default().queue_create_infos(&queue_info).push_next(&mut enabled);
+        let info = vk::DeviceCreateInfo::default()
+            .queue_create_infos(&queue_info)
+            .enabled_extension_names(&ext_names)
+            .push_next(&mut enabled);
         // SAFETY: physical device and queue family come from this instance.
         let device = match unsafe { instance.create_device(physical, &info, None) } {
             Ok(d) => d,
@@ -151,6 +165,7 @@ impl Device {
             timestamp_period: if timestamps { props.limits.timestamp_period } else { 0.0 },
             name: name_of(&props),
             driver,
+            enabled: enabled_set,
         })
     }
 
@@ -159,6 +174,62 @@ impl Device {
         (0..self.memory.memory_type_count)
             .find(|&i| type_bits & (1 << i) != 0 && self.memory.memory_types[i as usize].property_flags.contains(flags))
     }
+}
+
+/// The [`crate::FeatureSet`] of what device creation enables: each of the six
+/// 8/16-bit bits on its own; the float-controls bits only when every enabled
+/// float width has the property.
+fn enabled_features(
+    instance: &ash::Instance,
+    physical: vk::PhysicalDevice,
+    core: &vk::PhysicalDeviceFeatures,
+    v11: &vk::PhysicalDeviceVulkan11Features,
+    v12: &vk::PhysicalDeviceVulkan12Features,
+    non_semantic: bool,
+) -> crate::FeatureSet {
+    use crate::Feature as F;
+    let mut p12 = vk::PhysicalDeviceVulkan12Properties::default();
+    let mut props2 = vk::PhysicalDeviceProperties2::default().push_next(&mut p12);
+    // SAFETY: Vulkan 1.2 instance query with a valid chain.
+    unsafe { instance.get_physical_device_properties2(physical, &mut props2) };
+    let on = |b: vk::Bool32| b == vk::TRUE;
+    let widths = |f16: vk::Bool32, f32: vk::Bool32, f64: vk::Bool32| {
+        on(f32) && (!on(v12.shader_float16) || on(f16)) && (!on(core.shader_float64) || on(f64))
+    };
+    let bits = [
+        (F::Int8, on(v12.shader_int8)),
+        (F::Int16, on(core.shader_int16)),
+        (F::Int64, on(core.shader_int64)),
+        (F::Float16, on(v12.shader_float16)),
+        (F::Float64, on(core.shader_float64)),
+        (F::StorageBuffer8BitAccess, on(v12.storage_buffer8_bit_access)),
+        (F::UniformAndStorageBuffer8BitAccess, on(v12.uniform_and_storage_buffer8_bit_access)),
+        (F::StoragePushConstant8, on(v12.storage_push_constant8)),
+        (F::StorageBuffer16BitAccess, on(v11.storage_buffer16_bit_access)),
+        (F::UniformAndStorageBuffer16BitAccess, on(v11.uniform_and_storage_buffer16_bit_access)),
+        (F::StoragePushConstant16, on(v11.storage_push_constant16)),
+        (F::Int64Atomics, on(v12.shader_buffer_int64_atomics) && on(v12.shader_shared_int64_atomics)),
+        (
+            F::SignedZeroInfNanPreserve,
+            widths(
+                p12.shader_signed_zero_inf_nan_preserve_float16,
+                p12.shader_signed_zero_inf_nan_preserve_float32,
+                p12.shader_signed_zero_inf_nan_preserve_float64,
+            ),
+        ),
+        (
+            F::RoundingModeRte,
+            widths(
+                p12.shader_rounding_mode_rte_float16,
+                p12.shader_rounding_mode_rte_float32,
+                p12.shader_rounding_mode_rte_float64,
+            ),
+        ),
+        (F::StorageImageReadWithoutFormat, on(core.shader_storage_image_read_without_format)),
+        (F::StorageImageWriteWithoutFormat, on(core.shader_storage_image_write_without_format)),
+        (F::ShaderNonSemanticInfo, non_semantic),
+    ];
+    bits.into_iter().filter(|(_, b)| *b).map(|(f, _)| f).collect()
 }
 
 impl Drop for Device {
