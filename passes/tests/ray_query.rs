@@ -1,7 +1,9 @@
 //! Ray queries: the interpreter's software traversal (exact hit records
 //! computed by hand for a small scene), `lower_ray_query_loop` (exact output
-//! shape, interpreter equality before and after, refusal of malformed
-//! constructs) and the whole `spirv-legalize` pipeline on a ray-query kernel.
+//! shape, Phi rewiring, interpreter equality before and after, refusal of
+//! malformed constructs), the whole `spirv-legalize` pipeline on ray-query
+//! kernels, and a property test over random scenes (`XIR_PROPTEST_CASES`
+//! raises its 64 cases).
 
 mod control_support;
 
