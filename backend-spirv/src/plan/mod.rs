@@ -8,6 +8,7 @@
 pub mod aggregate;
 pub mod bindings;
 pub mod callgraph;
+pub mod constant_ubo;
 pub mod control_flow;
 pub mod features;
 pub mod layout;
