@@ -50,7 +50,7 @@ pub struct BlockData {
     pub span: Option<Span>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
 pub struct Function {
     pub name: String,
     pub kind: FunctionKind,
@@ -70,6 +70,35 @@ pub struct Function {
     arg_uses: Vec<SmallVec<[Use; 2]>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub span: Option<Span>,
+}
+
+/// A clone keeps the spare capacity of the growing tables (instructions,
+/// their use lists, blocks), so a pass run on a copy grows them exactly as
+/// it would on the original. A derived clone allocates them to the byte,
+/// and the first instruction a pass adds then copies the whole table.
+impl Clone for Function {
+    fn clone(&self) -> Self {
+        fn with_room<T: Clone>(v: &[T], cap: usize) -> Vec<T> {
+            let mut out = Vec::with_capacity(cap.max(v.len()));
+            out.extend_from_slice(v);
+            out
+        }
+        // Destructured so that a new field cannot be left out silently.
+        let Function { name, kind, ret, args, md, blocks, insts, layout, inst_uses, arg_uses, span } = self;
+        Function {
+            name: name.clone(),
+            kind: *kind,
+            ret: *ret,
+            args: args.clone(),
+            md: md.clone(),
+            blocks: with_room(blocks, blocks.capacity()),
+            insts: with_room(insts, insts.capacity()),
+            layout: layout.clone(),
+            inst_uses: with_room(inst_uses, inst_uses.capacity()),
+            arg_uses: arg_uses.clone(),
+            span: *span,
+        }
+    }
 }
 
 impl Function {
