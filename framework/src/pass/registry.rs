@@ -120,6 +120,22 @@ impl PassRegistry {
 #[serde(deny_unknown_fields)]
 pub struct NoOptions {}
 
+impl PassDecl {
+    /// The declaration of a pass `P` that takes no options: `P::default()`
+    /// is the pass, and any option given in RON is an unknown-option error.
+    /// (One place for what every option-less pass would otherwise repeat.)
+    pub fn without_options<P: Pass + Default + 'static>(info: PassInfo) -> PassDecl {
+        PassDecl {
+            info,
+            options: &[],
+            create: |v| {
+                options_from_ron::<NoOptions>(v)?;
+                Ok(Box::new(P::default()))
+            },
+        }
+    }
+}
+
 /// Deserialize options for a pass: `None` gives the defaults.
 pub fn options_from_ron<T: serde::de::DeserializeOwned + Default>(v: Option<&ron::Value>) -> Result<T, String> {
     match v {

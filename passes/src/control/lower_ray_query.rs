@@ -58,7 +58,7 @@
 //! - Preserves: the call graph.
 
 use smallvec::SmallVec;
-use xir::pass::{AnalysisKind, NoOptions, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};
+use xir::pass::{AnalysisKind, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};
 use xir::verify::inst_diag;
 use xir::{Block, Function, Inst, InstData, Metadata, Module, Opcode, Trait, Type, TypeId, TypeTable, Value};
 
@@ -76,17 +76,11 @@ static INFO: PassInfo = PassInfo {
     eliminates: &["@ray_query_loop", "ray.trace_closest"],
 };
 
+#[derive(Default)]
 pub struct LowerRayQueryLoop;
 
 pub fn decl() -> PassDecl {
-    PassDecl {
-        info: INFO.clone(),
-        options: &[],
-        create: |v| {
-            xir::pass::options_from_ron::<NoOptions>(v)?;
-            Ok(Box::new(LowerRayQueryLoop))
-        },
-    }
+    PassDecl::without_options::<LowerRayQueryLoop>(INFO.clone())
 }
 
 /// One ray-query loop, as found by the preflight.

@@ -47,17 +47,11 @@ const INFO: PassInfo = PassInfo {
     eliminates: &[],
 };
 
+#[derive(Default)]
 pub struct Licm;
 
 pub fn decl() -> PassDecl {
-    PassDecl {
-        info: INFO,
-        options: &[],
-        create: |v| {
-            let _: xir::pass::NoOptions = xir::pass::options_from_ron(v)?;
-            Ok(Box::new(Licm))
-        },
-    }
+    PassDecl::without_options::<Licm>(INFO)
 }
 
 impl Pass for Licm {

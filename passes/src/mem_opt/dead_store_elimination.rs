@@ -16,7 +16,7 @@
 //! CFG and everything derived from it.
 
 use xir::analysis::{AliasAnalysis, Location};
-use xir::pass::{NoOptions, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};
+use xir::pass::{Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};
 use xir::{FuncId, Function, Inst, Module, Opcode, Value};
 
 const INFO: PassInfo = PassInfo {
@@ -28,17 +28,11 @@ const INFO: PassInfo = PassInfo {
     preserves: super::CFG_ANALYSES,
 };
 
+#[derive(Default)]
 pub struct DeadStoreElimination;
 
 pub fn decl() -> PassDecl {
-    PassDecl {
-        info: INFO,
-        options: &[],
-        create: |v| {
-            let _: NoOptions = xir::pass::options_from_ron(v)?;
-            Ok(Box::new(DeadStoreElimination))
-        },
-    }
+    PassDecl::without_options::<DeadStoreElimination>(INFO)
 }
 
 impl Pass for DeadStoreElimination {

@@ -10,7 +10,7 @@
 //! Consumes: `xir` (any dialect). Produces: the same dialect. Preserves: the
 //! CFG and everything derived from it (only straight-line reads go).
 
-use xir::pass::{NoOptions, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};
+use xir::pass::{Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};
 use xir::Module;
 
 use super::scan::{forward_function, Mode};
@@ -24,17 +24,11 @@ const INFO: PassInfo = PassInfo {
     preserves: super::CFG_ANALYSES,
 };
 
+#[derive(Default)]
 pub struct LocalLoadElimination;
 
 pub fn decl() -> PassDecl {
-    PassDecl {
-        info: INFO,
-        options: &[],
-        create: |v| {
-            let _: NoOptions = xir::pass::options_from_ron(v)?;
-            Ok(Box::new(LocalLoadElimination))
-        },
-    }
+    PassDecl::without_options::<LocalLoadElimination>(INFO)
 }
 
 impl Pass for LocalLoadElimination {

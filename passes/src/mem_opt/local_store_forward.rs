@@ -10,7 +10,7 @@
 //! Consumes: `xir` (any dialect). Produces: the same dialect. Preserves: the
 //! CFG and everything derived from it.
 
-use xir::pass::{NoOptions, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};
+use xir::pass::{Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};
 use xir::Module;
 
 use super::scan::{forward_function, Mode};
@@ -24,17 +24,11 @@ const INFO: PassInfo = PassInfo {
     preserves: super::CFG_ANALYSES,
 };
 
+#[derive(Default)]
 pub struct LocalStoreForward;
 
 pub fn decl() -> PassDecl {
-    PassDecl {
-        info: INFO,
-        options: &[],
-        create: |v| {
-            let _: NoOptions = xir::pass::options_from_ron(v)?;
-            Ok(Box::new(LocalStoreForward))
-        },
-    }
+    PassDecl::without_options::<LocalStoreForward>(INFO)
 }
 
 impl Pass for LocalStoreForward {

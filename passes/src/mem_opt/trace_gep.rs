@@ -18,7 +18,7 @@
 //! CFG and everything derived from it.
 
 use smallvec::SmallVec;
-use xir::pass::{NoOptions, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};
+use xir::pass::{Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};
 use xir::{Function, Inst, Module, Opcode, Value};
 
 const INFO: PassInfo = PassInfo {
@@ -30,17 +30,11 @@ const INFO: PassInfo = PassInfo {
     preserves: super::CFG_ANALYSES,
 };
 
+#[derive(Default)]
 pub struct TraceGep;
 
 pub fn decl() -> PassDecl {
-    PassDecl {
-        info: INFO,
-        options: &[],
-        create: |v| {
-            let _: NoOptions = xir::pass::options_from_ron(v)?;
-            Ok(Box::new(TraceGep))
-        },
-    }
+    PassDecl::without_options::<TraceGep>(INFO)
 }
 
 impl Pass for TraceGep {

@@ -46,17 +46,11 @@ const INFO: PassInfo = PassInfo {
     preserves: &[AnalysisKind::Cfg, AnalysisKind::Dominators, AnalysisKind::PostDominators, AnalysisKind::Loops],
 };
 
+#[derive(Default)]
 pub struct Cvp;
 
 pub fn decl() -> PassDecl {
-    PassDecl {
-        info: INFO,
-        options: &[],
-        create: |v| {
-            xir::pass::options_from_ron::<xir::pass::NoOptions>(v)?;
-            Ok(Box::new(Cvp))
-        },
-    }
+    PassDecl::without_options::<Cvp>(INFO)
 }
 
 #[derive(Default)]

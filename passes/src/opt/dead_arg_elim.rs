@@ -29,17 +29,11 @@ const INFO: PassInfo = PassInfo {
     ],
 };
 
+#[derive(Default)]
 pub struct DeadArgElim;
 
 pub fn decl() -> PassDecl {
-    PassDecl {
-        info: INFO,
-        options: &[],
-        create: |v| {
-            xir::pass::options_from_ron::<xir::pass::NoOptions>(v)?;
-            Ok(Box::new(DeadArgElim))
-        },
-    }
+    PassDecl::without_options::<DeadArgElim>(INFO)
 }
 
 impl Pass for DeadArgElim {

@@ -27,17 +27,11 @@ const INFO: PassInfo = PassInfo {
     preserves: &[AnalysisKind::Cfg, AnalysisKind::Dominators, AnalysisKind::PostDominators, AnalysisKind::Loops],
 };
 
+#[derive(Default)]
 pub struct DivRemPairs;
 
 pub fn decl() -> PassDecl {
-    PassDecl {
-        info: INFO,
-        options: &[],
-        create: |v| {
-            xir::pass::options_from_ron::<xir::pass::NoOptions>(v)?;
-            Ok(Box::new(DivRemPairs))
-        },
-    }
+    PassDecl::without_options::<DivRemPairs>(INFO)
 }
 
 impl Pass for DivRemPairs {

@@ -32,17 +32,11 @@ const INFO: PassInfo = PassInfo {
     preserves: &[AnalysisKind::Cfg, AnalysisKind::Dominators, AnalysisKind::PostDominators, AnalysisKind::Loops],
 };
 
+#[derive(Default)]
 pub struct Sccp;
 
 pub fn decl() -> PassDecl {
-    PassDecl {
-        info: INFO,
-        options: &[],
-        create: |v| {
-            xir::pass::options_from_ron::<xir::pass::NoOptions>(v)?;
-            Ok(Box::new(Sccp))
-        },
-    }
+    PassDecl::without_options::<Sccp>(INFO)
 }
 
 impl Pass for Sccp {

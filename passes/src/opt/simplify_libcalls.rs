@@ -50,17 +50,11 @@ const INFO: PassInfo = PassInfo {
     preserves: &[AnalysisKind::Cfg, AnalysisKind::Dominators, AnalysisKind::PostDominators, AnalysisKind::Loops],
 };
 
+#[derive(Default)]
 pub struct SimplifyLibcalls;
 
 pub fn decl() -> PassDecl {
-    PassDecl {
-        info: INFO,
-        options: &[],
-        create: |v| {
-            xir::pass::options_from_ron::<xir::pass::NoOptions>(v)?;
-            Ok(Box::new(SimplifyLibcalls))
-        },
-    }
+    PassDecl::without_options::<SimplifyLibcalls>(INFO)
 }
 
 impl Pass for SimplifyLibcalls {
