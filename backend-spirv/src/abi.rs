@@ -16,16 +16,23 @@
 //!   [`SAMPLER_COUNT`] immutable samplers at binding 0; sets 2 and up
 //!   ([`FIRST_HEAP_SET`]) hold the enabled buffer, 2D-texture and 3D-texture
 //!   heaps, in that order, one heap per set at binding 0, with no gaps. This
-//!   backend does not emit the sampler and heap properties yet (textures are
-//!   sampled through bindless arrays, which it rejects at the handoff); the
-//!   shape check accepts them only in these places and the runner refuses
-//!   them by name.
+//!   backend emits the buffer heap (bindless buffers) but not yet the sampler
+//!   and texture heaps (textures are sampled through bindless arrays, whose
+//!   texture operations it rejects at the handoff); the shape check accepts
+//!   heaps only in these places and the runner refuses them by name.
 //! - **Set 0**: when the value arguments do not fit in push constants, the
 //!   backend-owned **argument block** (role [`Role::ArgumentBlock`], no
 //!   argument, `StorageBuffer`, storage `Block { size }`) is binding 0; then
 //!   each `buffer<T>` / `byte_buffer` argument gets one `StorageBuffer`
 //!   descriptor and each `texture2d<T>` / `texture3d<T>` one `StorageImage`
-//!   descriptor, dense in argument order.
+//!   descriptor, dense in argument order. A `bindless_array` argument gets
+//!   one `StorageBuffer` descriptor (role [`Role::BindlessMetadata`], storage
+//!   `Typed { stride: 8 }`) only when the kernel reads, writes or sizes a
+//!   buffer through it: an array of `{ u32 heap index, u32 byte size }`, one
+//!   per slot. An unused bindless argument has no property at all. A real
+//!   read or write also needs the global buffer heap (`BufferHeap`, the first
+//!   heap set): an unbounded array of `uint32` word buffers (partially bound,
+//!   variable count); a size-only query needs only the metadata.
 //! - **Push constants** (one `Block`, `PushConstant` storage class): offset 0
 //!   holds `dispatch_size` as a `uvec3` (12 bytes, padded to 16). If every
 //!   value (non-resource) argument fits, each follows in argument order at its
@@ -106,6 +113,8 @@ pub const SAMPLER_COUNT: u32 = 16;
 pub const FIRST_HEAP_SET: u32 = 2;
 /// `binding` of descriptor-free pseudo-properties.
 pub const NO_BINDING: u32 = u32::MAX;
+/// Bytes per slot of a bindless metadata descriptor (`u32` heap index, `u32` byte size).
+pub const BINDLESS_METADATA_STRIDE: u32 = 8;
 /// Accel argument role bit: ray traversal (`ray_query.pipeline`, `ray.trace_any`)
 /// through an `AccelerationStructureKHR` descriptor in set 0.
 pub const ACCEL_ROLE_TRAVERSAL: u32 = 1;
@@ -207,6 +216,9 @@ pub enum Role {
     Heap,
     /// An `accel` argument (`AccelerationStructure`).
     Accel,
+    /// The metadata of a `bindless_array` argument (`StorageBuffer`, `Typed { stride: 8 }`):
+    /// per slot the buffer heap index and the byte size. `NonWritable`, never `Aliased`.
+    BindlessMetadata,
 }
 
 impl PropertyKind {
@@ -379,7 +391,7 @@ impl KernelAbi {
                     }
                     ranges.push((offset, end));
                 }
-                (PropertyKind::StorageBuffer, Role::Buffer | Role::ByteBuffer)
+                (PropertyKind::StorageBuffer, Role::Buffer | Role::ByteBuffer | Role::BindlessMetadata)
                 | (PropertyKind::StorageImage { .. }, Role::Texture) => {
                     if p.binding != next_binding {
                         return bad(format!(
@@ -393,6 +405,9 @@ impl KernelAbi {
                             (2..=3).contains(&dim) && s == BufferStorage::NotABuffer
                         }
                         (_, Role::ByteBuffer, s) => s == BufferStorage::Words { elem_size: 1, elem_align: 1 },
+                        (_, Role::BindlessMetadata, s) => {
+                            s == BufferStorage::Typed { stride: BINDLESS_METADATA_STRIDE }
+                        }
                         (_, _, BufferStorage::Typed { stride }) => stride > 0,
                         (_, _, BufferStorage::Words { elem_size, elem_align }) => {
                             elem_size > 0 && elem_align.is_power_of_two() && elem_size.is_multiple_of(elem_align)

@@ -191,6 +191,7 @@ impl SavedArguments {
             let fits = match (p.kind, p.role) {
                 (PropertyKind::StorageBuffer, Role::Buffer) => matches!(ty, Type::Buffer(_)),
                 (PropertyKind::StorageBuffer, Role::ByteBuffer) => matches!(ty, Type::ByteBuffer),
+                (PropertyKind::StorageBuffer, Role::BindlessMetadata) => matches!(ty, Type::BindlessArray),
                 (PropertyKind::AccelerationStructure { .. }, Role::Accel) => matches!(ty, Type::Accel),
                 (PropertyKind::StorageImage { dim, texel }, Role::Texture) => match ty {
                     Type::Texture { dim: d, elem } => {

@@ -25,7 +25,7 @@ const KIND_TEXTURE2D_HEAP: u32 = 6;
 const KIND_TEXTURE3D_HEAP: u32 = 7;
 const KIND_ACCEL: u32 = 8;
 
-const ROLES: [(u32, Role); 9] = [
+const ROLES: [(u32, Role); 10] = [
     (1, Role::DispatchSize),
     (2, Role::PushValue),
     (3, Role::BlockValue),
@@ -35,6 +35,7 @@ const ROLES: [(u32, Role); 9] = [
     (7, Role::Texture),
     (8, Role::Heap),
     (9, Role::Accel),
+    (10, Role::BindlessMetadata),
 ];
 
 const TEXELS: [(u32, TexelKind); 3] = [(1, TexelKind::F32), (2, TexelKind::I32), (3, TexelKind::U32)];
@@ -156,7 +157,8 @@ pub fn decode(bytes: &[u8], entry_point: &str) -> Result<KernelAbi, ArtifactErro
 /// an ABI descriptor at that set and binding whose kind matches the
 /// variable (`StorageBuffer` class for `StorageBuffer`; a storage image of
 /// the property's dimension and texel type for `StorageImage`; an
-/// acceleration structure for `AccelerationStructure`), and no two variables
+/// acceleration structure for `AccelerationStructure`; a `StorageBuffer`
+/// runtime array for `BufferHeap`), and no two variables
 /// share a set and binding. Otherwise a loaded
 /// module would read a descriptor the runner never binds, or binds as
 /// something else. (The converse may not hold: the optimizer can drop a
@@ -199,6 +201,10 @@ pub fn check_interface(m: &rspirv::dr::Module, abi: &KernelAbi) -> Result<(), Ar
         });
         let ok = match (p.kind, class, pointee) {
             (PropertyKind::StorageBuffer, Some(Operand::StorageClass(StorageClass::StorageBuffer)), Some(_)) => true,
+            // The bindless buffer heap: an unbounded array of storage-buffer blocks.
+            (PropertyKind::BufferHeap, Some(Operand::StorageClass(StorageClass::StorageBuffer)), Some(t)) => {
+                t.class.opcode == Op::TypeRuntimeArray
+            }
             (
                 PropertyKind::StorageImage { dim, texel },
                 Some(Operand::StorageClass(StorageClass::UniformConstant)),

@@ -108,7 +108,10 @@ impl Emitter<'_> {
                     self.declare_texture(i as u32, *binding, *dim, *elem)?;
                     continue;
                 }
-                ArgBinding::PushConstant { .. } | ArgBinding::BlockValue { .. } | ArgBinding::Accel { .. } => continue,
+                ArgBinding::PushConstant { .. }
+                | ArgBinding::BlockValue { .. }
+                | ArgBinding::Accel { .. }
+                | ArgBinding::Bindless { .. } => continue,
             };
             let (rt_elem, stride) = match (storage, elem) {
                 (BufferStorage::Typed { stride }, Some(e)) if int_view => {

@@ -116,6 +116,7 @@ impl Emitter<'_> {
             | Opcode::ByteBufferWrite
             | Opcode::ByteBufferSize => self.emit_buffer_op(i)?,
             Opcode::TextureRead | Opcode::TextureWrite | Opcode::TextureSize => self.emit_texture_op(i)?,
+            op if crate::plan::bindless::is_bindless_buffer_op(op) => self.emit_bindless_op(i)?,
             Opcode::Print => self.emit_print(i)?,
             op if crate::plan::features::is_atomic(op) => self.emit_atomic(i)?,
             op if super::ray_query::is_ray_op(op) => self.emit_ray(i)?,

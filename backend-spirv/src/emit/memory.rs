@@ -4,7 +4,8 @@
 //! byte buffers move each scalar of the element as one or two `uint32`
 //! words at its host byte offset: 64-bit scalars through a `uvec2` bitcast,
 //! `bool` as a 0/1 word. Byte-buffer offsets are byte offsets of 4-byte
-//! aligned values (`offset >> 2` is the first word).
+//! aligned values (`offset >> 2` is the first word). `var` may also be a
+//! pointer to one buffer `Block` of the bindless heap (`emit/bindless.rs`).
 
 use rspirv::dr::Operand;
 use rspirv::spirv::{Op, StorageClass, Word};
@@ -161,7 +162,7 @@ impl Emitter<'_> {
     }
 
     /// Read a value of type `ty` whose host layout starts `off` bytes after word `base`.
-    fn read_words(&mut self, var: Word, ty: TypeId, base: Word, off: u64, rid: Option<Word>) -> EResult<Word> {
+    pub(crate) fn read_words(&mut self, var: Word, ty: TypeId, base: Word, off: u64, rid: Option<Word>) -> EResult<Word> {
         let m = self.m;
         let t = &m.types;
         let lt = self.ty(ty)?;
@@ -237,7 +238,7 @@ impl Emitter<'_> {
     }
 
     /// Write `v` of type `ty` at `off` bytes after word `base`.
-    fn write_words(&mut self, var: Word, ty: TypeId, base: Word, off: u64, v: Word) -> EResult<()> {
+    pub(crate) fn write_words(&mut self, var: Word, ty: TypeId, base: Word, off: u64, v: Word) -> EResult<()> {
         let m = self.m;
         let t = &m.types;
         let u32t = self.u32_ty();

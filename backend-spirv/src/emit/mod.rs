@@ -6,7 +6,8 @@
 //! `function` (functions and structured control flow from the plan),
 //! `instructions` (dispatch, memory, aggregates, casts, calls), `arith`
 //! (arithmetic, GLSL.std.450 math, matrices, contraction), `atomics`,
-//! `print` (debug printf and the printer records).
+//! `print` (debug printf and the printer records), `bindless` (the buffer
+//! heap, bindless metadata and `NonUniform`).
 //!
 //! **Invariant:** the emitter never repairs: every input it cannot lower
 //! exactly was rejected by the handoff or a plan, so an unexpected shape here
@@ -14,6 +15,7 @@
 
 mod arith;
 mod atomics;
+mod bindless;
 mod constants;
 mod function;
 mod globals;
@@ -91,6 +93,7 @@ pub struct Emitter<'a> {
     pub(crate) func_ids: FxHashMap<FuncId, Word>,
     pub(crate) globals: globals::Globals,
     pub(crate) ray: ray_query::RayState,
+    pub(crate) bindless: bindless::BindlessState,
     pub(crate) fs: FnState,
 }
 
@@ -117,6 +120,7 @@ impl<'a> Emitter<'a> {
             func_ids: FxHashMap::default(),
             globals: globals::Globals::default(),
             ray: ray_query::RayState::default(),
+            bindless: bindless::BindlessState::default(),
             fs: FnState::default(),
         };
         e.cap(Capability::Shader);
@@ -132,6 +136,7 @@ impl<'a> Emitter<'a> {
         use rspirv::binary::Assemble;
         self.declare_globals()?;
         self.declare_accels()?;
+        self.declare_bindless()?;
         for &fid in &self.plans.callgraph.order {
             let id = self.b.id();
             self.func_ids.insert(fid, id);

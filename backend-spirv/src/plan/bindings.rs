@@ -6,6 +6,9 @@
 //! all packed host-layout into the backend-owned argument block (set 0,
 //! binding 0). Computed once, before emission, and returned to the caller
 //! unchanged as the [`KernelAbi`], whose canonical shape is checked here too.
+//! A `bindless_array` gets a metadata descriptor only when `plan::bindless`
+//! says some buffer operation uses it, and the buffer heap (set 2) follows
+//! the arguments only when some access reads or writes through a heap.
 
 use xir::{ArgKind, FuncId, Function, FunctionKind, Module, Type, TypeId, TypeTable};
 
@@ -31,6 +34,9 @@ pub enum ArgBinding {
     Accel { binding: Option<u32>, roles: u32 },
     /// A `texture2d<T>` / `texture3d<T>` storage image (`dim` 2 or 3, `elem` the texel scalar).
     Texture { binding: u32, dim: u32, elem: TypeId },
+    /// A `bindless_array`: its metadata descriptor's binding when some buffer
+    /// operation uses it (`None`: no descriptor and no property).
+    Bindless { metadata: Option<u32> },
 }
 
 /// The backend-owned argument block (role `ArgumentBlock`).
@@ -80,7 +86,12 @@ pub fn push_size_align(t: &TypeTable, ty: TypeId) -> (u64, u64) {
 }
 
 /// Plan the bindings of kernel `k`. `Err` carries one message per rejected argument.
-pub fn plan_bindings(m: &Module, k: FuncId, int_view: &rustc_hash::FxHashSet<u32>) -> Result<BindingPlan, Vec<String>> {
+pub fn plan_bindings(
+    m: &Module,
+    k: FuncId,
+    int_view: &rustc_hash::FxHashSet<u32>,
+    bindless: &crate::plan::bindless::BindlessPlan,
+) -> Result<BindingPlan, Vec<String>> {
     let f: &Function = m.func(k);
     let FunctionKind::Kernel { block_size } = f.kind else {
         return Err(vec![format!("@{} is not a kernel", f.name)]);
@@ -210,6 +221,21 @@ pub fn plan_bindings(m: &Module, k: FuncId, int_view: &rustc_hash::FxHashSet<u32
                     xir::verify::type_name(t, a.ty)
                 )),
             },
+            (ArgKind::Resource, Type::BindlessArray) => {
+                let metadata = bindless.need(ai).metadata.then_some(next_binding);
+                args.push(ArgBinding::Bindless { metadata });
+                if let Some(binding) = metadata {
+                    props.push(Property {
+                        kind: PropertyKind::StorageBuffer,
+                        role: Role::BindlessMetadata,
+                        arg_index: Some(ai),
+                        set: LOCAL_SET,
+                        binding,
+                        storage: BufferStorage::Typed { stride: crate::abi::BINDLESS_METADATA_STRIDE },
+                    });
+                    next_binding += 1;
+                }
+            }
             (ArgKind::Resource, _) => errs.push(format!(
                 "argument {i}: resource `{}` is not part of the Vulkan kernel ABI of this backend",
                 xir::verify::type_name(t, a.ty)
@@ -239,6 +265,17 @@ pub fn plan_bindings(m: &Module, k: FuncId, int_view: &rustc_hash::FxHashSet<u32
     }
     if !errs.is_empty() {
         return Err(errs);
+    }
+    // The global buffer heap: the first heap set (no sampler or texture heaps are emitted yet).
+    if bindless.heap() {
+        props.push(Property {
+            kind: PropertyKind::BufferHeap,
+            role: Role::Heap,
+            arg_index: None,
+            set: crate::abi::FIRST_HEAP_SET,
+            binding: 0,
+            storage: BufferStorage::NotABuffer,
+        });
     }
     let abi = KernelAbi {
         entry_point: ENTRY_POINT_NAME.to_string(),

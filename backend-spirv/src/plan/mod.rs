@@ -2,11 +2,13 @@
 //! the call graph and structural closures (`callgraph`), per-function
 //! control flow (`control_flow`, with word-count `limits`), buffer layout
 //! (`layout`), aggregate index walks (`aggregate`), the argument block and
-//! descriptor bindings (`bindings`), and target features (`features`).
+//! descriptor bindings (`bindings`), bindless buffer usage (`bindless`), and
+//! target features (`features`).
 //! Emission only reads them.
 
 pub mod aggregate;
 pub mod bindings;
+pub mod bindless;
 pub mod callgraph;
 pub mod constant_ubo;
 pub mod control_flow;
@@ -28,6 +30,8 @@ pub struct Plans {
     pub closures: FxHashMap<FuncId, callgraph::Closure>,
     pub control: FxHashMap<FuncId, control_flow::FunctionPlan>,
     pub bindings: bindings::BindingPlan,
+    /// Bindless metadata / heap needs and the divergent heap accesses.
+    pub bindless: bindless::BindlessPlan,
     pub features: features::FeaturePlan,
     /// Whether any reachable instruction writes buffer memory (the alias proof for `NonWritable`).
     pub writes_memory: bool,
@@ -54,7 +58,9 @@ pub fn plan_all(m: &Module, kernel: FuncId, device: Option<&FeatureSet>) -> Resu
         for &b in &c.blocks {
             for &i in &f.block(b).insts {
                 let op = f.inst(i).opcode;
-                if matches!(op, Opcode::BufferWrite | Opcode::ByteBufferWrite) || features::is_atomic(op) {
+                if matches!(op, Opcode::BufferWrite | Opcode::ByteBufferWrite | Opcode::BindlessBufferWrite)
+                    || features::is_atomic(op)
+                {
                     writes_memory = true;
                 }
             }
@@ -96,7 +102,8 @@ pub fn plan_all(m: &Module, kernel: FuncId, device: Option<&FeatureSet>) -> Resu
             diags.push(inst_diag(f, i, "spirv-plan:features", msg));
         }
     }
-    let bindings = match bindings::plan_bindings(m, kernel, &feats.int_view_buffers) {
+    let bindless = bindless::plan_bindless(m, kernel, &cg.order)?;
+    let bindings = match bindings::plan_bindings(m, kernel, &feats.int_view_buffers, &bindless) {
         Ok(b) => b,
         Err(errs) => {
             let f = m.func(kernel);
@@ -129,5 +136,5 @@ pub fn plan_all(m: &Module, kernel: FuncId, device: Option<&FeatureSet>) -> Resu
     if !diags.is_empty() {
         return Err(diags);
     }
-    Ok(Plans { kernel, callgraph: cg, closures, control, bindings, features: feats, writes_memory })
+    Ok(Plans { kernel, callgraph: cg, closures, control, bindings, bindless, features: feats, writes_memory })
 }

@@ -1,0 +1,222 @@
+//! Bindless buffers: which arguments get a metadata descriptor and when the
+//! global buffer heap (set 2) exists; `NonUniform` on exactly the descriptor
+//! index, the heap pointer and what is derived from it when the slot is
+//! divergent (and nowhere for a uniform or constant slot); the honest
+//! rejections; the artifact round trip of a bindless kernel. Every module is
+//! validated by SPIRV-Tools at every preset (`compile_all_presets`). The
+//! Vulkan runner does not bind the heap yet, so there is no device run here.
+
+mod common;
+
+use std::collections::HashSet;
+
+use common::*;
+use rspirv::spirv::{Decoration, Op};
+use xir_spirv::abi::{BufferStorage, Role, BINDLESS_METADATA_STRIDE, FIRST_HEAP_SET, LOCAL_SET};
+use xir_spirv::artifact::{decode, LoadRequirements, ShaderArtifact};
+use xir_spirv::PropertyKind;
+
+/// A kernel over bindless arrays `%a`, `%b`, `%c` and an output buffer; `%s` is a uniform value.
+fn kernel(body: &str) -> String {
+    format!(
+        "kernel @k(%a: bindless_array, %b: bindless_array, %c: bindless_array, %o: buffer<u32>, %s: u32) \
+         block_size(4, 1, 1) {{\n^entry:\n  %t = extract $dispatch_id, u32 0 : u32\n{body}  return\n}}\n"
+    )
+}
+
+const READ_A: &str = "  %x = bindless.buffer_read %a, %s, %t : u32\n  buffer.write %o, %t, %x\n";
+const SIZE_B: &str = "  %n = bindless.buffer_size %b, u32 0, u32 4 : u32\n  buffer.write %o, %t, %n\n";
+
+fn descriptors(out: &xir_spirv::SpirvOutput) -> Vec<(PropertyKind, Role, Option<u32>, u32, u32)> {
+    out.abi.descriptors().map(|p| (p.kind, p.role, p.arg_index, p.set, p.binding)).collect()
+}
+
+#[test]
+fn reads_need_heap_and_metadata_a_size_query_only_metadata_an_unused_array_nothing() {
+    let out = compile_all_presets(&kernel(&format!("{READ_A}{SIZE_B}")));
+    assert_eq!(
+        descriptors(&out),
+        vec![
+            (PropertyKind::StorageBuffer, Role::BindlessMetadata, Some(0), LOCAL_SET, 0),
+            (PropertyKind::StorageBuffer, Role::BindlessMetadata, Some(1), LOCAL_SET, 1),
+            (PropertyKind::StorageBuffer, Role::Buffer, Some(3), LOCAL_SET, 2),
+            (PropertyKind::BufferHeap, Role::Heap, None, FIRST_HEAP_SET, 0),
+        ]
+    );
+    assert!(out.abi.property_for_arg(2).is_none(), "an unused bindless array has no property");
+    let meta = out.abi.property_for_arg(0).unwrap();
+    assert_eq!(meta.storage, BufferStorage::Typed { stride: BINDLESS_METADATA_STRIDE });
+    let dis = out.disassembly_unoptimized();
+    assert!(dis.contains("OpCapability RuntimeDescriptorArray"), "{dis}");
+    assert_eq!(count(&dis, "DescriptorSet 2"), 1, "{dis}");
+    assert_eq!(count(&dis, "OpTypeRuntimeArray"), 4, "metadata, heap words, heap, output: {dis}");
+
+    // A size-only kernel: metadata for %b and no heap, no descriptor-indexing capability.
+    let out = compile_all_presets(&kernel(SIZE_B));
+    assert_eq!(
+        descriptors(&out),
+        vec![
+            (PropertyKind::StorageBuffer, Role::BindlessMetadata, Some(1), LOCAL_SET, 0),
+            (PropertyKind::StorageBuffer, Role::Buffer, Some(3), LOCAL_SET, 1),
+        ]
+    );
+    let dis = out.disassembly_unoptimized();
+    assert!(!dis.contains("RuntimeDescriptorArray") && !dis.contains("DescriptorSet 2"), "{dis}");
+    assert_eq!(out.abi.set_count(), 1);
+}
+
+/// The ids decorated `NonUniform` and the ids the rule asks for: the heap
+/// index, the heap element pointer, and the access chains and loads derived
+/// from that pointer.
+fn nonuniform_sets(words: &[u32]) -> (HashSet<u32>, HashSet<u32>) {
+    let m = load(words);
+    let decorated: HashSet<u32> = m
+        .annotations
+        .iter()
+        .filter(|i| {
+            i.class.opcode == Op::Decorate
+                && matches!(i.operands.get(1), Some(rspirv::dr::Operand::Decoration(Decoration::NonUniform)))
+        })
+        .map(|i| i.operands[0].unwrap_id_ref())
+        .collect();
+    let heap: HashSet<u32> = m
+        .annotations
+        .iter()
+        .filter(|i| {
+            i.operands.get(1) == Some(&rspirv::dr::Operand::Decoration(Decoration::DescriptorSet))
+                && i.operands.get(2) == Some(&rspirv::dr::Operand::LiteralBit32(FIRST_HEAP_SET))
+        })
+        .map(|i| i.operands[0].unwrap_id_ref())
+        .collect();
+    let mut want = HashSet::new();
+    let mut ptrs = HashSet::new();
+    for i in insts(&m) {
+        let first =
+            i.operands.first().and_then(|o| if let rspirv::dr::Operand::IdRef(w) = o { Some(*w) } else { None });
+        let (Some(r), Some(base)) = (i.result_id, first) else { continue };
+        match i.class.opcode {
+            Op::AccessChain if heap.contains(&base) => {
+                want.insert(r);
+                want.insert(i.operands[1].unwrap_id_ref());
+                ptrs.insert(r);
+            }
+            Op::AccessChain if ptrs.contains(&base) => {
+                want.insert(r);
+                ptrs.insert(r);
+            }
+            Op::Load if ptrs.contains(&base) => {
+                want.insert(r);
+            }
+            _ => {}
+        }
+    }
+    (decorated, want)
+}
+
+fn constant_ids(words: &[u32]) -> HashSet<u32> {
+    let m = load(words);
+    m.types_global_values
+        .iter()
+        .filter(|i| matches!(i.class.opcode, Op::Constant | Op::ConstantComposite | Op::ConstantNull))
+        .filter_map(|i| i.result_id)
+        .collect()
+}
+
+#[test]
+fn a_divergent_slot_decorates_exactly_the_index_pointer_and_loads() {
+    // u32 read: index, element pointer, one word pointer, one word load.
+    let div_read = "  %x = bindless.buffer_read %a, %t, u32 1 : u32\n  buffer.write %o, %t, %x\n";
+    // u64 read: two word pointers, two loads.
+    let div_read64 =
+        "  %y = bindless.buffer_read %a, %t, u32 1 : u64\n  %z = cast.static %y : u32\n  buffer.write %o, %t, %z\n";
+    // A write: index, element pointer, one word pointer (a store has no result).
+    let div_write = "  bindless.buffer_write %a, %t, u32 0, %t\n";
+    for (body, n) in [(div_read, 4), (div_read64, 6), (div_write, 3)] {
+        let out = compile_all_presets(&kernel(body));
+        let (decorated, want) = nonuniform_sets(&out.words_unoptimized);
+        assert_eq!(decorated, want, "{body}\n{}", out.disassembly_unoptimized());
+        assert_eq!(decorated.len(), n, "{body}\n{}", out.disassembly_unoptimized());
+        assert!(decorated.is_disjoint(&constant_ids(&out.words_unoptimized)), "a constant was decorated");
+        let dis = out.disassembly_unoptimized();
+        assert!(dis.contains("OpCapability ShaderNonUniform"), "{dis}");
+        assert!(dis.contains("OpCapability StorageBufferArrayNonUniformIndexing"), "{dis}");
+    }
+}
+
+#[test]
+fn a_uniform_or_constant_slot_has_no_nonuniform_decoration() {
+    let uniform = READ_A;
+    let constant = "  %x = bindless.buffer_read %a, u32 0, %t : u32\n  buffer.write %o, %t, %x\n";
+    // Derived from a kernel argument only: uniform even though the element index is divergent.
+    let derived = "  %q = add %s, u32 3 : u32\n  %x = bindless.buffer_read %a, %q, %t : f32\n  %w = cast.bitwise %x : u32\n  buffer.write %o, %t, %w\n";
+    for body in [uniform, constant, derived] {
+        let out = compile_all_presets(&kernel(body));
+        let (decorated, want) = nonuniform_sets(&out.words_unoptimized);
+        assert!(decorated.is_empty(), "{body}: {decorated:?}");
+        assert_eq!(want.len(), 4, "the access exists ({body})");
+        let dis = out.disassembly_unoptimized();
+        assert!(!dis.contains("NonUniform"), "{dis}");
+    }
+    // One divergent and one uniform access in the same kernel: only the divergent one is decorated.
+    let both = format!("{uniform}  %x2 = bindless.buffer_read %a, %t, u32 1 : u32\n  buffer.write %o, %s, %x2\n");
+    let out = compile_all_presets(&kernel(&both));
+    let (decorated, want) = nonuniform_sets(&out.words_unoptimized);
+    assert_eq!(decorated.len(), 4);
+    assert_eq!(want.len(), 8);
+    assert!(decorated.is_subset(&want));
+}
+
+#[test]
+fn byte_offsets_and_sizes_lower_to_words_and_a_division() {
+    let body = "  %x = bindless.byte_buffer_read %a, %s, u32 8 : f32\n  %w = cast.bitwise %x : u32\n  buffer.write %o, %t, %w\n  \
+                %n = bindless.buffer_size %a, %s, %s : u32\n  buffer.write %o, %s, %n\n";
+    let out = compile_all_presets(&kernel(body));
+    let dis = out.disassembly_unoptimized();
+    assert_eq!(count(&dis, "OpUDiv"), 1, "{dis}");
+    assert_eq!(count(&dis, "OpShiftRightLogical"), 1, "{dis}");
+    // One metadata descriptor serves both the read and the size query of %a.
+    assert_eq!(out.abi.descriptors().filter(|p| p.role == Role::BindlessMetadata).count(), 1);
+}
+
+#[test]
+fn unsupported_bindless_operations_are_refused_with_their_reason() {
+    let tex = "  %c2 = aggregate u32 0, u32 0 : vec<u32, 2>\n  %v = bindless.texture2d_read %a, u32 0, %c2 : vec<u32, 4>\n  %e = extract %v, u32 0 : u32\n  buffer.write %o, %t, %e\n";
+    let e = compile_err(&kernel(tex), &opts(0, false));
+    assert!(e.contains("texture heaps"), "{e}");
+    let addr =
+        "  %p = bindless.buffer_address %a, u32 0 : u64\n  %q = cast.static %p : u32\n  buffer.write %o, %t, %q\n";
+    let e = compile_err(&kernel(addr), &opts(0, false));
+    assert!(e.contains("device addresses"), "{e}");
+    let b =
+        "  %v = bindless.buffer_read %a, u32 0, u32 0 : bool\n  %w = cast.static %v : u32\n  buffer.write %o, %t, %w\n";
+    let e = compile_err(&kernel(b), &opts(0, false));
+    assert!(e.contains("bool") && e.contains(":4:3:"), "located: {e}");
+    let narrow =
+        "  %v = bindless.buffer_read %a, u32 0, u32 0 : u16\n  %w = cast.static %v : u32\n  buffer.write %o, %t, %w\n";
+    let e = compile_err(&kernel(narrow), &opts(0, false));
+    assert!(e.contains("16-bit"), "{e}");
+}
+
+#[test]
+fn a_bindless_kernel_artifact_round_trips_and_checks_the_metadata_argument() {
+    let m = parse(&kernel(&format!("{READ_A}{SIZE_B}")));
+    let k = kernel_of(&m);
+    let out = xir_spirv::compile(&m, k, &opts(0, false)).expect("compiles");
+    let art = ShaderArtifact::from_compiled(&m, k, &out);
+    let bytes = art.encode().expect("encodes");
+    let back = decode(&bytes, &LoadRequirements::any_xir_spirv(), None).expect("decodes");
+    assert_eq!(back, art);
+    // Metadata serving a buffer argument, or with another storage, is refused.
+    let i = art.abi.properties.iter().position(|p| p.role == Role::BindlessMetadata).unwrap();
+    let mut w = art.clone();
+    w.abi.properties[i].arg_index = Some(3);
+    assert!(w.encode().is_err());
+    let mut w = art.clone();
+    w.abi.properties[i].storage = BufferStorage::Typed { stride: 4 };
+    assert!(w.encode().is_err());
+    // The heap outside set 2 is not canonical.
+    let mut w = art.clone();
+    let h = w.abi.properties.iter().position(|p| p.kind == PropertyKind::BufferHeap).unwrap();
+    w.abi.properties[h].set = 3;
+    assert!(w.encode().is_err());
+}
