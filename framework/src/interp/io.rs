@@ -131,6 +131,35 @@ fn json_float(j: &Json) -> Option<f64> {
     }
 }
 
+/// Whether an output element in this encoding is a NaN: `"nan"`, `"-nan"`
+/// or a hex bit pattern that is a NaN at its width (4, 8 or 16 digits).
+pub fn is_nan_json(j: &Json) -> bool {
+    let Json::String(s) = j else { return false };
+    if s == "nan" || s == "-nan" {
+        return true;
+    }
+    let Some(hex) = s.strip_prefix("0x") else { return false };
+    let Ok(bits) = u64::from_str_radix(hex, 16) else { return false };
+    match hex.len() {
+        4 => bits & 0x7c00 == 0x7c00 && bits & 0x03ff != 0,
+        8 => f32::from_bits(bits as u32).is_nan(),
+        16 => f64::from_bits(bits).is_nan(),
+        _ => false,
+    }
+}
+
+/// The comparison every interpreter-vs-device check starts from: equal bit
+/// for bit (element-wise through vectors and aggregates), or both NaN.
+/// Neither IEEE 754 (payload propagation is a "should") nor Vulkan specifies
+/// the payload of a NaN an operation produces, and devices differ (NVIDIA
+/// returns 0x7fffffff); signed zeros and everything else must match exactly.
+pub fn same_value(a: &Json, b: &Json) -> bool {
+    match (a, b) {
+        (Json::Array(x), Json::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_value(p, q)),
+        _ => a == b || (is_nan_json(a) && is_nan_json(b)),
+    }
+}
+
 /// Tolerance for `Outputs::first_mismatch`: accepts two floats (or vectors
 /// of them, lane by lane) within `rel` relative or `abs` absolute error
 /// (integers must still be equal),

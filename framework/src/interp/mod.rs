@@ -38,7 +38,7 @@ use std::fmt;
 use crate::diag::Diagnostic;
 use crate::ir::{ArgKind, Block, FuncId, FunctionKind, Inst, Module, Span, Type};
 
-pub use io::{buffer_from_host_bytes, buffer_to_host_bytes, close, Inputs, Mismatch, Outputs};
+pub use io::{buffer_from_host_bytes, buffer_to_host_bytes, close, is_nan_json, same_value, Inputs, Mismatch, Outputs};
 
 pub use fold::fold_scalar;
 
