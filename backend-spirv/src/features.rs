@@ -6,7 +6,8 @@
 //!   reconciled from the final binary (`from_capabilities`), so an optimizer
 //!   that removes the last use also removes the requirement;
 //! - *emission-owned* bits (float atomics per storage class, the
-//!   non-semantic-info extension of `print`, the accel descriptor ABI) are
+//!   non-semantic-info extension of `print`, the accel descriptor ABI, the
+//!   binding flags of the bindless buffer heap) are
 //!   decided before or at emission and kept as emitted, whatever
 //!   capabilities survive.
 //!
@@ -82,11 +83,19 @@ pub enum Feature {
     /// descriptor in the kernel ABI. Emission-owned (the ray-query descriptor
     /// ABI): it follows the persisted properties, not `RayQueryKHR`.
     AccelerationStructure,
+    /// `runtimeDescriptorArray`: the unbounded bindless buffer heap (capability `RuntimeDescriptorArray`).
+    RuntimeDescriptorArray,
+    /// `shaderStorageBufferArrayNonUniformIndexing`: a heap index the uniformity analysis calls divergent.
+    StorageBufferArrayNonUniformIndexing,
+    /// `descriptorBindingPartiallyBound` and `descriptorBindingVariableDescriptorCount`:
+    /// the binding flags of the buffer heap. Emission-owned (the bindless heap ABI):
+    /// it follows the persisted `BufferHeap` property, not a capability.
+    BufferHeapBindingFlags,
 }
 
 impl Feature {
     /// Every feature, in persisted-bit order (bit *i* = entry *i*; append only).
-    pub const ALL: [Feature; 23] = [
+    pub const ALL: [Feature; 26] = [
         Feature::Int8,
         Feature::Int16,
         Feature::Int64,
@@ -110,6 +119,9 @@ impl Feature {
         Feature::UniformAndStorageBuffer16BitAccess,
         Feature::ShaderNonSemanticInfo,
         Feature::AccelerationStructure,
+        Feature::RuntimeDescriptorArray,
+        Feature::StorageBufferArrayNonUniformIndexing,
+        Feature::BufferHeapBindingFlags,
     ];
 
     /// The capability that owns this feature one-to-one, if any.
@@ -132,7 +144,11 @@ impl Feature {
             Feature::StorageImageWriteWithoutFormat => Capability::StorageImageWriteWithoutFormat,
             Feature::UniformAndStorageBuffer8BitAccess => Capability::UniformAndStorageBuffer8BitAccess,
             Feature::UniformAndStorageBuffer16BitAccess => Capability::UniformAndStorageBuffer16BitAccess,
-            Feature::ShaderNonSemanticInfo | Feature::AccelerationStructure => return None,
+            Feature::RuntimeDescriptorArray => Capability::RuntimeDescriptorArray,
+            Feature::StorageBufferArrayNonUniformIndexing => Capability::StorageBufferArrayNonUniformIndexing,
+            Feature::ShaderNonSemanticInfo | Feature::AccelerationStructure | Feature::BufferHeapBindingFlags => {
+                return None
+            }
             // One capability serves both storage classes: emission-owned.
             Feature::BufferFloat32AtomicAdd
             | Feature::SharedFloat32AtomicAdd
@@ -167,6 +183,9 @@ impl Feature {
             Feature::UniformAndStorageBuffer16BitAccess => "uniformAndStorageBuffer16BitAccess",
             Feature::ShaderNonSemanticInfo => "VK_KHR_shader_non_semantic_info",
             Feature::AccelerationStructure => "accelerationStructure (VK_KHR_acceleration_structure)",
+            Feature::RuntimeDescriptorArray => "runtimeDescriptorArray",
+            Feature::StorageBufferArrayNonUniformIndexing => "shaderStorageBufferArrayNonUniformIndexing",
+            Feature::BufferHeapBindingFlags => "descriptorBindingPartiallyBound/descriptorBindingVariableDescriptorCount",
         }
     }
 
@@ -243,7 +262,8 @@ pub fn check_available(required: &FeatureSet, device: &FeatureSet) -> Result<(),
 }
 
 /// The emission-owned bits the kernel ABI implies: an accel descriptor needs
-/// `accelerationStructure` whether or not `RayQueryKHR` survives optimization.
+/// `accelerationStructure` whether or not `RayQueryKHR` survives optimization;
+/// the buffer heap needs its binding flags (partially bound, variable count).
 pub fn from_abi(abi: &crate::abi::KernelAbi) -> FeatureSet {
     let accel = abi
         .properties
@@ -252,6 +272,9 @@ pub fn from_abi(abi: &crate::abi::KernelAbi) -> FeatureSet {
     let mut s = FeatureSet::empty();
     if accel {
         s.insert(Feature::AccelerationStructure);
+    }
+    if abi.properties.iter().any(|p| p.kind == crate::abi::PropertyKind::BufferHeap) {
+        s.insert(Feature::BufferHeapBindingFlags);
     }
     s
 }

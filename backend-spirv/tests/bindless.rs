@@ -220,3 +220,25 @@ fn a_bindless_kernel_artifact_round_trips_and_checks_the_metadata_argument() {
     w.abi.properties[h].set = 3;
     assert!(w.encode().is_err());
 }
+
+#[test]
+fn descriptor_indexing_features_follow_the_heap_and_the_divergence() {
+    use xir_spirv::Feature as F;
+    let bits = |body: &str| {
+        let out = compile_with(&kernel(body), &opts(2, false));
+        [F::RuntimeDescriptorArray, F::StorageBufferArrayNonUniformIndexing, F::BufferHeapBindingFlags]
+            .map(|f| out.features.contains(f))
+    };
+    assert_eq!(bits(READ_A), [true, false, true], "uniform read");
+    assert_eq!(
+        bits("  %x = bindless.buffer_read %a, %t, u32 1 : u32\n  buffer.write %o, %t, %x\n"),
+        [true, true, true]
+    );
+    assert_eq!(bits(SIZE_B), [false, false, false], "size only: no heap");
+    // A device without the binding flags refuses the heap kernel by name.
+    let out = compile_with(&kernel(READ_A), &opts(0, false));
+    let mut dev = xir_spirv::FeatureSet::all();
+    dev.remove(F::BufferHeapBindingFlags);
+    let e = xir_spirv::features::check_available(&out.features, &dev).unwrap_err();
+    assert!(e.contains("descriptorBindingPartiallyBound"), "{e}");
+}

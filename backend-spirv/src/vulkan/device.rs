@@ -120,6 +120,10 @@ impl Device {
             shader_int8: v12.shader_int8,
             vulkan_memory_model: v12.vulkan_memory_model,
             vulkan_memory_model_device_scope: v12.vulkan_memory_model_device_scope,
+            runtime_descriptor_array: v12.runtime_descriptor_array,
+            descriptor_binding_partially_bound: v12.descriptor_binding_partially_bound,
+            descriptor_binding_variable_descriptor_count: v12.descriptor_binding_variable_descriptor_count,
+            shader_storage_buffer_array_non_uniform_indexing: v12.shader_storage_buffer_array_non_uniform_indexing,
             ..Default::default()
         };
         let (mut v11, mut v12) = (v11, v12);
@@ -228,6 +232,12 @@ fn enabled_features(
         (F::StorageImageReadWithoutFormat, on(core.shader_storage_image_read_without_format)),
         (F::StorageImageWriteWithoutFormat, on(core.shader_storage_image_write_without_format)),
         (F::ShaderNonSemanticInfo, non_semantic),
+        (F::RuntimeDescriptorArray, on(v12.runtime_descriptor_array)),
+        (F::StorageBufferArrayNonUniformIndexing, on(v12.shader_storage_buffer_array_non_uniform_indexing)),
+        (
+            F::BufferHeapBindingFlags,
+            on(v12.descriptor_binding_partially_bound) && on(v12.descriptor_binding_variable_descriptor_count),
+        ),
     ];
     bits.into_iter().filter(|(_, b)| *b).map(|(f, _)| f).collect()
 }
