@@ -18,8 +18,10 @@ kernel @k(%out: buffer<u32>, %x: f32) block_size(4, 1, 1) {
   %n = cast.static %t : i8
   %h = cast.static %x : f16
   %w = cast.static %t : u64
+  %s = cast.static %t : i64
+  %d = cast.static %x : f64
   print "t={} v={} 100%", %t, %v
-  print "b={} n={}", %b, %n, %h, %w
+  print "b={} n={}", %b, %n, %h, %w, %s, %d
   buffer.write %out, %t, %t
   return
 }
@@ -68,7 +70,7 @@ fn print_is_debug_printf_with_one_argument_per_scalar() {
         let calls = printf_calls(&m);
         assert_eq!(
             calls,
-            vec![("t=%u v=(%.9g, %.9g, %.9g) 100%%".to_string(), 4), ("b=%u n=%d %.9g %lu".to_string(), 4),],
+            vec![("t=%u v=(%.9g, %.9g, %.9g) 100%%".to_string(), 4), ("b=%u n=%d %.9g %lu 0x%lx %.9g".to_string(), 6)],
             "level {level}"
         );
     }
@@ -83,8 +85,8 @@ fn printer_records_are_persisted_one_per_site() {
         PrinterRecord { id: 0, format: "t={} v={} 100%".into(), arg_types: vec!["u32".into(), "vec<f32, 3>".into()] },
         PrinterRecord {
             id: 1,
-            format: "b={} n={} {} {}".into(),
-            arg_types: vec!["bool".into(), "i8".into(), "f16".into(), "u64".into()],
+            format: "b={} n={} {} {} {} {}".into(),
+            arg_types: vec!["bool".into(), "i8".into(), "f16".into(), "u64".into(), "i64".into(), "f64".into()],
         },
     ];
     assert_eq!(out.printers, expected);

@@ -12,16 +12,27 @@
 //! - the printf format: literal `%` doubled, one conversion per scalar leaf.
 //!
 //! Conversions: signed integers up to 32 bits are widened to `i32` and
-//! printed with `%d`, unsigned ones to `u32` with `%u`; 64-bit integers use
-//! `%ld` / `%lu`; `f16` is widened (exactly) to `f32`; `f32` prints as
-//! `%.9g` and `f64` as `%.17lg`, enough digits to round-trip; `bool` prints
-//! as `%u` of 1 / 0 (debug printf has no string conversion). Vectors print
-//! as `(a, b, c)` and matrices as columns `((..), (..))`, one conversion per
-//! lane, as the interpreter does. The digits of a float (`1` versus
-//! `1.00000000`) and the spelling of a bool therefore differ from the
-//! interpreter's text; the values do not. Aggregates other than vectors and
+//! printed with `%d`, unsigned ones to `u32` with `%u`; `u64` uses `%lu`;
+//! `i64` prints as its two's-complement hex `0x%lx`; `f16` is widened
+//! (exactly) to `f32`; `f32` prints as `%.9g` (enough digits to round-trip);
+//! `f64` is narrowed to `f32` and printed the same way; `bool` prints as `%u`
+//! of 1 / 0 (debug printf has no string conversion). Vectors print as
+//! `(a, b, c)` and matrices as columns `((..), (..))`, one conversion per
+//! lane, as the interpreter does. So the digits of a float (`0.1` versus
+//! `0.100000001`), the spelling of a bool, an `i64` in hex and an `f64` at
+//! `f32` precision differ from the interpreter's text; the record keeps the
+//! exact types for a host-side formatter. Aggregates other than vectors and
 //! matrices are not printable: the planner rejects them with a located
 //! diagnostic before emission.
+//!
+//! Why these conversions: they are the ones the Khronos validation layer's
+//! debug printf (1.3.239, Debian) formats correctly, checked on lavapipe
+//! with `VK_LAYER_SETTINGS_PATH` naming a settings file with
+//! `khronos_validation.enables = VK_VALIDATION_FEATURE_ENABLE_DEBUG_PRINTF_EXT`
+//! and `khronos_validation.printf_to_stdout = true`, plus
+//! `XIR_VULKAN_VALIDATION=1`. There `%lu` and `%lx` read 64-bit arguments,
+//! but `%ld`, `%li`, `%lld` and every 64-bit float conversion (`%lf`,
+//! `%.17lg`, `%.17g`) read 32 bits and shift every later argument.
 //!
 //! The printf output goes to whatever consumes `NonSemantic.DebugPrintf`
 //! (the validation layer's debug-printf, RenderDoc); without a consumer the
@@ -69,10 +80,9 @@ impl Conv {
         match self {
             Conv::Bool | Conv::Unsigned32 { .. } => "%u",
             Conv::Signed32 { .. } => "%d",
-            Conv::Signed64 => "%ld",
+            Conv::Signed64 => "0x%lx",
             Conv::Unsigned64 => "%lu",
-            Conv::Float32 { .. } => "%.9g",
-            Conv::Float64 => "%.17lg",
+            Conv::Float32 { .. } | Conv::Float64 => "%.9g",
         }
     }
 }
@@ -233,7 +243,7 @@ impl Emitter<'_> {
             Conv::Unsigned32 { bits } if bits < 32 => {
                 widen(self, Op::UConvert, ScalarKind::Int { bits: 32, signed: false })
             }
-            Conv::Float32 { bits: 16 } => widen(self, Op::FConvert, ScalarKind::Float { bits: 32 }),
+            Conv::Float32 { bits: 16 } | Conv::Float64 => widen(self, Op::FConvert, ScalarKind::Float { bits: 32 }),
             _ => Ok(v),
         }
     }
