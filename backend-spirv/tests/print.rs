@@ -70,7 +70,10 @@ fn print_is_debug_printf_with_one_argument_per_scalar() {
         let calls = printf_calls(&m);
         assert_eq!(
             calls,
-            vec![("t=%u v=(%.9g, %.9g, %.9g) 100%%".to_string(), 4), ("b=%u n=%d %.9g %lu 0x%lx %.9g".to_string(), 6)],
+            vec![
+                ("t=%u v=(%.9g, %.9g, %.9g) 100%%\n".to_string(), 4),
+                ("b=%u n=%d %.9g %lu 0x%lx %.9g\n".to_string(), 6)
+            ],
             "level {level}"
         );
     }
@@ -126,7 +129,7 @@ kernel @k(%out: buffer<f32>, %x: f32) block_size(1, 1, 1) {
 "#;
     let out = compile_with(src, &opts(0, false));
     let calls = printf_calls(&load(&out.words));
-    assert_eq!(calls, vec![("m=((%.9g, %.9g), (%.9g, %.9g))".to_string(), 4)]);
+    assert_eq!(calls, vec![("m=((%.9g, %.9g), (%.9g, %.9g))\n".to_string(), 4)]);
     let bad = r#"
 kernel @k(%out: buffer<f32>, %x: f32) block_size(1, 1, 1) {
 ^entry:

@@ -9,7 +9,8 @@
 //! appended, each after one space. [`translate`] turns that into
 //! - the record's canonical format (`{}` exactly once per argument, literal
 //!   braces doubled), which the artifact's bounded parser accepts; and
-//! - the printf format: literal `%` doubled, one conversion per scalar leaf.
+//! - the printf format: literal `%` doubled, one conversion per scalar
+//!   leaf, and a final newline (one message per line).
 //!
 //! Conversions: signed integers up to 32 bits are widened to `i32` and
 //! printed with `%d`, unsigned ones to `u32` with `%u`; `u64` uses `%lu`;
@@ -174,6 +175,9 @@ pub fn translate(t: &TypeTable, message: &str, arg_tys: &[TypeId]) -> Result<Tra
         printf.push(' ');
         printf.push_str(&printf_of(shape, conv));
     }
+    // One message per line, as the interpreter's `printed` lines (the
+    // consumer writes the text as is).
+    printf.push('\n');
     let arg_types = arg_tys.iter().map(|&ty| type_name(t, ty)).collect();
     Ok(Translation { record_format: record, printf, arg_types })
 }
@@ -312,13 +316,13 @@ mod tests {
         let tr = translate(&t, "a={} 100% {{x}} v={}", &[u8t, v3]).unwrap();
         // The interpreter reads `{{x}}` as `{` + `{x}` + `}`: only `{}` is a placeholder.
         assert_eq!(tr.record_format, "a={} 100% {{{{x}}}} v={}");
-        assert_eq!(tr.printf, "a=%u 100%% {{x}} v=(%.9g, %.9g, %.9g)");
+        assert_eq!(tr.printf, "a=%u 100%% {{x}} v=(%.9g, %.9g, %.9g)\n");
         assert_eq!(tr.arg_types, vec!["u8".to_string(), "vec<f32, 3>".to_string()]);
         // Leftover arguments are appended; a placeholder without an argument stays literal.
         let tr = translate(&t, "x", &[u8t]).unwrap();
-        assert_eq!((tr.record_format.as_str(), tr.printf.as_str()), ("x {}", "x %u"));
+        assert_eq!((tr.record_format.as_str(), tr.printf.as_str()), ("x {}", "x %u\n"));
         let tr = translate(&t, "{} {}", &[u8t]).unwrap();
-        assert_eq!((tr.record_format.as_str(), tr.printf.as_str()), ("{} {{}}", "%u {}"));
+        assert_eq!((tr.record_format.as_str(), tr.printf.as_str()), ("{} {{}}", "%u {}\n"));
         assert_eq!(crate::artifact::count_placeholders(&tr.record_format), Ok(1));
     }
 
