@@ -242,3 +242,63 @@ fn descriptor_indexing_features_follow_the_heap_and_the_divergence() {
     let e = xir_spirv::features::check_available(&out.features, &dev).unwrap_err();
     assert!(e.contains("descriptorBindingPartiallyBound"), "{e}");
 }
+
+/// Eight threads over three slots (a divergent slot), reading, sizing and
+/// writing through the heap; `%g` is an unused bindless array (no property).
+const RUNTIME: &str = r#"
+kernel @k(%h: bindless_array, %g: bindless_array, %o: buffer<u32>, %f: buffer<f32>) block_size(4, 1, 1) {
+^entry:
+  %t = extract $dispatch_id, u32 0 : u32
+  %s = mod %t, u32 3 : u32
+  %x = bindless.buffer_read %h, %s, %t : u32
+  %sz = bindless.buffer_size %h, %s, u32 4 : u32
+  %y = add %x, %sz : u32
+  buffer.write %o, %t, %y
+  bindless.buffer_write %h, %s, %t, %y
+  %b = mul %t, u32 4 : u32
+  %v = bindless.byte_buffer_read %h, u32 3, %b : f32
+  buffer.write %f, %t, %v
+  return
+}
+"#;
+
+#[test]
+fn a_divergent_bindless_kernel_matches_the_interpreter_on_vulkan() {
+    let dev = match xir_spirv::vulkan::Device::new() {
+        Ok(d) => d,
+        Err(xir_spirv::vulkan::RunError::NoVulkan(why)) => {
+            eprintln!("\n!!!!!!!! SKIPPING VULKAN TEST: no Vulkan device ({why}) !!!!!!!!\n");
+            return;
+        }
+        Err(e) => panic!("Vulkan device creation failed: {e}"),
+    };
+    let m = parse(RUNTIME);
+    let k = kernel_of(&m);
+    let inputs = xir::interp::Inputs::from_json(
+        r#"{"dispatch": [8, 1, 1], "args": {
+        "h": {"slots": [{"u32": [1, 2, 3, 4, 5, 6, 7, 8]}, {"u32": [10, 20, 30, 40, 50, 60, 70, 80, 90]},
+                        {"bytes": [1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 4, 0, 0, 0, 5, 0, 0, 0, 6, 0, 0, 0, 7, 0, 0, 0, 8, 0, 0, 0]},
+                        {"f32": [0.5, -1.5, 2.25, 3, 4, 5, 6, 7]}, null]},
+        "g": {"slots": [null, {"i32": [-1]}]},
+        "o": [0, 0, 0, 0, 0, 0, 0, 0],
+        "f": [0, 0, 0, 0, 0, 0, 0, 0]}}"#,
+    )
+    .expect("inputs");
+    let want = xir::interp::run_kernel(&m, k, &inputs).expect("interpreter");
+    assert_eq!(want.buffers["o"], serde_json::json!([9, 29, 11, 12, 59, 14, 15, 89]), "the kernel is what we think");
+    if !dev.enabled.contains(xir_spirv::Feature::StorageBufferArrayNonUniformIndexing) {
+        eprintln!(
+            "\n!!!!!!!! SKIPPING: {} lacks shaderStorageBufferArrayNonUniformIndexing ({:?}) !!!!!!!!\n",
+            dev.name, dev.enabled
+        );
+        return;
+    }
+    for level in [0u8, 2] {
+        let out = xir_spirv::compile(&m, k, &opts(level, false)).expect("compiles");
+        assert!(out.abi.property_for_arg(1).is_none());
+        let (got, _) = xir_spirv::vulkan::run_kernel(&dev, &m, k, &out.words, &out.abi, &inputs, [8, 1, 1])
+            .expect("runs on Vulkan");
+        assert_eq!(want.first_mismatch(&got, |_, _| false), None, "-O{level}: {got:?} vs {want:?}");
+        assert_eq!(got.buffers["h"], want.buffers["h"]);
+    }
+}

@@ -4,7 +4,10 @@
 //! back, and time the dispatch with GPU timestamps. Images are uploaded and
 //! read back through staging buffers (`image.rs`). Every Vulkan object
 //! created here is destroyed before returning, on success and on every error
-//! path (`Objects`' `Drop`).
+//! path (`Objects`' `Drop`). The bindless buffer heap (`BufferHeap`, set 2)
+//! is one binding of as many storage buffers as it has entries, partially
+//! bound with a variable count; the sets in between (the sampler set 1) get
+//! empty layouts.
 
 use ash::vk;
 
@@ -17,6 +20,8 @@ use crate::abi::{KernelAbi, PropertyKind, TexelKind};
 pub enum Resource {
     /// A storage buffer's bytes.
     Buffer(Vec<u8>),
+    /// The bindless buffer heap: one storage buffer per heap index (at least one).
+    Heap(Vec<Vec<u8>>),
     /// A storage image: `size` (unused dimensions 1) and 16 bytes per texel, x fastest.
     Image { dim: u32, size: [u32; 3], texel: TexelKind, data: Vec<u8> },
 }
@@ -25,7 +30,7 @@ pub enum Resource {
 struct Objects<'d> {
     dev: &'d ash::Device,
     shader: vk::ShaderModule,
-    set_layout: vk::DescriptorSetLayout,
+    set_layouts: Vec<vk::DescriptorSetLayout>,
     layout: vk::PipelineLayout,
     pipeline: vk::Pipeline,
     pool: vk::DescriptorPool,
@@ -55,7 +60,9 @@ impl Drop for Objects<'_> {
             d.destroy_descriptor_pool(self.pool, None);
             d.destroy_pipeline(self.pipeline, None);
             d.destroy_pipeline_layout(self.layout, None);
-            d.destroy_descriptor_set_layout(self.set_layout, None);
+            for l in self.set_layouts.drain(..) {
+                d.destroy_descriptor_set_layout(l, None);
+            }
             d.destroy_shader_module(self.shader, None);
         }
     }
@@ -83,6 +90,7 @@ pub fn dispatch(
         .map(|r| match r {
             Resource::Buffer(b) => Ok(b),
             Resource::Image { .. } => Err(RunError::Abi("an image where a buffer was bound".into())),
+            Resource::Heap(_) => Err(RunError::Abi("a heap where a buffer was bound".into())),
         })
         .collect::<Result<_, _>>()?;
     Ok((bytes, timing))
@@ -116,16 +124,17 @@ pub fn dispatch_resources(
             {
                 vk::DescriptorType::STORAGE_IMAGE
             }
+            (PropertyKind::BufferHeap, Resource::Heap(b)) if !b.is_empty() => vk::DescriptorType::STORAGE_BUFFER,
             (kind, _) => {
                 return Err(RunError::Abi(format!(
-                    "binding {} ({kind:?}, {}): this runner binds storage buffers and storage images only, \
-                     with a matching resource",
+                    "binding {} ({kind:?}, {}): this runner binds storage buffers, storage images and the \
+                     buffer heap only, with a matching resource",
                     p.binding,
                     kind.descriptor_type_name()
                 )))
             }
         };
-        if p.set != crate::abi::LOCAL_SET {
+        if p.set != crate::abi::LOCAL_SET && p.kind != PropertyKind::BufferHeap {
             return Err(RunError::Abi(format!("set {} is not bound by this runner", p.set)));
         }
         types.push(ty);
@@ -141,7 +150,7 @@ pub fn dispatch_resources(
     let mut o = Objects {
         dev: d,
         shader: vk::ShaderModule::null(),
-        set_layout: vk::DescriptorSetLayout::null(),
+        set_layouts: Vec::new(),
         layout: vk::PipelineLayout::null(),
         pipeline: vk::Pipeline::null(),
         pool: vk::DescriptorPool::null(),
@@ -157,25 +166,44 @@ pub fn dispatch_resources(
         o.shader = d
             .create_shader_module(&vk::ShaderModuleCreateInfo::default().code(words), None)
             .map_err(vk_err("vkCreateShaderModule"))?;
-        let bindings: Vec<_> = descriptors
-            .iter()
-            .zip(&types)
-            .map(|(p, ty)| {
-                vk::DescriptorSetLayoutBinding::default()
-                    .binding(p.binding)
-                    .descriptor_type(*ty)
-                    .descriptor_count(1)
-                    .stage_flags(vk::ShaderStageFlags::COMPUTE)
-            })
-            .collect();
-        o.set_layout = d
-            .create_descriptor_set_layout(&vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings), None)
-            .map_err(vk_err("vkCreateDescriptorSetLayout"))?;
+        // One layout per set up to the highest in use (at least set 0); the heap binding is
+        // partially bound with a variable count.
+        let count = |r: &Resource| match r {
+            Resource::Heap(b) => b.len() as u32,
+            _ => 1,
+        };
+        for set in 0..abi.set_count().max(1) {
+            let in_set: Vec<usize> = (0..descriptors.len()).filter(|&k| descriptors[k].set == set).collect();
+            let bindings: Vec<_> = in_set
+                .iter()
+                .map(|&k| {
+                    vk::DescriptorSetLayoutBinding::default()
+                        .binding(descriptors[k].binding)
+                        .descriptor_type(types[k])
+                        .descriptor_count(count(&resources[k]))
+                        .stage_flags(vk::ShaderStageFlags::COMPUTE)
+                })
+                .collect();
+            let flags: Vec<vk::DescriptorBindingFlags> = in_set
+                .iter()
+                .map(|&k| match resources[k] {
+                    Resource::Heap(_) => {
+                        vk::DescriptorBindingFlags::PARTIALLY_BOUND
+                            | vk::DescriptorBindingFlags::VARIABLE_DESCRIPTOR_COUNT
+                    }
+                    _ => vk::DescriptorBindingFlags::empty(),
+                })
+                .collect();
+            let mut flag_info = vk::DescriptorSetLayoutBindingFlagsCreateInfo::default().binding_flags(&flags);
+            let info = vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings).push_next(&mut flag_info);
+            o.set_layouts
+                .push(d.create_descriptor_set_layout(&info, None).map_err(vk_err("vkCreateDescriptorSetLayout"))?);
+        }
         let ranges = [vk::PushConstantRange::default()
             .stage_flags(vk::ShaderStageFlags::COMPUTE)
             .offset(0)
             .size(abi.push_constant_size)];
-        let set_layouts = [o.set_layout];
+        let set_layouts = o.set_layouts.clone();
         let layout_info = vk::PipelineLayoutCreateInfo::default()
             .set_layouts(&set_layouts)
             .push_constant_ranges(if abi.push_constant_size > 0 { &ranges[..] } else { &[] });
@@ -202,6 +230,13 @@ pub fn dispatch_resources(
                     o.buffers.push((buf, mem));
                     slots.push(o.buffers.len() - 1);
                 }
+                Resource::Heap(entries) => {
+                    slots.push(o.buffers.len());
+                    for bytes in entries {
+                        let (buf, mem) = host_buffer(device, bytes, vk::BufferUsageFlags::STORAGE_BUFFER)?;
+                        o.buffers.push((buf, mem));
+                    }
+                }
                 Resource::Image { dim, size, texel, data } => {
                     let mut img = ImageObjects::default();
                     let made = image::create(device, &mut img, *dim, *size, *texel, data);
@@ -214,18 +249,33 @@ pub fn dispatch_resources(
 
         let sets = if !descriptors.is_empty() {
             let mut sizes: Vec<vk::DescriptorPoolSize> = Vec::new();
-            for ty in &types {
+            for (ty, r) in types.iter().zip(resources) {
                 match sizes.iter_mut().find(|s| s.ty == *ty) {
-                    Some(s) => s.descriptor_count += 1,
-                    None => sizes.push(vk::DescriptorPoolSize::default().ty(*ty).descriptor_count(1)),
+                    Some(s) => s.descriptor_count += count(r),
+                    None => sizes.push(vk::DescriptorPoolSize::default().ty(*ty).descriptor_count(count(r))),
                 }
             }
-            o.pool = d
-                .create_descriptor_pool(&vk::DescriptorPoolCreateInfo::default().max_sets(1).pool_sizes(&sizes), None)
-                .map_err(vk_err("vkCreateDescriptorPool"))?;
+            let pool_info =
+                vk::DescriptorPoolCreateInfo::default().max_sets(set_layouts.len() as u32).pool_sizes(&sizes);
+            o.pool = d.create_descriptor_pool(&pool_info, None).map_err(vk_err("vkCreateDescriptorPool"))?;
+            // The variable count of each set (only the heap's set has a variable binding).
+            let variable: Vec<u32> = (0..set_layouts.len() as u32)
+                .map(|set| {
+                    descriptors
+                        .iter()
+                        .zip(resources)
+                        .find(|(p, r)| p.set == set && matches!(r, Resource::Heap(_)))
+                        .map_or(0, |(_, r)| count(r))
+                })
+                .collect();
+            let mut variable_info =
+                vk::DescriptorSetVariableDescriptorCountAllocateInfo::default().descriptor_counts(&variable);
             let sets = d
                 .allocate_descriptor_sets(
-                    &vk::DescriptorSetAllocateInfo::default().descriptor_pool(o.pool).set_layouts(&set_layouts),
+                    &vk::DescriptorSetAllocateInfo::default()
+                        .descriptor_pool(o.pool)
+                        .set_layouts(&set_layouts)
+                        .push_next(&mut variable_info),
                 )
                 .map_err(vk_err("vkAllocateDescriptorSets"))?;
             let buffer_infos: Vec<[vk::DescriptorBufferInfo; 1]> = o
@@ -238,14 +288,27 @@ pub fn dispatch_resources(
                 .iter()
                 .map(|i| [vk::DescriptorImageInfo::default().image_view(i.view).image_layout(vk::ImageLayout::GENERAL)])
                 .collect();
+            let heap_infos: Vec<Vec<vk::DescriptorBufferInfo>> = resources
+                .iter()
+                .zip(&slots)
+                .map(|(r, &k)| match r {
+                    Resource::Heap(b) => buffer_infos[k..k + b.len()].iter().map(|i| i[0]).collect(),
+                    _ => Vec::new(),
+                })
+                .collect();
             let writes: Vec<_> = descriptors
                 .iter()
                 .zip(types.iter().zip(&slots))
-                .map(|(p, (ty, &k))| {
-                    let w =
-                        vk::WriteDescriptorSet::default().dst_set(sets[0]).dst_binding(p.binding).descriptor_type(*ty);
+                .enumerate()
+                .map(|(n, (p, (ty, &k)))| {
+                    let w = vk::WriteDescriptorSet::default()
+                        .dst_set(sets[p.set as usize])
+                        .dst_binding(p.binding)
+                        .descriptor_type(*ty);
                     if *ty == vk::DescriptorType::STORAGE_IMAGE {
                         w.image_info(&image_infos[k])
+                    } else if matches!(resources[n], Resource::Heap(_)) {
+                        w.buffer_info(&heap_infos[n])
                     } else {
                         w.buffer_info(&buffer_infos[k])
                     }
@@ -345,6 +408,13 @@ pub fn dispatch_resources(
         for (r, &k) in resources.iter().zip(&slots) {
             out.push(match r {
                 Resource::Buffer(bytes) => Resource::Buffer(read_back(d, o.buffers[k].1, bytes.len())?),
+                Resource::Heap(entries) => Resource::Heap(
+                    entries
+                        .iter()
+                        .enumerate()
+                        .map(|(j, b)| read_back(d, o.buffers[k + j].1, b.len()))
+                        .collect::<Result<_, _>>()?,
+                ),
                 Resource::Image { dim, size, texel, data } => Resource::Image {
                     dim: *dim,
                     size: *size,

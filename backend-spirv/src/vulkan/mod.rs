@@ -1,10 +1,12 @@
 //! Running compiled kernels on a real Vulkan implementation (ash): Mesa's
 //! lavapipe in CI, NVIDIA GPUs on real hardware. `Device` is created once;
 //! `dispatch` runs one kernel at the byte level following `abi.rs` (storage
-//! images through `image`); the
+//! images through `image`, the bindless buffer heap in set 2); the
 //! typed layer (`encode`) turns interpreter-style inputs into those bytes and
-//! the bytes back into outputs comparable with the interpreter's.
+//! the bytes back into outputs comparable with the interpreter's (bindless
+//! slots through `bindless`).
 
+mod bindless;
 mod compare;
 mod device;
 mod dispatch;

@@ -37,6 +37,9 @@ pub fn run_kernel(
     let mut push = vec![0u8; abi.push_constant_size as usize];
     let mut block = abi.argument_block().map(|p| (p.binding, vec![0u8; block_len(p.storage)]));
     let mut buffers: Vec<Bound> = Vec::new();
+    // Bindless arguments with metadata, and whether the ABI binds the global buffer heap.
+    let mut heap = super::bindless::Heap::default();
+    let mut has_heap = false;
     for p in &abi.properties {
         let arg = p.arg_index.map(|a| a as usize);
         if let Some(a) = arg {
@@ -97,6 +100,14 @@ pub fn run_kernel(
                     .map_err(|e| RunError::Abi(format!("argument `{}`: {e}", arg_name(module, kernel, a))))?;
                 buffers.push((p.binding, Some(a), elem, p.storage, Resource::Image { dim, size, texel, data }));
             }
+            (PropertyKind::StorageBuffer, Role::BindlessMetadata, Some(a)) => {
+                let name = arg_name(module, kernel, a);
+                let slots = super::bindless::slots_from_json(module, input(a)?)
+                    .map_err(|e| RunError::Abi(format!("argument `{name}`: {e}")))?;
+                let meta = heap.add(a, slots).map_err(|e| RunError::Abi(format!("argument `{name}`: {e}")))?;
+                buffers.push((p.binding, None, TypeId(0), p.storage, Resource::Buffer(meta)));
+            }
+            (PropertyKind::BufferHeap, Role::Heap, None) => has_heap = true,
             // An unused accel has no descriptor: nothing to bind.
             (PropertyKind::AccelerationStructure { roles: 0 }, Role::Accel, Some(_)) => {}
             (PropertyKind::AccelerationStructure { .. }, Role::Accel, Some(a)) => {
@@ -117,16 +128,46 @@ pub fn run_kernel(
         buffers.push((binding, None, TypeId(0), BufferStorage::NotABuffer, Resource::Buffer(bytes)));
     }
     buffers.sort_by_key(|b| b.0);
-    let data: Vec<Resource> = buffers.iter().map(|b| b.4.clone()).collect();
+    let mut data: Vec<Resource> = buffers.iter().map(|b| b.4.clone()).collect();
+    // The heap is the last descriptor of the canonical list (set 2); an empty one binds one dummy buffer.
+    if has_heap {
+        let mut b = heap.buffers.clone();
+        if b.is_empty() {
+            b.push(vec![0; 4]);
+        }
+        data.push(Resource::Heap(b));
+    }
     let groups = group_counts(dispatch_size, abi.block_size);
-    let (out, timing) = dispatch_resources(device, words, abi, &data, &push, groups)?;
+    let (mut out, timing) = dispatch_resources(device, words, abi, &data, &push, groups)?;
     let mut outputs = Outputs::default();
+    let heap_after = if has_heap {
+        match out.pop() {
+            Some(Resource::Heap(b)) => b,
+            _ => return Err(RunError::Abi("the buffer heap did not come back".into())),
+        }
+    } else {
+        heap.buffers.clone()
+    };
+    for (a, indices) in &heap.owners {
+        let slots: Vec<Option<Vec<u8>>> = indices.iter().map(|i| i.and_then(|i| heap_after.get(i).cloned())).collect();
+        outputs.buffers.insert(arg_name(module, kernel, *a), super::bindless::slots_to_json(&slots));
+    }
+    // Bindless arguments without a property (unused): their inputs, in the output encoding.
+    for (a, arg) in func.args.iter().enumerate() {
+        if matches!(module.types.get(arg.ty), Type::BindlessArray) && !heap.owners.iter().any(|(o, _)| *o == a) {
+            let name = arg_name(module, kernel, a);
+            let slots = super::bindless::slots_from_json(module, input(a)?)
+                .map_err(|e| RunError::Abi(format!("argument `{name}`: {e}")))?;
+            outputs.buffers.insert(name, super::bindless::slots_to_json(&slots));
+        }
+    }
     for ((_, a, elem, storage, _), r) in buffers.iter().zip(out) {
         // The argument block is backend-owned: it is no output.
         let Some(a) = *a else { continue };
         let name = arg_name(module, kernel, a);
         let bytes = match r {
             Resource::Buffer(bytes) => bytes,
+            Resource::Heap(_) => return Err(RunError::Abi(format!("`{name}` came back as a heap"))),
             Resource::Image { dim, size, data, .. } => {
                 let json = texture_to_json(module, *elem, dim, size, &data)
                     .map_err(|e| RunError::Abi(format!("reading `{name}` back: {e}")))?;
