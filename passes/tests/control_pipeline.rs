@@ -78,3 +78,36 @@ fn corpus_through_spirv_legalize() {
         }
     }
 }
+
+// mem2reg produces per consumed dialect: on a raw CFG the IR stays raw (so a
+// raw-only pass may follow), on a restructured CFG it becomes restructured SSA.
+#[test]
+fn mem2reg_output_depends_on_its_input_dialect() {
+    let reg = registry();
+    let load = |input: &str, output: &str, steps: &str| {
+        let text = format!("Pipeline(name: \"t\", input: \"{input}\", output: \"{output}\", steps: [{steps}])");
+        Loader::new(&reg).load_text("t.ron".into(), None, &text)
+    };
+    let raw =
+        load("xir.structured", "xir.raw", "Pass(\"destructure_cfg\"), Pass(\"mem2reg\"), Pass(\"loop_rotation\")");
+    raw.unwrap_or_else(|f| panic!("raw stretch after mem2reg: {f}"));
+    let restructured = load(
+        "xir.raw.phi_free",
+        "xir.restructured.ssa",
+        "Pass(\"restructure_cfg\"), Pass(\"mem2reg\"), Pass(\"audit_reg2mem_spills\")",
+    );
+    restructured.unwrap_or_else(|f| panic!("restructured SSA after mem2reg: {f}"));
+    // A restructured-only pass cannot follow mem2reg on a raw CFG.
+    let err = load(
+        "xir.structured",
+        "xir.raw",
+        "Pass(\"destructure_cfg\"), Pass(\"mem2reg\"), Pass(\"audit_reg2mem_spills\")",
+    )
+    .err()
+    .expect("audit after a raw mem2reg loaded");
+    assert!(err.to_string().contains("audit_reg2mem_spills"), "{err}");
+    let info = &reg.get("mem2reg").expect("mem2reg").info;
+    assert_eq!(info.produced_from("xir.raw.phi_free"), Some("xir.raw"));
+    assert_eq!(info.produced_from("xir.restructured"), Some("xir.restructured.ssa"));
+    assert_eq!(info.produced_from("xir.restructured.unspilled"), None, "not consumed: Phis are allowed there");
+}

@@ -14,7 +14,7 @@
 
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use xir::interp::{run_kernel, Outputs};
-use xir::pass::{AnalysisCache, PassContext, PassRegistry, Produces};
+use xir::pass::{AnalysisCache, PassContext, PassRegistry};
 use xir::testgen::programs::{program, Program};
 use xir::Module;
 
@@ -30,10 +30,6 @@ const CHAIN: &[&str] = &[
     "audit_reg2mem_spills",
     "fix_self_referential",
 ];
-
-/// `(pass, input refines, output dialect)` where the single declared
-/// `produces` does not describe the output.
-const MULTI_DIALECT: &[(&str, &str, &str)] = &[("mem2reg", "xir.raw", "xir.raw")];
 
 fn registry() -> PassRegistry {
     let mut reg = PassRegistry::new();
@@ -100,10 +96,7 @@ fn prefix(reg: &PassRegistry, pass: &str, stage: Stage) -> Result<Vec<&'static s
             break;
         }
         let s = reg.get(step).ok_or_else(|| format!("prefix step `{step}` is not registered yet"))?;
-        cur = match s.info.produces {
-            Produces::Same => cur,
-            Produces::Dialect(d) => d,
-        };
+        cur = s.info.produced_from(cur).unwrap_or(cur);
         steps.push(step);
     }
     if !decl.info.consumes.iter().any(|c| refines(cur, c)) {
@@ -133,13 +126,8 @@ fn apply(reg: &PassRegistry, m: &mut Module, name: &str, dialect: &mut &'static 
             xir::text::print_module(m)
         )));
     }
-    if let Produces::Dialect(d) = decl.info.produces {
-        // A pass valid in several dialects declares its legalization use;
-        // on other inputs its output keeps the input's CFG form.
-        *dialect = match MULTI_DIALECT.iter().find(|x| x.0 == name && refines(dialect, x.1)) {
-            Some(x) => x.2,
-            None => d,
-        };
+    if let Some(d) = decl.info.produced_from(dialect) {
+        *dialect = d;
     }
     let d = xir_spec::spec().dialect(dialect).ok_or_else(|| fail(format!("unknown dialect {dialect}")))?;
     let diags = xir::dialect::check_module(m, d);

@@ -15,6 +15,10 @@ pub fn passes(reg: &PassRegistry) -> String {
         let produces = match i.produces {
             Produces::Same => "same as its input".to_string(),
             Produces::Dialect(p) => p.to_string(),
+            Produces::PerConsumed(ps) => {
+                let pairs: Vec<String> = i.consumes.iter().zip(ps).map(|(c, p)| format!("{p} (from {c})")).collect();
+                pairs.join(" | ")
+            }
         };
         let _ = writeln!(out, "    produces: {produces}");
         let preserves: Vec<&str> = i.preserves.iter().map(|a| a.name()).collect();

@@ -29,6 +29,42 @@ pub enum Produces {
     Same,
     /// A named dialect of `dialects.ron`.
     Dialect(&'static str),
+    /// One dialect per entry of `consumes`, in the same order: IR that
+    /// refines the i-th consumed dialect leaves in the i-th one here (for a
+    /// pass valid at several points of the spine, e.g. mem2reg on a
+    /// restructured or on a raw CFG). The first consumed dialect the input
+    /// refines decides.
+    PerConsumed(&'static [&'static str]),
+}
+
+impl Produces {
+    /// Every dialect this may name (for validation and listings).
+    pub fn named(&self) -> &[&'static str] {
+        match self {
+            Produces::Same => &[],
+            Produces::Dialect(d) => std::slice::from_ref(d),
+            Produces::PerConsumed(ds) => ds,
+        }
+    }
+}
+
+impl PassInfo {
+    /// The dialect IR in `input` is in after this pass, or `None` when it
+    /// keeps its dialect. `input` must refine one of `consumes` (the
+    /// pipeline checker and the pass manager make sure of it); an unknown
+    /// dialect name gives `None`.
+    pub fn produced_from(&self, input: &str) -> Option<&'static str> {
+        match self.produces {
+            Produces::Same => None,
+            Produces::Dialect(d) => Some(d),
+            Produces::PerConsumed(ds) => {
+                let spec = xir_spec::spec();
+                let input = spec.dialect(input)?;
+                let k = self.consumes.iter().position(|c| spec.dialect(c).is_some_and(|c| input.refines(c)))?;
+                ds.get(k).copied()
+            }
+        }
+    }
 }
 
 /// The static contract of a pass.

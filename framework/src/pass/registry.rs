@@ -99,9 +99,19 @@ impl PassRegistry {
                     problems.push(format!("pass `{}` consumes unknown dialect `{c}`", i.name));
                 }
             }
-            if let super::Produces::Dialect(p) = i.produces {
+            for p in i.produces.named() {
                 if spec.dialect(p).is_none() {
                     problems.push(format!("pass `{}` produces unknown dialect `{p}`", i.name));
+                }
+            }
+            if let super::Produces::PerConsumed(ps) = i.produces {
+                if ps.len() != i.consumes.len() {
+                    problems.push(format!(
+                        "pass `{}` names {} produced dialects for {} consumed ones",
+                        i.name,
+                        ps.len(),
+                        i.consumes.len()
+                    ));
                 }
             }
             for e in i.eliminates {

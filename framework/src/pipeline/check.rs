@@ -20,7 +20,7 @@ use xir_spec::Dialect;
 
 use super::{suggest, Loc, PassStep, Pipeline, PipelineDiag, Step};
 use crate::diag::Severity;
-use crate::pass::{eliminated_opcodes, PassRegistry, Produces};
+use crate::pass::{eliminated_opcodes, PassRegistry};
 
 /// A dialect the IR may be in, with how it got there ("after `reg2mem`").
 #[derive(Clone)]
@@ -198,14 +198,14 @@ fn pass_step(ps: &PassStep, states: Vec<State>, cx: &mut Ctx) -> Flow<Vec<State>
             cx.err(&ps.loc, format!("pass `{}` declares that it consumes unknown dialect `{c}`", info.name))
         })?);
     }
-    let produces = match info.produces {
-        Produces::Same => None,
-        Produces::Dialect(p) => Some(dialect(p).ok_or_else(|| {
+    for p in info.produces.named() {
+        dialect(p).ok_or_else(|| {
             cx.err(&ps.loc, format!("pass `{}` declares that it produces unknown dialect `{p}`", info.name))
-        })?),
-    };
+        })?;
+    }
     let mut out = Vec::new();
     let mut matched_all = Vec::new();
+    let mut produced_all = Vec::new();
     for st in &states {
         let matched = if consumes.is_empty() {
             None
@@ -216,13 +216,15 @@ fn pass_step(ps: &PassStep, states: Vec<State>, cx: &mut Ctx) -> Flow<Vec<State>
             }
         };
         matched_all.push(matched);
-        out.push(match produces {
+        let produced = info.produced_from(&st.dialect.name).and_then(dialect);
+        produced_all.push(produced);
+        out.push(match produced {
             None => st.clone(),
             Some(p) => State { dialect: p, prov: format!("after `{}`", info.name) },
         });
     }
     if cx.lint {
-        lint_pass(ps, &states, &matched_all, produces, cx);
+        lint_pass(ps, &states, &matched_all, &produced_all, cx);
     }
     Ok(merge(Vec::new(), out))
 }
@@ -231,7 +233,7 @@ fn lint_pass(
     ps: &PassStep,
     states: &[State],
     matched: &[Option<&'static Dialect>],
-    produces: Option<&'static Dialect>,
+    produced: &[Option<&'static Dialect>],
     cx: &mut Ctx,
 ) {
     let info = ps.pass.info();
@@ -253,10 +255,10 @@ fn lint_pass(
             );
         }
     }
-    if let Some(p) = produces {
+    if produced.iter().all(Option::is_some) {
         let mut redundant = true;
         let mut established = Vec::new();
-        for (st, m) in states.iter().zip(matched) {
+        for ((st, m), p) in states.iter().zip(matched).zip(produced.iter().flatten()) {
             let base = m.map(|c| &c.invariants);
             let new: Vec<&String> = p.invariants.iter().filter(|i| base.is_none_or(|b| !b.contains(*i))).collect();
             if new.is_empty() || !new.iter().all(|i| st.dialect.invariants.contains(*i)) {
@@ -324,8 +326,7 @@ fn find_fix(from: &'static Dialect, targets: &[&'static Dialect], reg: &PassRegi
         let mut next = Vec::new();
         for (d, chain) in &frontier {
             for decl in reg.iter() {
-                let Produces::Dialect(p) = decl.info.produces else { continue };
-                let Some(p) = dialect(p) else { continue };
+                let Some(p) = decl.info.produced_from(&d.name).and_then(dialect) else { continue };
                 let accepts = decl.info.consumes.iter().filter_map(|c| dialect(c)).any(|c| d.refines(c));
                 if !accepts || visited.iter().any(|v| std::ptr::eq(*v, p)) {
                     continue;

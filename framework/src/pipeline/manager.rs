@@ -28,7 +28,7 @@ use super::{Loc, PassStep, Pipeline, Step};
 use crate::analysis::{Cfg, DomTree};
 use crate::diag::Diagnostic;
 use crate::ir::Module;
-use crate::pass::{AnalysisCache, AnalysisKind, PassContext, Produces};
+use crate::pass::{AnalysisCache, AnalysisKind, PassContext};
 
 /// What to do besides running the passes.
 #[derive(Clone, Debug, Default)]
@@ -336,9 +336,9 @@ impl<'a> Exec<'a, '_> {
                 return Err(self.fail(ps, FailureKind::FalsePreserve, msg, Vec::new(), snapshot));
             }
         }
-        let produced = match info.produces {
-            Produces::Same => self.dialect,
-            Produces::Dialect(d) => dialect(d),
+        let produced = match info.produced_from(&self.dialect.name) {
+            None => self.dialect,
+            Some(d) => dialect(d),
         };
         if self.opts.verify_each {
             let mut diags = crate::verify::verify_module(m);

@@ -36,7 +36,9 @@ const INFO: PassInfo = PassInfo {
     name: "mem2reg",
     doc: "Promote local slots to SSA with pruned Phis (dominance frontiers + liveness)",
     consumes: &["xir.restructured", "xir.raw"],
-    produces: Produces::Dialect("xir.restructured.ssa"),
+    // On a restructured CFG it is the post-restructure boundary's SSA step;
+    // on a raw CFG the Phis it creates keep the IR raw (not Phi-free).
+    produces: Produces::PerConsumed(&["xir.restructured.ssa", "xir.raw"]),
     eliminates: &["alloca"],
     preserves: &[
         AnalysisKind::Cfg,
