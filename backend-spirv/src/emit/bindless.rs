@@ -12,9 +12,9 @@
 //! - `bindless.buffer_size(a, slot, stride)` = `meta[slot].bytes / stride`
 //!   (metadata only); reads and writes load `meta[slot].heap index`, take the
 //!   heap element `heap[index]` and move the value's 32/64-bit leaves as words
-//!   at their host offsets (`index * size(T)` for typed elements, the byte
-//!   offset `>> 2` for `bindless.byte_buffer_read`, which like a byte buffer
-//!   addresses 4-byte aligned values).
+//!   at their host offsets (`index * size(T)` for typed elements); a
+//!   `bindless.byte_buffer_read` is at alignment 1 like a byte buffer
+//!   (`bytes.rs`: `offset >> 2` only when the offset is proven word-aligned).
 //! - **NonUniform**: when the plan marks the access divergent, `NonUniform`
 //!   goes on the loaded heap index (the actual descriptor-array index), the
 //!   heap-element access chain, every access chain derived from it and every
@@ -171,9 +171,13 @@ impl Emitter<'_> {
             }
             Opcode::BindlessByteBufferRead => {
                 let off = self.index32(d.operands[2])?;
-                let two = self.u32_const(2);
-                let base = self.op(Op::ShiftRightLogical, Some(u32t), None, ids(&[off, two]))?;
-                self.read_words(elem, d.ty, base, 0, rid)?;
+                if super::bytes::word_aligned_at(m, f, d.operands[2], d.ty) {
+                    let two = self.u32_const(2);
+                    let base = self.op(Op::ShiftRightLogical, Some(u32t), None, ids(&[off, two]))?;
+                    self.read_words(elem, d.ty, base, 0, rid)?;
+                } else {
+                    self.read_bytes(elem, d.ty, off, 0, rid)?;
+                }
             }
             op => return err(format!("`{op}` is not a bindless buffer operation")),
         }

@@ -3,8 +3,10 @@
 //! types). Word-ABI buffers (bool, 64-bit 3/4-vectors, see `plan::layout`) and
 //! byte buffers move each scalar of the element as one or two `uint32`
 //! words at its host byte offset: 64-bit scalars through a `uvec2` bitcast,
-//! `bool` as a 0/1 word. Byte-buffer offsets are byte offsets of 4-byte
-//! aligned values (`offset >> 2` is the first word). `var` may also be a
+//! `bool` as a 0/1 word. Byte-buffer accesses whose offset is proven a
+//! multiple of 4 and whose leaves are 32/64-bit words at multiples of 4 take
+//! `offset >> 2` as the first word; every other byte access is at alignment 1
+//! (`bytes.rs`). `var` may also be a
 //! pointer to one buffer `Block` of the bindless heap (`emit/bindless.rs`).
 
 use rspirv::dr::Operand;
@@ -114,6 +116,24 @@ impl Emitter<'_> {
                     BufferStorage::NotABuffer | BufferStorage::Block { .. } => return err("not a user buffer"),
                 }
             }
+            Opcode::ByteBufferRead | Opcode::ByteBufferWrite
+                if !super::bytes::word_aligned(
+                    m,
+                    f,
+                    i,
+                    if d.opcode == Opcode::ByteBufferRead { d.ty } else { f.value_type(m, d.operands[2]) },
+                ) =>
+            {
+                // Alignment 1 (`bytes.rs`): funnel reads, masked CAS stores.
+                let off = self.index32(d.operands[1])?;
+                if d.opcode == Opcode::ByteBufferRead {
+                    self.read_bytes(buf.var, d.ty, off, 0, rid)?;
+                } else {
+                    let vt = f.value_type(m, d.operands[2]);
+                    let v = self.val(d.operands[2])?;
+                    self.write_bytes_masked(i, buf.var, vt, off, v)?;
+                }
+            }
             Opcode::ByteBufferRead | Opcode::ByteBufferWrite => {
                 let off = self.index32(d.operands[1])?;
                 let two = self.u32_const(2);
@@ -162,7 +182,14 @@ impl Emitter<'_> {
     }
 
     /// Read a value of type `ty` whose host layout starts `off` bytes after word `base`.
-    pub(crate) fn read_words(&mut self, var: Word, ty: TypeId, base: Word, off: u64, rid: Option<Word>) -> EResult<Word> {
+    pub(crate) fn read_words(
+        &mut self,
+        var: Word,
+        ty: TypeId,
+        base: Word,
+        off: u64,
+        rid: Option<Word>,
+    ) -> EResult<Word> {
         let m = self.m;
         let t = &m.types;
         let lt = self.ty(ty)?;

@@ -7,7 +7,8 @@
 //! `instructions` (dispatch, memory, aggregates, casts, calls), `arith`
 //! (arithmetic, GLSL.std.450 math, matrices, contraction), `atomics`,
 //! `print` (debug printf and the printer records), `bindless` (the buffer
-//! heap, bindless metadata and `NonUniform`).
+//! heap, bindless metadata and `NonUniform`), `bytes` (byte-buffer access at
+//! alignment 1, masked CAS stores).
 //!
 //! **Invariant:** the emitter never repairs: every input it cannot lower
 //! exactly was rejected by the handoff or a plan, so an unexpected shape here
@@ -16,6 +17,7 @@
 mod arith;
 mod atomics;
 mod bindless;
+pub(crate) mod bytes;
 mod constants;
 mod function;
 mod globals;

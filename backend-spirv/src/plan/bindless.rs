@@ -106,6 +106,8 @@ pub fn plan_bindless(m: &Module, kernel: FuncId, order: &[FuncId]) -> Result<Bin
             if let Some(vt) = moved {
                 let bad = if t.is_bool(vt) {
                     Some("`bool` has no representation in a bindless buffer (host bools are 1 byte)".to_string())
+                } else if d.opcode == Opcode::BindlessByteBufferRead {
+                    crate::emit::bytes::byte_leaves(m, vt).err()
                 } else {
                     layout::word_leaves(t, vt).err()
                 };

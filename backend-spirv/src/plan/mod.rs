@@ -68,7 +68,22 @@ pub fn plan_all(m: &Module, kernel: FuncId, device: Option<&FeatureSet>) -> Resu
         blocks_of.push((fid, c.blocks.clone()));
         closures.insert(fid, c);
     }
-    let feats = features::plan_features(m, &blocks_of, device);
+    let mut feats = features::plan_features(m, &blocks_of, device);
+    // Byte-buffer stores not proven word-aligned are masked CAS loops (`emit::bytes`), in block order.
+    for (fid, blocks) in &blocks_of {
+        let f = m.func(*fid);
+        for &b in blocks {
+            let insts = &f.block(b).insts;
+            let masked: Vec<_> =
+                insts.iter().copied().filter(|&i| crate::emit::bytes::needs_masked_store(m, f, i)).collect();
+            if masked.is_empty() {
+                continue;
+            }
+            let sites = feats.cas_sites.entry(*fid).or_default().entry(b).or_default();
+            sites.extend(masked);
+            sites.sort_by_key(|i| insts.iter().position(|x| x == i));
+        }
+    }
     // A software float add needs an integer view of exactly its scalar: a
     // float buffer element addressed by one index. Shared memory has no
     // such view: without the native feature it is rejected.
