@@ -357,3 +357,40 @@ fn a_size_only_bindless_kernel_matches_the_interpreter_on_vulkan() {
     let e = xir_spirv::vulkan::run_kernel(&dev, &m, k, &out.words, &out.abi, &tex, [1, 1, 1]).unwrap_err();
     assert!(e.to_string().contains("holds a texture"), "{e}");
 }
+
+/// A callable taking a bindless array: the SPIR-V callable ABI inlines it (`callable_specialization`).
+const VIA_CALLABLE: &str = r#"
+callable @get(%h: bindless_array, %s: u32, %i: u32) -> u32 {
+^entry:
+  %x = bindless.buffer_read %h, %s, %i : u32
+  return %x
+}
+
+kernel @k(%a: bindless_array, %o: buffer<u32>, %u: u32) block_size(4, 1, 1) {
+^entry:
+  %t = extract $dispatch_id, u32 0 : u32
+  %x = call @get, %a, %t, u32 0 : u32
+  %y = call @get, %a, %u, u32 1 : u32
+  %z = add %x, %y : u32
+  buffer.write %o, %t, %z
+  return
+}
+"#;
+
+#[test]
+fn bindless_arrays_reach_callables_only_through_inlining() {
+    // Not specialized: refused with a located reason, never guessed at.
+    let e = compile_err(VIA_CALLABLE, &opts(0, false));
+    assert!(e.contains("callable_specialization") && e.contains(":11:3:"), "{e}");
+    // Specialized: both accesses are the kernel's; only the divergent slot is NonUniform.
+    let mut m = parse(VIA_CALLABLE);
+    assert_eq!(xir_spirv::specialize::specialize_module(&mut m), Ok(2));
+    let k = kernel_of(&m);
+    let out = xir_spirv::compile(&m, k, &opts(0, false)).unwrap_or_else(|d| panic!("{}", xir::diag::render(&d)));
+    xir_spirv::validate::validate(&out.words_unoptimized).expect("validates");
+    let (decorated, want) = nonuniform_sets(&out.words_unoptimized);
+    assert_eq!(want.len(), 8, "two heap reads");
+    assert_eq!(decorated.len(), 4, "only the divergent one");
+    assert!(decorated.is_subset(&want));
+    assert_eq!(out.abi.descriptors().filter(|p| p.role == Role::BindlessMetadata).count(), 1);
+}
