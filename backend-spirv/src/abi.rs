@@ -75,7 +75,9 @@
 //!   stored byte-exactly at host offsets (`Words { elem_size, elem_align }`
 //!   with the host element size and alignment).
 //!
-//! `byte_buffer` arguments are always `Words { elem_size: 1, elem_align: 1 }`.
+//! `byte_buffer` arguments are always `Words { elem_size: 1, elem_align: 1 }`:
+//! raw byte operations are at alignment 1 (unaligned reads are funnel shifts,
+//! stores not proven word-aligned are masked CAS loops; `emit/bytes.rs`).
 //! The argument block is `Block { size }`: one struct of `size` bytes whose
 //! members sit at the `BlockValue` offsets; it is `NonWritable`, and never
 //! `Aliased` or `Coherent` (no user resource can alias it).
