@@ -112,3 +112,23 @@ fn adjacent_threads_store_into_shared_words_like_the_interpreter_on_vulkan() {
         assert_eq!(want.first_mismatch(&got, |_, _| false), None, "-O{level}: {got:?} vs {want:?}");
     }
 }
+
+#[test]
+fn a_masked_store_in_a_loop_header_is_refused_with_its_reason_and_a_body_store_compiles() {
+    let src = |where_: &str| {
+        let store = "  %b = cast.static %t : u8\n  byte_buffer.write %raw, %t, %b\n";
+        let (prep, body) = if where_ == "prep" { (store, "") } else { ("", store) };
+        format!(
+            "kernel @k(%raw: byte_buffer, %o: buffer<u32>) block_size(4, 1, 1) {{\n^entry:\n  \
+             %t = extract $dispatch_id, u32 0 : u32\n  %i = alloca : u32\n  store %i, u32 0\n  \
+             loop prepare ^prep, body ^body, update ^step, merge ^exit\n^prep:\n{prep}  %iv = load %i : u32\n  \
+             %more = lt %iv, u32 2 : bool\n  cond_br %more, true ^body, false ^exit\n^body:\n{body}  \
+             br target ^step\n^step:\n  %iv1 = load %i : u32\n  %n = add %iv1, u32 1 : u32\n  store %i, %n\n  \
+             br target ^prep\n^exit:\n  return\n}}\n"
+        )
+    };
+    let e = compile_err(&src("prep"), &opts(0, false));
+    assert!(e.contains("masked byte-buffer store") && e.contains("prepare block"), "{e}");
+    let dis = compile_all_presets(&src("body")).disassembly_unoptimized();
+    assert_eq!(count(&dis, "OpAtomicCompareExchange"), 2, "{dis}");
+}
