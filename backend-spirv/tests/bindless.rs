@@ -394,3 +394,18 @@ fn bindless_arrays_reach_callables_only_through_inlining() {
     assert!(decorated.is_subset(&want));
     assert_eq!(out.abi.descriptors().filter(|p| p.role == Role::BindlessMetadata).count(), 1);
 }
+
+#[test]
+fn a_bindless_byte_read_is_at_alignment_one_and_nonuniform_through_its_funnel() {
+    // A u16 at an odd, divergent byte offset of a divergent slot: two word loads and a funnel shift.
+    let body = "  %off = add %t, u32 1 : u32\n  %h = bindless.byte_buffer_read %a, %t, %off : u16\n  \
+                %w = cast.static %h : u32\n  buffer.write %o, %t, %w\n";
+    let out = compile_all_presets(&kernel(body));
+    let dis = out.disassembly_unoptimized();
+    assert_eq!(count(&dis, "OpBitwiseOr"), 1, "{dis}");
+    assert!(dis.contains("OpUConvert"), "{dis}");
+    let (decorated, want) = nonuniform_sets(&out.words_unoptimized);
+    // Index, element pointer, two word pointers, two word loads.
+    assert_eq!(decorated, want);
+    assert_eq!(decorated.len(), 6, "{dis}");
+}
