@@ -9,7 +9,7 @@
 use std::path::PathBuf;
 
 use xir::interp::{run_kernel, Inputs, Outputs};
-use xir::pass::{AnalysisCache, PassContext, PassRegistry, Produces};
+use xir::pass::{AnalysisCache, PassContext, PassRegistry};
 use xir::Module;
 
 const SPINE: &[&str] = &[
@@ -94,7 +94,7 @@ fn corpus_through_the_spine_keeps_results() {
                 failures.push(format!("{name}: {step}: {e}\n{}", xir::diag::render(&e.diagnostics)));
                 break;
             }
-            if let Produces::Dialect(d) = decl.info.produces {
+            if let Some(d) = decl.info.produced_from(dialect) {
                 dialect = d;
             }
             let diags = xir::dialect::check_module(&m, xir_spec::spec().dialect(dialect).unwrap());

@@ -2,7 +2,7 @@
 //! states its intent, runs one pass through the registry, then checks the
 //! verifier, the produced dialect and the exact facts the pass promises.
 
-use xir::pass::{AnalysisCache, PassContext, PassRegistry, Produces};
+use xir::pass::{AnalysisCache, PassContext, PassRegistry};
 use xir::{Module, Opcode, SpillKind};
 
 fn registry() -> PassRegistry {
@@ -36,11 +36,7 @@ fn run_expect(
     let out = pass.run(m, &mut cx)?;
     let diags = xir::verify::verify_module(m);
     assert!(diags.is_empty(), "verifier after {name}:\n{}\n{}", xir::diag::render(&diags), xir::text::print_module(m));
-    let produced = match (expect, decl.info.produces) {
-        (Some(d), _) => d,
-        (None, Produces::Same) => input_dialect,
-        (None, Produces::Dialect(d)) => d,
-    };
+    let produced = expect.unwrap_or_else(|| decl.info.produced_from(input_dialect).unwrap_or(input_dialect));
     let d = xir_spec::spec().dialect(produced).expect("dialect exists");
     let diags = xir::dialect::check_module(m, d);
     assert!(
@@ -367,17 +363,20 @@ kernel @k(%out: buffer<u32>, %n: u32) block_size(1, 1, 1) {
 fn boundary_dialect_chain_is_consistent() {
     let reg = registry();
     let spec = xir_spec::spec();
-    let produced = |p: &str| match reg.get(p).unwrap().info.produces {
-        Produces::Dialect(d) => spec.dialect(d).unwrap_or_else(|| panic!("{p} produces unknown dialect {d}")),
-        Produces::Same => panic!("{p} keeps its dialect"),
+    // The dialect `p` leaves IR in when it receives `from`.
+    let after = |p: &str, from: &str| {
+        let d = reg.get(p).unwrap().info.produced_from(from).unwrap_or_else(|| panic!("{p} keeps {from}"));
+        spec.dialect(d).unwrap_or_else(|| panic!("{p} produces unknown dialect {d}"))
     };
+    let m2r = after("mem2reg", "xir.restructured");
+    let audited = after("audit_reg2mem_spills", &m2r.name);
     let consumes_ok = |p: &str, d: &xir_spec::Dialect| {
         reg.get(p).unwrap().info.consumes.iter().any(|c| d.refines(spec.dialect(c).unwrap()))
     };
-    assert!(consumes_ok("audit_reg2mem_spills", produced("mem2reg")));
-    assert!(consumes_ok("fix_self_referential", produced("audit_reg2mem_spills")));
-    assert!(!consumes_ok("fix_self_referential", produced("mem2reg")), "fix needs the audit first");
-    assert_eq!(produced("fix_self_referential").name, "xir.restructured.audited");
+    assert!(consumes_ok("audit_reg2mem_spills", m2r));
+    assert!(consumes_ok("fix_self_referential", audited));
+    assert!(!consumes_ok("fix_self_referential", m2r), "fix needs the audit first");
+    assert_eq!(after("fix_self_referential", &audited.name).name, "xir.restructured.audited");
 }
 
 const CALLS: &str = r#"

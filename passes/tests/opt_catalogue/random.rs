@@ -5,7 +5,7 @@
 
 use super::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
-use xir::pass::{AnalysisCache, PassContext, Produces};
+use xir::pass::{AnalysisCache, PassContext};
 
 /// Every opcode the scalarizer splits, on every element type its operand
 /// class admits (f32, f64, i32, u32), at 3 and 4 lanes, with NaN, signed
@@ -148,13 +148,8 @@ fn step(m: &mut xir::Module, name: &str, dialect: &mut &'static str) -> Result<b
     if !diags.is_empty() {
         return Err(format!("verifier after {name}:\n{}", xir::diag::render(&diags)));
     }
-    if let Produces::Dialect(d) = decl.info.produces {
-        // mem2reg on raw CFG keeps it raw (see differential.rs).
-        let raw = xir_spec::spec()
-            .dialect(dialect)
-            .zip(xir_spec::spec().dialect("xir.raw"))
-            .is_some_and(|(a, b)| a.refines(b));
-        *dialect = if name == "mem2reg" && raw { "xir.raw" } else { d };
+    if let Some(d) = decl.info.produced_from(dialect) {
+        *dialect = d;
     }
     let diags = xir::dialect::check_module(m, xir_spec::spec().dialect(dialect).expect("known dialect"));
     if !diags.is_empty() {
