@@ -185,7 +185,9 @@ impl Feature {
             Feature::AccelerationStructure => "accelerationStructure (VK_KHR_acceleration_structure)",
             Feature::RuntimeDescriptorArray => "runtimeDescriptorArray",
             Feature::StorageBufferArrayNonUniformIndexing => "shaderStorageBufferArrayNonUniformIndexing",
-            Feature::BufferHeapBindingFlags => "descriptorBindingPartiallyBound/descriptorBindingVariableDescriptorCount",
+            Feature::BufferHeapBindingFlags => {
+                "descriptorBindingPartiallyBound/descriptorBindingVariableDescriptorCount"
+            }
         }
     }
 

@@ -176,8 +176,10 @@ impl Emitter<'_> {
     fn load_kernel_args(&mut self) -> EResult<()> {
         let plans = self.plans;
         for (k, a) in plans.bindings.args.iter().enumerate() {
-            if let (ArgBinding::PushConstant { ty, .. } | ArgBinding::BlockValue { ty, .. }, Some((var, class, member))) =
-                (a, self.value_slot(a))
+            if let (
+                ArgBinding::PushConstant { ty, .. } | ArgBinding::BlockValue { ty, .. },
+                Some((var, class, member)),
+            ) = (a, self.value_slot(a))
             {
                 let is_bool = self.m.types.is_bool(*ty);
                 let st = if is_bool {
