@@ -3,12 +3,9 @@
 //! block labels for diagnostics.
 
 use smallvec::SmallVec;
-use xir::{Block, FuncId, Function, Inst, InstData, Module, Opcode, Payload, TypeTable, Value};
+use xir::{Block, Function, Inst, InstData, Opcode, Payload, TypeTable, Value};
 
-/// Function ids that have a body.
-pub fn defined_functions(m: &Module) -> Vec<FuncId> {
-    m.func_ids().filter(|&f| m.func(f).body().is_some()).collect()
-}
+pub use crate::memory::util::defined_functions;
 
 /// A terminator with the given opcode, operands and block operands.
 pub fn term(opcode: Opcode, operands: &[Value], blocks: &[Block]) -> InstData {

@@ -104,7 +104,7 @@ impl Pass for IndvarSimplify {
     }
     fn run(&self, module: &mut Module, cx: &mut PassContext) -> Result<PassOutcome, PassError> {
         let mut st = Stats::default();
-        let funcs: Vec<FuncId> = module.func_ids().filter(|&f| module.func(f).body().is_some()).collect();
+        let funcs = crate::memory::util::defined_functions(module);
         for fid in funcs {
             let cfg = cx.analyses.cfg(module, fid);
             let dom = cx.analyses.dominators(module, fid);

@@ -61,7 +61,7 @@ impl Pass for Licm {
     fn run(&self, module: &mut Module, cx: &mut PassContext) -> Result<PassOutcome, PassError> {
         let mut hoisted = 0;
         let mut no_preheader = 0;
-        let funcs: Vec<_> = module.func_ids().filter(|&f| module.func(f).body().is_some()).collect();
+        let funcs: Vec<_> = crate::memory::util::defined_functions(module);
         for fid in funcs {
             let cfg = cx.analyses.cfg(module, fid);
             let dom = cx.analyses.dominators(module, fid);

@@ -36,7 +36,7 @@ use serde::Deserialize;
 use smallvec::SmallVec;
 use xir::analysis::{Cfg, DomTree, LoopForest, LoopId};
 use xir::pass::{OptionDoc, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};
-use xir::{Block, FuncId, Function, Inst, InstData, Module, Opcode, Trait, TypeTable, Value};
+use xir::{Block, Function, Inst, InstData, Module, Opcode, Trait, TypeTable, Value};
 
 const INFO: PassInfo = PassInfo {
     name: "loop_rotation",
@@ -84,7 +84,7 @@ impl Pass for LoopRotation {
     }
     fn run(&self, module: &mut Module, _cx: &mut PassContext) -> Result<PassOutcome, PassError> {
         let mut rotated = 0;
-        let funcs: Vec<FuncId> = module.func_ids().filter(|&f| module.func(f).body().is_some()).collect();
+        let funcs = crate::memory::util::defined_functions(module);
         for fid in funcs {
             rotated += rotate_function(module.func_mut(fid), &self.opts);
         }

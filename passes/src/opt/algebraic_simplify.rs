@@ -134,7 +134,7 @@ impl Pass for AlgebraicSimplify {
     fn run(&self, module: &mut Module, cx: &mut PassContext) -> Result<PassOutcome, PassError> {
         let fast = self.opts.fast_math || cx.fast_math;
         let mut st = Stats::default();
-        let funcs: Vec<FuncId> = module.func_ids().filter(|&f| module.func(f).body().is_some()).collect();
+        let funcs = crate::memory::util::defined_functions(module);
         for fid in funcs {
             let deadline = Instant::now() + Duration::from_millis(self.opts.time_ms);
             let blocks = module.func(fid).blocks().to_vec();

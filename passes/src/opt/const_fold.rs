@@ -60,7 +60,7 @@ impl Pass for ConstFold {
     }
     fn run(&self, module: &mut Module, _cx: &mut PassContext) -> Result<PassOutcome, PassError> {
         let mut folded = 0;
-        let funcs: Vec<FuncId> = module.func_ids().filter(|&f| module.func(f).body().is_some()).collect();
+        let funcs = crate::memory::util::defined_functions(module);
         for fid in funcs {
             folded += fold_function(module, fid, &self.opts);
         }

@@ -40,7 +40,7 @@ impl Pass for DivRemPairs {
     }
     fn run(&self, module: &mut Module, cx: &mut PassContext) -> Result<PassOutcome, PassError> {
         let mut pairs = 0;
-        let funcs: Vec<FuncId> = module.func_ids().filter(|&f| module.func(f).body().is_some()).collect();
+        let funcs = crate::memory::util::defined_functions(module);
         for fid in funcs {
             let dom = cx.analyses.dominators(module, fid);
             let entry = module.func(fid).body().expect("has a body");

@@ -10,7 +10,7 @@
 //! CFG and everything derived from it.
 
 use xir::pass::{AnalysisKind, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};
-use xir::{FuncId, Module};
+use xir::Module;
 
 use super::early_cse::{cse_function, Options};
 
@@ -45,7 +45,7 @@ impl Pass for Gvn {
     fn run(&self, module: &mut Module, cx: &mut PassContext) -> Result<PassOutcome, PassError> {
         let mut removed = 0;
         let mut rounds = 0;
-        let funcs: Vec<FuncId> = module.func_ids().filter(|&f| module.func(f).body().is_some()).collect();
+        let funcs = crate::memory::util::defined_functions(module);
         for fid in funcs {
             // The CFG does not change, so the dominator tree stays valid.
             let dom = cx.analyses.dominators(module, fid);

@@ -116,7 +116,7 @@ impl Pass for IfConversion {
     }
     fn run(&self, module: &mut Module, _cx: &mut PassContext) -> Result<PassOutcome, PassError> {
         let mut st = Stats::default();
-        let funcs: Vec<FuncId> = module.func_ids().filter(|&f| module.func(f).body().is_some()).collect();
+        let funcs = crate::memory::util::defined_functions(module);
         for fid in funcs {
             // Inner diamonds first: a converted one can make its enclosing
             // arm straight-line, so repeat until nothing converts.

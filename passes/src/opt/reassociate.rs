@@ -79,7 +79,7 @@ impl Pass for Reassociate {
     fn run(&self, module: &mut Module, cx: &mut PassContext) -> Result<PassOutcome, PassError> {
         let fast = self.opts.fast_math || cx.fast_math;
         let mut st = Stats::default();
-        let funcs: Vec<FuncId> = module.func_ids().filter(|&f| module.func(f).body().is_some()).collect();
+        let funcs = crate::memory::util::defined_functions(module);
         for fid in funcs {
             let cfg = cx.analyses.cfg(module, fid);
             let rank = ranks(module.func(fid), &cfg.rpo);

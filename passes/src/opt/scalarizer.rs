@@ -99,7 +99,7 @@ impl Pass for Scalarizer {
     }
     fn run(&self, module: &mut Module, _cx: &mut PassContext) -> Result<PassOutcome, PassError> {
         let (mut split, mut lanes) = (0, 0);
-        let funcs: Vec<FuncId> = module.func_ids().filter(|&f| module.func(f).body().is_some()).collect();
+        let funcs = crate::memory::util::defined_functions(module);
         for fid in funcs {
             let (s, l) = scalarize_function(module, fid, &self.ops);
             split += s;

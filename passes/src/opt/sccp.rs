@@ -45,7 +45,7 @@ impl Pass for Sccp {
     }
     fn run(&self, module: &mut Module, _cx: &mut PassContext) -> Result<PassOutcome, PassError> {
         let (mut values, mut branches) = (0, 0);
-        let funcs: Vec<FuncId> = module.func_ids().filter(|&f| module.func(f).body().is_some()).collect();
+        let funcs = crate::memory::util::defined_functions(module);
         for fid in funcs {
             let (v, b) = sccp_function(module, fid);
             values += v;

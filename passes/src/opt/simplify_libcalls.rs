@@ -63,7 +63,7 @@ impl Pass for SimplifyLibcalls {
     }
     fn run(&self, module: &mut Module, _cx: &mut PassContext) -> Result<PassOutcome, PassError> {
         let mut fired: BTreeMap<&'static str, usize> = BTreeMap::new();
-        let funcs: Vec<FuncId> = module.func_ids().filter(|&f| module.func(f).body().is_some()).collect();
+        let funcs = crate::memory::util::defined_functions(module);
         for fid in funcs {
             simplify_function(module, fid, &mut fired);
         }
