@@ -186,6 +186,7 @@ impl Cx<'_> {
                 );
             }
         }
+        self.check_fp8_use(i);
         match d.opcode {
             Opcode::CastBitwise => {
                 let from = op_ty(0);
@@ -225,6 +226,46 @@ impl Cx<'_> {
             Opcode::Call => self.check_call(i),
             op if is_atomic(op) => self.check_atomic(i),
             _ => {}
+        }
+    }
+
+    /// FP8 values are for transport and conversion only (XIR defines no FP8
+    /// arithmetic, and the backend carries them as `u8` bits): any other
+    /// instruction with an FP8 scalar in an operand or its result is refused.
+    fn check_fp8_use(&mut self, i: xir::Inst) {
+        let (m, f) = (self.m, self.f);
+        let t = &m.types;
+        let d = f.inst(i);
+        let transport = matches!(
+            d.opcode,
+            Opcode::CastStatic
+                | Opcode::CastBitwise
+                | Opcode::Select
+                | Opcode::Phi
+                | Opcode::Aggregate
+                | Opcode::Extract
+                | Opcode::Insert
+                | Opcode::Shuffle
+                | Opcode::Load
+                | Opcode::Store
+                | Opcode::BufferRead
+                | Opcode::BufferWrite
+                | Opcode::Call
+                | Opcode::Return
+        );
+        if transport {
+            return;
+        }
+        let is_fp8 = |ty: TypeId| matches!(t.get(t.scalar_of(ty)), Type::Float(f) if f.bits() == 8);
+        let mut tys = vec![d.ty];
+        tys.extend(d.operands.iter().filter(|v| !matches!(v, Value::Func(_))).map(|&v| f.value_type(m, v)));
+        if let Some(&ty) = tys.iter().find(|&&ty| is_fp8(ty)) {
+            let msg = format!(
+                "`{}` on `{}`: FP8 values are for transport and conversion only (XIR has no FP8 arithmetic); cast to f16 or f32 first",
+                d.opcode,
+                type_name(t, ty)
+            );
+            self.err(i, "fp8", msg);
         }
     }
 

@@ -64,7 +64,8 @@ impl Emitter<'_> {
             Opcode::CastBitwise => {
                 let v = self.val(d.operands[0])?;
                 let t = self.ty(d.ty)?;
-                if f.value_type(m, d.operands[0]) == d.ty {
+                // Equal SPIR-V types (also fp8 <-> u8: FP8 is carried as u8).
+                if self.ty(f.value_type(m, d.operands[0]))? == t {
                     self.op(Op::CopyObject, Some(t), rid, vec![Operand::IdRef(v)])?;
                 } else {
                     self.op(Op::Bitcast, Some(t), rid, vec![Operand::IdRef(v)])?;
@@ -284,13 +285,22 @@ impl Emitter<'_> {
         let f = m.func(self.fs.func.expect("in function"));
         let d = f.inst(i);
         let rid = self.fs.values.get(&i).copied();
-        let from = self.shape(f.value_type(m, d.operands[0]))?;
-        let to = self.shape(d.ty)?;
+        let from_ty = f.value_type(m, d.operands[0]);
         let v = self.val(d.operands[0])?;
+        if super::fp8::format_of(m, from_ty).is_some() || super::fp8::format_of(m, d.ty).is_some() {
+            return self.fp8_cast(from_ty, d.ty, v, rid).map(|_| ());
+        }
+        let (from, to) = (self.shape(from_ty)?, self.shape(d.ty)?);
+        self.convert(from, to, v, rid).map(|_| ())
+    }
+
+    /// `cast.static` between scalar or vector shapes (not FP8, whose bits
+    /// these shapes carry as `u8`: see `fp8.rs`).
+    pub(crate) fn convert(&mut self, from: Shape, to: Shape, v: Word, rid: Option<Word>) -> EResult<Word> {
         let t = self.shape_ty(to);
         let id = |e: &mut Self, op: Op, ops: Vec<Word>| e.op(op, Some(t), rid, ids(&ops));
         use ScalarKind::*;
-        match (from.scalar, to.scalar) {
+        Ok(match (from.scalar, to.scalar) {
             (Bool, Bool) => id(self, Op::CopyObject, vec![v])?,
             (a, b) if a == b => id(self, Op::CopyObject, vec![v])?,
             (Bool, Int { .. }) | (Bool, Float { .. }) => {
@@ -333,8 +343,7 @@ impl Emitter<'_> {
             }
             (Float { bits: 16 }, Float { bits: wide }) => self.widen_half(from, wide, v, rid)?,
             (Float { .. }, Float { .. }) => id(self, Op::FConvert, vec![v])?,
-        };
-        Ok(())
+        })
     }
 
     /// Sign extension without `OpSConvert`, exact on every driver we run:

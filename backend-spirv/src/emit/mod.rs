@@ -19,6 +19,7 @@ mod atomics;
 mod bindless;
 pub(crate) mod bytes;
 mod constants;
+mod fp8;
 mod function;
 mod globals;
 mod instructions;

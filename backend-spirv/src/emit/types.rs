@@ -61,6 +61,9 @@ impl Emitter<'_> {
         let scalar = match types.get(s) {
             Type::Bool => ScalarKind::Bool,
             Type::Int { bits, signed } => ScalarKind::Int { bits: *bits as u32, signed: *signed },
+            // FP8 has no SPIR-V type the Vulkan 1.2 validator accepts: its
+            // values travel as their `u8` bits (conversions in `fp8.rs`).
+            Type::Float(f) if f.bits() == 8 => ScalarKind::Int { bits: 8, signed: false },
             Type::Float(f) => ScalarKind::Float { bits: f.bits() },
             _ => return err(format!("`{}` is not a scalar or vector", xir::verify::type_name(types, t))),
         };
