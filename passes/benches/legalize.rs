@@ -208,7 +208,13 @@ fn bench(c: &mut Criterion) {
             bch.iter_batched(|| (), |()| module.clone(), BatchSize::PerIteration)
         });
         let mut cur = module.clone();
+        // A pass that occurs more than once in the pipeline (phi_cleanup and
+        // dce sit in two of its included groups) is labelled by occurrence.
+        let mut occurrences: std::collections::HashMap<&str, usize> = Default::default();
         for (k, step) in steps.iter().enumerate() {
+            let nth = occurrences.entry(step.name.as_str()).or_default();
+            *nth += 1;
+            let label = if *nth == 1 { step.name.clone() } else { format!("{}#{nth}", step.name) };
             if let Some(predicted) = predict(&probes[k], n) {
                 if predicted > 4.0 * limit.as_secs_f64() {
                     eprintln!(
@@ -235,7 +241,7 @@ fn bench(c: &mut Criterion) {
                 eprintln!("PROBE {} n={n}: TOO SLOW to sample (limit {limit:?})", step.name);
                 continue;
             }
-            group.bench_with_input(BenchmarkId::new(step.name.as_str(), n), &input, |bch, input| {
+            group.bench_with_input(BenchmarkId::new(label.as_str(), n), &input, |bch, input| {
                 bch.iter_batched(
                     || input.clone(),
                     |mut m| {
