@@ -18,7 +18,8 @@
 //! timed). That first run is also a probe: a pass whose single run exceeds
 //! `XIR_BENCH_LIMIT_S` (default 30 s) is reported as too slow instead of
 //! being sampled, and a size whose predicted prefix cost exceeds the limit
-//! stops there. `XIR_BENCH_SIZES=1000,10000` restricts the sizes;
+//! stops there. `XIR_BENCH_SIZES=1000,10000` restricts the sizes (under
+//! `cargo test` the default is the smallest only);
 //! `XIR_PIPELINES_DIR` overrides where `spirv-legalize.ron` is found (for
 //! running the built bench binary on another machine).
 //!
@@ -178,9 +179,14 @@ fn limit() -> Duration {
     Duration::from_secs_f64(s)
 }
 
+/// The sizes to run. Under `cargo test` (criterion's test mode: no
+/// `--bench` argument) only the smallest, so the test run checks that every
+/// step of the bench works without building 10^6-instruction modules (a few
+/// GB of copies in a debug build).
 fn sizes() -> Vec<usize> {
     match std::env::var("XIR_BENCH_SIZES") {
         Ok(s) => s.split(',').filter_map(|x| x.trim().parse().ok()).collect(),
+        Err(_) if !std::env::args().any(|a| a == "--bench") => SIZES[..1].to_vec(),
         Err(_) => SIZES.to_vec(),
     }
 }
