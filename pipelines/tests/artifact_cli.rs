@@ -107,3 +107,36 @@ fn a_module_beside_the_artifact_is_a_load_requirement() {
         assert!(o.status.success(), "{}", text(&o));
     }
 }
+
+/// `xir-run --artifact` checks the artifact's required features against what
+/// the device enabled: a printing kernel needs `VK_KHR_shader_non_semantic_info`,
+/// refused by name where the device lacks it (lavapipe), run where it has it.
+#[test]
+fn an_artifact_needing_a_feature_the_device_lacks_is_refused_by_name() {
+    let Ok(device) = xir_spirv::vulkan::Device::new() else {
+        eprintln!("!!!!!!!! SKIPPING: no Vulkan device at all !!!!!!!!");
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let src = dir.path().join("p.xir");
+    std::fs::write(
+        &src,
+        "kernel @p(%o: buffer<u32>) block_size(1, 1, 1) {\n^entry:\n  print \"x={}\", u32 7\n  buffer.write %o, u32 0, u32 1\n  return\n}\n",
+    )
+    .unwrap();
+    let inputs = dir.path().join("p.inputs.json");
+    std::fs::write(&inputs, r#"{"dispatch": [1, 1, 1], "args": {"o": {"fill": 0, "len": 1}}}"#).unwrap();
+    let xsa = dir.path().join("p.xsa").to_string_lossy().into_owned();
+    let o = run(
+        env!("CARGO_BIN_EXE_xir-opt"),
+        &[src.to_str().unwrap(), "--pipeline", "spirv", "--emit", "artifact", "-o", &xsa],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let o = run(env!("CARGO_BIN_EXE_xir-run"), &["--artifact", &xsa, "--inputs", inputs.to_str().unwrap()]);
+    if device.enabled.contains(xir_spirv::Feature::ShaderNonSemanticInfo) {
+        assert!(o.status.success(), "{}", text(&o));
+    } else {
+        assert!(!o.status.success(), "ran without the feature: {}", text(&o));
+        assert!(text(&o).contains("non_semantic_info"), "{}", text(&o));
+    }
+}

@@ -158,13 +158,14 @@ fn run_artifact(path: &str, args: &Args, inputs: &Inputs, dispatch: [u32; 3]) ->
         None => LoadRequirements::any_xir_spirv(),
     };
     let bytes = artifact::read_file(std::path::Path::new(path)).map_err(|e| format!("{path}: {e}"))?;
-    // The runner's device exposes no feature snapshot, so none is checked here.
-    let art = artifact::decode(&bytes, &req, None).map_err(|e| format!("{path}: rejected: {e}"))?;
+    // The artifact's required features are checked against what this
+    // device actually enabled, before any Vulkan object is built from it.
+    let device = xir_spirv::vulkan::Device::new().map_err(|e| e.to_string())?;
+    let art = artifact::decode(&bytes, &req, Some(&device.enabled)).map_err(|e| format!("{path}: rejected: {e}"))?;
     if let Some(name) = args.kernel.as_deref().filter(|n| *n != art.arguments.kernel_name) {
         return Err(format!("{path}: holds kernel `{}`, not `{name}`", art.arguments.kernel_name));
     }
     let (sig, k) = art.signature_module().map_err(|e| format!("{path}: {e}"))?;
-    let device = xir_spirv::vulkan::Device::new().map_err(|e| e.to_string())?;
     let (outputs, timing) = xir_spirv::vulkan::run_kernel(&device, &sig, k, &art.words, &art.abi, inputs, dispatch)
         .map_err(|e| e.to_string())?;
     if let Some(ns) = timing.dispatch_ns {
