@@ -11,7 +11,6 @@ use rspirv::dr::Operand;
 use rspirv::spirv::{Decoration, Op};
 use xir_spirv::abi::{Role, LOCAL_SET, NO_BINDING};
 use xir_spirv::artifact::{self, decode, ArtifactError, LoadRequirements, RawHeader, ShaderArtifact, HEADER_LEN};
-use xir_spirv::vulkan::{Device, RunError};
 use xir_spirv::{BufferStorage, Feature, PropertyKind};
 
 /// 2 x 64 + 2 + 16 + 4 bytes of values: over 128 with the dispatch size.
@@ -196,14 +195,7 @@ fn the_artifact_persists_the_block_and_both_sides_check_its_shape() {
 
 #[test]
 fn the_runner_fills_the_block_and_matches_the_interpreter() {
-    let dev = match Device::new() {
-        Ok(d) => d,
-        Err(RunError::NoVulkan(why)) => {
-            eprintln!("\n!!!!!!!! SKIPPING VULKAN TEST: no Vulkan device ({why}) !!!!!!!!\n");
-            return;
-        }
-        Err(e) => panic!("Vulkan device creation failed: {e}"),
-    };
+    let Some(dev) = vulkan_device() else { return };
     let m = parse(BIG);
     let k = kernel_of(&m);
     let inputs = xir::interp::Inputs::from_json(

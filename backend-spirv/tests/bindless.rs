@@ -264,14 +264,7 @@ kernel @k(%h: bindless_array, %g: bindless_array, %o: buffer<u32>, %f: buffer<f3
 
 #[test]
 fn a_divergent_bindless_kernel_matches_the_interpreter_on_vulkan() {
-    let dev = match xir_spirv::vulkan::Device::new() {
-        Ok(d) => d,
-        Err(xir_spirv::vulkan::RunError::NoVulkan(why)) => {
-            eprintln!("\n!!!!!!!! SKIPPING VULKAN TEST: no Vulkan device ({why}) !!!!!!!!\n");
-            return;
-        }
-        Err(e) => panic!("Vulkan device creation failed: {e}"),
-    };
+    let Some(dev) = vulkan_device() else { return };
     let m = parse(RUNTIME);
     let k = kernel_of(&m);
     let inputs = xir::interp::Inputs::from_json(
@@ -320,14 +313,7 @@ kernel @k(%h: bindless_array, %g: bindless_array, %o: buffer<u32>) block_size(4,
 
 #[test]
 fn a_size_only_bindless_kernel_matches_the_interpreter_on_vulkan() {
-    let dev = match xir_spirv::vulkan::Device::new() {
-        Ok(d) => d,
-        Err(xir_spirv::vulkan::RunError::NoVulkan(why)) => {
-            eprintln!("\n!!!!!!!! SKIPPING VULKAN TEST: no Vulkan device ({why}) !!!!!!!!\n");
-            return;
-        }
-        Err(e) => panic!("Vulkan device creation failed: {e}"),
-    };
+    let Some(dev) = vulkan_device() else { return };
     let m = parse(SIZES);
     let k = kernel_of(&m);
     let inputs = xir::interp::Inputs::from_json(

@@ -84,14 +84,7 @@ kernel @k(%raw: byte_buffer, %o: buffer<u32>) block_size(4, 1, 1) {
 
 #[test]
 fn adjacent_threads_store_into_shared_words_like_the_interpreter_on_vulkan() {
-    let dev = match xir_spirv::vulkan::Device::new() {
-        Ok(d) => d,
-        Err(xir_spirv::vulkan::RunError::NoVulkan(why)) => {
-            eprintln!("\n!!!!!!!! SKIPPING VULKAN TEST: no Vulkan device ({why}) !!!!!!!!\n");
-            return;
-        }
-        Err(e) => panic!("Vulkan device creation failed: {e}"),
-    };
+    let Some(dev) = vulkan_device() else { return };
     let m = parse(ADJACENT);
     let k = kernel_of(&m);
     let bytes: Vec<u32> = (0..76u32).map(|i| (i * 37 + 11) % 256).collect();

@@ -12,7 +12,6 @@
 mod common;
 
 use common::*;
-use xir_spirv::vulkan::{Device, RunError};
 use xir_spirv::Feature;
 
 const SRC: &str = r#"
@@ -29,14 +28,7 @@ kernel @k(%out: buffer<u32>, %x: f32) block_size(4, 1, 1) {
 
 #[test]
 fn a_printing_kernel_runs_and_matches_the_interpreter() {
-    let dev = match Device::new() {
-        Ok(d) => d,
-        Err(RunError::NoVulkan(why)) => {
-            eprintln!("\n!!!!!!!! SKIPPING VULKAN TEST: no Vulkan device ({why}) !!!!!!!!\n");
-            return;
-        }
-        Err(e) => panic!("Vulkan device creation failed: {e}"),
-    };
+    let Some(dev) = vulkan_device() else { return };
     eprintln!("device {} ({}), enabled {:?}", dev.name, dev.driver, dev.enabled.iter().collect::<Vec<_>>());
     let m = parse(SRC);
     let k = kernel_of(&m);

@@ -255,14 +255,7 @@ fn new_bits_are_pinned_and_unknown_bits_fail_closed() {
 
 #[test]
 fn trimmed_narrow_storage_runs_on_vulkan_like_the_interpreter() {
-    let dev = match xir_spirv::vulkan::Device::new() {
-        Ok(d) => d,
-        Err(xir_spirv::vulkan::RunError::NoVulkan(why)) => {
-            eprintln!("\n!!!!!!!! SKIPPING VULKAN TEST: no Vulkan device ({why}) !!!!!!!!\n");
-            return;
-        }
-        Err(e) => panic!("Vulkan device creation failed: {e}"),
-    };
+    let Some(dev) = vulkan_device() else { return };
     let m = parse(NARROW_STORAGE);
     let k = kernel_of(&m);
     let inputs = xir::interp::Inputs::from_json(

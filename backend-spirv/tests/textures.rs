@@ -136,14 +136,7 @@ fn a_texture_kernel_artifact_round_trips() {
 
 #[test]
 fn the_runner_refuses_bad_texture_inputs_and_non_canonical_abis_by_name() {
-    let dev = match xir_spirv::vulkan::Device::new() {
-        Ok(d) => d,
-        Err(xir_spirv::vulkan::RunError::NoVulkan(why)) => {
-            eprintln!("\n!!!!!!!! SKIPPING VULKAN TEST: no Vulkan device ({why}) !!!!!!!!\n");
-            return;
-        }
-        Err(e) => panic!("Vulkan device creation failed: {e}"),
-    };
+    let Some(dev) = vulkan_device() else { return };
     let m = parse(MIXED);
     let k = kernel_of(&m);
     let out = xir_spirv::compile(&m, k, &opts(0, false)).expect("compiles");

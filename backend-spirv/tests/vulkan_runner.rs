@@ -2,11 +2,14 @@
 //! generator): storage buffers at set 0, dispatch size in push constants,
 //! the bounds check, readback. Skips loudly only when no Vulkan device exists.
 
+mod common;
+
+use common::vulkan_device;
 use rspirv::{binary::Assemble, dr::Builder, dr::Operand, spirv::*};
 use spirv_tools::val::Validator;
 use xir_spirv::{
     abi::{BufferStorage, KernelAbi, Property, PropertyKind, Role, DESCRIPTOR_SET, NO_BINDING},
-    vulkan::{dispatch, group_counts, Device, RunError},
+    vulkan::{dispatch, group_counts, RunError},
 };
 
 /// out[i] = in[i] * 2 + push.k for i < dispatch_size.x
@@ -113,20 +116,9 @@ fn abi() -> KernelAbi {
     }
 }
 
-fn device() -> Option<Device> {
-    match Device::new() {
-        Ok(d) => Some(d),
-        Err(RunError::NoVulkan(why)) => {
-            eprintln!("\n!!!!!!!! SKIPPING VULKAN TEST: no Vulkan device ({why}) !!!!!!!!\n");
-            None
-        }
-        Err(e) => panic!("Vulkan device creation failed: {e}"),
-    }
-}
-
 #[test]
 fn runs_a_hand_built_kernel_and_respects_the_bounds_check() {
-    let Some(dev) = device() else { return };
+    let Some(dev) = vulkan_device() else { return };
     let words = doubling_kernel();
     spirv_tools::val::create(Some(spirv_tools::TargetEnv::Vulkan_1_2)).validate(&words, None).expect("valid module");
     let n = 100u32; // not a multiple of the block size: the tail must be skipped
@@ -155,7 +147,7 @@ fn runs_a_hand_built_kernel_and_respects_the_bounds_check() {
 
 #[test]
 fn mismatched_buffers_are_an_error_not_a_crash() {
-    let Some(dev) = device() else { return };
+    let Some(dev) = vulkan_device() else { return };
     let err = dispatch(&dev, &doubling_kernel(), &abi(), &[vec![0; 16]], &[], [1, 1, 1]).unwrap_err();
     assert!(matches!(err, RunError::Abi(_)), "{err}");
     let err = dispatch(&dev, &[0x0723_0203, 1, 2], &abi(), &[vec![0; 16], vec![0; 16]], &[], [1, 1, 1]).unwrap_err();

@@ -159,3 +159,16 @@ pub fn no_contraction(m: &SpvModule) -> usize {
         })
         .count()
 }
+
+/// The Vulkan device, or `None` after a loud message when the machine has no
+/// Vulkan device at all (any other failure is a test failure).
+pub fn vulkan_device() -> Option<xir_spirv::vulkan::Device> {
+    match xir_spirv::vulkan::Device::new() {
+        Ok(d) => Some(d),
+        Err(xir_spirv::vulkan::RunError::NoVulkan(why)) => {
+            eprintln!("\n!!!!!!!! SKIPPING VULKAN TEST: no Vulkan device ({why}) !!!!!!!!\n");
+            None
+        }
+        Err(e) => panic!("Vulkan device creation failed: {e}"),
+    }
+}
