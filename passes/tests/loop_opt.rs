@@ -10,10 +10,6 @@ use opt_support::*;
 use xir::interp::Inputs;
 use xir::{Module, Opcode};
 
-fn inputs(json: &str) -> Inputs {
-    Inputs::from_json(json).expect("inputs parse")
-}
-
 /// Opcodes of the block labelled `label` in the first function.
 fn block_ops(m: &Module, label: &str) -> Vec<Opcode> {
     let f = &m.functions[0];

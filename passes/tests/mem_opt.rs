@@ -14,10 +14,6 @@ fn count(m: &Module, op: Opcode) -> usize {
     m.functions.iter().map(|f| f.all_insts().filter(|&(_, i)| f.inst(i).opcode == op).count()).sum()
 }
 
-fn inputs(json: &str) -> Inputs {
-    Inputs::from_json(json).expect("inputs parse")
-}
-
 /// Run `pass` on `src` (options `opts`), check the interpreter agrees
 /// before and after on `inp`, and return the module and the pass outcome.
 fn run_checked(src: &str, pass: &str, opts: Option<&str>, inp: &Inputs) -> (Module, xir::pass::PassOutcome) {

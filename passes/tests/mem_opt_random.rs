@@ -8,11 +8,6 @@
 mod opt_support;
 
 use opt_support::*;
-use xir::interp::Inputs;
-
-fn inputs(json: &str) -> Inputs {
-    Inputs::from_json(json).expect("inputs parse")
-}
 
 /// One access of the random aggregate-slot programs: `slot` is
 /// `array<vec<u32, 2>, 3>`; paths are constant or read from the input.

@@ -9,18 +9,6 @@ mod opt_support;
 use opt_support::*;
 use xir::interp::Inputs;
 
-fn inputs(json: &str) -> Inputs {
-    Inputs::from_json(json).unwrap_or_else(|e| panic!("inputs {json}: {e}"))
-}
-
-/// Run `pass` on `src`; the result must equal `src` (nothing changed).
-fn unchanged(src: &str, pass: &str, opts: Option<&str>) {
-    let mut m = parse(src);
-    let out = run_pass(&mut m, pass, opts, false);
-    assert!(!out.changed, "{pass} reported a change");
-    assert_eq!(xir::text::print_module(&m), src);
-}
-
 // ---- reassociate -----------------------------------------------------------
 
 const REASSOC_IN: &str = r#"kernel @k(%in: buffer<u32>, %out: buffer<u32>) block_size(1, 1, 1) {

@@ -75,10 +75,7 @@ fn const_fold_leaves_errors_alone() {
   return
 }
 "#;
-    let mut m = parse(src);
-    let out = run_pass(&mut m, "const_fold", None, false);
-    assert!(!out.changed);
-    assert_eq!(xir::text::print_module(&m), src);
+    unchanged(src, "const_fold", None);
 }
 
 const CSE_IN: &str = r#"kernel @k(%in: buffer<u32>, %out: buffer<u32>) block_size(1, 1, 1) {
@@ -162,10 +159,7 @@ fn early_cse_keeps_convergent_and_memory_ops() {
   return
 }
 "#;
-    let mut m = parse(src);
-    let out = run_pass(&mut m, "early_cse", None, false);
-    assert!(!out.changed);
-    assert_eq!(xir::text::print_module(&m), src);
+    unchanged(src, "early_cse", None);
 }
 
 #[test]
@@ -281,10 +275,7 @@ fn sccp_leaves_errors_and_overdefined_values() {
   return
 }
 "#;
-    let mut m = parse(src);
-    let out = run_pass(&mut m, "sccp", None, false);
-    assert!(!out.changed);
-    assert_eq!(xir::text::print_module(&m), src);
+    unchanged(src, "sccp", None);
 }
 
 const DAE_IN: &str = r#"callable @f(%a: u32, %b: u32, %c: ref u32) -> u32 {

@@ -66,3 +66,16 @@ pub fn check_exact(
     }
     out
 }
+
+/// Inputs from JSON text; panics with the text on a parse error.
+pub fn inputs(json: &str) -> Inputs {
+    Inputs::from_json(json).unwrap_or_else(|e| panic!("inputs {json}: {e}"))
+}
+
+/// Run `pass` on `src`; the result must equal `src` (nothing changed).
+pub fn unchanged(src: &str, pass: &str, opts: Option<&str>) {
+    let mut m = parse(src);
+    let out = run_pass(&mut m, pass, opts, false);
+    assert!(!out.changed, "{pass} reported a change");
+    assert_eq!(xir::text::print_module(&m), src);
+}
