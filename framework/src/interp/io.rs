@@ -395,8 +395,13 @@ fn texel_to_json(types: &TypeTable, elem: TypeId, v: &Val) -> Json {
 }
 
 /// A texture from `{"size": [w, h(, d)], "texels": [[r, g, b, a], ...]}`
-/// (x fastest) or `{"size": [...], "fill": [r, g, b, a]}`.
-pub(crate) fn texture_from_json(types: &TypeTable, dim: u8, elem: TypeId, j: &Json) -> R<([u32; 3], Vec<Val>)> {
+/// (x fastest) or `{"size": [...], "fill": [r, g, b, a]}`, with an optional
+/// mip chain: `"mips": [[texels of level 1], [level 2], ...]` (each level
+/// `max(1, size >> l)` per dimension), or with `fill`, `"levels": n` filled
+/// alike. Returns the level-0 size, the level count and every level's
+/// texels, level 0 first.
+pub(crate) fn texture_from_json(types: &TypeTable, dim: u8, elem: TypeId, j: &Json) -> R<([u32; 3], u32, Vec<Val>)> {
+    use super::sampling::{level_texels, max_levels};
     let sz = j.get("size").and_then(Json::as_array).ok_or("a texture needs `size`")?;
     if sz.len() != dim as usize {
         return Err(format!("a {dim}D texture needs {dim} sizes, found {}", sz.len()));
@@ -409,24 +414,60 @@ pub(crate) fn texture_from_json(types: &TypeTable, dim: u8, elem: TypeId, j: &Js
     if n > 1 << 26 {
         return Err(format!("a texture of {n} texels exceeds the interpreter's limit"));
     }
-    let n = n as usize;
-    let data = if let Some(f) = j.get("fill") {
-        vec![texel_from_json(types, elem, f)?; n]
-    } else {
-        let t = j.get("texels").and_then(Json::as_array).ok_or("a texture needs `texels` or `fill`")?;
-        if t.len() != n {
-            return Err(format!("{} texels given for a texture of {n}", t.len()));
-        }
-        t.iter().map(|x| texel_from_json(types, elem, x)).collect::<R<_>>()?
+    let mips = j.get("mips").map(|m| m.as_array().ok_or("`mips` must be an array of levels")).transpose()?;
+    let levels = match (mips, j.get("levels")) {
+        (Some(_), Some(_)) => return Err("a texture takes `mips` or `levels`, not both".into()),
+        (Some(m), None) => m.len() as u64 + 1,
+        (None, Some(l)) => l.as_u64().filter(|&l| l >= 1).ok_or("`levels` must be a positive integer")?,
+        (None, None) => 1,
     };
-    Ok((size, data))
+    let most = max_levels(dim as usize, &size) as u64;
+    if levels > most {
+        return Err(format!("{levels} mip levels for a texture of size {:?} (at most {most})", &size[..dim as usize]));
+    }
+    let levels = levels as u32;
+    let mut data = Vec::new();
+    for l in 0..levels {
+        let n = level_texels(dim as usize, &size, l);
+        if let Some(f) = j.get("fill") {
+            data.extend(std::iter::repeat_n(texel_from_json(types, elem, f)?, n));
+            continue;
+        }
+        let t = if l == 0 { j.get("texels") } else { mips.and_then(|m| m.get(l as usize - 1)) };
+        let t = t.and_then(Json::as_array).ok_or("a texture needs `texels` or `fill`")?;
+        if t.len() != n {
+            let at = if l == 0 { String::new() } else { format!(" at mip level {l}") };
+            return Err(format!("{} texels given for a texture of {n}{at}", t.len()));
+        }
+        for x in t {
+            data.push(texel_from_json(types, elem, x)?);
+        }
+    }
+    Ok((size, levels, data))
 }
 
-pub(crate) fn texture_to_json(types: &TypeTable, elem: TypeId, dim: u8, size: [u32; 3], data: &[Val]) -> Json {
-    serde_json::json!({
-        "size": size[..dim as usize].to_vec(),
-        "texels": data.iter().map(|v| texel_to_json(types, elem, v)).collect::<Vec<_>>(),
-    })
+/// The output encoding of a texture (`mips` only when it has more than one level).
+pub(crate) fn texture_to_json(
+    types: &TypeTable,
+    elem: TypeId,
+    dim: u8,
+    size: [u32; 3],
+    levels: u32,
+    data: &[Val],
+) -> Json {
+    use super::sampling::level_texels;
+    let mut at = 0;
+    let mut level = |l: u32| {
+        let n = level_texels(dim as usize, &size, l).min(data.len() - at);
+        let out: Vec<Json> = data[at..at + n].iter().map(|v| texel_to_json(types, elem, v)).collect();
+        at += n;
+        Json::Array(out)
+    };
+    let mut j = serde_json::json!({ "size": size[..dim as usize].to_vec(), "texels": level(0) });
+    if levels > 1 {
+        j["mips"] = Json::Array((1..levels).map(level).collect());
+    }
+    j
 }
 
 /// The output encoding of a resource.
@@ -434,7 +475,7 @@ pub(crate) fn buf_to_json(types: &TypeTable, b: &Buf) -> Json {
     match b {
         Buf::Typed { elem, data } => Json::Array(data.iter().map(|v| val_to_json(types, *elem, v)).collect()),
         Buf::Bytes(bytes) => serde_json::json!({ "bytes": bytes }),
-        Buf::Texture { elem, dim, size, data } => texture_to_json(types, *elem, *dim, *size, data),
+        Buf::Texture { elem, dim, size, levels, data } => texture_to_json(types, *elem, *dim, *size, *levels, data),
         Buf::Bindless(slots) => {
             let slot = |s: &Option<Buf>| match s {
                 None => Json::Null,
@@ -491,8 +532,8 @@ pub(crate) fn bindless_from_json(types: &TypeTable, j: &Json) -> R<Vec<Option<Bu
                     _ => return Err(format!("texture texels are f32, i32 or u32, not {e}")),
                 };
                 let dim = o.get("size").and_then(Json::as_array).map(|a| a.len() as u8).unwrap_or(0);
-                let (size, data) = texture_from_json(types, dim, elem, s)?;
-                return Ok(Some(Buf::Texture { elem, dim, size, data }));
+                let (size, levels, data) = texture_from_json(types, dim, elem, s)?;
+                return Ok(Some(Buf::Texture { elem, dim, size, levels, data }));
             }
             if o.contains_key("bytes") || o.contains_key("fill") {
                 return Ok(Some(Buf::Bytes(bytes_from_json(s)?)));

@@ -18,12 +18,15 @@ pub(crate) enum Buf {
         data: Vec<Val>,
     },
     Bytes(Vec<u8>),
-    /// A storage texture: level 0 only, texels (4-lane vectors of `elem`)
-    /// in x-fastest order.
+    /// A texture: texels (4-lane vectors of `elem`) in x-fastest order;
+    /// storage-texture arguments have one level, bindless texture slots may
+    /// carry a mip chain (`sampling.rs`).
     Texture {
         elem: TypeId,
         dim: u8,
         size: [u32; 3],
+        /// Mip levels (at least 1); `data` holds every level, level 0 first, each x fastest.
+        levels: u32,
         data: Vec<Val>,
     },
     /// A bindless array: slots holding byte buffers or textures.

@@ -15,7 +15,7 @@
 //! Files: `exec` (threads as frame stacks, control flow, memory and call
 //! instructions), `ops` (pure value operations), `arith` (exact scalar
 //! rules), `memory` (storage and host layout), `resource` (byte buffers,
-//! textures, bindless), `warp` (subgroup rendezvous), `io` (JSON formats),
+//! textures, bindless), `sampling` (the 16 samplers on mip chains), `warp` (subgroup rendezvous), `io` (JSON formats),
 //! `print`, `value`, `fold` (the scalar rules offered to constant folding);
 //! this file holds the API and the dispatch loop.
 //!
@@ -30,6 +30,7 @@ mod ops;
 mod print;
 mod ray;
 mod resource;
+mod sampling;
 mod value;
 mod warp;
 
@@ -41,6 +42,8 @@ use crate::ir::{ArgKind, Block, FuncId, FunctionKind, Inst, Module, Span, Type};
 pub use io::{buffer_from_host_bytes, buffer_to_host_bytes, close, is_nan_json, same_value, Inputs, Mismatch, Outputs};
 
 pub use fold::fold_scalar;
+pub use print::format_value_bits;
+pub use ray::{accel_from_json, accel_to_json, Accel, AccelInstance, MAX_INSTANCE_MASK, MAX_INSTANCE_USER_ID};
 
 use exec::{Machine, Regs, State, Thread};
 use memory::Buf;
@@ -201,10 +204,15 @@ pub fn run_kernel_with(
                 mach.bufs.push(Buf::Bytes(data));
             }
             (ArgKind::Resource, Type::Texture { dim, elem }) => {
-                let (size, data) = io::texture_from_json(types, *dim, *elem, j).map_err(bad)?;
+                let (size, levels, data) = io::texture_from_json(types, *dim, *elem, j).map_err(bad)?;
+                if levels != 1 {
+                    return Err(bad(format!(
+                        "storage texture `{name}` has {levels} mip levels; it takes level 0 only"
+                    )));
+                }
                 buffer_args.push((name.clone(), mach.bufs.len()));
                 args.push(Val::R(mach.bufs.len() as u32));
-                mach.bufs.push(Buf::Texture { elem: *elem, dim: *dim, size, data });
+                mach.bufs.push(Buf::Texture { elem: *elem, dim: *dim, size, levels, data });
             }
             (ArgKind::Resource, Type::BindlessArray) => {
                 let slots = io::bindless_from_json(types, j).map_err(bad)?;

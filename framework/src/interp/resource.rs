@@ -1,7 +1,8 @@
 //! Resource operations other than typed-buffer element access: buffer
 //! sizes, byte-buffer reads and writes in host layout, storage textures, and
-//! bindless arrays whose slots hold byte buffers or textures. Every access is
-//! bounds-checked.
+//! bindless arrays whose slots hold byte buffers or textures (sampling is
+//! `sampling.rs`; texel reads, writes and sizes of a slot with a mip chain
+//! address level 0, sizes any level). Every access is bounds-checked.
 
 use xir_spec::Opcode;
 
@@ -33,6 +34,9 @@ pub(crate) fn is_resource_op(op: Opcode) -> bool {
             | BindlessTexture3dRead
             | BindlessTexture2dWrite
             | BindlessTexture3dWrite
+            | TextureSample
+            | TextureSampleLevel
+            | TextureSampleGrad
     )
 }
 
@@ -41,7 +45,7 @@ pub(crate) fn resource_op(m: &Module, f: &Function, d: &InstData, ops: &[Val], b
     use Opcode::*;
     let op = d.opcode;
     let Some(Val::R(b)) = ops.first() else { return Err(format!("operand 0 of `{op}` is not a resource")) };
-    let bindless = op.name().starts_with("bindless.");
+    let bindless = op.name().starts_with("bindless.") || super::sampling::is_sample_op(op);
     // `k`: index of the first operand after the resource (and slot).
     let (buf, k) = if bindless {
         let Buf::Bindless(slots) = &mut bufs[*b as usize] else {
@@ -55,6 +59,19 @@ pub(crate) fn resource_op(m: &Module, f: &Function, d: &InstData, ops: &[Val], b
     } else {
         (&mut bufs[*b as usize], 1)
     };
+    let want_dim = match op {
+        BindlessTexture2dSize | BindlessTexture2dRead | BindlessTexture2dWrite => Some(2),
+        BindlessTexture3dSize | BindlessTexture3dRead | BindlessTexture3dWrite => Some(3),
+        _ => None,
+    };
+    if let (Some(w), Buf::Texture { dim, .. }) = (want_dim, &*buf) {
+        if *dim != w {
+            return Err(format!("`{op}` on a bindless slot holding a {dim}D texture"));
+        }
+    }
+    if super::sampling::is_sample_op(op) {
+        return super::sampling::sample_op(m, f, d, ops, buf, k).map(Some);
+    }
     let arg = |i: usize| ops.get(i).ok_or_else(|| format!("`{op}` needs operand {i}"));
     let types = &m.types;
     match (op, buf) {
