@@ -14,10 +14,11 @@
 //! The six 8/16-bit bits (`shaderFloat16`, `shaderInt8`,
 //! `storageBuffer8BitAccess`, `uniformAndStorageBuffer8BitAccess`,
 //! `storageBuffer16BitAccess`, `uniformAndStorageBuffer16BitAccess`) are
-//! separate features, never a width bundle: narrow storage is reconciled
-//! without narrow arithmetic once [`trim_narrow_arithmetic`] has removed an
-//! arithmetic capability the module does not use (validator-confirmed, inside
-//! the audited allowlist [`TRIM_AUDITED`]), and the reverse needs no trim.
+//! separate features, never a width bundle: the emitter declares `Int8`,
+//! `Int16` and `Float16` only for narrow values it uses outside storage
+//! (`emit/narrow_caps.rs`), so narrow storage is reconciled without narrow
+//! arithmetic and the reverse; nothing strips capabilities from a finished
+//! binary (the reference's rule), and no trim pass runs.
 //!
 //! `check_available` compares a requirement against a device snapshot and
 //! names every missing feature.
@@ -279,147 +280,6 @@ pub fn from_abi(abi: &crate::abi::KernelAbi) -> FeatureSet {
         s.insert(Feature::BufferHeapBindingFlags);
     }
     s
-}
-
-/// The capabilities whose every use the narrow-arithmetic trim is audited
-/// for: the trim runs only when a module declares nothing else. For these,
-/// SPIRV-Tools' Vulkan 1.2 validator checks every use of an 8/16-bit value
-/// when `Int8` / `Int16` / `Float16` is absent (loads, stores, access chains,
-/// width-only conversions, copies), which is what makes a validator-confirmed
-/// removal sound. Everything else (images, ray query, subgroups, ...) keeps
-/// its provisional requirements.
-pub const TRIM_AUDITED: [Capability; 15] = [
-    Capability::Shader,
-    Capability::Int8,
-    Capability::Int16,
-    Capability::Int64,
-    Capability::Float16,
-    Capability::Float64,
-    Capability::StorageBuffer8BitAccess,
-    Capability::UniformAndStorageBuffer8BitAccess,
-    Capability::StoragePushConstant8,
-    Capability::StorageBuffer16BitAccess,
-    Capability::UniformAndStorageBuffer16BitAccess,
-    Capability::StoragePushConstant16,
-    Capability::Int64Atomics,
-    Capability::SignedZeroInfNanPreserve,
-    Capability::RoundingModeRTE,
-];
-
-/// The trimmable arithmetic capabilities: each with the storage capabilities
-/// that make its narrow type declarable without it, and its scalar type.
-const NARROW: [(Capability, &[Capability], rspirv::spirv::Op, u32); 3] = [
-    (
-        Capability::Int8,
-        &[
-            Capability::StorageBuffer8BitAccess,
-            Capability::UniformAndStorageBuffer8BitAccess,
-            Capability::StoragePushConstant8,
-        ],
-        rspirv::spirv::Op::TypeInt,
-        8,
-    ),
-    (
-        Capability::Int16,
-        &[
-            Capability::StorageBuffer16BitAccess,
-            Capability::UniformAndStorageBuffer16BitAccess,
-            Capability::StoragePushConstant16,
-        ],
-        rspirv::spirv::Op::TypeInt,
-        16,
-    ),
-    (
-        Capability::Float16,
-        &[
-            Capability::StorageBuffer16BitAccess,
-            Capability::UniformAndStorageBuffer16BitAccess,
-            Capability::StoragePushConstant16,
-        ],
-        rspirv::spirv::Op::TypeFloat,
-        16,
-    ),
-];
-
-/// What [`trim_narrow_arithmetic`] did.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TrimOutcome {
-    pub words: Vec<u32>,
-    /// Arithmetic capabilities removed (each removal validated).
-    pub removed: Vec<Capability>,
-    /// Why nothing was tried (a capability outside [`TRIM_AUDITED`]).
-    pub skipped: Option<String>,
-}
-
-/// Whether type `ty` is, or is built from, the scalar `(op, width)`.
-fn holds_scalar(m: &rspirv::dr::Module, ty: u32, op: rspirv::spirv::Op, width: u32, depth: u32) -> bool {
-    use rspirv::dr::Operand;
-    let Some(d) = m.types_global_values.iter().find(|i| i.result_id == Some(ty)) else { return false };
-    if depth > 32 {
-        return true;
-    }
-    if d.class.opcode == op {
-        return d.operands.first() == Some(&Operand::LiteralBit32(width));
-    }
-    d.operands.iter().any(|o| match o {
-        Operand::IdRef(t) => holds_scalar(m, *t, op, width, depth + 1),
-        _ => false,
-    })
-}
-
-/// Remove `Int8` / `Int16` / `Float16` where the module only moves narrow
-/// values through storage (narrow storage without narrow arithmetic). A
-/// capability is a candidate when a matching storage capability is declared
-/// and no constant holds its narrow type (constants keep the arithmetic
-/// capability, as the reference requires); its removal is kept only if the
-/// module still validates for Vulkan 1.2. Nothing is tried unless every
-/// declared capability is in [`TRIM_AUDITED`]. This is the audited stand-in
-/// for SPIRV-Tools' trim-capabilities pass, which the `spirv-tools` crate
-/// does not expose; it never removes a capability the validator needs.
-pub fn trim_narrow_arithmetic(words: &[u32]) -> TrimOutcome {
-    use rspirv::binary::Assemble;
-    use rspirv::dr::Operand;
-    let unchanged = |skipped: Option<String>| TrimOutcome { words: words.to_vec(), removed: Vec::new(), skipped };
-    let Ok(mut m) = rspirv::dr::load_words(words) else { return unchanged(Some("module does not load".into())) };
-    let cap_of = |i: &rspirv::dr::Instruction| match i.operands.first() {
-        Some(Operand::Capability(c)) => Some(*c),
-        _ => None,
-    };
-    let declared: Vec<Capability> = m.capabilities.iter().filter_map(cap_of).collect();
-    if let Some(c) = declared.iter().find(|c| !TRIM_AUDITED.contains(c)) {
-        return unchanged(Some(format!("capability {c:?} is outside the audited trim allowlist")));
-    }
-    let mut removed = Vec::new();
-    let mut current = words.to_vec();
-    for (cap, storage, op, width) in NARROW {
-        if !declared.contains(&cap) || !storage.iter().any(|s| declared.contains(s)) {
-            continue;
-        }
-        let constant = m.types_global_values.iter().any(|i| {
-            use rspirv::spirv::Op as O;
-            matches!(
-                i.class.opcode,
-                O::Constant
-                    | O::ConstantComposite
-                    | O::ConstantNull
-                    | O::SpecConstant
-                    | O::SpecConstantComposite
-                    | O::SpecConstantOp
-            ) && i.result_type.is_some_and(|t| holds_scalar(&m, t, op, width, 0))
-        });
-        if constant {
-            continue;
-        }
-        let mut trial = m.clone();
-        trial.capabilities.retain(|i| cap_of(i) != Some(cap));
-        let w = trial.assemble();
-        if crate::validate::validate(&w).is_ok() {
-            m = trial;
-            current = w;
-            removed.push(cap);
-        }
-    }
-    TrimOutcome { words: current, removed, skipped: None }
 }
 
 #[cfg(test)]

@@ -7,10 +7,10 @@
 //! 3. emission with rspirv ([`emit`]);
 //! 4. SPIRV-Tools validation for Vulkan 1.2, the optimizer preset, validation
 //!    of its output (kept only if valid) ([`validate`]);
-//! 5. the audited narrow-arithmetic capability trim
-//!    ([`features::trim_narrow_arithmetic`]), then feature reconciliation
-//!    from the final binary's `OpCapability`s plus the emission-owned bits,
-//!    checked against the device snapshot.
+//! 5. feature reconciliation from the final binary's `OpCapability`s plus
+//!    the emission-owned bits, checked against the device snapshot (the
+//!    narrow arithmetic capabilities are exact from emission, so no
+//!    capability is ever stripped from a finished binary).
 //!
 //! The kernel ABI is in [`abi`]. [`register_passes`] adds the backend's two
 //! pipeline passes (`spirv_handoff`, `callable_specialization`).
@@ -126,7 +126,7 @@ pub fn compile(module: &Module, kernel: FuncId, opts: &CompileOptions) -> Result
         )]);
     }
     let (optimized, opt) = validate::optimize(&words, opts.opt_level);
-    let final_words = features::trim_narrow_arithmetic(&optimized).words;
+    let final_words = optimized;
     let caps = capabilities(&final_words);
     let features = FeatureSet::from_capabilities(caps)
         .union(plans.features.required.emission_owned())

@@ -1,6 +1,7 @@
 //! Target features: narrow storage and narrow arithmetic are independent
-//! (the six 8/16-bit bits are never bundled), the audited capability trim
-//! and its allowlist, emission-owned bits kept as emitted (print's
+//! (the six 8/16-bit bits are never bundled) because the emitter declares
+//! narrow arithmetic capabilities only for narrow values used outside
+//! storage, emission-owned bits kept as emitted (print's
 //! non-semantic-info extension, the accel descriptor ABI), and the persisted
 //! mask: new bits pinned, unknown bits failing closed on artifact decode.
 
@@ -9,7 +10,6 @@ mod common;
 use common::*;
 use rspirv::spirv::Capability;
 use xir_spirv::artifact::{self, decode, ArtifactError, LoadRequirements, RawHeader, ShaderArtifact, HEADER_LEN};
-use xir_spirv::features::{trim_narrow_arithmetic, TRIM_AUDITED};
 use xir_spirv::{CompileOptions, Feature, FeatureSet};
 
 /// u8 and i16 only move: loaded, widened, stored as 32-bit values. (An f16
@@ -77,12 +77,11 @@ fn narrow_storage_without_narrow_arithmetic() {
             vec![Feature::StorageBuffer8BitAccess, Feature::StorageBuffer16BitAccess],
             "level {level}"
         );
-        xir_spirv::validate::validate(&out.words).expect("the trimmed module validates");
+        xir_spirv::validate::validate(&out.words).expect("the module validates");
+        // Exact from emission: the unoptimized module never declared them either.
+        let emitted = caps(&out.words_unoptimized);
+        assert!(!emitted.contains(&Capability::Int8) && !emitted.contains(&Capability::Int16), "{emitted:?}");
     }
-    // The emitter declared the arithmetic capabilities provisionally; the trim removed them.
-    let out = compile_with(NARROW_STORAGE, &opts(0, false));
-    let emitted = caps(&out.words_unoptimized);
-    assert!(emitted.contains(&Capability::Int8) && emitted.contains(&Capability::Int16), "{emitted:?}");
     // So a device with storage but no narrow arithmetic runs it...
     let mut dev = FeatureSet::all();
     dev.remove(Feature::Int8);
@@ -143,21 +142,40 @@ fn a_narrow_constant_keeps_the_arithmetic_capability() {
 }
 
 #[test]
-fn the_trim_runs_only_inside_its_audited_allowlist() {
-    let out = compile_with(NARROW_STORAGE, &opts(0, false));
-    let t = trim_narrow_arithmetic(&out.words_unoptimized);
-    assert_eq!((t.removed.as_slice(), t.skipped.as_deref()), (&[Capability::Int8, Capability::Int16][..], None));
-    // Add a capability outside the allowlist: nothing is tried.
-    assert!(!TRIM_AUDITED.contains(&Capability::ImageQuery));
-    let mut m = load(&out.words_unoptimized);
-    let mut b = rspirv::dr::Builder::new_from_module(m.clone());
-    b.capability(Capability::ImageQuery);
-    m = b.module();
-    use rspirv::binary::Assemble;
-    let words = m.assemble();
-    let t = trim_narrow_arithmetic(&words);
-    assert!(t.removed.is_empty() && t.words == words, "{:?}", t.removed);
-    assert!(t.skipped.unwrap().contains("ImageQuery"));
+fn narrow_storage_stays_storage_only_beside_unrelated_capabilities() {
+    // A storage texture read adds image capabilities; the u8/i16 data still only moves.
+    let src = NARROW_STORAGE
+        .replace("%io: buffer<i32>)", "%io: buffer<i32>, %t: texture2d<u32>)")
+        .replace("  return\n", "  %c = aggregate %i, %i : vec<u32, 2>\n  %v = texture.read %t, %c : vec<u32, 4>\n  %e = extract %v, u32 0 : u32\n  buffer.write %out, %i, %e\n  return\n");
+    let out = compile_with(&src, &opts(0, false));
+    let c = caps(&out.words);
+    assert!(c.contains(&Capability::StorageImageReadWithoutFormat), "{c:?}");
+    assert!(!c.contains(&Capability::Int8) && !c.contains(&Capability::Int16), "{c:?}");
+}
+
+#[test]
+fn narrow_data_outside_buffer_storage_keeps_the_arithmetic_capability() {
+    // An i16 that lives in shared memory: Workgroup storage is not covered by
+    // the 16-bit storage capabilities, so Int16 is declared (and required).
+    let src = r#"
+kernel @k(%h: buffer<i16>, %io: buffer<i32>) block_size(4, 1, 1) {
+^entry:
+  %i = extract $dispatch_id, u32 0 : u32
+  %s = alloca.shared : array<i16, 4>
+  %y = buffer.read %h, %i : i16
+  %p = gep %s, %i : i16
+  store %p, %y
+  sync_block
+  %q = load %p : i16
+  %z = cast.static %q : i32
+  buffer.write %io, %i, %z
+  return
+}
+"#;
+    let out = compile_with(src, &opts(0, false));
+    let c = caps(&out.words);
+    assert!(c.contains(&Capability::Int16) && !c.contains(&Capability::Int8), "{c:?}");
+    assert!(out.features.contains(Feature::Int16) && out.features.contains(Feature::StorageBuffer16BitAccess));
 }
 
 const PRINTING: &str = r#"

@@ -24,6 +24,7 @@ mod function;
 mod globals;
 mod instructions;
 mod memory;
+mod narrow_caps;
 pub mod print;
 pub(crate) mod ray_query;
 mod texture;
@@ -151,6 +152,8 @@ impl<'a> Emitter<'a> {
             })?;
         }
         self.emit_main()?;
+        let narrow = narrow_caps::required(self.b.module_ref(), &self.caps);
+        self.caps.extend(narrow);
         for c in std::mem::take(&mut self.caps) {
             let cap: Capability = Capability::from_u32(c).expect("capability recorded from the enum");
             self.b.capability(cap);

@@ -74,19 +74,17 @@ impl Emitter<'_> {
         match k {
             ScalarKind::Bool => self.b.type_bool(),
             ScalarKind::Int { bits, signed } => {
-                match bits {
-                    8 => self.cap(Capability::Int8),
-                    16 => self.cap(Capability::Int16),
-                    64 => self.cap(Capability::Int64),
-                    _ => {}
+                // Int8 / Int16 are derived from the emitted uses
+                // (`narrow_caps`): narrow storage needs no narrow arithmetic.
+                if bits == 64 {
+                    self.cap(Capability::Int64);
                 }
                 self.b.type_int(bits, signed as u32)
             }
             ScalarKind::Float { bits } => {
-                match bits {
-                    16 => self.cap(Capability::Float16),
-                    64 => self.cap(Capability::Float64),
-                    _ => {}
+                // Float16 likewise comes from `narrow_caps`.
+                if bits == 64 {
+                    self.cap(Capability::Float64);
                 }
                 self.b.type_float(bits, None)
             }
