@@ -92,11 +92,18 @@ pub enum Feature {
     /// the binding flags of the buffer heap. Emission-owned (the bindless heap ABI):
     /// it follows the persisted `BufferHeap` property, not a capability.
     BufferHeapBindingFlags,
+    /// `samplerAnisotropy`: the anisotropic samplers of the sampler heap (selectors 12..16).
+    /// Emission-owned (the sampler-heap contract, `plan/texture_heap.rs`): a constant
+    /// anisotropic selector or a selector that is not a constant needs it.
+    SamplerAnisotropy,
+    /// `shaderSampledImageArrayNonUniformIndexing`: a texture-heap or sampler-heap index the
+    /// uniformity analysis calls divergent.
+    SampledImageArrayNonUniformIndexing,
 }
 
 impl Feature {
     /// Every feature, in persisted-bit order (bit *i* = entry *i*; append only).
-    pub const ALL: [Feature; 26] = [
+    pub const ALL: [Feature; 28] = [
         Feature::Int8,
         Feature::Int16,
         Feature::Int64,
@@ -123,6 +130,8 @@ impl Feature {
         Feature::RuntimeDescriptorArray,
         Feature::StorageBufferArrayNonUniformIndexing,
         Feature::BufferHeapBindingFlags,
+        Feature::SamplerAnisotropy,
+        Feature::SampledImageArrayNonUniformIndexing,
     ];
 
     /// The capability that owns this feature one-to-one, if any.
@@ -147,9 +156,11 @@ impl Feature {
             Feature::UniformAndStorageBuffer16BitAccess => Capability::UniformAndStorageBuffer16BitAccess,
             Feature::RuntimeDescriptorArray => Capability::RuntimeDescriptorArray,
             Feature::StorageBufferArrayNonUniformIndexing => Capability::StorageBufferArrayNonUniformIndexing,
-            Feature::ShaderNonSemanticInfo | Feature::AccelerationStructure | Feature::BufferHeapBindingFlags => {
-                return None
-            }
+            Feature::SampledImageArrayNonUniformIndexing => Capability::SampledImageArrayNonUniformIndexing,
+            Feature::ShaderNonSemanticInfo
+            | Feature::AccelerationStructure
+            | Feature::BufferHeapBindingFlags
+            | Feature::SamplerAnisotropy => return None,
             // One capability serves both storage classes: emission-owned.
             Feature::BufferFloat32AtomicAdd
             | Feature::SharedFloat32AtomicAdd
@@ -189,6 +200,8 @@ impl Feature {
             Feature::BufferHeapBindingFlags => {
                 "descriptorBindingPartiallyBound/descriptorBindingVariableDescriptorCount"
             }
+            Feature::SamplerAnisotropy => "samplerAnisotropy",
+            Feature::SampledImageArrayNonUniformIndexing => "shaderSampledImageArrayNonUniformIndexing",
         }
     }
 
@@ -266,7 +279,8 @@ pub fn check_available(required: &FeatureSet, device: &FeatureSet) -> Result<(),
 
 /// The emission-owned bits the kernel ABI implies: an accel descriptor needs
 /// `accelerationStructure` whether or not `RayQueryKHR` survives optimization;
-/// the buffer heap needs its binding flags (partially bound, variable count).
+/// the buffer and texture heaps need their binding flags (partially bound,
+/// variable count).
 pub fn from_abi(abi: &crate::abi::KernelAbi) -> FeatureSet {
     let accel = abi
         .properties
@@ -276,7 +290,8 @@ pub fn from_abi(abi: &crate::abi::KernelAbi) -> FeatureSet {
     if accel {
         s.insert(Feature::AccelerationStructure);
     }
-    if abi.properties.iter().any(|p| p.kind == crate::abi::PropertyKind::BufferHeap) {
+    use crate::abi::PropertyKind as K;
+    if abi.properties.iter().any(|p| matches!(p.kind, K::BufferHeap | K::Texture2dHeap | K::Texture3dHeap)) {
         s.insert(Feature::BufferHeapBindingFlags);
     }
     s

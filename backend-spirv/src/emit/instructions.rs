@@ -118,6 +118,7 @@ impl Emitter<'_> {
             | Opcode::ByteBufferSize => self.emit_buffer_op(i)?,
             Opcode::TextureRead | Opcode::TextureWrite | Opcode::TextureSize => self.emit_texture_op(i)?,
             op if crate::plan::bindless::is_bindless_buffer_op(op) => self.emit_bindless_op(i)?,
+            op if crate::plan::texture_heap::is_bindless_texture_op(op) => self.emit_bindless_texture_op(i)?,
             Opcode::Print => self.emit_print(i)?,
             op if crate::plan::features::is_atomic(op) => self.emit_atomic(i)?,
             op if super::ray_query::is_ray_op(op) => self.emit_ray(i)?,
@@ -171,6 +172,9 @@ impl Emitter<'_> {
     }
 
     fn emit_extract(&mut self, i: Inst) -> EResult<()> {
+        if self.extract_from_ubo(i)? {
+            return Ok(());
+        }
         let m = self.m;
         let f = m.func(self.fs.func.expect("in function"));
         let d = f.inst(i);

@@ -7,8 +7,10 @@
 //! `instructions` (dispatch, memory, aggregates, casts, calls), `arith`
 //! (arithmetic, GLSL.std.450 math, matrices, contraction), `atomics`,
 //! `print` (debug printf and the printer records), `bindless` (the buffer
-//! heap, bindless metadata and `NonUniform`), `bytes` (byte-buffer access at
-//! alignment 1, masked CAS stores).
+//! heap, bindless metadata and `NonUniform`), `sampling` (the sampler and
+//! texture heaps, bindless texture reads, sizes and samples), `bytes` (byte-buffer access at
+//! alignment 1, masked CAS stores), `constant_ubo` (placed array constants
+//! read from the constant-data uniform block).
 //!
 //! **Invariant:** the emitter never repairs: every input it cannot lower
 //! exactly was rejected by the handoff or a plan, so an unexpected shape here
@@ -17,7 +19,9 @@
 mod arith;
 mod atomics;
 mod bindless;
+mod sampling;
 pub(crate) mod bytes;
+mod constant_ubo;
 mod constants;
 mod fp8;
 mod function;
@@ -98,6 +102,8 @@ pub struct Emitter<'a> {
     pub(crate) globals: globals::Globals,
     pub(crate) ray: ray_query::RayState,
     pub(crate) bindless: bindless::BindlessState,
+    pub(crate) sampling: sampling::SamplingState,
+    pub(crate) ubo: constant_ubo::UboState,
     pub(crate) fs: FnState,
 }
 
@@ -125,6 +131,8 @@ impl<'a> Emitter<'a> {
             globals: globals::Globals::default(),
             ray: ray_query::RayState::default(),
             bindless: bindless::BindlessState::default(),
+            sampling: sampling::SamplingState::default(),
+            ubo: constant_ubo::UboState::default(),
             fs: FnState::default(),
         };
         e.cap(Capability::Shader);
@@ -141,6 +149,8 @@ impl<'a> Emitter<'a> {
         self.declare_globals()?;
         self.declare_accels()?;
         self.declare_bindless()?;
+        self.declare_sampling()?;
+        self.declare_constant_ubo()?;
         for &fid in &self.plans.callgraph.order {
             let id = self.b.id();
             self.func_ids.insert(fid, id);
@@ -215,7 +225,7 @@ impl<'a> Emitter<'a> {
                 Some(&w) => Ok(w),
                 None => err(format!("argument {a} is not a value in this function")),
             },
-            Value::Const(c) => self.constant(c),
+            Value::Const(c) => self.constant_value(c),
             Value::Undef(t) => {
                 let ty = self.ty(t)?;
                 Ok(self.undef(ty))

@@ -100,20 +100,7 @@ impl Emitter<'_> {
                 }
                 self.cap(Capability::ImageQuery);
                 let size = self.op(Op::ImageQuerySize, Some(vt), None, ids(&[image]))?;
-                // max(size >> level, 1), and 1 when level >= 32 (a shift that wide is undefined in SPIR-V).
-                let level = self.index32(d.operands[1])?;
-                let splat = |e: &mut Self, s: Word| e.composite_splat(vt, s, tex.dim);
-                let levels = splat(self, level)?;
-                let shifted = self.op(Op::ShiftRightLogical, Some(vt), None, ids(&[size, levels]))?;
-                let bool_t = self.b.type_bool();
-                let limit = self.u32_const(32);
-                let small = self.op(Op::ULessThan, Some(bool_t), None, ids(&[level, limit]))?;
-                let zero = self.u32_const(0);
-                let one = self.u32_const(1);
-                let zeros = self.composite_const(vt, vec![zero; tex.dim as usize]);
-                let ones = self.composite_const(vt, vec![one; tex.dim as usize]);
-                let kept = self.op(Op::Select, Some(vt), None, ids(&[small, shifted, zeros]))?;
-                self.glsl(vt, rid, GlslStd450Op::UMax, &[kept, ones])?;
+                self.mip_size(size, vt, tex.dim, d.operands[1], rid)?;
             }
             op => return err(format!("`{op}` is not a storage-image operation")),
         }
@@ -130,6 +117,32 @@ impl Emitter<'_> {
                 xir::verify::type_name(&self.m.types, ty)
             )),
         }
+    }
+
+    /// `max(size >> level, 1)` per lane (1 when `level >= 32`, a shift that
+    /// wide being undefined in SPIR-V): the interpreter's mip-size rule, from
+    /// the level-0 `size` of type `vt` (`vec<u32, dim>`). Also used by the
+    /// bindless size queries (`sampling.rs`).
+    pub(crate) fn mip_size(
+        &mut self,
+        size: Word,
+        vt: Word,
+        dim: u32,
+        level: Value,
+        rid: Option<Word>,
+    ) -> EResult<Word> {
+        let level = self.index32(level)?;
+        let levels = self.composite_splat(vt, level, dim)?;
+        let shifted = self.op(Op::ShiftRightLogical, Some(vt), None, ids(&[size, levels]))?;
+        let bool_t = self.b.type_bool();
+        let limit = self.u32_const(32);
+        let small = self.op(Op::ULessThan, Some(bool_t), None, ids(&[level, limit]))?;
+        let zero = self.u32_const(0);
+        let one = self.u32_const(1);
+        let zeros = self.composite_const(vt, vec![zero; dim as usize]);
+        let ones = self.composite_const(vt, vec![one; dim as usize]);
+        let kept = self.op(Op::Select, Some(vt), None, ids(&[small, shifted, zeros]))?;
+        self.glsl(vt, rid, GlslStd450Op::UMax, &[kept, ones])
     }
 
     fn composite_splat(&mut self, vt: Word, s: Word, lanes: u32) -> EResult<Word> {

@@ -2,8 +2,9 @@
 //! the call graph and structural closures (`callgraph`), per-function
 //! control flow (`control_flow`, with word-count `limits`), buffer layout
 //! (`layout`), aggregate index walks (`aggregate`), the argument block and
-//! descriptor bindings (`bindings`), bindless buffer usage (`bindless`), and
-//! target features (`features`).
+//! descriptor bindings (`bindings`), bindless buffer usage (`bindless`),
+//! target features (`features`), and the constant UBO (`constant_ubo`: large
+//! array constants read from one uniform buffer).
 //! Emission only reads them.
 
 pub mod aggregate;
@@ -15,6 +16,7 @@ pub mod control_flow;
 pub mod features;
 pub mod layout;
 pub mod limits;
+pub mod texture_heap;
 
 use rustc_hash::FxHashMap;
 use xir::verify::{block_diag, inst_diag};
@@ -33,8 +35,12 @@ pub struct Plans {
     /// Bindless metadata / heap needs and the divergent heap accesses.
     pub bindless: bindless::BindlessPlan,
     pub features: features::FeaturePlan,
+    /// Bindless texture usage: metadata, sampler and texture heaps, divergence, anisotropy.
+    pub textures: texture_heap::TexturePlan,
     /// Whether any reachable instruction writes buffer memory (the alias proof for `NonWritable`).
     pub writes_memory: bool,
+    /// The placed array constants and the constant data (bound in `bindings`).
+    pub constant_ubo: constant_ubo::ConstantUboPlan,
 }
 
 /// Compute every plan; errors are located diagnostics.
@@ -58,7 +64,15 @@ pub fn plan_all(m: &Module, kernel: FuncId, device: Option<&FeatureSet>) -> Resu
         for &b in &c.blocks {
             for &i in &f.block(b).insts {
                 let op = f.inst(i).opcode;
-                if matches!(op, Opcode::BufferWrite | Opcode::ByteBufferWrite | Opcode::BindlessBufferWrite)
+                if matches!(
+                    op,
+                    Opcode::BufferWrite
+                        | Opcode::ByteBufferWrite
+                        | Opcode::BindlessBufferWrite
+                        | Opcode::AccelSetInstanceTransform
+                        | Opcode::AccelSetInstanceVisibility
+                        | Opcode::AccelSetInstanceUserId
+                )
                     || features::is_atomic(op)
                 {
                     writes_memory = true;
@@ -69,13 +83,19 @@ pub fn plan_all(m: &Module, kernel: FuncId, device: Option<&FeatureSet>) -> Resu
         closures.insert(fid, c);
     }
     let mut feats = features::plan_features(m, &blocks_of, device);
-    // Byte-buffer stores not proven word-aligned are masked CAS loops (`emit::bytes`), in block order.
+    // Byte-buffer stores not proven word-aligned and typed bindless writes of partly covered
+    // words are masked CAS loops (`emit::bytes`, `plan::bindless`), in block order.
     for (fid, blocks) in &blocks_of {
         let f = m.func(*fid);
         for &b in blocks {
             let insts = &f.block(b).insts;
-            let masked: Vec<_> =
-                insts.iter().copied().filter(|&i| crate::emit::bytes::needs_masked_store(m, f, i)).collect();
+            let masked: Vec<_> = insts
+                .iter()
+                .copied()
+                .filter(|&i| {
+                    crate::emit::bytes::needs_masked_store(m, f, i) || bindless::needs_masked_write(m, f, i)
+                })
+                .collect();
             if masked.is_empty() {
                 continue;
             }
@@ -117,8 +137,15 @@ pub fn plan_all(m: &Module, kernel: FuncId, device: Option<&FeatureSet>) -> Resu
             diags.push(inst_diag(f, i, "spirv-plan:features", msg));
         }
     }
-    let bindless = bindless::plan_bindless(m, kernel, &cg.order)?;
-    let bindings = match bindings::plan_bindings(m, kernel, &feats.int_view_buffers, &bindless) {
+    let mut bindless = bindless::plan_bindless(m, kernel, &cg.order)?;
+    let textures = texture_heap::plan_textures(m, kernel, &cg.order)?;
+    for &a in &textures.args {
+        bindless.args.entry(a).or_default().metadata = true;
+    }
+    if let Err(d) = texture_heap::require_features(m, &textures, &mut feats.required, device) {
+        return Err(vec![d]);
+    }
+    let mut bindings = match bindings::plan_bindings(m, kernel, &feats.int_view_buffers, &bindless) {
         Ok(b) => b,
         Err(errs) => {
             let f = m.func(kernel);
@@ -128,6 +155,15 @@ pub fn plan_all(m: &Module, kernel: FuncId, device: Option<&FeatureSet>) -> Resu
                 .collect());
         }
     };
+    let mut constant_ubo = constant_ubo::plan_kernel(m, &blocks_of, device);
+    if let Err(msg) = constant_ubo::bind(&mut constant_ubo, &mut bindings) {
+        let f = m.func(kernel);
+        return Err(vec![Diagnostic::error("spirv-plan:constant-ubo", msg).in_function(&f.name).with_span(f.span)]);
+    }
+    if let Err(msg) = texture_heap::add_heaps(&mut bindings.abi, &textures) {
+        let f = m.func(kernel);
+        return Err(vec![Diagnostic::error("spirv-plan:textures", msg).in_function(&f.name).with_span(f.span)]);
+    }
     let mut control = FxHashMap::default();
     let empty = FxHashMap::default();
     for &fid in &cg.order {
@@ -151,5 +187,16 @@ pub fn plan_all(m: &Module, kernel: FuncId, device: Option<&FeatureSet>) -> Resu
     if !diags.is_empty() {
         return Err(diags);
     }
-    Ok(Plans { kernel, callgraph: cg, closures, control, bindings, bindless, features: feats, writes_memory })
+    Ok(Plans {
+        kernel,
+        callgraph: cg,
+        closures,
+        control,
+        bindings,
+        bindless,
+        textures,
+        features: feats,
+        writes_memory,
+        constant_ubo,
+    })
 }

@@ -2,6 +2,9 @@
 //! and reused for many dispatches. Picks a discrete GPU when there is one,
 //! else any device (Mesa's lavapipe in CI); `XIR_VULKAN_DEVICE=<substring>`
 //! selects by name. Optional Khronos validation with `XIR_VULKAN_VALIDATION=1`.
+//! [`Device::with_printf`] opens the device with the validation layer's
+//! debug printf and a messenger capturing its messages (`printf.rs`), for
+//! kernels that `print`.
 
 use std::ffi::{c_char, CStr, CString};
 
@@ -25,6 +28,13 @@ pub struct Device {
     /// The optional features this logical device was created with (the
     /// device snapshot artifacts and compilations are checked against).
     pub enabled: crate::FeatureSet,
+    /// `maxUniformBufferRange`: the largest constant-data uniform block the
+    /// runner binds (public so tests can lower it to check the refusal).
+    pub max_uniform_buffer_range: u32,
+    /// The debug-printf capture (`Device::with_printf`); destroyed before the instance.
+    pub(crate) printf: Option<super::printf::Capture>,
+    /// Whether ray query and acceleration structures are enabled, with their limits.
+    pub(crate) ray: super::accel::RayFeatures,
 }
 
 impl Device {
@@ -36,6 +46,9 @@ impl Device {
         let app = vk::ApplicationInfo::default().application_name(&app_name).api_version(vk::API_VERSION_1_2);
         let validation = CString::new("VK_LAYER_KHRONOS_validation").expect("static name");
         let layers: Vec<*const c_char> = if std::env::var("XIR_VULKAN_VALIDATION").as_deref() == Ok("1") {
+            // The layer reads its settings once per process: give debug
+            // printf its buffer even if this instance comes first.
+            let _ = super::printf::prepare_settings();
             vec![validation.as_ptr()]
         } else {
             vec![]
@@ -44,12 +57,35 @@ impl Device {
         // SAFETY: valid create info; the instance is destroyed in Drop.
         let instance = unsafe { entry.create_instance(&info, None) }
             .map_err(|e| RunError::NoVulkan(format!("vkCreateInstance: {e}")))?;
-        Self::open(entry, instance)
+        Self::open(entry, instance, None)
+    }
+
+    /// A device whose instance has the validation layer's debug printf and a
+    /// messenger capturing it (`printf.rs`): what printing kernels run on.
+    /// Refused with [`RunError::Printf`] when the layer is absent or disables
+    /// debug printf on this device.
+    pub fn with_printf() -> Result<Device, RunError> {
+        // SAFETY: loading the system Vulkan loader; failure is reported.
+        let entry =
+            unsafe { ash::Entry::load() }.map_err(|e| RunError::NoVulkan(format!("cannot load libvulkan: {e}")))?;
+        let (instance, capture) = super::printf::create_instance(&entry)?;
+        let device = Self::open(entry, instance, Some(capture))?;
+        match device.printf.as_ref().and_then(|c| c.setup_problem()) {
+            Some(problem) => Err(RunError::Printf(format!("on {}: {problem}", device.name))),
+            None => Ok(device),
+        }
     }
 
     /// Pick a device and create it; on failure the instance is destroyed here.
-    fn open(entry: ash::Entry, instance: ash::Instance) -> Result<Device, RunError> {
+    fn open(
+        entry: ash::Entry,
+        instance: ash::Instance,
+        printf: Option<super::printf::Capture>,
+    ) -> Result<Device, RunError> {
+        let printf = std::cell::Cell::new(printf);
         let fail = |instance: ash::Instance, e: RunError| {
+            // The messenger goes before its instance.
+            drop(printf.take());
             // SAFETY: nothing else refers to the instance.
             unsafe { instance.destroy_instance(None) };
             Err(e)
@@ -95,12 +131,23 @@ impl Device {
         // undefined behaviour (seen: f16 conversions skipped on NVIDIA).
         // Each bit is enabled independently; robust buffer access stays off
         // so out-of-bounds behaviour is not silently changed.
+        // SAFETY: physical comes from this instance.
+        let exts = unsafe { instance.enumerate_device_extension_properties(physical) }.unwrap_or_default();
+        let has_ext = |n: &CStr| exts.iter().any(|e| e.extension_name_as_c_str() == Ok(n));
+        let ray_exts = super::accel::DEVICE_EXTENSIONS.iter().all(|n| has_ext(n));
         let mut v11 = vk::PhysicalDeviceVulkan11Features::default();
         let mut v12 = vk::PhysicalDeviceVulkan12Features::default();
+        let mut asf = vk::PhysicalDeviceAccelerationStructureFeaturesKHR::default();
+        let mut rqf = vk::PhysicalDeviceRayQueryFeaturesKHR::default();
         let mut query = vk::PhysicalDeviceFeatures2::default().push_next(&mut v11).push_next(&mut v12);
+        if ray_exts {
+            // Only structures of supported extensions may be chained.
+            query = query.push_next(&mut asf).push_next(&mut rqf);
+        }
         // SAFETY: Vulkan 1.2 query with a valid chain.
         unsafe { instance.get_physical_device_features2(physical, &mut query) };
         let mut core = query.features;
+        let ray = super::accel::RayFeatures::probe(&instance, physical, ray_exts, &asf, &rqf, &v12);
         core.robust_buffer_access = vk::FALSE;
         let v11 = vk::PhysicalDeviceVulkan11Features {
             storage_buffer16_bit_access: v11.storage_buffer16_bit_access,
@@ -124,18 +171,23 @@ impl Device {
             descriptor_binding_partially_bound: v12.descriptor_binding_partially_bound,
             descriptor_binding_variable_descriptor_count: v12.descriptor_binding_variable_descriptor_count,
             shader_storage_buffer_array_non_uniform_indexing: v12.shader_storage_buffer_array_non_uniform_indexing,
+            shader_sampled_image_array_non_uniform_indexing: v12.shader_sampled_image_array_non_uniform_indexing,
+            buffer_device_address: ray.enabled() as vk::Bool32,
             ..Default::default()
         };
         let (mut v11, mut v12) = (v11, v12);
         // VK_KHR_shader_non_semantic_info (core in 1.3) admits the
         // `NonSemantic.DebugPrintf` set that `print` lowers to.
-        // SAFETY: physical comes from this instance.
-        let exts = unsafe { instance.enumerate_device_extension_properties(physical) }.unwrap_or_default();
         let non_semantic = c"VK_KHR_shader_non_semantic_info";
-        let has_non_semantic = exts.iter().any(|e| e.extension_name_as_c_str() == Ok(non_semantic));
-        let ext_names: Vec<*const c_char> = if has_non_semantic { vec![non_semantic.as_ptr()] } else { vec![] };
-        let enabled_set = enabled_features(&instance, physical, &core, &v11, &v12, has_non_semantic);
+        let has_non_semantic = has_ext(non_semantic);
+        let mut ext_names: Vec<*const c_char> = if has_non_semantic { vec![non_semantic.as_ptr()] } else { vec![] };
+        let mut enabled_set = enabled_features(&instance, physical, &core, &v11, &v12, has_non_semantic);
+        // Ray query (`accel.rs`): both extensions, their feature structs and bufferDeviceAddress, or none.
+        let (mut asf, mut rqf) = ray.enable(&mut ext_names, &mut enabled_set);
         let mut enabled = vk::PhysicalDeviceFeatures2::default().features(core).push_next(&mut v11).push_next(&mut v12);
+        if ray.enabled() {
+            enabled = enabled.push_next(&mut asf).push_next(&mut rqf);
+        }
         let info = vk::DeviceCreateInfo::default()
             .queue_create_infos(&queue_info)
             .enabled_extension_names(&ext_names)
@@ -170,6 +222,9 @@ impl Device {
             name: name_of(&props),
             driver,
             enabled: enabled_set,
+            max_uniform_buffer_range: props.limits.max_uniform_buffer_range,
+            printf: printf.take(),
+            ray,
         })
     }
 
@@ -234,6 +289,8 @@ fn enabled_features(
         (F::ShaderNonSemanticInfo, non_semantic),
         (F::RuntimeDescriptorArray, on(v12.runtime_descriptor_array)),
         (F::StorageBufferArrayNonUniformIndexing, on(v12.shader_storage_buffer_array_non_uniform_indexing)),
+        (F::SampledImageArrayNonUniformIndexing, on(v12.shader_sampled_image_array_non_uniform_indexing)),
+        (F::SamplerAnisotropy, on(core.sampler_anisotropy)),
         (
             F::BufferHeapBindingFlags,
             on(v12.descriptor_binding_partially_bound) && on(v12.descriptor_binding_variable_descriptor_count),
@@ -249,6 +306,7 @@ impl Drop for Device {
         unsafe {
             let _ = self.device.device_wait_idle();
             self.device.destroy_device(None);
+            drop(self.printf.take());
             self.instance.destroy_instance(None);
         }
         let _ = &self.entry;
