@@ -2,7 +2,7 @@
 //! retargets every use, and cloning a function keeps its metadata
 //! (including reg2mem spill provenance).
 
-use xir::{text::parse_module, FuncId, Location, Metadata, Opcode, SpillKind, Value};
+use xir::{text::parse_module, FuncId, Location, MetadataFields, Opcode, SpillKind, Value};
 
 const SRC: &str = r#"
 // the kernel
@@ -59,7 +59,10 @@ fn cloning_a_function_keeps_its_metadata() {
     assert_eq!(m.func(g).inst(slot).md.comments, ["a spill slot"]);
     let a = named(&m, g, "a").as_inst().unwrap();
     assert_eq!(m.func(g).inst(a).md.location, Some(Location { file: "src.cpp".into(), line: 3, col: 7 }));
-    assert_eq!(m.func(g).md, Metadata { name: None, comments: vec!["the kernel".into()], ..m.func(g).md.clone() });
+    assert_eq!(
+        m.func(g).md,
+        MetadataFields { name: None, comments: vec!["the kernel".into()], ..(*m.func(g).md).clone() }.into()
+    );
     assert_eq!(m.func(g).inst(a).opcode, Opcode::Add);
     // The clone round-trips through text with everything it carries.
     let printed = xir::text::print_module(&m);

@@ -125,3 +125,15 @@ mod opcode_serde {
         Opcode::from_name(&s).ok_or_else(|| D::Error::custom(format!("unknown opcode `{s}`")))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// Passes sweep the instruction table; every byte of `InstData` is paid
+    /// per instruction at every sweep (BENCHMARKS.md, legalization).
+    #[test]
+    fn inst_data_stays_two_cache_lines() {
+        let size = std::mem::size_of::<super::InstData>();
+        eprintln!("InstData: {size} bytes");
+        assert!(size <= 128, "InstData is {size} bytes");
+    }
+}

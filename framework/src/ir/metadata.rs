@@ -2,8 +2,19 @@
 //! comments and locations are diagnostic; spill provenance is semantic (the
 //! post-restructure audit depends on it) and survives cloning and every
 //! serialization.
+//!
+//! `Metadata` is one pointer wide: its fields (`MetadataFields`) live in a
+//! box that exists only when something is set, and are reached through
+//! `Deref` / `DerefMut` (`md.name`, `md.spill = ..`). Most instructions carry
+//! none, and an inline 88-byte record made every `InstData` 208 bytes, so a
+//! pass sweeping a million-instruction function dragged 80 cold bytes per
+//! instruction through the cache (BENCHMARKS.md, legalization).
 
-use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::ops::{Deref, DerefMut};
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// Why `reg2mem` created a slot.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -31,8 +42,9 @@ pub struct Location {
     pub col: u32,
 }
 
+/// The contents of a `Metadata`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct Metadata {
+pub struct MetadataFields {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -43,12 +55,103 @@ pub struct Metadata {
     pub spill: Option<SpillKind>,
 }
 
-impl Metadata {
-    pub fn named(name: impl Into<String>) -> Self {
-        Metadata { name: Some(name.into()), ..Default::default() }
-    }
+impl MetadataFields {
     pub fn is_empty(&self) -> bool {
         self.name.is_none() && self.location.is_none() && self.comments.is_empty() && self.spill.is_none()
+    }
+}
+
+/// What an absent box reads as.
+static EMPTY: MetadataFields = MetadataFields { name: None, location: None, comments: Vec::new(), spill: None };
+
+/// Metadata of an entity: empty (no allocation) or a boxed `MetadataFields`.
+/// Equality, hashing, `Debug` and serialization see only the fields, so an
+/// empty box and no box are the same metadata.
+#[derive(Default)]
+pub struct Metadata(Option<Box<MetadataFields>>);
+
+impl Metadata {
+    pub fn named(name: impl Into<String>) -> Self {
+        MetadataFields { name: Some(name.into()), ..Default::default() }.into()
+    }
+    /// Metadata carrying only `name`, if any (no allocation for `None`).
+    pub fn with_name(name: Option<String>) -> Self {
+        match name {
+            Some(n) => Metadata::named(n),
+            None => Metadata::default(),
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0.as_deref().is_none_or(MetadataFields::is_empty)
+    }
+    /// The fields by value (a copy of the empty record when there are none).
+    pub fn into_fields(self) -> MetadataFields {
+        self.0.map(|b| *b).unwrap_or_default()
+    }
+}
+
+impl From<MetadataFields> for Metadata {
+    fn from(f: MetadataFields) -> Self {
+        Metadata((!f.is_empty()).then(|| Box::new(f)))
+    }
+}
+
+impl Deref for Metadata {
+    type Target = MetadataFields;
+    fn deref(&self) -> &MetadataFields {
+        self.0.as_deref().unwrap_or(&EMPTY)
+    }
+}
+
+/// Writing through the handle allocates the box on first use.
+impl DerefMut for Metadata {
+    fn deref_mut(&mut self) -> &mut MetadataFields {
+        self.0.get_or_insert_with(Default::default)
+    }
+}
+
+/// A clone of empty metadata allocates nothing (even if a box was made).
+impl Clone for Metadata {
+    fn clone(&self) -> Self {
+        Metadata(self.0.as_ref().filter(|b| !b.is_empty()).cloned())
+    }
+}
+
+impl PartialEq for Metadata {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl Eq for Metadata {}
+
+impl Hash for Metadata {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        (**self).hash(h)
+    }
+}
+
+impl fmt::Debug for Metadata {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let m = &**self;
+        f.debug_struct("Metadata")
+            .field("name", &m.name)
+            .field("location", &m.location)
+            .field("comments", &m.comments)
+            .field("spill", &m.spill)
+            .finish()
+    }
+}
+
+impl Serialize for Metadata {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        (**self).serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Metadata {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        MetadataFields::deserialize(d).map(Metadata::from)
     }
 }
 
@@ -58,4 +161,40 @@ impl Metadata {
 pub struct Span {
     pub line: u32,
     pub col: u32,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_pointer_wide_and_empty_without_allocation() {
+        assert_eq!(std::mem::size_of::<Metadata>(), std::mem::size_of::<usize>());
+        let mut md = Metadata::default();
+        assert!(md.is_empty() && md.0.is_none());
+        assert_eq!(md.name, None);
+        md.spill = Some(SpillKind::Phi);
+        assert!(!md.is_empty());
+        assert_eq!(md.clone().spill, Some(SpillKind::Phi));
+        md.spill = None;
+        // An emptied box equals no box and clones to none.
+        assert_eq!(md, Metadata::default());
+        assert!(md.clone().0.is_none());
+        assert!(Metadata::from(MetadataFields::default()).0.is_none());
+        assert!(Metadata::with_name(None).0.is_none());
+        assert_eq!(Metadata::with_name(Some("x".into())).name.as_deref(), Some("x"));
+    }
+
+    #[test]
+    fn serializes_as_its_fields() {
+        let md = Metadata::from(MetadataFields {
+            name: Some("a".into()),
+            comments: vec!["c".into()],
+            spill: Some(SpillKind::CrossBlock),
+            ..Default::default()
+        });
+        let text = ron::to_string(&md).unwrap();
+        assert_eq!(ron::from_str::<Metadata>(&text).unwrap(), md);
+        assert_eq!(ron::to_string(&Metadata::default()).unwrap(), ron::to_string(&MetadataFields::default()).unwrap());
+    }
 }

@@ -17,7 +17,7 @@ pub use constant::{ConstData, ConstTable, ConstValue};
 pub use entities::{Block, Const, FuncId, Inst, TypeId};
 pub use function::{ArgData, ArgKind, BlockData, Function, FunctionKind};
 pub use inst::{InstData, Payload};
-pub use metadata::{Location, Metadata, Span, SpillKind};
+pub use metadata::{Location, Metadata, MetadataFields, Span, SpillKind};
 pub use module::{sign_extend, Module};
 pub use types::{FloatFormat, Type, TypeTable};
 pub use value::{Use, Value};

@@ -17,8 +17,8 @@ use super::literal::{case_bits, parse_uint};
 use super::{is_ident, type_to_string};
 use crate::diag::Diagnostic;
 use crate::ir::{
-    ArgKind, Block, FuncId, Function, FunctionKind, Inst, InstData, Location, Metadata, Module, Payload, Span,
-    SpillKind, TypeTable, Value,
+    ArgKind, Block, FuncId, Function, FunctionKind, Inst, InstData, Location, Metadata, MetadataFields, Module,
+    Payload, Span, SpillKind, TypeTable, Value,
 };
 
 /// Boxed: the error path is cold, and a small `Result` keeps the hot path lean.
@@ -311,7 +311,7 @@ impl<'a> Parser<'a> {
         } else {
             ArgKind::Value
         };
-        let md = Metadata { name: name.map(str::to_string), ..Default::default() };
+        let md = Metadata::with_name(name.map(str::to_string));
         let v = st.f.add_arg(ty, kind, md);
         if st.values.insert(n, v).is_some() {
             return Err(self.error(span, format!("redefinition of `%{n}`")));
@@ -406,7 +406,7 @@ impl<'a> Parser<'a> {
                     st.layout.push(b);
                     let location = self.opt_location()?;
                     let data = st.f.block_mut(b);
-                    data.md = Metadata { name: Some(name.to_string()), comments, location, spill: None };
+                    data.md = MetadataFields { name: Some(name.to_string()), comments, location, spill: None }.into();
                     data.span = Some(span);
                     current = Some(b);
                 }

@@ -31,7 +31,7 @@
 use serde::Deserialize;
 use smallvec::SmallVec;
 use xir::pass::{OptionDoc, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};
-use xir::{ConstData, ConstValue, FuncId, Inst, InstData, Metadata, Module, Opcode, Type, TypeId, TypeTable, Value};
+use xir::{ConstData, ConstValue, FuncId, Inst, InstData, Module, Opcode, Type, TypeId, TypeTable, Value};
 
 use crate::memory::util::{insert_before, zero_const};
 
@@ -193,7 +193,8 @@ fn split_slot(m: &mut Module, fid: FuncId, slot: Inst, tys: &[TypeId]) -> Vec<In
         .enumerate()
         .map(|(k, &ty)| {
             let mut p = InstData::new(d.opcode, ty);
-            p.md = Metadata { name: d.md.name.as_ref().map(|n| format!("{n}.{k}")), ..d.md.clone() };
+            p.md =
+                xir::MetadataFields { name: d.md.name.as_ref().map(|n| format!("{n}.{k}")), ..(*d.md).clone() }.into();
             let p = f.create_inst(p);
             insert_before(f, slot, p);
             p

@@ -123,7 +123,7 @@ pub fn promotable(types: &TypeTable, f: &Function, alloca: Inst) -> bool {
 
 /// Name a derived value after `md`'s name (no other metadata is copied).
 pub fn name_like(md: &Metadata) -> Metadata {
-    Metadata { name: md.name.clone(), ..Default::default() }
+    Metadata::with_name(md.name.clone())
 }
 
 /// The type of a function-local value (instruction result or argument).
