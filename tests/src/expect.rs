@@ -44,6 +44,7 @@ pub const ALL: &[(&str, Check)] = &[
     ("float_math", float_math),
     ("unusual_shapes", unusual_shapes),
     ("texture_rw", texture_rw),
+    ("byte_pack", byte_pack),
 ];
 
 /// Check a run of corpus kernel `name`; panics when the kernel has no
@@ -398,6 +399,17 @@ pub fn byte_buffer(o: &Outputs) {
     let words: Vec<u32> = raw.chunks(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
     // -6.26e18 + 1 == -6.26e18; denormal + 1 == 1; 1 + 1 == 2; -2.5 + 1 == -1.5
     assert_eq!(words, vec![0xdeadbeef, 0x3f800000, 0x40000000, (-1.5f32).to_bits()]);
+}
+
+pub fn byte_pack(o: &Outputs) {
+    let raw = o.bytes("raw");
+    assert_eq!(raw.len(), 196);
+    for t in 0..64u32 {
+        assert_eq!(raw[t as usize], (7 * t + 3) as u8, "byte {t}");
+        let off = 64 + 2 * t as usize;
+        assert_eq!(u16::from_le_bytes([raw[off], raw[off + 1]]), (1000 * t + 1) as u16, "half at {off}");
+    }
+    assert_eq!(raw[192..], [0xaa; 4], "never written");
 }
 
 pub fn atomics(o: &Outputs) {
