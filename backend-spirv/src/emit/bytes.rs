@@ -121,10 +121,11 @@ pub fn needs_masked_store(m: &Module, f: &Function, i: Inst) -> bool {
 }
 
 /// One masked word update of a store: (word pointer, `!mask`, bits).
-type WordUpdate = (Word, Word, Word);
+pub(crate) type WordUpdate = (Word, Word, Word);
 
 impl Emitter<'_> {
-    fn byte_word_ptr(&mut self, var: Word, word: Word) -> EResult<Word> {
+    /// The pointer to word `word` of the word-buffer block `var` (also a bindless heap element).
+    pub(crate) fn byte_word_ptr(&mut self, var: Word, word: Word) -> EResult<Word> {
         let u32t = self.u32_ty();
         let pty = self.ptr_ty(StorageClass::StorageBuffer, u32t);
         let zero = self.u32_const(0);
@@ -353,14 +354,20 @@ impl Emitter<'_> {
 
     /// `byte_buffer.write` at any alignment: every masked word update in one CAS loop.
     pub(crate) fn write_bytes_masked(&mut self, i: Inst, var: Word, ty: TypeId, a: Word, v: Word) -> EResult<()> {
+        let mut updates = Vec::new();
+        self.value_updates(var, ty, a, 0, v, &mut updates)?;
+        self.masked_cas_loop(i, &updates)
+    }
+
+    /// The CAS loop planned for instruction `i` applying every masked word update (`(old & keep) | bits`)
+    /// until every CAS of one iteration saw the value it loaded; the word pointers are computed before it.
+    pub(crate) fn masked_cas_loop(&mut self, i: Inst, updates: &[WordUpdate]) -> EResult<()> {
         let be = |e: rspirv::dr::Error| super::EmitError { func: None, inst: None, message: format!("rspirv: {e:?}") };
         let fid = self.fs.func.expect("in function");
         let [h, body, c, mg] = match self.plans.control[&fid].cas.get(&i) {
             Some(ids) => ids.map(|p| self.fs.labels[p as usize]),
-            None => return err("a masked byte store without a planned CAS loop"),
+            None => return err("a masked word store without a planned CAS loop"),
         };
-        let mut updates = Vec::new();
-        self.value_updates(var, ty, a, 0, v, &mut updates)?;
         let u32t = self.u32_ty();
         let bool_t = self.b.type_bool();
         let scope = self.u32_const(Scope::Device as u32);
@@ -371,7 +378,7 @@ impl Emitter<'_> {
         self.b.branch(body).map_err(be)?;
         self.b.begin_block(Some(body)).map_err(be)?;
         let mut all = self.scalar_const(ScalarKind::Bool, 1);
-        for (p, keep, bits) in updates {
+        for &(p, keep, bits) in updates {
             let old = self.op(Op::AtomicLoad, Some(u32t), None, ids(&[p, scope, relaxed]))?;
             let kept = self.op(Op::BitwiseAnd, Some(u32t), None, ids(&[old, keep]))?;
             let new = self.op(Op::BitwiseOr, Some(u32t), None, ids(&[kept, bits]))?;
