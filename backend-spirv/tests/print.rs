@@ -1,8 +1,10 @@
 //! `print` lowered to debug printf: the exact module shape (the
 //! `NonSemantic.DebugPrintf` import, `SPV_KHR_non_semantic_info`, the
-//! `OpString` format, one argument per scalar leaf), Vulkan 1.2 validation
-//! at every optimizer preset, the printer records (their formats and types,
-//! through the artifact codec), and the rejection of an unprintable value.
+//! `OpString` format `xir-print#<id> %u %u %u: %x ...` with the invocation
+//! id and one 32-bit word per scalar leaf, two per 64-bit leaf), Vulkan 1.2
+//! validation at every optimizer preset, the printer records (their formats
+//! and types, through the artifact codec), and the rejection of an
+//! unprintable value.
 
 mod common;
 
@@ -71,8 +73,10 @@ fn print_is_debug_printf_with_one_argument_per_scalar() {
         assert_eq!(
             calls,
             vec![
-                ("t=%u v=(%.9g, %.9g, %.9g) 100%%\n".to_string(), 4),
-                ("b=%u n=%d %.9g %lu 0x%lx %.9g\n".to_string(), 6)
+                // u32, then vec<f32, 3>: 4 words after the invocation id.
+                ("xir-print#0 %u %u %u: %x %x %x %x\n".to_string(), 3 + 4),
+                // bool, i8, f16: one word each; u64, i64, f64: two each.
+                ("xir-print#1 %u %u %u: %x %x %x %x %x %x %x %x %x\n".to_string(), 3 + 9)
             ],
             "level {level}"
         );
@@ -129,7 +133,7 @@ kernel @k(%out: buffer<f32>, %x: f32) block_size(1, 1, 1) {
 "#;
     let out = compile_with(src, &opts(0, false));
     let calls = printf_calls(&load(&out.words));
-    assert_eq!(calls, vec![("m=((%.9g, %.9g), (%.9g, %.9g))\n".to_string(), 4)]);
+    assert_eq!(calls, vec![("xir-print#0 %u %u %u: %x %x %x %x\n".to_string(), 3 + 4)]);
     let bad = r#"
 kernel @k(%out: buffer<f32>, %x: f32) block_size(1, 1, 1) {
 ^entry:

@@ -1,67 +1,190 @@
-//! A printing kernel on the Vulkan device. Where the device offers
-//! `VK_KHR_shader_non_semantic_info` (NVIDIA), the runner enables it, the
-//! enabled-feature snapshot satisfies the kernel's requirements (including
-//! the emission-owned `ShaderNonSemanticInfo` bit), and the buffer results
-//! equal the interpreter's at -O0 and -O2 with the `DebugPrintf`
-//! instructions in place. Where it does not (Mesa 22 lavapipe), compiling
-//! against the snapshot is refused naming the extension.
-//! The printf text itself goes to a debug-printf consumer (the validation
-//! layer), which the runner does not install: the interpreter's printed lines
-//! are checked against the printer records' formats instead.
+//! Printing kernels on the Vulkan device, with their output captured: the
+//! runner opens the device with the validation layer's debug printf
+//! (`Device::with_printf`), the shader prints exact bits, and the host
+//! formats each line from the printer records with the interpreter's
+//! formatter. The captured lines must equal the interpreter's, at -O0 and
+//! -O2, for integers of every width, f16/f32/f64 (-0.0, NaN, infinities,
+//! subnormals, the largest finite values), vectors, matrices and bools; and
+//! in the interpreter's order (a kernel without barriers: workgroups, then
+//! invocations). A printing kernel is refused by the plain runner, and by a
+//! device without the capture.
+//!
+//! Skips (loudly) only without any Vulkan device, or without the debug-printf
+//! consumer (the Khronos validation layer) on the machine.
 
 mod common;
 
 use common::*;
+use xir_spirv::vulkan::{Device, RunError};
 use xir_spirv::Feature;
 
 const SRC: &str = r#"
-kernel @k(%out: buffer<u32>, %x: f32) block_size(4, 1, 1) {
+kernel @k(%out: buffer<u32>, %fs: buffer<f32>, %ds: buffer<f64>, %hs: buffer<f16>) block_size(4, 1, 1) {
 ^entry:
   %t = extract $dispatch_id, u32 0 : u32
-  %v = aggregate %x, %x : vec<f32, 2>
-  %sq = mul %t, %t : u32
-  print "t={} v={}", %t, %v
-  buffer.write %out, %t, %sq
+  %f = buffer.read %fs, %t : f32
+  %d = buffer.read %ds, %t : f64
+  %h = buffer.read %hs, %t : f16
+  %neg = sub u32 0, %t : u32
+  %big = mul %neg, u32 2654435761 : u32
+  %i8 = cast.static %neg : i8
+  %u8 = cast.static %big : u8
+  %i16 = cast.static %big : i16
+  %u16 = cast.static %neg : u16
+  %i32 = cast.static %neg : i32
+  %w = cast.static %big : u64
+  %w2 = mul %w, u64 4294967311 : u64
+  %i64 = cast.static %w2 : i64
+  %b = lt %t, u32 3 : bool
+  %v = aggregate %f, %f, %f : vec<f32, 3>
+  %c = aggregate %d, %d : vec<f64, 2>
+  %m = aggregate %c, %c : mat<f64, 2>
+  %nb = lt u32 5, %t : bool
+  %bv = aggregate %b, %nb : vec<bool, 2>
+  print "t={} f={} d={} h={}", %t, %f, %d, %h
+  print "ints {} {} {} {} {} {} {} {}", %i8, %u8, %i16, %u16, %i32, %big, %i64, %w2
+  print "{{b}}={} v={} m={} bv={} 100%", %b, %v, %m, %bv
+  print "left over", %h
+  buffer.write %out, %t, %big
   return
 }
 "#;
 
+const INPUTS: &str = r#"{"dispatch": [8, 1, 1], "args": {
+  "out": {"fill": 0, "len": 8},
+  "fs": ["-0.0", "nan", "inf", "-inf", "0x00000001", 0.1, "0x7f7fffff", 1.5],
+  "ds": ["-0.0", "-nan", "-inf", "inf", "0x0000000000000001", 0.1, "0x7fefffffffffffff", -2.75],
+  "hs": ["-0.0", "nan", "inf", "0x0001", "0x03ff", 0.1, 65504, "-inf"]
+}}"#;
+
+/// The device with the debug-printf capture, or `None` after a loud message
+/// when the machine has no Vulkan device or no debug-printf consumer.
+fn printf_device() -> Option<Device> {
+    match Device::with_printf() {
+        Ok(d) => Some(d),
+        Err(RunError::NoVulkan(why)) => {
+            eprintln!("\n!!!!!!!! SKIPPING VULKAN TEST: no Vulkan device ({why}) !!!!!!!!\n");
+            None
+        }
+        Err(RunError::Printf(why)) => {
+            eprintln!("\n!!!!!!!! SKIPPING PRINT CAPTURE: no debug-printf consumer ({why}) !!!!!!!!\n");
+            None
+        }
+        Err(e) => panic!("creating the printing device failed: {e}"),
+    }
+}
+
+fn inputs() -> xir::interp::Inputs {
+    xir::interp::Inputs::from_json(INPUTS).expect("inputs")
+}
+
 #[test]
-fn a_printing_kernel_runs_and_matches_the_interpreter() {
-    let Some(dev) = vulkan_device() else { return };
-    eprintln!("device {} ({}), enabled {:?}", dev.name, dev.driver, dev.enabled.iter().collect::<Vec<_>>());
+fn captured_lines_equal_the_interpreters_at_o0_and_o2() {
+    let Some(dev) = printf_device() else { return };
+    eprintln!("device {} ({})", dev.name, dev.driver);
+    assert!(dev.enabled.contains(Feature::ShaderNonSemanticInfo), "debug printf needs the non-semantic extension");
     let m = parse(SRC);
     let k = kernel_of(&m);
-    let inputs = xir::interp::Inputs::from_json(r#"{"dispatch": [4, 1, 1], "args": {"out": [9, 9, 9, 9], "x": 1.5}}"#)
-        .expect("inputs");
-    let mut want = xir::interp::run_kernel(&m, k, &inputs).expect("interpreter");
-    let mut lines = want.printed.clone();
-    lines.sort();
-    assert_eq!(lines, ["t=0 v=(1.5, 1.5)", "t=1 v=(1.5, 1.5)", "t=2 v=(1.5, 1.5)", "t=3 v=(1.5, 1.5)"]);
-    want.printed.clear();
-    if !dev.enabled.contains(Feature::ShaderNonSemanticInfo) {
-        // Fail closed: without the extension (lavapipe of Mesa 22 does not
-        // list it, and the runner asks for Vulkan 1.2) the kernel is refused
-        // by name before any SPIR-V reaches the driver.
-        let o = xir_spirv::CompileOptions { device_features: Some(dev.enabled), ..opts(0, false) };
-        let e = xir::diag::render(&xir_spirv::compile(&m, k, &o).expect_err("must be refused"));
-        assert!(e.contains("VK_KHR_shader_non_semantic_info"), "{e}");
-        eprintln!(
-            "\n!!!!!!!! {} lacks VK_KHR_shader_non_semantic_info: refusal checked, run skipped !!!!!!!!\n",
-            dev.name
-        );
-        return;
-    }
+    let want = xir::interp::run_kernel(&m, k, &inputs()).expect("interpreter");
+    assert_eq!(want.printed.len(), 32);
+    // The interpreter's own text for the values that differ most from C printf.
+    assert_eq!(want.printed[0], "t=0 f=-0 d=-0 h=-0");
+    assert_eq!(want.printed[4], "t=1 f=NaN d=NaN h=NaN");
+    assert_eq!(want.printed[12], "t=3 f=-inf d=inf h=0.00000005960464477539063");
+    assert!(want.printed[16].starts_with("t=4 f=0.000000000000000000000000000000000000000000001 d=0.000"));
+    assert_eq!(want.printed[20], "t=5 f=0.1 d=0.1 h=0.0999755859375");
+    assert_eq!(want.printed[5], "ints -1 79 -31153 65535 -1 1640531535 7046029315489652385 7046029315489652385");
+    assert_eq!(want.printed[6], "{{b}}=true v=(NaN, NaN, NaN) m=((NaN, NaN), (NaN, NaN)) bv=(true, false) 100%");
+    assert!(want.printed.contains(&"t=2 f=inf d=-inf h=inf".to_string()), "{:?}", want.printed);
     for level in [0u8, 2] {
         let o = xir_spirv::CompileOptions { device_features: Some(dev.enabled), ..opts(level, false) };
-        let out = xir_spirv::compile(&m, k, &o).expect("the device snapshot satisfies the kernel");
-        assert!(out.features.contains(Feature::ShaderNonSemanticInfo));
-        assert_eq!(out.printers.len(), 1);
-        assert_eq!(out.printers[0].format, "t={} v={}");
-        assert!(out.disassembly().contains("NonSemantic.DebugPrintf"));
-        let (got, _) = xir_spirv::vulkan::run_kernel(&dev, &m, k, &out.words, &out.abi, &inputs, [4, 1, 1])
-            .expect("runs on Vulkan");
+        let out = xir_spirv::compile(&m, k, &o).expect("compiles for the device");
+        assert_eq!(out.printers.len(), 4);
+        let (got, _, cap) = xir_spirv::vulkan::run_kernel_printing(
+            &dev,
+            &m,
+            k,
+            &out.words,
+            &out.abi,
+            &out.printers,
+            &inputs(),
+            [8, 1, 1],
+        )
+        .expect("runs on Vulkan");
+        assert!(!cap.truncated, "-O{level}: the printf buffer overflowed");
+        // Same lines in the same order (no barriers: workgroup, then invocation).
+        assert_eq!(got.printed, want.printed, "-O{level}");
         assert_eq!(want.first_mismatch(&got, |_, _| false), None, "-O{level}");
-        assert_eq!(got.buffers["out"], serde_json::json!([0, 1, 4, 9]));
+        let threads: Vec<u32> = cap.lines.iter().map(|l| l.thread[0]).collect();
+        assert_eq!(threads, (0..8).flat_map(|t| [t; 4]).collect::<Vec<_>>(), "-O{level}");
     }
+}
+
+#[test]
+fn many_threads_fill_the_raised_printf_buffer() {
+    let Some(dev) = printf_device() else { return };
+    let src = r#"
+kernel @k(%out: buffer<u32>) block_size(64, 1, 1) {
+^entry:
+  %t = extract $dispatch_id, u32 0 : u32
+  %l = extract $thread_id, u32 0 : u32
+  print "t={} l={}", %t, %l
+  buffer.write %out, %t, %l
+  return
+}
+"#;
+    let m = parse(src);
+    let k = kernel_of(&m);
+    let n = 1024u32;
+    let inputs = xir::interp::Inputs::from_json(&format!(
+        r#"{{"dispatch": [{n}, 1, 1], "args": {{"out": {{"fill": 0, "len": {n}}}}}}}"#
+    ))
+    .expect("inputs");
+    let want = xir::interp::run_kernel(&m, k, &inputs).expect("interpreter");
+    let o = xir_spirv::CompileOptions { device_features: Some(dev.enabled), ..opts(0, false) };
+    let out = xir_spirv::compile(&m, k, &o).expect("compiles");
+    let (got, _, cap) =
+        xir_spirv::vulkan::run_kernel_printing(&dev, &m, k, &out.words, &out.abi, &out.printers, &inputs, [n, 1, 1])
+            .expect("runs");
+    // 1024 messages of 8 header + 3 + 2 words: 53 KiB, over the layer's default 1 KiB.
+    eprintln!("printf buffer: {:?} bytes, {} lines", cap.buffer_size, cap.lines.len());
+    match cap.buffer_size {
+        Some(size) if size as usize >= 1024 * 13 * 4 + 64 => {
+            assert!(!cap.truncated);
+            assert_eq!(got.printed, want.printed);
+        }
+        // A user's settings file keeps a smaller buffer: the loss is reported, never silent.
+        size => {
+            eprintln!(
+                "!!!!!!!! printf buffer {size:?} bytes (user settings): checking truncation is reported !!!!!!!!"
+            );
+            assert!(cap.truncated && got.printed.len() < want.printed.len());
+        }
+    }
+}
+
+#[test]
+fn printing_kernels_are_refused_without_the_capture() {
+    let m = parse(SRC);
+    let k = kernel_of(&m);
+    let out = xir_spirv::compile(&m, k, &opts(0, false)).expect("compiles");
+    assert!(xir_spirv::vulkan::imports_debug_printf(&out.words));
+    let plain =
+        compile_with(&SRC.lines().filter(|l| !l.contains("print")).collect::<Vec<_>>().join("\n"), &opts(0, false));
+    assert!(!xir_spirv::vulkan::imports_debug_printf(&plain.words));
+    let Some(dev) = vulkan_device() else { return };
+    // The plain runner never runs a printing kernel (its lines would be lost).
+    let e = xir_spirv::vulkan::run_kernel(&dev, &m, k, &out.words, &out.abi, &inputs(), [8, 1, 1]).unwrap_err();
+    assert!(matches!(&e, RunError::Printf(why) if why.contains("run_kernel_printing")), "{e}");
+    // Nor does the printing runner on a device opened without the capture.
+    let e =
+        xir_spirv::vulkan::run_kernel_printing(&dev, &m, k, &out.words, &out.abi, &out.printers, &inputs(), [8, 1, 1])
+            .unwrap_err();
+    assert!(matches!(&e, RunError::Printf(why) if why.contains("with_printf")), "{e}");
+    // Damaged records (from a caller, not the codec) are refused before any dispatch.
+    let mut bad = out.printers.clone();
+    bad[1].arg_types.pop();
+    let e = xir_spirv::vulkan::run_kernel_printing(&dev, &m, k, &out.words, &out.abi, &bad, &inputs(), [8, 1, 1])
+        .unwrap_err();
+    assert!(matches!(&e, RunError::Printf(why) if why.contains("8 placeholders for 7 arguments")), "{e}");
 }

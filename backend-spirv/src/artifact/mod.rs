@@ -32,7 +32,7 @@ use xir::{FuncId, Module};
 
 pub use args::{SavedArgument, SavedArguments};
 pub use header::{RawHeader, SectionEntry, FORMAT_VERSION, HEADER_LEN, MAGIC};
-pub use printers::{check_print_type, count_placeholders, PrinterRecord};
+pub use printers::{check_print_type, count_placeholders, pieces, Piece, PrinterRecord};
 pub use properties::check_shape as check_abi_shape;
 
 use crate::abi::{KernelAbi, ENTRY_POINT_NAME};

@@ -58,24 +58,46 @@ pub fn check_print_type(s: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// The number of `{}` placeholders of a brace-dialect format string.
-pub fn count_placeholders(fmt: &str) -> Result<usize, String> {
-    let mut n = 0;
+/// One piece of a brace-dialect format string.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Piece {
+    /// Literal text (`{{` and `}}` already read as one brace).
+    Text(String),
+    /// A `{}`: the next argument.
+    Arg,
+}
+
+/// The pieces of a brace-dialect format string, or where it is malformed.
+pub fn pieces(fmt: &str) -> Result<Vec<Piece>, String> {
+    let mut out = Vec::new();
+    let mut text = String::new();
     let mut it = fmt.char_indices().peekable();
     while let Some((i, c)) = it.next() {
         match (c, it.peek().map(|p| p.1)) {
             ('{', Some('{')) | ('}', Some('}')) => {
                 it.next();
+                text.push(c);
             }
             ('{', Some('}')) => {
                 it.next();
-                n += 1;
+                if !text.is_empty() {
+                    out.push(Piece::Text(std::mem::take(&mut text)));
+                }
+                out.push(Piece::Arg);
             }
             ('{' | '}', _) => return Err(format!("stray `{c}` at byte {i}")),
-            _ => {}
+            _ => text.push(c),
         }
     }
-    Ok(n)
+    if !text.is_empty() {
+        out.push(Piece::Text(text));
+    }
+    Ok(out)
+}
+
+/// The number of `{}` placeholders of a brace-dialect format string.
+pub fn count_placeholders(fmt: &str) -> Result<usize, String> {
+    Ok(pieces(fmt)?.iter().filter(|p| **p == Piece::Arg).count())
 }
 
 fn check_record(r: &PrinterRecord) -> Result<(), String> {

@@ -3,46 +3,53 @@
 //! instruction 1 = `DebugPrintf` with an `OpString` format), plus the
 //! printer records the artifact persists (one per print site).
 //!
-//! The message follows the interpreter's reading of the XIR brace dialect
+//! The device prints exact bits; the host writes the text. The message
+//! follows the interpreter's reading of the XIR brace dialect
 //! (`framework/src/interp/print.rs`): each `{}` takes the next argument, a
 //! `{}` without an argument stays literal, and arguments left over are
-//! appended, each after one space. [`translate`] turns that into
-//! - the record's canonical format (`{}` exactly once per argument, literal
-//!   braces doubled), which the artifact's bounded parser accepts; and
-//! - the printf format: literal `%` doubled, one conversion per scalar
-//!   leaf, and a final newline (one message per line).
+//! appended, each after one space. [`translate`] turns that into the
+//! record's canonical format (`{}` exactly once per argument, literal braces
+//! doubled), which the artifact's bounded parser accepts. The shader's printf
+//! format carries no user text at all, only the record id, the invocation
+//! and the argument bits ([`printf_format`]):
 //!
-//! Conversions: signed integers up to 32 bits are widened to `i32` and
-//! printed with `%d`, unsigned ones to `u32` with `%u`; `u64` uses `%lu`;
-//! `i64` prints as its two's-complement hex `0x%lx`; `f16` is widened
-//! (exactly) to `f32`; `f32` prints as `%.9g` (enough digits to round-trip);
-//! `f64` is narrowed to `f32` and printed the same way; `bool` prints as `%u`
-//! of 1 / 0 (debug printf has no string conversion). Vectors print as
-//! `(a, b, c)` and matrices as columns `((..), (..))`, one conversion per
-//! lane, as the interpreter does. So the digits of a float (`0.1` versus
-//! `0.100000001`), the spelling of a bool, an `i64` in hex and an `f64` at
-//! `f32` precision differ from the interpreter's text; the record keeps the
-//! exact types for a host-side formatter. Aggregates other than vectors and
-//! matrices are not printable: the planner rejects them with a located
-//! diagnostic before emission.
+//! ```text
+//! xir-print#<record id> %u %u %u: %x %x ...\n
+//! ```
 //!
-//! Why these conversions: they are the ones the Khronos validation layer's
-//! debug printf (1.3.239, Debian) formats correctly, checked on lavapipe
-//! with `VK_LAYER_SETTINGS_PATH` naming a settings file with
-//! `khronos_validation.enables = VK_VALIDATION_FEATURE_ENABLE_DEBUG_PRINTF_EXT`
-//! and `khronos_validation.printf_to_stdout = true`, plus
-//! `XIR_VULKAN_VALIDATION=1`. There `%lu` and `%lx` read 64-bit arguments,
-//! but `%ld`, `%li`, `%lld` and every 64-bit float conversion (`%lf`,
-//! `%.17lg`, `%.17g`) read 32 bits and shift every later argument.
+//! The three `%u` are `GlobalInvocationId`; then one `%x` per 32-bit word of
+//! the arguments' scalar leaves, in member order (vector lanes; matrices
+//! column by column). Every leaf is passed as a 32-bit integer, so the
+//! consumer's own float and 64-bit conversions never run:
+//! - `bool`: `select(b, 1u, 0u)`, one word;
+//! - integers up to 32 bits: widened (`SConvert` / `UConvert`) to one word,
+//!   the host keeps the low `bits`;
+//! - `f16`: `vec2<f16>(x, 0)` bit-cast to one `u32` (exact: no conversion
+//!   that could flush a subnormal or quiet a NaN);
+//! - `f32`: bit-cast to `u32`;
+//! - 64-bit integers and `f64`: bit-cast to `vec2<u32>`, two words, low first.
 //!
-//! The printf output goes to whatever consumes `NonSemantic.DebugPrintf`
-//! (the validation layer's debug-printf, RenderDoc); without a consumer the
-//! instruction has no effect, which is what the extension specifies.
+//! The runner (`vulkan/printf.rs`) reads the words back and formats each
+//! argument from the record's type with the interpreter's own formatter
+//! (`xir::interp::format_value_bits`), so a device line equals the
+//! interpreter's line exactly: float digits, `-0`, `NaN`, `inf`, `true`.
+//! Aggregates other than vectors and matrices, and FP8 (refused by the
+//! handoff: FP8 is transport only), are not printable; the planner rejects
+//! them with a located diagnostic before emission.
+//!
+//! Why not the consumer's conversions: the Khronos validation layer's debug
+//! printf (1.3.239) reads `%ld`, `%lld` and every 64-bit float conversion as
+//! 32 bits, and formats floats through C `printf`, whose digits differ from
+//! the interpreter's shortest round-trip form.
+//!
+//! Without a consumer the instruction has no effect, which is what the
+//! extension specifies; the runner refuses to run a printing kernel without
+//! one (`vulkan/printf.rs`).
 
 use rspirv::dr::Operand;
 use rspirv::spirv::{Op, Word};
 use xir::verify::{inst_diag, type_name};
-use xir::{Diagnostic, Function, Inst, Module, Opcode, Type, TypeId, TypeTable};
+use xir::{Diagnostic, FuncId, Function, Inst, Module, Opcode, SpecialRegister, Type, TypeId, TypeTable};
 
 use super::{err, EResult, Emitter, ScalarKind};
 use crate::artifact::{check_print_type, PrinterRecord};
@@ -53,42 +60,49 @@ pub const DEBUG_PRINTF_SET: &str = "NonSemantic.DebugPrintf";
 pub const DEBUG_PRINTF_INST: u32 = 1;
 /// The SPIR-V extension that allows non-semantic ext-inst sets before SPIR-V 1.6.
 pub const NON_SEMANTIC_EXT: &str = "SPV_KHR_non_semantic_info";
+/// The text every printf format of this backend starts with.
+pub const PRINTF_MARK: &str = "xir-print#";
 
-/// How one scalar leaf is converted and printed.
+/// The printf format of record `id` with `words` argument words (module doc).
+pub fn printf_format(id: u32, words: u32) -> String {
+    format!("{PRINTF_MARK}{id} %u %u %u:{}\n", " %x".repeat(words as usize))
+}
+
+/// 32-bit words one scalar leaf of `bits` bits takes in a printf message.
+pub fn words_per_leaf(bits: u32) -> u32 {
+    if bits == 64 {
+        2
+    } else {
+        1
+    }
+}
+
+/// How one scalar leaf becomes its printf words.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Conv {
-    /// `select(b, 1u, 0u)`, `%u`.
+    /// `select(b, 1u, 0u)`.
     Bool,
-    /// Widened to `i32` (`SConvert` below 32 bits), `%d`.
-    Signed32 {
-        bits: u32,
-    },
-    /// Widened to `u32` (`UConvert` below 32 bits), `%u`.
-    Unsigned32 {
-        bits: u32,
-    },
-    Signed64,
-    Unsigned64,
-    /// Widened to `f32` (`FConvert` from `f16`), `%.9g`.
-    Float32 {
-        bits: u32,
-    },
-    Float64,
+    /// Widened to 32 bits (`SConvert` / `UConvert` below 32 bits).
+    Int32 { bits: u32, signed: bool },
+    /// `vec2<f16>(x, 0)` bit-cast to `u32`.
+    F16,
+    /// Bit-cast to `u32`.
+    F32,
+    /// Bit-cast to `vec2<u32>`.
+    Wide,
 }
 
 impl Conv {
-    fn spec(self) -> &'static str {
-        match self {
-            Conv::Bool | Conv::Unsigned32 { .. } => "%u",
-            Conv::Signed32 { .. } => "%d",
-            Conv::Signed64 => "0x%lx",
-            Conv::Unsigned64 => "%lu",
-            Conv::Float32 { .. } | Conv::Float64 => "%.9g",
+    fn words(self) -> u32 {
+        if self == Conv::Wide {
+            2
+        } else {
+            1
         }
     }
 }
 
-/// A printable argument: its shape and the conversion of its scalars.
+/// A printable argument's shape.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum ArgShape {
     Scalar,
@@ -97,15 +111,24 @@ enum ArgShape {
     Matrix(u32),
 }
 
+impl ArgShape {
+    fn leaves(self) -> u32 {
+        match self {
+            ArgShape::Scalar => 1,
+            ArgShape::Vector(n) => n,
+            ArgShape::Matrix(n) => n * n,
+        }
+    }
+}
+
 fn scalar_conv(t: &TypeTable, ty: TypeId) -> Option<Conv> {
     Some(match t.get(ty) {
         Type::Bool => Conv::Bool,
-        Type::Int { bits, signed: true } if *bits <= 32 => Conv::Signed32 { bits: *bits as u32 },
-        Type::Int { bits, signed: false } if *bits <= 32 => Conv::Unsigned32 { bits: *bits as u32 },
-        Type::Int { bits: 64, signed: true } => Conv::Signed64,
-        Type::Int { bits: 64, signed: false } => Conv::Unsigned64,
-        Type::Float(f) if f.bits() == 16 || f.bits() == 32 => Conv::Float32 { bits: f.bits() },
-        Type::Float(f) if f.bits() == 64 => Conv::Float64,
+        Type::Int { bits, signed } if *bits <= 32 => Conv::Int32 { bits: *bits as u32, signed: *signed },
+        Type::Int { bits: 64, .. } => Conv::Wide,
+        Type::Float(f) if f.bits() == 16 => Conv::F16,
+        Type::Float(f) if f.bits() == 32 => Conv::F32,
+        Type::Float(f) if f.bits() == 64 => Conv::Wide,
         _ => return None,
     })
 }
@@ -118,68 +141,46 @@ fn arg_shape(t: &TypeTable, ty: TypeId) -> Result<(ArgShape, Conv), String> {
         _ => (ArgShape::Scalar, ty),
     };
     let conv = scalar_conv(t, elem).ok_or_else(bad)?;
-    if matches!(shape, ArgShape::Matrix(_)) && !matches!(conv, Conv::Float32 { .. } | Conv::Float64) {
+    if matches!(shape, ArgShape::Matrix(_)) && !matches!(t.get(elem), Type::Float(_)) {
         return Err(bad());
     }
     check_print_type(&type_name(t, ty)).map_err(|e| format!("{}: {e}", bad()))?;
     Ok((shape, conv))
 }
 
-/// The two formats of one print site.
+/// One print site, translated.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Translation {
     /// The canonical brace-dialect format (one `{}` per argument).
     pub record_format: String,
-    /// The debug-printf format (the `OpString`).
-    pub printf: String,
     /// Argument types in XIR spelling.
     pub arg_types: Vec<String>,
-}
-
-fn printf_of(shape: ArgShape, conv: Conv) -> String {
-    let lanes = |n: u32| vec![conv.spec(); n as usize].join(", ");
-    match shape {
-        ArgShape::Scalar => conv.spec().to_string(),
-        ArgShape::Vector(n) => format!("({})", lanes(n)),
-        ArgShape::Matrix(n) => {
-            let col = format!("({})", lanes(n));
-            format!("({})", vec![col; n as usize].join(", "))
-        }
-    }
+    /// 32-bit argument words of the printf message (after the invocation id).
+    pub words: u32,
 }
 
 /// Translate a message and its argument types (module doc).
 pub fn translate(t: &TypeTable, message: &str, arg_tys: &[TypeId]) -> Result<Translation, String> {
     let shapes: Vec<(ArgShape, Conv)> = arg_tys.iter().map(|&ty| arg_shape(t, ty)).collect::<Result<_, _>>()?;
-    let (mut record, mut printf) = (String::new(), String::new());
-    let literal = |s: &str, record: &mut String, printf: &mut String| {
-        record.push_str(&s.replace('{', "{{").replace('}', "}}"));
-        printf.push_str(&s.replace('%', "%%"));
-    };
+    let mut record = String::new();
+    let literal = |s: &str, record: &mut String| record.push_str(&s.replace('{', "{{").replace('}', "}}"));
     let mut next = shapes.iter();
     let mut rest = message;
     while let Some(p) = rest.find("{}") {
-        literal(&rest[..p], &mut record, &mut printf);
+        literal(&rest[..p], &mut record);
         match next.next() {
-            Some(&(shape, conv)) => {
-                record.push_str("{}");
-                printf.push_str(&printf_of(shape, conv));
-            }
-            None => literal("{}", &mut record, &mut printf),
+            Some(_) => record.push_str("{}"),
+            None => literal("{}", &mut record),
         }
         rest = &rest[p + 2..];
     }
-    literal(rest, &mut record, &mut printf);
-    for &(shape, conv) in next {
+    literal(rest, &mut record);
+    for _ in next {
         record.push_str(" {}");
-        printf.push(' ');
-        printf.push_str(&printf_of(shape, conv));
     }
-    // One message per line, as the interpreter's `printed` lines (the
-    // consumer writes the text as is).
-    printf.push('\n');
+    let words = shapes.iter().map(|(s, c)| s.leaves() * c.words()).sum();
     let arg_types = arg_tys.iter().map(|&ty| type_name(t, ty)).collect();
-    Ok(Translation { record_format: record, printf, arg_types })
+    Ok(Translation { record_format: record, arg_types, words })
 }
 
 fn site(m: &Module, f: &Function, i: Inst) -> Result<Translation, String> {
@@ -188,28 +189,32 @@ fn site(m: &Module, f: &Function, i: Inst) -> Result<Translation, String> {
     translate(&m.types, d.text().unwrap_or(""), &tys)
 }
 
+/// Every reachable `print` of the planned kernel, in record order: call-graph
+/// order, then block and instruction order.
+fn sites<'a>(m: &'a Module, plans: &'a Plans) -> impl Iterator<Item = (FuncId, Inst)> + 'a {
+    plans.callgraph.order.iter().flat_map(move |fid| {
+        let f = m.func(*fid);
+        let blocks = plans.closures.get(fid).map(|c| c.blocks.as_slice()).unwrap_or(&[]);
+        blocks.iter().flat_map(move |&b| {
+            f.block(b).insts.iter().filter(move |&&i| f.inst(i).opcode == Opcode::Print).map(move |&i| (*fid, i))
+        })
+    })
+}
+
 /// The printer records of the planned kernel, one per reachable `print`, in
-/// call-graph order then block and instruction order; ids count from 0.
-/// A site that cannot be printed is a located diagnostic.
+/// [`sites`] order; ids count from 0. A site that cannot be printed is a
+/// located diagnostic.
 pub fn plan_prints(m: &Module, plans: &Plans) -> Result<Vec<PrinterRecord>, Vec<Diagnostic>> {
     let (mut records, mut diags) = (Vec::new(), Vec::new());
-    for fid in &plans.callgraph.order {
-        let f = m.func(*fid);
-        let Some(closure) = plans.closures.get(fid) else { continue };
-        for &b in &closure.blocks {
-            for &i in &f.block(b).insts {
-                if f.inst(i).opcode != Opcode::Print {
-                    continue;
-                }
-                match site(m, f, i) {
-                    Ok(t) => records.push(PrinterRecord {
-                        id: records.len() as u32,
-                        format: t.record_format,
-                        arg_types: t.arg_types,
-                    }),
-                    Err(e) => diags.push(inst_diag(f, i, "spirv-plan:print", e)),
-                }
-            }
+    for (fid, i) in sites(m, plans) {
+        let f = m.func(fid);
+        match site(m, f, i) {
+            Ok(t) => records.push(PrinterRecord {
+                id: records.len() as u32,
+                format: t.record_format,
+                arg_types: t.arg_types,
+            }),
+            Err(e) => diags.push(inst_diag(f, i, "spirv-plan:print", e)),
         }
     }
     if diags.is_empty() {
@@ -229,27 +234,54 @@ impl Emitter<'_> {
         existing.unwrap_or_else(|| self.b.ext_inst_import(DEBUG_PRINTF_SET))
     }
 
-    /// One scalar leaf as the printf argument its conversion needs.
-    fn print_leaf(&mut self, v: Word, conv: Conv) -> EResult<Word> {
-        let widen = |e: &mut Self, op: Op, k: ScalarKind| -> EResult<Word> {
-            let ty = e.scalar_ty(k);
-            e.op(op, Some(ty), None, vec![Operand::IdRef(v)])
-        };
-        match conv {
+    /// One scalar leaf as its printf words (module doc).
+    fn print_words(&mut self, v: Word, conv: Conv, out: &mut Vec<Word>) -> EResult<()> {
+        let u32t = self.scalar_ty(ScalarKind::Int { bits: 32, signed: false });
+        let word = match conv {
             Conv::Bool => {
-                let u = self.scalar_ty(ScalarKind::Int { bits: 32, signed: false });
                 let (one, zero) = (self.u32_const(1), self.u32_const(0));
-                self.op(Op::Select, Some(u), None, vec![Operand::IdRef(v), Operand::IdRef(one), Operand::IdRef(zero)])
+                self.op(
+                    Op::Select,
+                    Some(u32t),
+                    None,
+                    vec![Operand::IdRef(v), Operand::IdRef(one), Operand::IdRef(zero)],
+                )?
             }
-            Conv::Signed32 { bits } if bits < 32 => {
-                widen(self, Op::SConvert, ScalarKind::Int { bits: 32, signed: true })
+            Conv::Int32 { bits, signed } if bits < 32 => {
+                let (op, ty) = if signed {
+                    (Op::SConvert, self.scalar_ty(ScalarKind::Int { bits: 32, signed: true }))
+                } else {
+                    (Op::UConvert, u32t)
+                };
+                self.op(op, Some(ty), None, vec![Operand::IdRef(v)])?
             }
-            Conv::Unsigned32 { bits } if bits < 32 => {
-                widen(self, Op::UConvert, ScalarKind::Int { bits: 32, signed: false })
+            Conv::Int32 { .. } => v,
+            Conv::F16 => {
+                let h = self.scalar_ty(ScalarKind::Float { bits: 16 });
+                let h2 = self.b.type_vector(h, 2);
+                let zero = self.scalar_const(ScalarKind::Float { bits: 16 }, 0);
+                let pair =
+                    self.op(Op::CompositeConstruct, Some(h2), None, vec![Operand::IdRef(v), Operand::IdRef(zero)])?;
+                self.op(Op::Bitcast, Some(u32t), None, vec![Operand::IdRef(pair)])?
             }
-            Conv::Float32 { bits: 16 } | Conv::Float64 => widen(self, Op::FConvert, ScalarKind::Float { bits: 32 }),
-            _ => Ok(v),
-        }
+            Conv::F32 => self.op(Op::Bitcast, Some(u32t), None, vec![Operand::IdRef(v)])?,
+            Conv::Wide => {
+                let u2 = self.b.type_vector(u32t, 2);
+                let pair = self.op(Op::Bitcast, Some(u2), None, vec![Operand::IdRef(v)])?;
+                for k in 0..2 {
+                    let w = self.op(
+                        Op::CompositeExtract,
+                        Some(u32t),
+                        None,
+                        vec![Operand::IdRef(pair), Operand::LiteralBit32(k)],
+                    )?;
+                    out.push(w);
+                }
+                return Ok(());
+            }
+        };
+        out.push(word);
+        Ok(())
     }
 
     /// Lower one `print` to `DebugPrintf`.
@@ -262,7 +294,20 @@ impl Emitter<'_> {
             Ok(t) => t,
             Err(e) => return err(format!("print reached emission unplanned: {e}")),
         };
+        let Some(id) = sites(m, self.plans).position(|s| s == (fid, i)) else {
+            return err("print reached emission outside the planned closure");
+        };
+        let gid = self.register(SpecialRegister::DispatchId)?;
+        let u32t = self.u32_ty();
         let mut args = Vec::new();
+        for k in 0..3 {
+            args.push(self.op(
+                Op::CompositeExtract,
+                Some(u32t),
+                None,
+                vec![Operand::IdRef(gid), Operand::LiteralBit32(k)],
+            )?);
+        }
         for &v in &d.operands {
             let ty = f.value_type(m, v);
             let (shape, conv) = match arg_shape(&m.types, ty) {
@@ -288,12 +333,15 @@ impl Emitter<'_> {
                     ops.extend(path.iter().map(|&k| Operand::LiteralBit32(k)));
                     self.op(Op::CompositeExtract, Some(elem_ty), None, ops)?
                 };
-                args.push(self.print_leaf(leaf, conv)?);
+                self.print_words(leaf, conv, &mut args)?;
             }
+        }
+        if args.len() != 3 + tr.words as usize {
+            return err(format!("print lowered to {} words, its record says {}", args.len() - 3, tr.words));
         }
         self.exts.insert(NON_SEMANTIC_EXT);
         let set = self.printf_set();
-        let fmt = self.b.string(tr.printf);
+        let fmt = self.b.string(printf_format(id as u32, tr.words));
         let void = self.b.type_void();
         let mut ops = vec![Operand::IdRef(set), Operand::LiteralExtInstInteger(DEBUG_PRINTF_INST), Operand::IdRef(fmt)];
         ops.extend(args.into_iter().map(Operand::IdRef));
@@ -308,22 +356,25 @@ mod tests {
     use xir::FloatFormat;
 
     #[test]
-    fn brace_dialect_to_record_and_printf() {
+    fn brace_dialect_to_record_and_words() {
         let mut t = TypeTable::default();
         let f32 = t.intern(Type::Float(FloatFormat::F32));
+        let f64 = t.intern(Type::Float(FloatFormat::F64));
         let u8t = t.intern(Type::Int { bits: 8, signed: false });
         let v3 = t.intern(Type::Vector { elem: f32, lanes: 3 });
         let tr = translate(&t, "a={} 100% {{x}} v={}", &[u8t, v3]).unwrap();
         // The interpreter reads `{{x}}` as `{` + `{x}` + `}`: only `{}` is a placeholder.
         assert_eq!(tr.record_format, "a={} 100% {{{{x}}}} v={}");
-        assert_eq!(tr.printf, "a=%u 100%% {{x}} v=(%.9g, %.9g, %.9g)\n");
+        assert_eq!(tr.words, 4);
         assert_eq!(tr.arg_types, vec!["u8".to_string(), "vec<f32, 3>".to_string()]);
         // Leftover arguments are appended; a placeholder without an argument stays literal.
-        let tr = translate(&t, "x", &[u8t]).unwrap();
-        assert_eq!((tr.record_format.as_str(), tr.printf.as_str()), ("x {}", "x %u\n"));
+        let tr = translate(&t, "x", &[u8t, f64]).unwrap();
+        assert_eq!((tr.record_format.as_str(), tr.words), ("x {} {}", 3));
         let tr = translate(&t, "{} {}", &[u8t]).unwrap();
-        assert_eq!((tr.record_format.as_str(), tr.printf.as_str()), ("{} {{}}", "%u {}\n"));
+        assert_eq!(tr.record_format, "{} {{}}");
         assert_eq!(crate::artifact::count_placeholders(&tr.record_format), Ok(1));
+        assert_eq!(printf_format(7, 3), "xir-print#7 %u %u %u: %x %x %x\n");
+        assert_eq!(printf_format(0, 0), "xir-print#0 %u %u %u:\n");
     }
 
     #[test]

@@ -11,11 +11,13 @@ mod compare;
 mod device;
 mod dispatch;
 mod image;
+mod printf;
 mod typed;
 
 pub use compare::ulp_tolerance;
 pub use device::Device;
 pub use dispatch::{dispatch, dispatch_resources, Resource};
+pub use printf::{imports_debug_printf, run_kernel_printing, PrintCapture, PrintedLine, PRINTF_BUFFER_SIZE};
 pub use typed::run_kernel;
 
 /// Why a run failed.
@@ -29,6 +31,10 @@ pub enum RunError {
     /// The ABI and the inputs do not fit together.
     #[error("ABI mismatch: {0}")]
     Abi(String),
+    /// A printing kernel cannot have its output captured (no validation
+    /// layer, debug printf disabled by it, a damaged printer record or message).
+    #[error("debug printf: {0}")]
+    Printf(String),
 }
 
 /// GPU time of one dispatch, from timestamp queries (when the queue has them).

@@ -18,8 +18,30 @@ fn arg_name(module: &Module, kernel: FuncId, arg: usize) -> String {
     module.func(kernel).args[arg].md.name.clone().unwrap_or_else(|| arg.to_string())
 }
 
-/// Run a compiled kernel on `device` with interpreter-style inputs.
+/// Run a compiled kernel on `device` with interpreter-style inputs. A
+/// printing kernel is refused: its lines need the capture and the printer
+/// records of [`super::run_kernel_printing`].
 pub fn run_kernel(
+    device: &Device,
+    module: &Module,
+    kernel: FuncId,
+    words: &[u32],
+    abi: &KernelAbi,
+    inputs: &Inputs,
+    dispatch_size: [u32; 3],
+) -> Result<(Outputs, GpuTiming), RunError> {
+    if super::printf::imports_debug_printf(words) {
+        return Err(RunError::Printf(
+            "this kernel prints: run it with vulkan::run_kernel_printing (its printer records, on a device from \
+             Device::with_printf) so that its lines are captured"
+                .into(),
+        ));
+    }
+    run_kernel_unchecked(device, module, kernel, words, abi, inputs, dispatch_size)
+}
+
+/// [`run_kernel`] without the printing check (the capture calls it).
+pub(crate) fn run_kernel_unchecked(
     device: &Device,
     module: &Module,
     kernel: FuncId,
