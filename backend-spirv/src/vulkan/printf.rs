@@ -160,14 +160,20 @@ pub(crate) fn prepare_settings() -> Result<Option<u32>, String> {
             }
             return Ok(Some(setting(&text, "printf_buffer_size").and_then(|v| v.parse().ok()).unwrap_or(1024)));
         }
-        let dir = std::env::temp_dir().join(format!("xir-vk-layer-{}", std::process::id()));
+        // One file per buffer size, shared by every process (same content).
+        let dir = std::env::temp_dir().join(format!("xir-vk-layer-printf-{PRINTF_BUFFER_SIZE}"));
         let text = format!(
             "# written by xir-spirv's Vulkan runner to capture debug printf\n\
              khronos_validation.printf_buffer_size = {PRINTF_BUFFER_SIZE}\n\
              khronos_validation.printf_to_stdout = false\n\
              khronos_validation.printf_verbose = false\n"
         );
-        match std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(dir.join("vk_layer_settings.txt"), text)) {
+        // Written beside and renamed into place: a concurrent reader sees a whole file.
+        let tmp = dir.join(format!(".vk_layer_settings.{}", std::process::id()));
+        let write = std::fs::create_dir_all(&dir)
+            .and_then(|_| std::fs::write(&tmp, text))
+            .and_then(|_| std::fs::rename(&tmp, dir.join("vk_layer_settings.txt")));
+        match write {
             Ok(()) => {
                 std::env::set_var("VK_LAYER_SETTINGS_PATH", &dir);
                 Ok(Some(PRINTF_BUFFER_SIZE))

@@ -10,6 +10,18 @@
 //! shader hash (of the module after the pipeline) and argument-type hash are
 //! load requirements; without one, both are explicitly unconstrained.
 //!
+//! Printing kernels (`print`) run on a device opened with the validation
+//! layer's debug printf (`Device::with_printf`; refused by name without the
+//! layer): the captured lines are the outputs' `printed`, formatted from the
+//! printer records (of the compilation, or of the artifact) exactly as the
+//! interpreter formats them. The device prints in whatever order its
+//! invocations run; the runner sorts the lines into the interpreter's thread
+//! order (workgroups x-fastest, then invocations, each invocation's lines in
+//! program order), which is the interpreter's order for kernels without
+//! barriers between prints. `--compare` compares the printed lines as
+//! multisets (both sides sorted), since the interpreter interleaves threads
+//! at barriers. A capture the layer's printf buffer truncated is an error.
+//!
 //! Exit codes: 0 success, 1 failure (bad input, compile error, run error,
 //! mismatch), 2 usage error.
 
@@ -122,10 +134,13 @@ fn run(args: &Args) -> Result<(), String> {
         let mut legal = module.clone();
         run_pipeline(&mut legal, args.pipeline.as_deref().unwrap_or("spirv"), args)?;
         let (k, out) = xir_pipelines::backend::compile(&legal, Some(&name), args.opt_level, args.fast_math)?;
-        let device = xir_spirv::vulkan::Device::new().map_err(|e| e.to_string())?;
-        let (outputs, timing) =
+        let device = open_device(!out.printers.is_empty())?;
+        let (outputs, timing) = if out.printers.is_empty() {
             xir_spirv::vulkan::run_kernel(&device, &legal, k, &out.words, &out.abi, &inputs, dispatch)
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| e.to_string())?
+        } else {
+            run_printing(&device, &legal, k, &out.words, &out.abi, &out.printers, &inputs, dispatch)?
+        };
         if let Some(ns) = timing.dispatch_ns {
             eprintln!("vulkan: {} ({}): dispatch {:.1} us", device.name, device.driver, ns / 1000.0);
         }
@@ -133,7 +148,13 @@ fn run(args: &Args) -> Result<(), String> {
     };
     if args.compare {
         let (a, b) = (interp()?, vulkan()?);
-        if let Some(m) = a.first_mismatch(&b, xir_spirv::vulkan::ulp_tolerance(args.ulp)) {
+        // Printed lines as multisets (module doc).
+        let sorted = |o: &Outputs| {
+            let mut o = o.clone();
+            o.printed.sort();
+            o
+        };
+        if let Some(m) = sorted(&a).first_mismatch(&sorted(&b), xir_spirv::vulkan::ulp_tolerance(args.ulp)) {
             return Err(format!("mismatch (interpreter vs Vulkan): {m}"));
         }
         println!("{}", a.to_json());
@@ -158,21 +179,61 @@ fn run_artifact(path: &str, args: &Args, inputs: &Inputs, dispatch: [u32; 3]) ->
         None => LoadRequirements::any_xir_spirv(),
     };
     let bytes = artifact::read_file(std::path::Path::new(path)).map_err(|e| format!("{path}: {e}"))?;
+    // The whole artifact (printer records included) is checked before a
+    // device is chosen: a printing kernel needs the debug-printf capture.
+    let art = artifact::decode(&bytes, &req, None).map_err(|e| format!("{path}: rejected: {e}"))?;
     // The artifact's required features are checked against what this
     // device actually enabled, before any Vulkan object is built from it.
-    let device = xir_spirv::vulkan::Device::new().map_err(|e| e.to_string())?;
+    let device = open_device(!art.printers.is_empty())?;
     let art = artifact::decode(&bytes, &req, Some(&device.enabled)).map_err(|e| format!("{path}: rejected: {e}"))?;
     if let Some(name) = args.kernel.as_deref().filter(|n| *n != art.arguments.kernel_name) {
         return Err(format!("{path}: holds kernel `{}`, not `{name}`", art.arguments.kernel_name));
     }
     let (sig, k) = art.signature_module().map_err(|e| format!("{path}: {e}"))?;
-    let (outputs, timing) = xir_spirv::vulkan::run_kernel(&device, &sig, k, &art.words, &art.abi, inputs, dispatch)
-        .map_err(|e| e.to_string())?;
+    let (outputs, timing) = if art.printers.is_empty() {
+        xir_spirv::vulkan::run_kernel(&device, &sig, k, &art.words, &art.abi, inputs, dispatch)
+            .map_err(|e| e.to_string())?
+    } else {
+        run_printing(&device, &sig, k, &art.words, &art.abi, &art.printers, inputs, dispatch)?
+    };
     if let Some(ns) = timing.dispatch_ns {
         eprintln!("vulkan: {} ({}): dispatch {:.1} us", device.name, device.driver, ns / 1000.0);
     }
     println!("{}", outputs.to_json());
     Ok(())
+}
+
+/// The Vulkan device; with the debug-printf capture for a printing kernel.
+fn open_device(printing: bool) -> Result<xir_spirv::vulkan::Device, String> {
+    let device =
+        if printing { xir_spirv::vulkan::Device::with_printf() } else { xir_spirv::vulkan::Device::new() };
+    device.map_err(|e| if printing { format!("xir-run: cannot capture this kernel's print: {e}") } else { e.to_string() })
+}
+
+/// Run a printing kernel with its lines captured; a truncated capture fails.
+#[allow(clippy::too_many_arguments)]
+fn run_printing(
+    device: &xir_spirv::vulkan::Device,
+    module: &Module,
+    kernel: xir::FuncId,
+    words: &[u32],
+    abi: &xir_spirv::abi::KernelAbi,
+    printers: &[xir_spirv::artifact::PrinterRecord],
+    inputs: &Inputs,
+    dispatch: [u32; 3],
+) -> Result<(Outputs, xir_spirv::vulkan::GpuTiming), String> {
+    let (outputs, timing, capture) =
+        xir_spirv::vulkan::run_kernel_printing(device, module, kernel, words, abi, printers, inputs, dispatch)
+            .map_err(|e| e.to_string())?;
+    if capture.truncated {
+        let size = capture.buffer_size.map(|b| format!("{b}-byte ")).unwrap_or_default();
+        return Err(format!(
+            "vulkan: the validation layer's {size}debug-printf buffer overflowed: {} lines captured, the rest lost \
+             (dispatch fewer threads, or raise khronos_validation.printf_buffer_size in your layer settings)",
+            capture.lines.len()
+        ));
+    }
+    Ok((outputs, timing))
 }
 
 fn run_pipeline(m: &mut Module, spec: &str, args: &Args) -> Result<(), String> {
