@@ -6,9 +6,25 @@
 //! dispatch the heap buffers become the interpreter's output encoding
 //! (`{"slots": [null | {"bytes": [...]}]}`) again. Texture slots are refused
 //! by name: the texture heaps are not emitted yet.
+//!
+//! Limits ([`DescriptorLimits`], checked by [`check_descriptor_limits`]
+//! before any layout exists; the reference: "runtime planning separately
+//! checks ordinary descriptor limits, update-after-bind aggregate limits,
+//! ..., set count, and `vkGetDescriptorSetLayoutSupport`"): the storage
+//! buffers of every set (set 0's plus one per heap entry) against the
+//! ordinary per-stage and per-set limits (no set is update-after-bind) and
+//! the update-after-bind aggregate limits (Vulkan counts every set against
+//! those), all descriptors against `maxPerStageResources` and
+//! `maxPerStageUpdateAfterBindResources`, the set count against
+//! `maxBoundDescriptorSets`, and the heap's variable-count layout against
+//! `vkGetDescriptorSetLayoutSupport`. A refusal names the limit.
 
+use ash::vk;
 use serde_json::Value as Json;
 use xir::{FloatFormat, Module, Type};
+
+use super::device::Device;
+use super::RunError;
 
 /// One bindless argument's slots: `None` empty, else the slot's bytes.
 pub(crate) type Slots = Vec<Option<Vec<u8>>>;
@@ -125,4 +141,168 @@ pub(crate) fn slots_to_json(slots: &[Option<Vec<u8>>]) -> Json {
         Some(b) => serde_json::json!({ "bytes": b }),
     };
     serde_json::json!({ "slots": slots.iter().map(slot).collect::<Vec<_>>() })
+}
+
+/// The device limits a kernel's descriptors are checked against (public so a
+/// test can lower one to a reachable value).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DescriptorLimits {
+    pub max_bound_descriptor_sets: u32,
+    pub max_per_stage_resources: u32,
+    pub max_per_stage_descriptor_storage_buffers: u32,
+    pub max_descriptor_set_storage_buffers: u32,
+    pub max_per_stage_update_after_bind_resources: u32,
+    pub max_per_stage_descriptor_update_after_bind_storage_buffers: u32,
+    pub max_descriptor_set_update_after_bind_storage_buffers: u32,
+}
+
+impl DescriptorLimits {
+    /// The limits of `physical` (Vulkan 1.0 limits and the 1.2 update-after-bind ones).
+    pub(crate) fn query(instance: &ash::Instance, physical: vk::PhysicalDevice) -> DescriptorLimits {
+        let mut p12 = vk::PhysicalDeviceVulkan12Properties::default();
+        let mut props2 = vk::PhysicalDeviceProperties2::default().push_next(&mut p12);
+        // SAFETY: Vulkan 1.2 instance query with a valid chain; `physical` comes from `instance`.
+        unsafe { instance.get_physical_device_properties2(physical, &mut props2) };
+        let l = props2.properties.limits;
+        DescriptorLimits {
+            max_bound_descriptor_sets: l.max_bound_descriptor_sets,
+            max_per_stage_resources: l.max_per_stage_resources,
+            max_per_stage_descriptor_storage_buffers: l.max_per_stage_descriptor_storage_buffers,
+            max_descriptor_set_storage_buffers: l.max_descriptor_set_storage_buffers,
+            max_per_stage_update_after_bind_resources: p12.max_per_stage_update_after_bind_resources,
+            max_per_stage_descriptor_update_after_bind_storage_buffers: p12
+                .max_per_stage_descriptor_update_after_bind_storage_buffers,
+            max_descriptor_set_update_after_bind_storage_buffers: p12
+                .max_descriptor_set_update_after_bind_storage_buffers,
+        }
+    }
+}
+
+/// What a dispatch binds, by descriptor count (every descriptor is visible to the compute stage).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DescriptorCounts {
+    /// Sets in the pipeline layout.
+    pub sets: u32,
+    /// Storage buffers outside the heap (set 0).
+    pub storage_buffers: u32,
+    /// Entries of the buffer heap (0: none).
+    pub heap: u32,
+    /// Every other descriptor (images, samplers, uniform buffers, accels, texture-heap entries).
+    pub other: u32,
+}
+
+/// Check `counts` against `limits` (see the module doc); `Err` names the first limit exceeded.
+pub fn check_descriptor_limits(limits: &DescriptorLimits, counts: &DescriptorCounts) -> Result<(), RunError> {
+    let storage = u64::from(counts.storage_buffers) + u64::from(counts.heap);
+    let all = storage + u64::from(counts.other);
+    let checks = [
+        ("maxBoundDescriptorSets", u64::from(counts.sets), limits.max_bound_descriptor_sets),
+        ("maxPerStageDescriptorStorageBuffers", storage, limits.max_per_stage_descriptor_storage_buffers),
+        ("maxDescriptorSetStorageBuffers", storage, limits.max_descriptor_set_storage_buffers),
+        (
+            "maxPerStageDescriptorUpdateAfterBindStorageBuffers",
+            storage,
+            limits.max_per_stage_descriptor_update_after_bind_storage_buffers,
+        ),
+        (
+            "maxDescriptorSetUpdateAfterBindStorageBuffers",
+            storage,
+            limits.max_descriptor_set_update_after_bind_storage_buffers,
+        ),
+        ("maxPerStageResources", all, limits.max_per_stage_resources),
+        ("maxPerStageUpdateAfterBindResources", all, limits.max_per_stage_update_after_bind_resources),
+    ];
+    for (name, n, max) in checks {
+        if n > u64::from(max) {
+            return Err(RunError::Abi(format!(
+                "{n} descriptors exceed the device's {name} of {max} (the buffer heap has {} entries, set 0 {} \
+                 storage buffers)",
+                counts.heap, counts.storage_buffers
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Check a dispatch's descriptors before any layout is created: `bindings` is, per descriptor,
+/// its type, its count and whether it is the buffer heap; `sets` the pipeline layout's set count.
+pub(crate) fn check_dispatch_limits(
+    device: &Device,
+    sets: u32,
+    bindings: &[(vk::DescriptorType, u32, bool)],
+) -> Result<(), RunError> {
+    let mut counts = DescriptorCounts { sets, ..Default::default() };
+    for &(ty, n, heap) in bindings {
+        match (heap, ty) {
+            (true, _) => counts.heap += n,
+            (false, vk::DescriptorType::STORAGE_BUFFER) => counts.storage_buffers += n,
+            _ => counts.other += n,
+        }
+    }
+    check_descriptor_limits(&device.descriptor_limits, &counts)?;
+    if counts.heap > 0 {
+        check_heap_layout_support(device, counts.heap)?;
+    }
+    Ok(())
+}
+
+/// `vkGetDescriptorSetLayoutSupport` for the buffer heap's set: binding 0, `n` storage buffers,
+/// partially bound with a variable count (the layout `dispatch.rs` creates).
+pub(crate) fn check_heap_layout_support(device: &Device, n: u32) -> Result<(), RunError> {
+    let bindings = [vk::DescriptorSetLayoutBinding::default()
+        .binding(0)
+        .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+        .descriptor_count(n)
+        .stage_flags(vk::ShaderStageFlags::COMPUTE)];
+    let flags = [vk::DescriptorBindingFlags::PARTIALLY_BOUND | vk::DescriptorBindingFlags::VARIABLE_DESCRIPTOR_COUNT];
+    let mut flag_info = vk::DescriptorSetLayoutBindingFlagsCreateInfo::default().binding_flags(&flags);
+    let info = vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings).push_next(&mut flag_info);
+    let mut variable = vk::DescriptorSetVariableDescriptorCountLayoutSupport::default();
+    let mut support = vk::DescriptorSetLayoutSupport::default().push_next(&mut variable);
+    // SAFETY: a valid create info and output chain for a live device (Vulkan 1.1 core query).
+    unsafe { device.device.get_descriptor_set_layout_support(&info, &mut support) };
+    if support.supported != vk::TRUE {
+        return Err(RunError::Abi(format!(
+            "vkGetDescriptorSetLayoutSupport: a buffer heap of {n} storage buffers is not supported by {}",
+            device.name
+        )));
+    }
+    if variable.max_variable_descriptor_count < n {
+        return Err(RunError::Abi(format!(
+            "a buffer heap of {n} storage buffers exceeds the device's maxVariableDescriptorCount of {} \
+             (vkGetDescriptorSetLayoutSupport)",
+            variable.max_variable_descriptor_count
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits(storage: u32) -> DescriptorLimits {
+        DescriptorLimits {
+            max_bound_descriptor_sets: 4,
+            max_per_stage_resources: 1000,
+            max_per_stage_descriptor_storage_buffers: 1000,
+            max_descriptor_set_storage_buffers: 1000,
+            max_per_stage_update_after_bind_resources: 1000,
+            max_per_stage_descriptor_update_after_bind_storage_buffers: storage,
+            max_descriptor_set_update_after_bind_storage_buffers: 1000,
+        }
+    }
+
+    #[test]
+    fn a_heap_one_over_a_limit_is_refused_by_the_limits_name() {
+        let at = DescriptorCounts { sets: 3, storage_buffers: 2, heap: 6, other: 0 };
+        assert_eq!(check_descriptor_limits(&limits(8), &at), Ok(()));
+        let over = DescriptorCounts { heap: 7, ..at };
+        let e = check_descriptor_limits(&limits(8), &over).unwrap_err().to_string();
+        assert!(e.contains("maxPerStageDescriptorUpdateAfterBindStorageBuffers of 8") && e.contains("9 desc"), "{e}");
+        let e = check_descriptor_limits(&limits(1000), &DescriptorCounts { sets: 5, ..at }).unwrap_err().to_string();
+        assert!(e.contains("maxBoundDescriptorSets of 4"), "{e}");
+        let e = check_descriptor_limits(&limits(1000), &DescriptorCounts { other: 993, ..at }).unwrap_err().to_string();
+        assert!(e.contains("maxPerStageResources of 1000"), "{e}");
+    }
 }

@@ -35,6 +35,8 @@ pub struct Device {
     pub(crate) printf: Option<super::printf::Capture>,
     /// Whether ray query and acceleration structures are enabled, with their limits.
     pub(crate) ray: super::accel::RayFeatures,
+    /// The descriptor limits every dispatch is checked against (`bindless.rs`); a test may lower one.
+    pub descriptor_limits: super::bindless::DescriptorLimits,
 }
 
 impl Device {
@@ -210,6 +212,7 @@ impl Device {
             let c: &CStr = driver_props.driver_name_as_c_str().unwrap_or(c"");
             c.to_string_lossy().into_owned()
         };
+        let descriptor_limits = super::bindless::DescriptorLimits::query(&instance, physical);
         Ok(Device {
             entry,
             instance,
@@ -225,6 +228,7 @@ impl Device {
             max_uniform_buffer_range: props.limits.max_uniform_buffer_range,
             printf: printf.take(),
             ray,
+            descriptor_limits,
         })
     }
 

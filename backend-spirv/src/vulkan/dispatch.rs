@@ -172,6 +172,9 @@ pub fn dispatch_resources(
             Resource::Heap(b) => b.len() as u32,
             _ => 1,
         };
+        let bound: Vec<_> =
+            types.iter().zip(resources).map(|(t, r)| (*t, count(r), matches!(r, Resource::Heap(_)))).collect();
+        super::bindless::check_dispatch_limits(device, abi.set_count().max(1), &bound)?;
         for set in 0..abi.set_count().max(1) {
             let in_set: Vec<usize> = (0..descriptors.len()).filter(|&k| descriptors[k].set == set).collect();
             let bindings: Vec<_> = in_set

@@ -14,6 +14,7 @@ mod image;
 mod printf;
 mod typed;
 
+pub use bindless::{check_descriptor_limits, DescriptorCounts, DescriptorLimits};
 pub use compare::ulp_tolerance;
 pub use device::Device;
 pub use dispatch::{dispatch, dispatch_resources, Resource};
