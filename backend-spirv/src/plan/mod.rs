@@ -142,9 +142,7 @@ pub fn plan_all(m: &Module, kernel: FuncId, device: Option<&FeatureSet>) -> Resu
     for &a in &textures.args {
         bindless.args.entry(a).or_default().metadata = true;
     }
-    if let Err(d) = texture_heap::require_features(m, &textures, &mut feats.required, device) {
-        return Err(vec![d]);
-    }
+    texture_heap::require_features(m, &textures, &mut feats.required, device)?;
     let mut bindings = match bindings::plan_bindings(m, kernel, &feats.int_view_buffers, &bindless) {
         Ok(b) => b,
         Err(errs) => {

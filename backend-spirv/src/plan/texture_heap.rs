@@ -197,7 +197,7 @@ pub fn require_features(
     plan: &TexturePlan,
     required: &mut FeatureSet,
     device: Option<&FeatureSet>,
-) -> Result<(), Diagnostic> {
+) -> Result<(), Vec<Diagnostic>> {
     let Some((fid, i)) = plan.anisotropy else { return Ok(()) };
     required.insert(Feature::SamplerAnisotropy);
     if device.is_some_and(|d| !d.contains(Feature::SamplerAnisotropy)) {
@@ -208,7 +208,7 @@ pub fn require_features(
         } else {
             "a sampler selector that is not a constant (it may be anisotropic)"
         };
-        return Err(inst_diag(
+        return Err(vec![inst_diag(
             f,
             i,
             "spirv-plan:textures",
@@ -216,7 +216,7 @@ pub fn require_features(
                 "{why} needs the device feature samplerAnisotropy, which the target does not enable (the sampler \
                  heap's anisotropic samplers have maxAnisotropy {MAX_ANISOTROPY})"
             ),
-        ));
+        )]);
     }
     Ok(())
 }

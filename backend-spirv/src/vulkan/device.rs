@@ -37,6 +37,8 @@ pub struct Device {
     pub(crate) ray: super::accel::RayFeatures,
     /// The descriptor limits every dispatch is checked against (`bindless.rs`); a test may lower one.
     pub descriptor_limits: super::bindless::DescriptorLimits,
+    /// The sampler heap's immutable samplers, created on first use (`sampler.rs`), destroyed in `Drop`.
+    pub(crate) samplers: std::sync::Mutex<Vec<vk::Sampler>>,
 }
 
 impl Device {
@@ -229,6 +231,7 @@ impl Device {
             printf: printf.take(),
             ray,
             descriptor_limits,
+            samplers: std::sync::Mutex::new(Vec::new()),
         })
     }
 
@@ -309,6 +312,11 @@ impl Drop for Device {
         // dispatch that created it before it returns.
         unsafe {
             let _ = self.device.device_wait_idle();
+            if let Ok(samplers) = self.samplers.get_mut() {
+                for s in samplers.drain(..) {
+                    self.device.destroy_sampler(s, None);
+                }
+            }
             self.device.destroy_device(None);
             drop(self.printf.take());
             self.instance.destroy_instance(None);

@@ -7,16 +7,21 @@
 //! path (`Objects`' `Drop`). The bindless buffer heap (`BufferHeap`, set 2)
 //! is one binding of as many storage buffers as it has entries, partially
 //! bound with a variable count; the sets in between (the sampler set 1) get
-//! empty layouts.
+//! empty layouts. An `accel` argument's structures and instance buffer are
+//! built by `accel.rs` before the dispatch (one instance buffer per
+//! argument, shared by its two descriptors). The constant data
+//! (`UniformBuffer`) is a host-visible uniform buffer, refused over the
+//! device's `maxUniformBufferRange`.
 
 use ash::vk;
 
 use super::image::{self, ImageObjects};
 use super::{device::Device, GpuTiming, RunError};
-use crate::abi::{KernelAbi, PropertyKind, TexelKind};
+use super::accel::{self, AccelObjects};
+use crate::abi::{KernelAbi, PropertyKind, Role, TexelKind};
 
 /// The contents of one set-0 descriptor, in binding order.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Resource {
     /// A storage buffer's bytes.
     Buffer(Vec<u8>),
@@ -24,6 +29,19 @@ pub enum Resource {
     Heap(Vec<Vec<u8>>),
     /// A storage image: `size` (unused dimensions 1) and 16 bytes per texel, x fastest.
     Image { dim: u32, size: [u32; 3], texel: TexelKind, data: Vec<u8> },
+    /// An `accel` argument's top-level structure (the traversal role),
+    /// built from the scene before the dispatch; it comes back unchanged.
+    Accel(xir::interp::Accel),
+    /// An `accel` argument's instance buffer (the instance-property roles):
+    /// the scene's instance records; it comes back with the records as the
+    /// kernel left them. Right after the same argument's `Accel` it is the
+    /// very buffer that structure was built from.
+    AccelInstances(xir::interp::Accel),
+    /// The sampler heap (set 1): the device's immutable samplers (`sampler.rs`); no data.
+    SamplerHeap,
+    /// A 2D or 3D sampled-texture heap: one f32 texture per heap index with its mip chain
+    /// (`texture_heap.rs`, at least one); read-only, it comes back unchanged.
+    TextureHeap(Vec<super::texture_heap::HeapTexture>),
 }
 
 /// Objects of one dispatch, destroyed in reverse creation order.
@@ -36,6 +54,8 @@ struct Objects<'d> {
     pool: vk::DescriptorPool,
     buffers: Vec<(vk::Buffer, vk::DeviceMemory)>,
     images: Vec<ImageObjects>,
+    accels: Vec<AccelObjects>,
+    heap_images: Vec<super::texture_heap::HeapImage>,
     cmd_pool: vk::CommandPool,
     query_pool: vk::QueryPool,
     fence: vk::Fence,
@@ -50,6 +70,12 @@ impl Drop for Objects<'_> {
             d.destroy_fence(self.fence, None);
             d.destroy_query_pool(self.query_pool, None);
             d.destroy_command_pool(self.cmd_pool, None);
+            for mut a in self.accels.drain(..) {
+                a.destroy(d);
+            }
+            for i in self.heap_images.drain(..) {
+                i.destroy(d);
+            }
             for (b, m) in self.buffers.drain(..) {
                 d.destroy_buffer(b, None);
                 d.free_memory(m, None);
@@ -91,6 +117,12 @@ pub fn dispatch(
             Resource::Buffer(b) => Ok(b),
             Resource::Image { .. } => Err(RunError::Abi("an image where a buffer was bound".into())),
             Resource::Heap(_) => Err(RunError::Abi("a heap where a buffer was bound".into())),
+            Resource::Accel(_) | Resource::AccelInstances(_) => {
+                Err(RunError::Abi("an acceleration structure where a buffer was bound".into()))
+            }
+            Resource::SamplerHeap | Resource::TextureHeap(_) => {
+                Err(RunError::Abi("a sampler or texture heap where a buffer was bound".into()))
+            }
         })
         .collect::<Result<_, _>>()?;
     Ok((bytes, timing))
@@ -125,16 +157,40 @@ pub fn dispatch_resources(
                 vk::DescriptorType::STORAGE_IMAGE
             }
             (PropertyKind::BufferHeap, Resource::Heap(b)) if !b.is_empty() => vk::DescriptorType::STORAGE_BUFFER,
+            (PropertyKind::SamplerHeap, Resource::SamplerHeap) => vk::DescriptorType::SAMPLER,
+            (PropertyKind::Texture2dHeap | PropertyKind::Texture3dHeap, Resource::TextureHeap(t))
+                if !t.is_empty() && t.iter().all(|x| (x.dim == 2) == (p.kind == PropertyKind::Texture2dHeap)) =>
+            {
+                vk::DescriptorType::SAMPLED_IMAGE
+            }
+            // The constant data: a uniform buffer within the device's maxUniformBufferRange.
+            (PropertyKind::UniformBuffer, Resource::Buffer(b)) => {
+                if b.len() as u64 > u64::from(device.max_uniform_buffer_range) {
+                    return Err(RunError::Abi(format!(
+                        "binding {}: {} bytes of constant data exceed the device's maxUniformBufferRange of {}",
+                        p.binding,
+                        b.len(),
+                        device.max_uniform_buffer_range
+                    )));
+                }
+                vk::DescriptorType::UNIFORM_BUFFER
+            }
+            (PropertyKind::AccelerationStructure { .. }, Resource::Accel(_)) => {
+                vk::DescriptorType::ACCELERATION_STRUCTURE_KHR
+            }
+            (PropertyKind::StorageBuffer, Resource::AccelInstances(_)) if p.role == Role::AccelInstance => {
+                vk::DescriptorType::STORAGE_BUFFER
+            }
             (kind, _) => {
                 return Err(RunError::Abi(format!(
-                    "binding {} ({kind:?}, {}): this runner binds storage buffers, storage images and the \
-                     buffer heap only, with a matching resource",
+                    "binding {} ({kind:?}, {}): this runner binds storage buffers, storage images, the \
+                     buffer heap and acceleration structures only, with a matching resource",
                     p.binding,
                     kind.descriptor_type_name()
                 )))
             }
         };
-        if p.set != crate::abi::LOCAL_SET && p.kind != PropertyKind::BufferHeap {
+        if p.set != crate::abi::LOCAL_SET && p.role != Role::Heap {
             return Err(RunError::Abi(format!("set {} is not bound by this runner", p.set)));
         }
         types.push(ty);
@@ -156,6 +212,8 @@ pub fn dispatch_resources(
         pool: vk::DescriptorPool::null(),
         buffers: Vec::new(),
         images: Vec::new(),
+        accels: Vec::new(),
+        heap_images: Vec::new(),
         cmd_pool: vk::CommandPool::null(),
         query_pool: vk::QueryPool::null(),
         fence: vk::Fence::null(),
@@ -170,27 +228,39 @@ pub fn dispatch_resources(
         // partially bound with a variable count.
         let count = |r: &Resource| match r {
             Resource::Heap(b) => b.len() as u32,
+            Resource::SamplerHeap => crate::abi::SAMPLER_COUNT,
+            Resource::TextureHeap(t) => t.len() as u32,
             _ => 1,
         };
         let bound: Vec<_> =
             types.iter().zip(resources).map(|(t, r)| (*t, count(r), matches!(r, Resource::Heap(_)))).collect();
         super::bindless::check_dispatch_limits(device, abi.set_count().max(1), &bound)?;
+        let immutable = if resources.contains(&Resource::SamplerHeap) {
+            super::sampler::samplers(device)?
+        } else {
+            Vec::new()
+        };
         for set in 0..abi.set_count().max(1) {
             let in_set: Vec<usize> = (0..descriptors.len()).filter(|&k| descriptors[k].set == set).collect();
             let bindings: Vec<_> = in_set
                 .iter()
                 .map(|&k| {
-                    vk::DescriptorSetLayoutBinding::default()
+                    let b = vk::DescriptorSetLayoutBinding::default()
                         .binding(descriptors[k].binding)
                         .descriptor_type(types[k])
                         .descriptor_count(count(&resources[k]))
-                        .stage_flags(vk::ShaderStageFlags::COMPUTE)
+                        .stage_flags(vk::ShaderStageFlags::COMPUTE);
+                    if resources[k] == Resource::SamplerHeap {
+                        b.immutable_samplers(&immutable)
+                    } else {
+                        b
+                    }
                 })
                 .collect();
             let flags: Vec<vk::DescriptorBindingFlags> = in_set
                 .iter()
                 .map(|&k| match resources[k] {
-                    Resource::Heap(_) => {
+                    Resource::Heap(_) | Resource::TextureHeap(_) => {
                         vk::DescriptorBindingFlags::PARTIALLY_BOUND
                             | vk::DescriptorBindingFlags::VARIABLE_DESCRIPTOR_COUNT
                     }
@@ -229,7 +299,12 @@ pub fn dispatch_resources(
         for r in resources {
             match r {
                 Resource::Buffer(bytes) => {
-                    let (buf, mem) = host_buffer(device, bytes, vk::BufferUsageFlags::STORAGE_BUFFER)?;
+                    let usage = if types[slots.len()] == vk::DescriptorType::UNIFORM_BUFFER {
+                        vk::BufferUsageFlags::UNIFORM_BUFFER
+                    } else {
+                        vk::BufferUsageFlags::STORAGE_BUFFER
+                    };
+                    let (buf, mem) = host_buffer(device, bytes, usage)?;
                     o.buffers.push((buf, mem));
                     slots.push(o.buffers.len() - 1);
                 }
@@ -246,6 +321,33 @@ pub fn dispatch_resources(
                     o.images.push(img);
                     made?;
                     slots.push(o.images.len() - 1);
+                }
+                Resource::SamplerHeap => slots.push(0),
+                // `slots[k]`: index of the heap's first texture in `o.heap_images`.
+                Resource::TextureHeap(textures) => {
+                    slots.push(o.heap_images.len());
+                    for t in textures {
+                        o.heap_images.push(super::texture_heap::HeapImage::default());
+                        let last = o.heap_images.last_mut().expect("just pushed");
+                        super::texture_heap::create(device, last, t)?;
+                    }
+                }
+                // `slots[k]`: index into `o.accels`; an argument's two descriptors share one.
+                Resource::Accel(scene) | Resource::AccelInstances(scene) => {
+                    let k = slots.len();
+                    let traversal = matches!(r, Resource::Accel(_));
+                    let shared = k > 0
+                        && !traversal
+                        && matches!(resources[k - 1], Resource::Accel(_))
+                        && descriptors[k - 1].arg_index == descriptors[k].arg_index;
+                    if shared {
+                        slots.push(slots[k - 1]);
+                    } else {
+                        o.accels.push(AccelObjects::default());
+                        let last = o.accels.last_mut().expect("just pushed");
+                        accel::build(device, scene, traversal, last)?;
+                        slots.push(o.accels.len() - 1);
+                    }
                 }
             }
         }
@@ -267,7 +369,7 @@ pub fn dispatch_resources(
                     descriptors
                         .iter()
                         .zip(resources)
-                        .find(|(p, r)| p.set == set && matches!(r, Resource::Heap(_)))
+                        .find(|(p, r)| p.set == set && matches!(r, Resource::Heap(_) | Resource::TextureHeap(_)))
                         .map_or(0, |(_, r)| count(r))
                 })
                 .collect();
@@ -291,6 +393,22 @@ pub fn dispatch_resources(
                 .iter()
                 .map(|i| [vk::DescriptorImageInfo::default().image_view(i.view).image_layout(vk::ImageLayout::GENERAL)])
                 .collect();
+            let instance_infos: Vec<[vk::DescriptorBufferInfo; 1]> = o
+                .accels
+                .iter()
+                .map(|a| [vk::DescriptorBufferInfo::default().buffer(a.instances.0).offset(0).range(vk::WHOLE_SIZE)])
+                .collect();
+            let tlases: Vec<[vk::AccelerationStructureKHR; 1]> = o.accels.iter().map(|a| [a.tlas]).collect();
+            let mut tlas_writes: Vec<vk::WriteDescriptorSetAccelerationStructureKHR> = slots
+                .iter()
+                .zip(resources)
+                .map(|(&k, r)| match r {
+                    Resource::Accel(_) => {
+                        vk::WriteDescriptorSetAccelerationStructureKHR::default().acceleration_structures(&tlases[k])
+                    }
+                    _ => vk::WriteDescriptorSetAccelerationStructureKHR::default(),
+                })
+                .collect();
             let heap_infos: Vec<Vec<vk::DescriptorBufferInfo>> = resources
                 .iter()
                 .zip(&slots)
@@ -299,24 +417,51 @@ pub fn dispatch_resources(
                     _ => Vec::new(),
                 })
                 .collect();
+            let heap_image_infos: Vec<Vec<vk::DescriptorImageInfo>> = resources
+                .iter()
+                .zip(&slots)
+                .map(|(r, &k)| match r {
+                    Resource::TextureHeap(t) => o.heap_images[k..k + t.len()]
+                        .iter()
+                        .map(|i| {
+                            vk::DescriptorImageInfo::default()
+                                .image_view(i.view)
+                                .image_layout(vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL)
+                        })
+                        .collect(),
+                    _ => Vec::new(),
+                })
+                .collect();
             let writes: Vec<_> = descriptors
                 .iter()
                 .zip(types.iter().zip(&slots))
+                .zip(tlas_writes.iter_mut())
                 .enumerate()
-                .map(|(n, (p, (ty, &k)))| {
+                .map(|(n, ((p, (ty, &k)), tlas_write))| {
                     let w = vk::WriteDescriptorSet::default()
                         .dst_set(sets[p.set as usize])
                         .dst_binding(p.binding)
                         .descriptor_type(*ty);
                     if *ty == vk::DescriptorType::STORAGE_IMAGE {
                         w.image_info(&image_infos[k])
+                    } else if *ty == vk::DescriptorType::ACCELERATION_STRUCTURE_KHR {
+                        let mut w = w.push_next(tlas_write);
+                        w.descriptor_count = 1;
+                        w
+                    } else if matches!(resources[n], Resource::AccelInstances(_)) {
+                        w.buffer_info(&instance_infos[k])
                     } else if matches!(resources[n], Resource::Heap(_)) {
                         w.buffer_info(&heap_infos[n])
+                    } else if matches!(resources[n], Resource::TextureHeap(_)) {
+                        w.image_info(&heap_image_infos[n])
                     } else {
                         w.buffer_info(&buffer_infos[k])
                     }
                 })
                 .collect();
+            // The sampler heap's immutable samplers take no write.
+            let writes: Vec<_> =
+                writes.into_iter().zip(resources).filter(|(_, r)| **r != Resource::SamplerHeap).map(|(w, _)| w).collect();
             d.update_descriptor_sets(&writes, &[]);
             sets
         } else {
@@ -350,6 +495,9 @@ pub fn dispatch_resources(
         .map_err(vk_err("vkBeginCommandBuffer"))?;
         for img in &o.images {
             image::record_upload(d, cmd, img);
+        }
+        for img in &o.heap_images {
+            super::texture_heap::record_upload(d, cmd, img);
         }
         if timed {
             d.cmd_reset_query_pool(cmd, o.query_pool, 0, 2);
@@ -424,6 +572,14 @@ pub fn dispatch_resources(
                     texel: *texel,
                     data: read_back(d, o.images[k].staging_memory, data.len())?,
                 },
+                Resource::Accel(scene) => Resource::Accel(scene.clone()),
+                Resource::SamplerHeap => Resource::SamplerHeap,
+                Resource::TextureHeap(t) => Resource::TextureHeap(t.clone()),
+                Resource::AccelInstances(scene) => {
+                    let a = &o.accels[k];
+                    let bytes = read_back(d, a.instances.1, a.instance_bytes)?;
+                    Resource::AccelInstances(accel::apply_records(scene, &bytes)?)
+                }
             });
         }
         Ok((out, timing))

@@ -1,17 +1,21 @@
 //! Running compiled kernels on a real Vulkan implementation (ash): Mesa's
 //! lavapipe in CI, NVIDIA GPUs on real hardware. `Device` is created once;
 //! `dispatch` runs one kernel at the byte level following `abi.rs` (storage
-//! images through `image`, the bindless buffer heap in set 2); the
+//! images through `image`, the bindless buffer heap in set 2, the sampler
+//! heap through `sampler`, the texture heaps through `texture_heap`); the
 //! typed layer (`encode`) turns interpreter-style inputs into those bytes and
 //! the bytes back into outputs comparable with the interpreter's (bindless
 //! slots through `bindless`).
 
+mod accel;
 mod bindless;
 mod compare;
 mod device;
 mod dispatch;
 mod image;
 mod printf;
+mod sampler;
+mod texture_heap;
 mod typed;
 
 pub use bindless::{check_descriptor_limits, DescriptorCounts, DescriptorLimits};
@@ -19,7 +23,7 @@ pub use compare::ulp_tolerance;
 pub use device::Device;
 pub use dispatch::{dispatch, dispatch_resources, Resource};
 pub use printf::{imports_debug_printf, run_kernel_printing, PrintCapture, PrintedLine, PRINTF_BUFFER_SIZE};
-pub use typed::run_kernel;
+pub use typed::{run_compiled, run_kernel, Compiled};
 
 /// Why a run failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

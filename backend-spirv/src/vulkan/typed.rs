@@ -40,7 +40,50 @@ pub fn run_kernel(
     run_kernel_unchecked(device, module, kernel, words, abi, inputs, dispatch_size)
 }
 
-/// [`run_kernel`] without the printing check (the capture calls it).
+/// What a dispatch needs of a compilation: the final SPIR-V, the ABI and the
+/// constant data (the std140 bytes of the ABI's `ConstantData` uniform
+/// block; empty when the ABI has none). From a [`crate::SpirvOutput`] or a
+/// decoded [`crate::artifact::ShaderArtifact`].
+#[derive(Clone, Copy, Debug)]
+pub struct Compiled<'a> {
+    pub words: &'a [u32],
+    pub abi: &'a KernelAbi,
+    pub constants: &'a [u8],
+}
+
+impl<'a> From<&'a crate::SpirvOutput> for Compiled<'a> {
+    fn from(o: &'a crate::SpirvOutput) -> Self {
+        Compiled { words: &o.words, abi: &o.abi, constants: &o.constants }
+    }
+}
+
+impl<'a> From<&'a crate::artifact::ShaderArtifact> for Compiled<'a> {
+    fn from(a: &'a crate::artifact::ShaderArtifact) -> Self {
+        Compiled { words: &a.words, abi: &a.abi, constants: &a.constants }
+    }
+}
+
+/// Run a compilation (its SPIR-V, ABI and constant data) on `device` with
+/// interpreter-style inputs; a printing kernel is refused as by [`run_kernel`].
+pub fn run_compiled(
+    device: &Device,
+    module: &Module,
+    kernel: FuncId,
+    compiled: Compiled<'_>,
+    inputs: &Inputs,
+    dispatch_size: [u32; 3],
+) -> Result<(Outputs, GpuTiming), RunError> {
+    if super::printf::imports_debug_printf(compiled.words) {
+        return Err(RunError::Printf(
+            "this kernel prints: run it with vulkan::run_kernel_printing (its printer records, on a device from \
+             Device::with_printf) so that its lines are captured"
+                .into(),
+        ));
+    }
+    run_compiled_unchecked(device, module, kernel, compiled, inputs, dispatch_size)
+}
+
+/// [`run_kernel`] without the printing check (the capture calls it); no constant data.
 pub(crate) fn run_kernel_unchecked(
     device: &Device,
     module: &Module,
@@ -50,10 +93,33 @@ pub(crate) fn run_kernel_unchecked(
     inputs: &Inputs,
     dispatch_size: [u32; 3],
 ) -> Result<(Outputs, GpuTiming), RunError> {
+    run_compiled_unchecked(device, module, kernel, Compiled { words, abi, constants: &[] }, inputs, dispatch_size)
+}
+
+/// [`run_compiled`] without the printing check.
+pub(crate) fn run_compiled_unchecked(
+    device: &Device,
+    module: &Module,
+    kernel: FuncId,
+    compiled: Compiled<'_>,
+    inputs: &Inputs,
+    dispatch_size: [u32; 3],
+) -> Result<(Outputs, GpuTiming), RunError> {
+    let Compiled { words, abi, constants } = compiled;
+    if abi.constant_data().is_none() && !constants.is_empty() {
+        return Err(RunError::Abi(format!(
+            "{} bytes of constant data for a kernel without a constant-data block",
+            constants.len()
+        )));
+    }
     let func = module.func(kernel);
     let input = |arg: usize| {
         let name = arg_name(module, kernel, arg);
         inputs.args.get(&name).ok_or_else(|| RunError::Abi(format!("no input for argument `{name}`")))
+    };
+    let accel_input = |arg: usize| {
+        let name = arg_name(module, kernel, arg);
+        xir::interp::accel_from_json(input(arg)?).map_err(|e| RunError::Abi(format!("argument `{name}`: {e}")))
     };
     abi.check_shape().map_err(|e| RunError::Abi(format!("the kernel ABI is not canonical: {e}")))?;
     let mut push = vec![0u8; abi.push_constant_size as usize];
@@ -62,6 +128,8 @@ pub(crate) fn run_kernel_unchecked(
     // Bindless arguments with metadata, and whether the ABI binds the global buffer heap.
     let mut heap = super::bindless::Heap::default();
     let mut has_heap = false;
+    // Texture slots of the bindless arguments, for the texture heaps (`texture_heap.rs`).
+    let mut textures = super::texture_heap::Textures::default();
     for p in &abi.properties {
         let arg = p.arg_index.map(|a| a as usize);
         if let Some(a) = arg {
@@ -124,20 +192,39 @@ pub(crate) fn run_kernel_unchecked(
             }
             (PropertyKind::StorageBuffer, Role::BindlessMetadata, Some(a)) => {
                 let name = arg_name(module, kernel, a);
-                let slots = super::bindless::slots_from_json(module, input(a)?)
+                let (json, texture_slots) = textures
+                    .take(module, a, input(a)?)
                     .map_err(|e| RunError::Abi(format!("argument `{name}`: {e}")))?;
-                let meta = heap.add(a, slots).map_err(|e| RunError::Abi(format!("argument `{name}`: {e}")))?;
+                let slots = super::bindless::slots_from_json(module, &json)
+                    .map_err(|e| RunError::Abi(format!("argument `{name}`: {e}")))?;
+                let mut meta = heap.add(a, slots).map_err(|e| RunError::Abi(format!("argument `{name}`: {e}")))?;
+                super::texture_heap::Textures::patch(&mut meta, &texture_slots);
                 buffers.push((p.binding, None, TypeId(0), p.storage, Resource::Buffer(meta)));
             }
             (PropertyKind::BufferHeap, Role::Heap, None) => has_heap = true,
-            // An unused accel has no descriptor: nothing to bind.
-            (PropertyKind::AccelerationStructure { roles: 0 }, Role::Accel, Some(_)) => {}
-            (PropertyKind::AccelerationStructure { .. }, Role::Accel, Some(a)) => {
-                return Err(RunError::Abi(format!(
-                    "argument `{}`: ray queries need an acceleration structure (VK_KHR_acceleration_structure and \
-                     rayQuery); this runner neither builds nor binds one",
-                    arg_name(module, kernel, a)
-                )))
+            (PropertyKind::SamplerHeap | PropertyKind::Texture2dHeap | PropertyKind::Texture3dHeap, Role::Heap, None) => {}
+            (PropertyKind::UniformBuffer, Role::ConstantData, None) => {
+                let want = abi.constant_data_size() as usize;
+                if constants.len() != want {
+                    return Err(RunError::Abi(format!(
+                        "the kernel reads {want} bytes of constant data, {} given (run it with \
+                         vulkan::run_compiled and the output's or artifact's constants)",
+                        constants.len()
+                    )));
+                }
+                buffers.push((p.binding, None, TypeId(0), p.storage, Resource::Buffer(constants.to_vec())));
+            }
+            // An accel: its top-level structure with the traversal role (an unused accel has no
+            // descriptor), its instance buffer with an instance-property role (`accel.rs`).
+            (PropertyKind::AccelerationStructure { roles }, Role::Accel, Some(a)) => {
+                let scene = accel_input(a)?;
+                if roles & crate::abi::ACCEL_ROLE_TRAVERSAL != 0 {
+                    buffers.push((p.binding, Some(a), TypeId(0), p.storage, Resource::Accel(scene)));
+                }
+            }
+            (PropertyKind::StorageBuffer, Role::AccelInstance, Some(a)) => {
+                let scene = accel_input(a)?;
+                buffers.push((p.binding, Some(a), TypeId(0), p.storage, Resource::AccelInstances(scene)));
             }
             (kind, role, arg) => {
                 return Err(RunError::Abi(format!(
@@ -159,8 +246,10 @@ pub(crate) fn run_kernel_unchecked(
         }
         data.push(Resource::Heap(b));
     }
+    textures.push_resources(abi, &mut data, has_heap);
     let groups = group_counts(dispatch_size, abi.block_size);
     let (mut out, timing) = dispatch_resources(device, words, abi, &data, &push, groups)?;
+    super::texture_heap::Textures::strip(&mut out);
     let mut outputs = Outputs::default();
     let heap_after = if has_heap {
         match out.pop() {
@@ -174,13 +263,25 @@ pub(crate) fn run_kernel_unchecked(
         let slots: Vec<Option<Vec<u8>>> = indices.iter().map(|i| i.and_then(|i| heap_after.get(i).cloned())).collect();
         outputs.buffers.insert(arg_name(module, kernel, *a), super::bindless::slots_to_json(&slots));
     }
+    textures.restore(&mut outputs, |a| arg_name(module, kernel, a));
     // Bindless arguments without a property (unused): their inputs, in the output encoding.
     for (a, arg) in func.args.iter().enumerate() {
         if matches!(module.types.get(arg.ty), Type::BindlessArray) && !heap.owners.iter().any(|(o, _)| *o == a) {
             let name = arg_name(module, kernel, a);
-            let slots = super::bindless::slots_from_json(module, input(a)?)
+            let mut unused = super::texture_heap::Textures::default();
+            let (json, _) =
+                unused.take(module, a, input(a)?).map_err(|e| RunError::Abi(format!("argument `{name}`: {e}")))?;
+            let slots = super::bindless::slots_from_json(module, &json)
                 .map_err(|e| RunError::Abi(format!("argument `{name}`: {e}")))?;
             outputs.buffers.insert(name, super::bindless::slots_to_json(&slots));
+            unused.restore(&mut outputs, |a| arg_name(module, kernel, a));
+        }
+    }
+    // Accel arguments: as given (an unused or traversed-only accel comes back unchanged); an
+    // instance buffer read back below replaces this.
+    for (a, arg) in func.args.iter().enumerate() {
+        if matches!(module.types.get(arg.ty), Type::Accel) {
+            outputs.buffers.insert(arg_name(module, kernel, a), xir::interp::accel_to_json(&accel_input(a)?));
         }
     }
     for ((_, a, elem, storage, _), r) in buffers.iter().zip(out) {
@@ -190,6 +291,11 @@ pub(crate) fn run_kernel_unchecked(
         let bytes = match r {
             Resource::Buffer(bytes) => bytes,
             Resource::Heap(_) => return Err(RunError::Abi(format!("`{name}` came back as a heap"))),
+            Resource::Accel(_) | Resource::SamplerHeap | Resource::TextureHeap(_) => continue,
+            Resource::AccelInstances(scene) => {
+                outputs.buffers.insert(name, xir::interp::accel_to_json(&scene));
+                continue;
+            }
             Resource::Image { dim, size, data, .. } => {
                 let json = texture_to_json(module, *elem, dim, size, &data)
                     .map_err(|e| RunError::Abi(format!("reading `{name}` back: {e}")))?;

@@ -1,0 +1,351 @@
+//! The runner's side of bindless textures (`abi.rs`, the 2D / 3D texture
+//! heaps; `emit/sampling.rs`): texture slots of `bindless_array` inputs
+//! (`{"elem": "f32", "size": [...], "texels": [...], "mips": [...]}`,
+//! docs/inputs-format.md) become sampled images with their whole mip chain
+//! in the heap of their dimension, and the slot's metadata record holds its
+//! index in that heap (`{heap index, 0}`: the first word, like a buffer
+//! slot's buffer-heap index). The heaps are read-only (bindless texture
+//! writes are refused at the handoff), so texture slots come back as given,
+//! in the interpreter's output encoding.
+//!
+//! Each heap texture is one `R32G32B32A32_SFLOAT` image (the heaps are f32
+//! sampled images; an i32 / u32 slot is refused by name) in device memory,
+//! optimal tiling, `levels` mip levels uploaded from one staging buffer and
+//! left in SHADER_READ_ONLY_OPTIMAL. The format must support sampled images
+//! with linear filtering on the device (checked, refused by name
+//! otherwise). An empty heap binds one 1×1 texture so the variable-count
+//! binding is never empty.
+
+use ash::vk;
+use serde_json::Value as Json;
+use xir::{Module, TypeTable};
+
+use super::dispatch::{host_buffer, vk_err, Resource};
+use super::{device::Device, RunError};
+use crate::abi::{KernelAbi, PropertyKind};
+
+/// Bytes of one f32 RGBA texel.
+const TEXEL_BYTES: usize = 16;
+
+/// One texture of a heap: f32 RGBA texels of every level, level 0 first, x fastest.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HeapTexture {
+    pub dim: u32,
+    pub size: [u32; 3],
+    pub levels: u32,
+    pub data: Vec<u8>,
+}
+
+fn level_extent(s: u32, l: u32) -> u32 {
+    if l >= 32 {
+        1
+    } else {
+        (s >> l).max(1)
+    }
+}
+
+impl HeapTexture {
+    fn level_texels(&self, l: u32) -> usize {
+        (0..3).map(|k| level_extent(self.size[k], l) as usize).product()
+    }
+}
+
+/// Texture slots taken out of the bindless inputs, by heap.
+#[derive(Default)]
+pub(crate) struct Textures {
+    /// The 2D and 3D heaps' textures, in heap-index order.
+    pub heaps: [Vec<HeapTexture>; 2],
+    /// Per bindless argument: its texture slots (slot, output JSON).
+    owners: Vec<(usize, Vec<(usize, Json)>)>,
+}
+
+impl Textures {
+    /// Take the texture slots of argument `arg`'s input `j` into the heaps;
+    /// returns the input with those slots `null` (for the buffer side,
+    /// `bindless.rs`) and per texture slot its heap index.
+    pub fn take(&mut self, module: &Module, arg: usize, j: &Json) -> Result<(Json, Vec<(usize, u32)>), String> {
+        let mut rest = j.clone();
+        let Some(slots) = rest.get_mut("slots").and_then(Json::as_array_mut) else { return Ok((rest, Vec::new())) };
+        let mut indices = Vec::new();
+        let mut mine = Vec::new();
+        for (k, s) in slots.iter_mut().enumerate() {
+            if !s.as_object().is_some_and(|o| o.contains_key("elem")) {
+                continue;
+            }
+            let t = texture_from_json(module, s).map_err(|e| format!("slot {k}: {e}"))?;
+            let heap = &mut self.heaps[t.dim as usize - 2];
+            indices.push((k, heap.len() as u32));
+            mine.push((k, texture_to_json(module, &t).map_err(|e| format!("slot {k}: {e}"))?));
+            heap.push(t);
+            *s = Json::Null;
+        }
+        self.owners.push((arg, mine));
+        Ok((rest, indices))
+    }
+
+    /// Put the texture slots' heap indices into metadata bytes (`{index, 0}` per slot).
+    pub fn patch(meta: &mut [u8], indices: &[(usize, u32)]) {
+        for &(k, index) in indices {
+            if let Some(rec) = meta.get_mut(k * 8..k * 8 + 8) {
+                rec[..4].copy_from_slice(&index.to_le_bytes());
+                rec[4..].copy_from_slice(&0u32.to_le_bytes());
+            }
+        }
+    }
+
+    /// Insert the sampler heap and the texture heaps the ABI lists into
+    /// `data` (the set-0 resources, then the buffer heap when `buffer_heap`),
+    /// in descriptor order.
+    pub fn push_resources(&self, abi: &KernelAbi, data: &mut Vec<Resource>, buffer_heap: bool) {
+        let has = |k: PropertyKind| abi.properties.iter().any(|p| p.kind == k);
+        if has(PropertyKind::SamplerHeap) {
+            let at = data.len() - usize::from(buffer_heap);
+            data.insert(at, Resource::SamplerHeap);
+        }
+        for (k, kind) in [PropertyKind::Texture2dHeap, PropertyKind::Texture3dHeap].into_iter().enumerate() {
+            if has(kind) {
+                let mut t = self.heaps[k].clone();
+                if t.is_empty() {
+                    t.push(HeapTexture { dim: k as u32 + 2, size: [1, 1, 1], levels: 1, data: vec![0; TEXEL_BYTES] });
+                }
+                data.push(Resource::TextureHeap(t));
+            }
+        }
+    }
+
+    /// Remove the resources [`Textures::push_resources`] added from the dispatch's results.
+    pub fn strip(out: &mut Vec<Resource>) {
+        out.retain(|r| !matches!(r, Resource::SamplerHeap | Resource::TextureHeap(_)));
+    }
+
+    /// Put the texture slots back into the bindless outputs (`name(arg)` names an argument).
+    pub fn restore(&self, outputs: &mut xir::interp::Outputs, name: impl Fn(usize) -> String) {
+        for (a, slots) in &self.owners {
+            let Some(list) = outputs.buffers.get_mut(&name(*a)).and_then(|j| j.get_mut("slots")) else { continue };
+            let Some(list) = list.as_array_mut() else { continue };
+            for (k, j) in slots {
+                if let Some(s) = list.get_mut(*k) {
+                    *s = j.clone();
+                }
+            }
+        }
+    }
+}
+
+/// Most texels one texture slot may have (bounds the host allocation).
+const MAX_TEXELS: u64 = 1 << 26;
+
+/// Parse a texture slot (f32 only), every level.
+fn texture_from_json(module: &Module, j: &Json) -> Result<HeapTexture, String> {
+    match j.get("elem").and_then(Json::as_str) {
+        Some("f32") => {}
+        Some(e @ ("i32" | "u32")) => {
+            return Err(format!(
+                "a `{e}` texture slot: the texture heaps are f32 sampled images (sampling returns f32; integer \
+                 textures are `texture2d<T>` / `texture3d<T>` arguments)"
+            ))
+        }
+        _ => return Err("a texture slot needs `elem`: \"f32\"".into()),
+    }
+    let sz = j.get("size").and_then(Json::as_array).ok_or("a texture needs `size`")?;
+    let dim = sz.len() as u32;
+    if !(2..=3).contains(&dim) {
+        return Err(format!("a texture slot has 2 or 3 sizes, found {dim}"));
+    }
+    let mut size = [1u32; 3];
+    for (k, s) in sz.iter().enumerate() {
+        size[k] = s.as_u64().and_then(|v| u32::try_from(v).ok()).filter(|&v| v > 0).ok_or("bad texture size")?;
+    }
+    let mips = j.get("mips").map(|m| m.as_array().ok_or("`mips` must be an array of levels")).transpose()?;
+    let levels = match (mips, j.get("levels")) {
+        (Some(m), None) => m.len() as u64 + 1,
+        (None, Some(l)) => l.as_u64().filter(|&l| l >= 1).ok_or("`levels` must be a positive integer")?,
+        (None, None) => 1,
+        (Some(_), Some(_)) => return Err("a texture takes `mips` or `levels`, not both".into()),
+    };
+    let most = 32 - size.iter().max().copied().unwrap_or(1).leading_zeros();
+    if levels > most as u64 {
+        return Err(format!("{levels} mip levels for a texture of size {:?} (at most {most})", &size[..dim as usize]));
+    }
+    let mut t = HeapTexture { dim, size, levels: levels as u32, data: Vec::new() };
+    let total: u64 = (0..t.levels).map(|l| t.level_texels(l) as u64).sum();
+    if total > MAX_TEXELS {
+        return Err(format!("a texture of {total} texels exceeds the runner's limit"));
+    }
+    for l in 0..t.levels {
+        let n = t.level_texels(l);
+        let texels: Vec<Json> = match (j.get("fill"), l) {
+            (Some(f), _) => vec![f.clone(); n],
+            (None, 0) => {
+                j.get("texels").and_then(Json::as_array).cloned().ok_or("a texture needs `texels` or `fill`")?
+            }
+            (None, _) => {
+                mips.and_then(|m| m[l as usize - 1].as_array()).cloned().ok_or("a mip level is not an array")?
+            }
+        };
+        if texels.len() != n {
+            return Err(format!("{} texels given for level {l} of {n}", texels.len()));
+        }
+        for x in texels {
+            let lanes = x.as_array().filter(|a| a.len() == 4).ok_or("a texel is 4 values")?;
+            t.data.extend(xir::interp::buffer_to_host_bytes(module, TypeTable::F32, &Json::Array(lanes.clone()))?);
+        }
+    }
+    Ok(t)
+}
+
+/// The interpreter's output encoding of a texture slot.
+fn texture_to_json(module: &Module, t: &HeapTexture) -> Result<Json, String> {
+    let mut at = 0;
+    let mut level = |l: u32| -> Result<Json, String> {
+        let n = t.level_texels(l) * TEXEL_BYTES;
+        let lanes = xir::interp::buffer_from_host_bytes(module, TypeTable::F32, &t.data[at..at + n])?;
+        at += n;
+        let lanes = lanes.as_array().cloned().unwrap_or_default();
+        Ok(Json::Array(lanes.chunks(4).map(|c| Json::Array(c.to_vec())).collect()))
+    };
+    let mut j = serde_json::json!({ "elem": "f32", "size": t.size[..t.dim as usize].to_vec(), "texels": level(0)? });
+    if t.levels > 1 {
+        j["mips"] = Json::Array((1..t.levels).map(&mut level).collect::<Result<_, _>>()?);
+    }
+    Ok(j)
+}
+
+/// The Vulkan objects of one heap texture; null handles until created.
+#[derive(Default)]
+pub struct HeapImage {
+    pub image: vk::Image,
+    pub memory: vk::DeviceMemory,
+    pub view: vk::ImageView,
+    pub staging: vk::Buffer,
+    pub staging_memory: vk::DeviceMemory,
+    regions: Vec<vk::BufferImageCopy>,
+    levels: u32,
+}
+
+impl HeapImage {
+    /// Destroy every object (null handles are skipped by Vulkan).
+    ///
+    /// # Safety
+    /// The objects were created from `d` and are not in use by the device.
+    pub unsafe fn destroy(self, d: &ash::Device) {
+        d.destroy_image_view(self.view, None);
+        d.destroy_image(self.image, None);
+        d.free_memory(self.memory, None);
+        d.destroy_buffer(self.staging, None);
+        d.free_memory(self.staging_memory, None);
+    }
+}
+
+/// Create the sampled image of `t` with its levels, view and staging buffer into `o`.
+/// On error, whatever was created is in `o` for the caller to destroy.
+///
+/// # Safety
+/// `device` is live.
+pub unsafe fn create(device: &Device, o: &mut HeapImage, t: &HeapTexture) -> Result<(), RunError> {
+    let d = &device.device;
+    let fmt = vk::Format::R32G32B32A32_SFLOAT;
+    let feats = device.instance.get_physical_device_format_properties(device.physical, fmt).optimal_tiling_features;
+    let need = vk::FormatFeatureFlags::SAMPLED_IMAGE | vk::FormatFeatureFlags::SAMPLED_IMAGE_FILTER_LINEAR;
+    if !feats.contains(need) {
+        return Err(RunError::Abi(format!(
+            "{} cannot sample R32G32B32A32_SFLOAT with linear filtering (format features {feats:?})",
+            device.name
+        )));
+    }
+    let (image_type, view_type) = match t.dim {
+        2 if t.size[2] == 1 => (vk::ImageType::TYPE_2D, vk::ImageViewType::TYPE_2D),
+        3 => (vk::ImageType::TYPE_3D, vk::ImageViewType::TYPE_3D),
+        _ => return Err(RunError::Abi(format!("a {}D heap texture of size {:?}", t.dim, t.size))),
+    };
+    let limits = device.instance.get_physical_device_properties(device.physical).limits;
+    let max = if t.dim == 2 { limits.max_image_dimension2_d } else { limits.max_image_dimension3_d };
+    if t.size.iter().any(|&s| s > max) {
+        return Err(RunError::Abi(format!("a heap texture of size {:?} exceeds the device's {max}", t.size)));
+    }
+    let extent = vk::Extent3D { width: t.size[0], height: t.size[1], depth: t.size[2] };
+    o.image = d
+        .create_image(
+            &vk::ImageCreateInfo::default()
+                .image_type(image_type)
+                .format(fmt)
+                .extent(extent)
+                .mip_levels(t.levels)
+                .array_layers(1)
+                .samples(vk::SampleCountFlags::TYPE_1)
+                .tiling(vk::ImageTiling::OPTIMAL)
+                .usage(vk::ImageUsageFlags::SAMPLED | vk::ImageUsageFlags::TRANSFER_DST)
+                .sharing_mode(vk::SharingMode::EXCLUSIVE)
+                .initial_layout(vk::ImageLayout::UNDEFINED),
+            None,
+        )
+        .map_err(vk_err("vkCreateImage"))?;
+    let req = d.get_image_memory_requirements(o.image);
+    let ty = device
+        .memory_type(req.memory_type_bits, vk::MemoryPropertyFlags::DEVICE_LOCAL)
+        .or_else(|| device.memory_type(req.memory_type_bits, vk::MemoryPropertyFlags::empty()))
+        .ok_or_else(|| RunError::Vulkan("no memory type for a sampled image".into()))?;
+    o.memory = d
+        .allocate_memory(&vk::MemoryAllocateInfo::default().allocation_size(req.size).memory_type_index(ty), None)
+        .map_err(vk_err("vkAllocateMemory"))?;
+    d.bind_image_memory(o.image, o.memory, 0).map_err(vk_err("vkBindImageMemory"))?;
+    o.levels = t.levels;
+    o.view = d
+        .create_image_view(
+            &vk::ImageViewCreateInfo::default()
+                .image(o.image)
+                .view_type(view_type)
+                .format(fmt)
+                .subresource_range(range(t.levels)),
+            None,
+        )
+        .map_err(vk_err("vkCreateImageView"))?;
+    let mut offset = 0u64;
+    for l in 0..t.levels {
+        let e = |k: usize| level_extent(t.size[k], l);
+        o.regions.push(
+            vk::BufferImageCopy::default()
+                .buffer_offset(offset)
+                .image_subresource(
+                    vk::ImageSubresourceLayers::default()
+                        .aspect_mask(vk::ImageAspectFlags::COLOR)
+                        .mip_level(l)
+                        .layer_count(1),
+                )
+                .image_extent(vk::Extent3D { width: e(0), height: e(1), depth: e(2) }),
+        );
+        offset += (t.level_texels(l) * TEXEL_BYTES) as u64;
+    }
+    let (staging, mem) = host_buffer(device, &t.data, vk::BufferUsageFlags::TRANSFER_SRC)?;
+    o.staging = staging;
+    o.staging_memory = mem;
+    Ok(())
+}
+
+fn range(levels: u32) -> vk::ImageSubresourceRange {
+    vk::ImageSubresourceRange::default().aspect_mask(vk::ImageAspectFlags::COLOR).level_count(levels).layer_count(1)
+}
+
+/// Record: staging -> every level, then the image in SHADER_READ_ONLY_OPTIMAL for the compute shader.
+///
+/// # Safety
+/// `cmd` is recording; the objects are live.
+pub unsafe fn record_upload(d: &ash::Device, cmd: vk::CommandBuffer, o: &HeapImage) {
+    use vk::{AccessFlags as A, ImageLayout as L, PipelineStageFlags as S};
+    let barrier = |from: L, to: L, src: A, dst: A| {
+        [vk::ImageMemoryBarrier::default()
+            .old_layout(from)
+            .new_layout(to)
+            .src_access_mask(src)
+            .dst_access_mask(dst)
+            .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+            .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+            .image(o.image)
+            .subresource_range(range(o.levels))]
+    };
+    let b = barrier(L::UNDEFINED, L::TRANSFER_DST_OPTIMAL, A::empty(), A::TRANSFER_WRITE);
+    d.cmd_pipeline_barrier(cmd, S::TOP_OF_PIPE, S::TRANSFER, vk::DependencyFlags::empty(), &[], &[], &b);
+    d.cmd_copy_buffer_to_image(cmd, o.staging, o.image, L::TRANSFER_DST_OPTIMAL, &o.regions);
+    let b = barrier(L::TRANSFER_DST_OPTIMAL, L::SHADER_READ_ONLY_OPTIMAL, A::TRANSFER_WRITE, A::SHADER_READ);
+    d.cmd_pipeline_barrier(cmd, S::TRANSFER, S::COMPUTE_SHADER, vk::DependencyFlags::empty(), &[], &[], &b);
+}
