@@ -22,8 +22,10 @@
 //! column by column). Every leaf is passed as a 32-bit integer, so the
 //! consumer's own float and 64-bit conversions never run:
 //! - `bool`: `select(b, 1u, 0u)`, one word;
-//! - integers up to 32 bits: widened (`SConvert` / `UConvert`) to one word,
-//!   the host keeps the low `bits`;
+//! - integers up to 32 bits: zero-extended (`UConvert`) to one word, the
+//!   host keeps the low `bits` and sign-extends them itself (so a wide
+//!   register holding an unwrapped narrow value, as on the H200, cannot
+//!   leak into the text);
 //! - `f16`: `vec2<f16>(x, 0)` bit-cast to one `u32` (exact: no conversion
 //!   that could flush a subnormal or quiet a NaN);
 //! - `f32`: bit-cast to `u32`;
@@ -82,8 +84,8 @@ pub fn words_per_leaf(bits: u32) -> u32 {
 enum Conv {
     /// `select(b, 1u, 0u)`.
     Bool,
-    /// Widened to 32 bits (`SConvert` / `UConvert` below 32 bits).
-    Int32 { bits: u32, signed: bool },
+    /// Zero-extended to 32 bits (`UConvert` below 32 bits).
+    Int32 { bits: u32 },
     /// `vec2<f16>(x, 0)` bit-cast to `u32`.
     F16,
     /// Bit-cast to `u32`.
@@ -124,7 +126,7 @@ impl ArgShape {
 fn scalar_conv(t: &TypeTable, ty: TypeId) -> Option<Conv> {
     Some(match t.get(ty) {
         Type::Bool => Conv::Bool,
-        Type::Int { bits, signed } if *bits <= 32 => Conv::Int32 { bits: *bits as u32, signed: *signed },
+        Type::Int { bits, .. } if *bits <= 32 => Conv::Int32 { bits: *bits as u32 },
         Type::Int { bits: 64, .. } => Conv::Wide,
         Type::Float(f) if f.bits() == 16 => Conv::F16,
         Type::Float(f) if f.bits() == 32 => Conv::F32,
@@ -247,14 +249,7 @@ impl Emitter<'_> {
                     vec![Operand::IdRef(v), Operand::IdRef(one), Operand::IdRef(zero)],
                 )?
             }
-            Conv::Int32 { bits, signed } if bits < 32 => {
-                let (op, ty) = if signed {
-                    (Op::SConvert, self.scalar_ty(ScalarKind::Int { bits: 32, signed: true }))
-                } else {
-                    (Op::UConvert, u32t)
-                };
-                self.op(op, Some(ty), None, vec![Operand::IdRef(v)])?
-            }
+            Conv::Int32 { bits } if bits < 32 => self.op(Op::UConvert, Some(u32t), None, vec![Operand::IdRef(v)])?,
             Conv::Int32 { .. } => v,
             Conv::F16 => {
                 let h = self.scalar_ty(ScalarKind::Float { bits: 16 });

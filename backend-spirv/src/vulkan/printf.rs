@@ -115,7 +115,11 @@ unsafe extern "system" fn on_message(
     let (data, sink) = unsafe { (&*data, &*(user as *const Sink)) };
     let text = |p: *const std::ffi::c_char| {
         // SAFETY: non-null strings of the callback data are NUL-terminated.
-        (!p.is_null()).then(|| unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()).unwrap_or_default()
+        if p.is_null() {
+            String::new()
+        } else {
+            unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+        }
     };
     let msg = LayerMessage { severity, id_name: text(data.p_message_id_name), text: text(data.p_message) };
     if let Ok(mut g) = sink.lock() {
