@@ -33,6 +33,20 @@
 //!   read or write also needs the global buffer heap (`BufferHeap`, the first
 //!   heap set): an unbounded array of `uint32` word buffers (partially bound,
 //!   variable count); a size-only query needs only the metadata.
+//!   An `accel` argument carries its role mask (`ACCEL_ROLE_*`) in one
+//!   `AccelerationStructure` property: an `ACCELERATION_STRUCTURE_KHR`
+//!   descriptor with the traversal bit, else `NO_BINDING`; with an
+//!   instance-property bit a second property of the same argument follows
+//!   at the next binding: its instance buffer (role [`Role::AccelInstance`]).
+//!   A zero mask (an unused accel) has no descriptor at all.
+//! - **Constant data**: when the constant-UBO planner
+//!   (`plan::constant_ubo`) places large array constants, one `Uniform`
+//!   std140 `Block` (`NonWritable`) follows the argument descriptors at the
+//!   next dense binding of set 0: kind [`PropertyKind::UniformBuffer`], role
+//!   [`Role::ConstantData`], no argument, storage `Block { size }` (a
+//!   non-zero multiple of 16 up to [`MAX_CONSTANT_DATA_SIZE`]). Its bytes are
+//!   the compiled output's / artifact's constant data, exactly `size` long;
+//!   the runner uploads them into a host-visible uniform buffer.
 //! - **Push constants** (one `Block`, `PushConstant` storage class): offset 0
 //!   holds `dispatch_size` as a `uvec3` (12 bytes, padded to 16). If every
 //!   value (non-resource) argument fits, each follows in argument order at its
@@ -115,15 +129,22 @@ pub const SAMPLER_COUNT: u32 = 16;
 pub const FIRST_HEAP_SET: u32 = 2;
 /// `binding` of descriptor-free pseudo-properties.
 pub const NO_BINDING: u32 = u32::MAX;
+/// Largest constant-data uniform block: Vulkan's guaranteed minimum `maxUniformBufferRange` (16 KiB).
+pub const MAX_CONSTANT_DATA_SIZE: u32 = 16 * 1024;
 /// Bytes per slot of a bindless metadata descriptor (`u32` heap index, `u32` byte size).
 pub const BINDLESS_METADATA_STRIDE: u32 = 8;
 /// Accel argument role bit: ray traversal (`ray_query.pipeline`, `ray.trace_any`)
 /// through an `AccelerationStructureKHR` descriptor in set 0.
 pub const ACCEL_ROLE_TRAVERSAL: u32 = 1;
-/// Accel argument role bit: instance-property reads (the instance buffer; not emitted by this backend).
+/// Accel argument role bit: instance-property reads (`accel.instance_*`) through
+/// the accel's instance buffer (a [`Role::AccelInstance`] storage buffer).
 pub const ACCEL_ROLE_INSTANCE_READ: u32 = 2;
-/// Accel argument role bit: instance-property writes (not emitted by this backend).
+/// Accel argument role bit: instance-property writes (`accel.set_instance_*`) into the instance buffer.
 pub const ACCEL_ROLE_INSTANCE_WRITE: u32 = 4;
+/// Every accel role bit.
+pub const ACCEL_ROLES: u32 = ACCEL_ROLE_TRAVERSAL | ACCEL_ROLE_INSTANCE_READ | ACCEL_ROLE_INSTANCE_WRITE;
+/// Bytes per record of an accel instance buffer: one `VkAccelerationStructureInstanceKHR`.
+pub const ACCEL_INSTANCE_STRIDE: u32 = 64;
 
 /// Everything a runtime needs to bind and dispatch one compiled kernel.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -177,6 +198,8 @@ pub enum PropertyKind {
     /// has [`ACCEL_ROLE_TRAVERSAL`]; with a zero mask (an unused accel) a
     /// descriptor-free pseudo-property (`NO_BINDING`).
     AccelerationStructure { roles: u32 },
+    /// One `VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER` in set 0 (the constant data, role [`Role::ConstantData`]).
+    UniformBuffer,
 }
 
 /// The texel type of a storage image (always four 32-bit components).
@@ -221,6 +244,17 @@ pub enum Role {
     /// The metadata of a `bindless_array` argument (`StorageBuffer`, `Typed { stride: 8 }`):
     /// per slot the buffer heap index and the byte size. `NonWritable`, never `Aliased`.
     BindlessMetadata,
+    /// The instance buffer of an `accel` argument with an instance-property
+    /// role (`StorageBuffer`, `Typed { stride: 64 }`, the same argument,
+    /// right after its `AccelerationStructure` property): one
+    /// `VkAccelerationStructureInstanceKHR` per instance (row-major 3x4 `f32`
+    /// transform, `user_id | mask << 24`, flags, the bottom-level reference),
+    /// the buffer the top-level structure is built from. `NonWritable`
+    /// unless the mask has [`ACCEL_ROLE_INSTANCE_WRITE`].
+    AccelInstance,
+    /// The backend-owned constant data (`UniformBuffer`, no argument, storage `Block { size }`):
+    /// the std140 bytes of the placed array constants. `NonWritable`.
+    ConstantData,
 }
 
 impl PropertyKind {
@@ -242,6 +276,7 @@ impl PropertyKind {
             PropertyKind::SamplerHeap => "SAMPLER",
             PropertyKind::Texture2dHeap | PropertyKind::Texture3dHeap => "SAMPLED_IMAGE",
             PropertyKind::AccelerationStructure { .. } => "ACCELERATION_STRUCTURE_KHR",
+            PropertyKind::UniformBuffer => "UNIFORM_BUFFER",
         }
     }
 }
@@ -291,6 +326,19 @@ impl KernelAbi {
         self.properties.iter().find(|p| p.role == Role::ArgumentBlock)
     }
 
+    /// The constant-data uniform block, when the kernel reads placed constants.
+    pub fn constant_data(&self) -> Option<&Property> {
+        self.properties.iter().find(|p| p.role == Role::ConstantData)
+    }
+
+    /// Bytes of constant data the kernel reads (0 without a constant-data block).
+    pub fn constant_data_size(&self) -> u32 {
+        match self.constant_data().map(|p| p.storage) {
+            Some(BufferStorage::Block { size }) => size,
+            _ => 0,
+        }
+    }
+
     /// The highest descriptor set in use plus one (the pipeline layout's set count).
     pub fn set_count(&self) -> u32 {
         self.descriptors().map(|p| p.set + 1).max().unwrap_or(0)
@@ -308,7 +356,10 @@ impl KernelAbi {
     /// set 0 with dense bindings; values all `PushValue` inside the push block
     /// after the dispatch size, or, exactly when the argument block exists,
     /// all `BlockValue` inside it; no two value ranges of one block
-    /// overlapping); then the heaps: the sampler heap at set 1 binding 0,
+    /// overlapping); then, optionally, the constant data (`UniformBuffer`,
+    /// role `ConstantData`, set 0 at the next dense binding, `Block { size }`
+    /// with size a non-zero multiple of 16 up to [`MAX_CONSTANT_DATA_SIZE`]);
+    /// then the heaps: the sampler heap at set 1 binding 0,
     /// then the buffer, 2D- and 3D-texture heaps, each at most once, in that
     /// order, at consecutive sets from 2, binding 0. Every kind must carry a
     /// role that fits it.
@@ -421,24 +472,61 @@ impl KernelAbi {
                     }
                 }
                 (PropertyKind::AccelerationStructure { roles }, Role::Accel) => {
-                    if roles & !ACCEL_ROLE_TRAVERSAL != 0 {
-                        return bad(format!(
-                            "property {i}: accel role mask {roles:#x} asks for instance-property access, which this \
-                             ABI has no descriptor for"
-                        ));
+                    if roles & !ACCEL_ROLES != 0 {
+                        return bad(format!("property {i}: accel role mask {roles:#x} has unknown bits"));
                     }
-                    let want = if roles == 0 { NO_BINDING } else { next_binding };
+                    let traversal = roles & ACCEL_ROLE_TRAVERSAL != 0;
+                    let want = if traversal { next_binding } else { NO_BINDING };
                     if p.binding != want || p.storage != BufferStorage::NotABuffer {
                         return bad(format!(
                             "property {i}: accel with roles {roles:#x} needs binding {want} and no storage"
                         ));
                     }
-                    if roles != 0 {
-                        next_binding += 1;
+                    next_binding += u32::from(traversal);
+                    if roles & !ACCEL_ROLE_TRAVERSAL != 0 {
+                        let want = Property {
+                            kind: PropertyKind::StorageBuffer,
+                            role: Role::AccelInstance,
+                            arg_index: Some(arg),
+                            set: LOCAL_SET,
+                            binding: next_binding,
+                            storage: BufferStorage::Typed { stride: ACCEL_INSTANCE_STRIDE },
+                        };
+                        match props.next_if(|(_, q)| q.role == Role::AccelInstance) {
+                            Some((_, q)) if *q == want => next_binding += 1,
+                            _ => {
+                                return bad(format!(
+                                    "property {i}: accel with instance-property roles {roles:#x} must be followed \
+                                     by its instance buffer {want:?}"
+                                ))
+                            }
+                        }
                     }
                 }
                 (kind, role) => {
                     return bad(format!("property {i}: kind {kind:?} with role {role:?} cannot serve an argument"))
+                }
+            }
+        }
+        if let Some((i, p)) = props.next_if(|(_, p)| p.role == Role::ConstantData) {
+            match p {
+                Property {
+                    kind: PropertyKind::UniformBuffer,
+                    arg_index: None,
+                    set: LOCAL_SET,
+                    binding,
+                    storage: BufferStorage::Block { size },
+                    ..
+                } if *binding == next_binding
+                    && *size > 0
+                    && size.is_multiple_of(16)
+                    && *size <= MAX_CONSTANT_DATA_SIZE => {}
+                _ => {
+                    return bad(format!(
+                        "property {i}: the constant data must be a UniformBuffer at set 0, binding {next_binding} \
+                         (after the argument descriptors), without an argument, stored as a Block of \
+                         16..={MAX_CONSTANT_DATA_SIZE} bytes (a multiple of 16); found {p:?}"
+                    ))
                 }
             }
         }
@@ -462,7 +550,7 @@ impl KernelAbi {
             let Some(k) = heaps[next_heap..].iter().position(|h| *h == p.kind) else {
                 return bad(format!(
                     "property {i}: {:?} (role {:?}, argument {:?}) is out of the canonical order \
-                     (dispatch size, argument block, arguments, sampler heap, buffer / 2D / 3D heaps)",
+                     (dispatch size, argument block, arguments, constant data, sampler heap, buffer / 2D / 3D heaps)",
                     p.kind, p.role, p.arg_index
                 ));
             };
@@ -587,6 +675,37 @@ mod tests {
             vec![heap(PropertyKind::BufferHeap, 2), buffer(1, 1)],
         ] {
             assert!(with(bad.clone()).check_shape().is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn constant_data_follows_the_arguments_at_the_next_binding() {
+        let cd = |binding: u32, size: u32| Property {
+            kind: PropertyKind::UniformBuffer,
+            role: Role::ConstantData,
+            arg_index: None,
+            set: LOCAL_SET,
+            binding,
+            storage: BufferStorage::Block { size },
+        };
+        let good = abi(vec![dispatch(), buffer(0, 0), cd(1, 4800), heap(PropertyKind::BufferHeap, 2)], 12);
+        good.check_shape().unwrap();
+        assert_eq!(good.constant_data_size(), 4800);
+        assert_eq!(good.descriptors().count(), 3);
+        assert_eq!(abi(vec![dispatch(), buffer(0, 0)], 12).constant_data_size(), 0);
+        // Wrong binding, unaligned or oversized block, before an argument, twice, or as a storage buffer.
+        let mut as_storage = cd(1, 32);
+        as_storage.kind = PropertyKind::StorageBuffer;
+        for bad in [
+            vec![dispatch(), buffer(0, 0), cd(2, 32)],
+            vec![dispatch(), buffer(0, 0), cd(1, 40)],
+            vec![dispatch(), buffer(0, 0), cd(1, MAX_CONSTANT_DATA_SIZE + 16)],
+            vec![dispatch(), buffer(0, 0), cd(1, 0)],
+            vec![dispatch(), cd(0, 32), buffer(0, 1)],
+            vec![dispatch(), buffer(0, 0), cd(1, 32), cd(2, 32)],
+            vec![dispatch(), buffer(0, 0), as_storage],
+        ] {
+            assert!(abi(bad.clone(), 12).check_shape().is_err(), "{bad:?}");
         }
     }
 

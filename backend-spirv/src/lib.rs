@@ -3,7 +3,9 @@
 //! [`compile`] runs, in order (the reference's compile sequence):
 //! 1. the fail-closed handoff ([`handoff::check`]);
 //! 2. the immutable plans ([`plan::plan_all`]): call graph and structural
-//!    closures, control flow, layout, bindings / ABI, target features;
+//!    closures, control flow, layout, bindings / ABI, target features, the
+//!    constant UBO (large array constants read from one uniform buffer whose
+//!    bytes are [`SpirvOutput::constants`]);
 //! 3. emission with rspirv ([`emit`]);
 //! 4. SPIRV-Tools validation for Vulkan 1.2, the optimizer preset, validation
 //!    of its output (kept only if valid) ([`validate`]);
@@ -61,6 +63,11 @@ pub struct SpirvOutput {
     pub opt: validate::OptOutcome,
     /// One printer record per reachable `print` site (`emit::print`).
     pub printers: Vec<artifact::PrinterRecord>,
+    /// The constant data: the exact std140 bytes of the uniform block the ABI's
+    /// `ConstantData` property describes (empty when no constant was placed).
+    pub constants: Vec<u8>,
+    /// Why each large array constant that stays inline was not placed (printed XIR type, reason).
+    pub inline_constants: Vec<(String, String)>,
 }
 
 impl SpirvOutput {
@@ -143,6 +150,13 @@ pub fn compile(module: &Module, kernel: FuncId, opts: &CompileOptions) -> Result
         features,
         opt,
         printers,
+        constants: plans.constant_ubo.bytes.clone(),
+        inline_constants: plans
+            .constant_ubo
+            .inline
+            .iter()
+            .map(|(c, why)| (xir::text::type_to_string(&module.types, module.consts.get(*c).ty), why.clone()))
+            .collect(),
     })
 }
 

@@ -30,7 +30,7 @@ pub fn run_on_vulkan(
     let name = module.func(kernel).name.clone();
     let (legal, kid, out) = xir_pipelines::backend::legalize_and_compile(module, Some(&name), opt_level, false)?;
     let dispatch = inputs.dispatch.ok_or("the inputs give no dispatch size")?;
-    xir_spirv::vulkan::run_kernel(dev, &legal, kid, &out.words, &out.abi, inputs, dispatch)
+    xir_spirv::vulkan::run_compiled(dev, &legal, kid, (&out).into(), inputs, dispatch)
         .map(|(o, t)| (o, t.dispatch_ns))
         .map_err(|e| e.to_string())
 }

@@ -12,7 +12,8 @@
 //! 2. the caller's [`LoadRequirements`] (dialect, shader hash, argument-type hash);
 //! 3. every section size bounded, the total length exact, every section digest;
 //! 4. the properties (canonical ABI shape), the saved arguments (their hash
-//!    against the header, their module against the ABI), the printer records;
+//!    against the header, their module against the ABI), the printer records,
+//!    the constant data (exactly the ABI's constant-data block size);
 //! 5. the SPIR-V: Vulkan 1.2 validation, then the `main` GLCompute entry point
 //!    and its `LocalSize`;
 //! 6. capability-owned feature bits reconciled from the validated module's
@@ -179,7 +180,8 @@ pub struct ShaderArtifact {
     pub arguments: SavedArguments,
     pub words: Vec<u32>,
     pub printers: Vec<PrinterRecord>,
-    /// Constant-buffer bytes (empty until the constant planner places any).
+    /// The constant data: the std140 bytes of the ABI's `ConstantData` uniform
+    /// block, exactly its planned size (empty when the ABI has none).
     pub constants: Vec<u8>,
 }
 
@@ -229,7 +231,7 @@ impl ShaderArtifact {
             arguments,
             words: out.words.clone(),
             printers: out.printers.clone(),
-            constants: Vec::new(),
+            constants: out.constants.clone(),
         }
     }
 
@@ -247,6 +249,7 @@ impl ShaderArtifact {
             return Err(ArtifactError::Arguments("argument-type hash does not match the saved arguments".into()));
         }
         let props = properties::encode(&self.abi)?;
+        check_constants(&self.constants, &self.abi)?;
         let (sig, k) = self.signature_module()?;
         self.arguments.check_against(&self.abi, &sig, k)?;
         let reconciled = check_spirv(&self.words, &self.abi)?;
@@ -350,6 +353,20 @@ fn check_spirv(words: &[u32], abi: &KernelAbi) -> Result<FeatureSet, ArtifactErr
     Ok(FeatureSet::from_capabilities(crate::capabilities(words)))
 }
 
+/// The constant data against the ABI: exactly the planned uniform-block
+/// range (`Block { size }` of the `ConstantData` property), none without one.
+fn check_constants(bytes: &[u8], abi: &KernelAbi) -> Result<(), ArtifactError> {
+    let want = abi.constant_data_size() as usize;
+    if bytes.len() != want {
+        return Err(ArtifactError::Malformed {
+            section: Section::Constants,
+            offset: bytes.len().min(want),
+            reason: format!("{} bytes of constant data; the ABI's constant-data block is {want} bytes", bytes.len()),
+        });
+    }
+    Ok(())
+}
+
 fn require(what: &'static str, expected: Option<&Digest>, found: &Digest) -> Result<(), ArtifactError> {
     match expected {
         Some(e) if e != found => Err(ArtifactError::RequirementMismatch { what, expected: hex(e), found: hex(found) }),
@@ -448,6 +465,7 @@ pub fn decode(
     let (sig, k) = arguments.signature_module(abi.block_size)?;
     arguments.check_against(&abi, &sig, k)?;
     let printers = printers::decode(body[3])?;
+    check_constants(body[4], &abi)?;
     // 5. SPIR-V.
     if !body[2].len().is_multiple_of(4) {
         return Err(ArtifactError::Malformed {

@@ -24,8 +24,9 @@ const KIND_BUFFER_HEAP: u32 = 5;
 const KIND_TEXTURE2D_HEAP: u32 = 6;
 const KIND_TEXTURE3D_HEAP: u32 = 7;
 const KIND_ACCEL: u32 = 8;
+const KIND_UNIFORM_BUFFER: u32 = 9;
 
-const ROLES: [(u32, Role); 10] = [
+const ROLES: [(u32, Role); 12] = [
     (1, Role::DispatchSize),
     (2, Role::PushValue),
     (3, Role::BlockValue),
@@ -36,6 +37,8 @@ const ROLES: [(u32, Role); 10] = [
     (8, Role::Heap),
     (9, Role::Accel),
     (10, Role::BindlessMetadata),
+    (11, Role::ConstantData),
+    (12, Role::AccelInstance),
 ];
 
 const TEXELS: [(u32, TexelKind); 3] = [(1, TexelKind::F32), (2, TexelKind::I32), (3, TexelKind::U32)];
@@ -83,6 +86,7 @@ pub fn encode(abi: &KernelAbi) -> Result<Vec<u8>, ArtifactError> {
             PropertyKind::Texture2dHeap => (KIND_TEXTURE2D_HEAP, 0, 0),
             PropertyKind::Texture3dHeap => (KIND_TEXTURE3D_HEAP, 0, 0),
             PropertyKind::AccelerationStructure { roles } => (KIND_ACCEL, roles, 0),
+            PropertyKind::UniformBuffer => (KIND_UNIFORM_BUFFER, 0, 0),
         };
         let (storage, s0, s1) = match p.storage {
             BufferStorage::NotABuffer => (STORAGE_NOT_A_BUFFER, 0, 0),
@@ -121,6 +125,7 @@ pub fn decode(bytes: &[u8], entry_point: &str) -> Result<KernelAbi, ArtifactErro
             KIND_TEXTURE2D_HEAP if no_params => Some(PropertyKind::Texture2dHeap),
             KIND_TEXTURE3D_HEAP if no_params => Some(PropertyKind::Texture3dHeap),
             KIND_ACCEL if k1 == 0 => Some(PropertyKind::AccelerationStructure { roles: k0 }),
+            KIND_UNIFORM_BUFFER if no_params => Some(PropertyKind::UniformBuffer),
             _ => None,
         };
         let Some(kind) = kind else {
@@ -158,7 +163,8 @@ pub fn decode(bytes: &[u8], entry_point: &str) -> Result<KernelAbi, ArtifactErro
 /// variable (`StorageBuffer` class for `StorageBuffer`; a storage image of
 /// the property's dimension and texel type for `StorageImage`; an
 /// acceleration structure for `AccelerationStructure`; a `StorageBuffer`
-/// runtime array for `BufferHeap`), and no two variables
+/// runtime array for `BufferHeap`; a `Uniform` struct for `UniformBuffer`),
+/// and no two variables
 /// share a set and binding. Otherwise a loaded
 /// module would read a descriptor the runner never binds, or binds as
 /// something else. (The converse may not hold: the optimizer can drop a
@@ -201,6 +207,9 @@ pub fn check_interface(m: &rspirv::dr::Module, abi: &KernelAbi) -> Result<(), Ar
         });
         let ok = match (p.kind, class, pointee) {
             (PropertyKind::StorageBuffer, Some(Operand::StorageClass(StorageClass::StorageBuffer)), Some(_)) => true,
+            (PropertyKind::UniformBuffer, Some(Operand::StorageClass(StorageClass::Uniform)), Some(t)) => {
+                t.class.opcode == Op::TypeStruct
+            }
             // The bindless buffer heap: an unbounded array of storage-buffer blocks.
             (PropertyKind::BufferHeap, Some(Operand::StorageClass(StorageClass::StorageBuffer)), Some(t)) => {
                 t.class.opcode == Op::TypeRuntimeArray

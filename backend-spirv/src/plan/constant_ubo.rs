@@ -4,7 +4,11 @@
 //!
 //! Only layouts with an exact host -> std140 serializer are eligible: arrays
 //! whose element is a 32- or 64-bit integer or float scalar, or a 2-, 3- or
-//! 4-lane vector of 32-bit integers or floats. In std140 an array's stride is
+//! 4-lane vector of 32-bit integers or floats; 8-bit integer and 16-bit
+//! integer or `f16` scalars and vectors only when the target enables the
+//! matching Uniform-storage feature (`uniformAndStorageBuffer8BitAccess` /
+//! `uniformAndStorageBuffer16BitAccess`, [`NarrowAccess`]), otherwise they
+//! stay inline with that reason. In std140 an array's stride is
 //! its element size rounded up to 16; an element's bytes are the prefix of
 //! its host bytes (a host `vec3` is padded to 16 bytes, std140 keeps the
 //! first 12 and pads the rest to the stride). Every step is checked: the
@@ -14,16 +18,21 @@
 //! `maxUniformBufferRange`). A constant that does not fit is kept inline,
 //! with the reason recorded; it is never truncated.
 //!
-//! Consumes: the module and the kernel-reachable functions' structural
-//! closures. Produces: [`ConstantUboPlan`] (placements, inline reasons and
-//! the serialized bytes, which the artifact's constant-data section holds).
-//! Preserves: the module (a plan only).
+//! A candidate used as a `phi` incoming value stays inline (a load would
+//! have to sit on the incoming edge, not in the phi's block).
 //!
-//! Status: the planner and serializer are complete and tested; emission does
-//! not yet read from the buffer (placed constants are still emitted inline)
-//! and the runner does not bind it, so `compile` does not call the planner.
+//! Consumes: the module, the kernel-reachable functions' structural
+//! closures and the target's feature snapshot. Produces: [`ConstantUboPlan`]
+//! (placements, inline reasons, the serialized bytes, which the artifact's
+//! constant-data section holds, and the descriptor binding, [`bind`]).
+//! Preserves: the module (a plan only). `compile` runs it ([`plan_kernel`]);
+//! `emit::constant_ubo` reads the placed constants from the buffer.
 
-use xir::{Const, ConstValue, FuncId, Module, Type, TypeId, TypeTable, Value};
+use xir::{Block, Const, ConstValue, FuncId, Module, Opcode, Type, TypeId, TypeTable, Value};
+
+use crate::abi::{BufferStorage, Property, PropertyKind, Role, LOCAL_SET};
+use crate::features::{Feature, FeatureSet};
+use crate::plan::bindings::BindingPlan;
 
 /// Vulkan's guaranteed minimum `maxUniformBufferRange`, in bytes.
 pub const PORTABLE_UBO_RANGE: u64 = 16 * 1024;
@@ -47,21 +56,74 @@ pub struct Std140Array {
     pub size: u64,
 }
 
-/// The std140 layout of `ty`, or why it has no exact serializer here.
+/// Which narrow element widths the target may read from a uniform block.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NarrowAccess {
+    /// `uniformAndStorageBuffer8BitAccess` is enabled: 8-bit integer elements.
+    pub bits8: bool,
+    /// `uniformAndStorageBuffer16BitAccess` is enabled: 16-bit integer and `f16` elements.
+    pub bits16: bool,
+}
+
+impl NarrowAccess {
+    /// No narrow element (the target is unknown or enables neither feature).
+    pub const NONE: NarrowAccess = NarrowAccess { bits8: false, bits16: false };
+
+    /// What a device snapshot enables (`None`, an unknown target: nothing narrow).
+    pub fn of_device(device: Option<&FeatureSet>) -> NarrowAccess {
+        let on = |f| device.is_some_and(|d| d.contains(f));
+        NarrowAccess {
+            bits8: on(Feature::UniformAndStorageBuffer8BitAccess),
+            bits16: on(Feature::UniformAndStorageBuffer16BitAccess),
+        }
+    }
+}
+
+/// The std140 layout of `ty` without narrow elements, or why it has no exact serializer here.
 pub fn std140_array(t: &TypeTable, ty: TypeId) -> Result<Std140Array, String> {
+    std140_array_for(t, ty, NarrowAccess::NONE)
+}
+
+/// The std140 layout of `ty` when the target reads the `narrow` widths from
+/// uniform blocks, or why it has no exact serializer here.
+pub fn std140_array_for(t: &TypeTable, ty: TypeId, narrow: NarrowAccess) -> Result<Std140Array, String> {
     let name = || xir::verify::type_name(t, ty);
     let Type::Array { elem, len } = t.get(ty) else {
         return Err(format!("`{}` is not an array", name()));
     };
     let (elem, len) = (*elem, *len);
-    let scalar_ok = |s: TypeId, wide: bool| match t.get(s) {
-        Type::Int { bits, .. } => *bits == 32 || (wide && *bits == 64),
-        Type::Float(f) => f.bits() == 32 || (wide && f.bits() == 64),
-        _ => false,
+    // Bytes of one scalar lane, or why the scalar is not eligible.
+    let lane = |s: TypeId, wide: bool| -> Result<u64, String> {
+        let (bits, fp8) = match t.get(s) {
+            Type::Int { bits, .. } => (*bits as u32, false),
+            Type::Float(f) => (f.bits(), f.bits() == 8),
+            _ => (0, false),
+        };
+        match bits {
+            32 => Ok(4),
+            64 if wide => Ok(8),
+            16 if narrow.bits16 => Ok(2),
+            8 if narrow.bits8 && !fp8 => Ok(1),
+            16 => Err(format!(
+                "`{}`: 16-bit elements in a uniform block need the device feature \
+                 uniformAndStorageBuffer16BitAccess, which the target does not enable",
+                name()
+            )),
+            8 if !fp8 => Err(format!(
+                "`{}`: 8-bit elements in a uniform block need the device feature \
+                 uniformAndStorageBuffer8BitAccess, which the target does not enable",
+                name()
+            )),
+            _ => Err(format!(
+                "`{}`: only arrays of 32/64-bit scalars and 32-bit 2-4 lane vectors (8/16-bit ones with the \
+                 Uniform-storage feature) have an exact std140 serializer",
+                name()
+            )),
+        }
     };
     let elem_size = match t.get(elem) {
-        Type::Int { .. } | Type::Float(_) if scalar_ok(elem, true) => (t.scalar_bits(elem) / 8) as u64,
-        Type::Vector { elem: s, lanes } if (2..=4).contains(lanes) && scalar_ok(*s, false) => 4 * *lanes as u64,
+        Type::Int { .. } | Type::Float(_) => lane(elem, true)?,
+        Type::Vector { elem: s, lanes } if (2..=4).contains(lanes) => lane(*s, false)? * *lanes as u64,
         _ => {
             return Err(format!(
                 "`{}`: only arrays of 32/64-bit scalars and 32-bit 2-4 lane vectors have an exact std140 serializer",
@@ -108,7 +170,12 @@ fn host_bytes(m: &Module, c: Const, out: &mut Vec<u8>) -> Result<(), String> {
 
 /// Serialize an array constant to its exact std140 bytes (`layout.size` long).
 pub fn serialize_std140(m: &Module, c: Const) -> Result<Vec<u8>, String> {
-    let layout = std140_array(&m.types, m.consts.get(c).ty)?;
+    serialize_std140_for(m, c, NarrowAccess { bits8: true, bits16: true })
+}
+
+/// [`serialize_std140`] with only the `narrow` widths eligible.
+pub fn serialize_std140_for(m: &Module, c: Const, narrow: NarrowAccess) -> Result<Vec<u8>, String> {
+    let layout = std140_array_for(&m.types, m.consts.get(c).ty, narrow)?;
     let mut host = Vec::new();
     host_bytes(m, c, &mut host)?;
     let host_len = layout.host_stride.checked_mul(layout.len).ok_or("host size overflows")?;
@@ -141,12 +208,31 @@ pub struct ConstantUboPlan {
     pub inline: Vec<(Const, String)>,
     /// The buffer's bytes (`placed` serialized at their offsets).
     pub bytes: Vec<u8>,
+    /// The set-0 binding of the buffer, once [`bind`] gave it one (`None` while nothing is placed).
+    pub binding: Option<u32>,
+}
+
+impl ConstantUboPlan {
+    /// The placement of constant `c`, when it lives in the buffer.
+    pub fn placement(&self, c: Const) -> Option<(usize, &Placed)> {
+        self.placed.iter().enumerate().find(|(_, p)| p.constant == c)
+    }
+
+    /// The recorded reason constant `c` stays inline, when it was a candidate.
+    pub fn inline_reason(&self, c: Const) -> Option<&str> {
+        self.inline.iter().find(|(k, _)| *k == c).map(|(_, r)| r.as_str())
+    }
 }
 
 /// Plan the given candidate constants in order (first come, first placed),
 /// within `limit` bytes. Constants under [`UBO_THRESHOLD`] host bytes and
 /// non-arrays are not candidates and are skipped silently.
 pub fn plan_constants(m: &Module, candidates: &[Const], limit: u64) -> ConstantUboPlan {
+    plan_constants_for(m, candidates, limit, NarrowAccess::NONE)
+}
+
+/// [`plan_constants`] for a target that reads the `narrow` widths from uniform blocks.
+pub fn plan_constants_for(m: &Module, candidates: &[Const], limit: u64, narrow: NarrowAccess) -> ConstantUboPlan {
     let mut plan = ConstantUboPlan::default();
     let mut end = 0u64;
     for &c in candidates {
@@ -157,7 +243,7 @@ pub fn plan_constants(m: &Module, candidates: &[Const], limit: u64) -> ConstantU
         if !matches!(m.types.get(ty), Type::Array { .. }) || m.types.size_align(ty).0 < UBO_THRESHOLD {
             continue;
         }
-        let layout = match std140_array(&m.types, ty) {
+        let layout = match std140_array_for(&m.types, ty, narrow) {
             Ok(l) => l,
             Err(e) => {
                 plan.inline.push((c, e));
@@ -176,7 +262,7 @@ pub fn plan_constants(m: &Module, candidates: &[Const], limit: u64) -> ConstantU
             ));
             continue;
         };
-        match serialize_std140(m, c) {
+        match serialize_std140_for(m, c, narrow) {
             Ok(bytes) => {
                 plan.bytes.resize(offset as usize, 0);
                 plan.bytes.extend_from_slice(&bytes);
@@ -190,14 +276,29 @@ pub fn plan_constants(m: &Module, candidates: &[Const], limit: u64) -> ConstantU
 }
 
 /// The array constants the reachable code of `order` uses as operands, in
-/// first-use order (functions, then their closure blocks, then instructions).
-pub fn candidates(m: &Module, order: &[(FuncId, Vec<xir::Block>)]) -> Vec<Const> {
+/// first-use order (functions, then their closure blocks, then instructions),
+/// without those some `phi` uses ([`phi_constants`]).
+pub fn candidates(m: &Module, order: &[(FuncId, Vec<Block>)]) -> Vec<Const> {
+    let phi = phi_constants(m, order);
+    array_operands(m, order, |op| op != Opcode::Phi).into_iter().filter(|c| !phi.contains(c)).collect()
+}
+
+/// The array constants some reachable `phi` takes as an incoming value, in first-use order.
+pub fn phi_constants(m: &Module, order: &[(FuncId, Vec<Block>)]) -> Vec<Const> {
+    array_operands(m, order, |op| op == Opcode::Phi)
+}
+
+fn array_operands(m: &Module, order: &[(FuncId, Vec<Block>)], keep: impl Fn(Opcode) -> bool) -> Vec<Const> {
     let mut out = Vec::new();
     for (fid, blocks) in order {
         let f = m.func(*fid);
         for &b in blocks {
             for &i in &f.block(b).insts {
-                for v in &f.inst(i).operands {
+                let d = f.inst(i);
+                if !keep(d.opcode) {
+                    continue;
+                }
+                for v in &d.operands {
                     if let Value::Const(c) = v {
                         if matches!(m.types.get(m.consts.get(*c).ty), Type::Array { .. }) && !out.contains(c) {
                             out.push(*c);
@@ -208,6 +309,57 @@ pub fn candidates(m: &Module, order: &[(FuncId, Vec<xir::Block>)]) -> Vec<Const>
         }
     }
     out
+}
+
+/// The kernel's plan: its candidates placed within the portable range, with
+/// narrow elements only where `device` enables the Uniform-storage feature;
+/// large array constants some `phi` takes stay inline with that reason.
+pub fn plan_kernel(m: &Module, order: &[(FuncId, Vec<Block>)], device: Option<&FeatureSet>) -> ConstantUboPlan {
+    let mut plan = plan_constants_for(m, &candidates(m, order), PORTABLE_UBO_RANGE, NarrowAccess::of_device(device));
+    for c in phi_constants(m, order) {
+        let ty = m.consts.get(c).ty;
+        if m.types.size_align(ty).0 >= UBO_THRESHOLD && plan.inline_reason(c).is_none() {
+            plan.inline.push((
+                c,
+                format!(
+                    "`{}` is a phi incoming value: it stays an inline constant",
+                    xir::verify::type_name(&m.types, ty)
+                ),
+            ));
+        }
+    }
+    plan
+}
+
+/// Give the buffer its descriptor: the next dense set-0 binding after the
+/// argument descriptors, as a `UniformBuffer` property with role
+/// `ConstantData` placed before the heaps, then re-check the canonical
+/// shape. Nothing happens when nothing is placed.
+pub fn bind(plan: &mut ConstantUboPlan, bindings: &mut BindingPlan) -> Result<(), String> {
+    if plan.placed.is_empty() {
+        return Ok(());
+    }
+    let props = &mut bindings.abi.properties;
+    let binding = props.iter().filter(|p| p.kind.is_descriptor() && p.set == LOCAL_SET).count() as u32;
+    let at = props.iter().position(|p| p.role == Role::Heap).unwrap_or(props.len());
+    let size = u32::try_from(plan.bytes.len()).map_err(|_| "constant data does not fit 32 bits".to_string())?;
+    props.insert(
+        at,
+        Property {
+            kind: PropertyKind::UniformBuffer,
+            role: Role::ConstantData,
+            arg_index: None,
+            set: LOCAL_SET,
+            binding,
+            storage: BufferStorage::Block { size },
+        },
+    );
+    bindings
+        .abi
+        .check_shape()
+        .map_err(|e| format!("internal: the kernel ABI with constant data is not canonical: {e}"))?;
+    plan.binding = Some(binding);
+    Ok(())
 }
 
 #[cfg(test)]
@@ -288,7 +440,39 @@ mod tests {
         assert_eq!(p.bytes.len(), 16384);
         let inline: Vec<Const> = p.inline.iter().map(|x| x.0).collect();
         assert_eq!(inline, vec![b, halves]);
-        assert!(p.inline[1].1.contains("exact std140 serializer"), "{}", p.inline[1].1);
+        assert!(p.inline[1].1.contains("uniformAndStorageBuffer16BitAccess"), "{}", p.inline[1].1);
         assert_eq!(&p.bytes[9600..9604], &1u32.to_le_bytes());
+    }
+
+    #[test]
+    fn narrow_elements_are_gated_by_their_uniform_storage_feature() {
+        let mut m = Module::default();
+        let halves = array_const(&mut m, Type::Float(FloatFormat::F16), None, 200, |i| 0x3c00 + i);
+        let bytes = array_const(&mut m, Type::Int { bits: 8, signed: false }, None, 300, |i| i & 0xff);
+        let h3 = array_const(&mut m, Type::Int { bits: 16, signed: true }, Some(3), 40, |k| k);
+        let fp8 = array_const(&mut m, Type::Float(FloatFormat::E4M3), None, 300, |i| i & 0x7f);
+        let sixteen = NarrowAccess { bits8: false, bits16: true };
+        let eight = NarrowAccess { bits8: true, bits16: false };
+        // Each width needs its own feature; FP8 never has an exact serializer here.
+        let p = plan_constants_for(&m, &[halves, bytes, h3, fp8], PORTABLE_UBO_RANGE, sixteen);
+        let placed: Vec<Const> = p.placed.iter().map(|x| x.constant).collect();
+        assert_eq!(placed, vec![halves, h3]);
+        assert!(p.inline_reason(bytes).unwrap().contains("uniformAndStorageBuffer8BitAccess"));
+        assert!(p.inline_reason(fp8).unwrap().contains("exact std140 serializer"));
+        let p = plan_constants_for(&m, &[halves, bytes], PORTABLE_UBO_RANGE, eight);
+        assert_eq!(p.placed.iter().map(|x| x.constant).collect::<Vec<_>>(), vec![bytes]);
+        assert!(p.inline_reason(halves).unwrap().contains("uniformAndStorageBuffer16BitAccess"));
+        // Layouts: f16 element 2 bytes at stride 16; vec3<i16> host 8 bytes, element 6.
+        let l = std140_array_for(&m.types, m.consts.get(halves).ty, sixteen).unwrap();
+        assert_eq!((l.host_stride, l.elem_size, l.stride, l.size), (2, 2, 16, 3200));
+        let l = std140_array_for(&m.types, m.consts.get(h3).ty, sixteen).unwrap();
+        assert_eq!((l.host_stride, l.elem_size, l.stride), (8, 6, 16));
+        let half = |b: &[u8], o: usize| u16::from_le_bytes([b[o], b[o + 1]]);
+        let b = serialize_std140_for(&m, h3, sixteen).unwrap();
+        assert_eq!((half(&b, 32), half(&b, 34), half(&b, 36), half(&b, 38)), (16, 17, 18, 0));
+        let b = serialize_std140_for(&m, halves, sixteen).unwrap();
+        assert_eq!((half(&b, 16 * 5), half(&b, 16 * 5 + 2)), (0x3c05, 0));
+        assert_eq!(NarrowAccess::of_device(None), NarrowAccess::NONE);
+        assert_eq!(NarrowAccess::of_device(Some(&FeatureSet::all())), NarrowAccess { bits8: true, bits16: true });
     }
 }

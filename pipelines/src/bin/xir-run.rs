@@ -136,7 +136,7 @@ fn run(args: &Args) -> Result<(), String> {
         let (k, out) = xir_pipelines::backend::compile(&legal, Some(&name), args.opt_level, args.fast_math)?;
         let device = open_device(!out.printers.is_empty())?;
         let (outputs, timing) = if out.printers.is_empty() {
-            xir_spirv::vulkan::run_kernel(&device, &legal, k, &out.words, &out.abi, &inputs, dispatch)
+            xir_spirv::vulkan::run_compiled(&device, &legal, k, (&out).into(), &inputs, dispatch)
                 .map_err(|e| e.to_string())?
         } else {
             run_printing(&device, &legal, k, &out.words, &out.abi, &out.printers, &inputs, dispatch)?
@@ -191,8 +191,7 @@ fn run_artifact(path: &str, args: &Args, inputs: &Inputs, dispatch: [u32; 3]) ->
     }
     let (sig, k) = art.signature_module().map_err(|e| format!("{path}: {e}"))?;
     let (outputs, timing) = if art.printers.is_empty() {
-        xir_spirv::vulkan::run_kernel(&device, &sig, k, &art.words, &art.abi, inputs, dispatch)
-            .map_err(|e| e.to_string())?
+        xir_spirv::vulkan::run_compiled(&device, &sig, k, (&art).into(), inputs, dispatch).map_err(|e| e.to_string())?
     } else {
         run_printing(&device, &sig, k, &art.words, &art.abi, &art.printers, inputs, dispatch)?
     };
