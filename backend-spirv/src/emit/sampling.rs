@@ -39,6 +39,8 @@ pub struct SamplingState {
     pub samplers: Option<(Word, Word)>,
     /// Per dimension (index 0: 2D, 1: 3D): the heap variable and its image type.
     pub heaps: [Option<(Word, Word)>; 2],
+    /// Ids already decorated `NonUniform` (a divergent selector value may feed several samples).
+    pub nonuniform: rustc_hash::FxHashSet<Word>,
 }
 
 const U32: ScalarKind = ScalarKind::Int { bits: 32, signed: false };
@@ -187,7 +189,9 @@ impl Emitter<'_> {
             self.cap(Capability::ShaderNonUniform);
             self.cap(Capability::SampledImageArrayNonUniformIndexing);
             for w in nonuniform {
-                self.decorate(w, Decoration::NonUniform, &[]);
+                if self.sampling.nonuniform.insert(w) {
+                    self.decorate(w, Decoration::NonUniform, &[]);
+                }
             }
         }
         Ok(())

@@ -20,6 +20,7 @@ mod typed;
 
 pub use bindless::{check_descriptor_limits, DescriptorCounts, DescriptorLimits};
 pub use compare::ulp_tolerance;
+pub use texture_heap::filter_tolerance;
 pub use device::Device;
 pub use dispatch::{dispatch, dispatch_resources, Resource};
 pub use printf::{imports_debug_printf, run_kernel_printing, PrintCapture, PrintedLine, PRINTF_BUFFER_SIZE};

@@ -50,6 +50,21 @@ impl HeapTexture {
     }
 }
 
+/// The largest difference between a device's filtered sample and the
+/// interpreter's, for texels within a range of `range` (max - min) on a
+/// `dim`-dimensional texture (docs/vulkan.md, "Sampling"): each dimension's
+/// weight is quantized to `subTexelPrecisionBits`, the mip blend to
+/// `mipmapPrecisionBits`, so `(dim * 2^-subTexel + 2^-mipmap) * range`, plus
+/// 2^-20 for f32 rounding. Point samples at texel centres have no such error
+/// and are compared exactly.
+pub fn filter_tolerance(device: &Device, dim: u32, range: f64) -> f64 {
+    // SAFETY: `physical` belongs to `instance`.
+    let limits = unsafe { device.instance.get_physical_device_properties(device.physical).limits };
+    let sub = (-f64::from(limits.sub_texel_precision_bits)).exp2();
+    let mip = (-f64::from(limits.mipmap_precision_bits)).exp2();
+    (f64::from(dim) * sub + mip) * range + (-20f64).exp2()
+}
+
 /// Texture slots taken out of the bindless inputs, by heap.
 #[derive(Default)]
 pub(crate) struct Textures {

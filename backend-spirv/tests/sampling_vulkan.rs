@@ -1,0 +1,185 @@
+//! Bindless textures and sampling on Vulkan against the interpreter, for 2D
+//! and 3D textures with mip chains, through a divergent slot and a divergent
+//! sampler selector: texel reads and mip sizes through the heap, and
+//! `texture.sample` / `sample_level` / `sample_grad` with the four point
+//! samplers (every address mode) must match bit for bit; the linear samplers
+//! (bilinear, trilinear, anisotropic with isotropic gradients) must match
+//! within the bound of docs/vulkan.md ("Sampling"), used for those results
+//! only. Inputs are generated so that point samples sit at texel centres of
+//! the level they read (no subtexel rounding can move them) and mip levels
+//! are never chosen at a half-way LOD.
+
+mod common;
+
+use common::*;
+use serde_json::{json, Value as Json};
+use xir_spirv::Feature;
+
+/// Threads per dispatch.
+const THREADS: usize = 32;
+
+fn kernel_src(d: usize, linear_grad_base: u32) -> String {
+    let vf = format!("vec<f32, {d}>");
+    let vu = format!("vec<u32, {d}>");
+    format!(
+        r#"kernel @k(%h: bindless_array, %uv0: buffer<{vf}>, %uv1: buffer<{vf}>, %ddx: buffer<{vf}>, %co: buffer<{vu}>, %pr: buffer<{vf}>, %gx: buffer<{vf}>, %gy: buffer<{vf}>, %exact: buffer<vec<f32, 4>>, %filt: buffer<vec<f32, 4>>, %sz: buffer<{vu}>) block_size(8, 1, 1) {{
+^entry:
+  %t = extract $dispatch_id, u32 0 : u32
+  %s = mod %t, u32 2 : u32
+  %sel = mod %t, u32 4 : u32
+  %p = buffer.read %uv0, %t : {vf}
+  %q = buffer.read %uv1, %t : {vf}
+  %dx = buffer.read %ddx, %t : {vf}
+  %c = buffer.read %co, %t : {vu}
+  %a = texture.sample %h, %s, %p, %sel : vec<f32, 4>
+  %b = texture.sample_level %h, %s, %q, f32 1.0, %sel : vec<f32, 4>
+  %zero = buffer.read %gx, u32 0 : {vf}
+  %zz = sub %zero, %zero : {vf}
+  %g = texture.sample_grad %h, %s, %q, %dx, %zz, %sel : vec<f32, 4>
+  %r = bindless.texture{d}d_read %h, %s, %c : vec<f32, 4>
+  %lv = mod %t, u32 5 : u32
+  %z = bindless.texture{d}d_size %h, %s, %lv : {vu}
+  buffer.write %sz, %t, %z
+  %e0 = mul %t, u32 4 : u32
+  buffer.write %exact, %e0, %a
+  %e1 = add %e0, u32 1 : u32
+  buffer.write %exact, %e1, %b
+  %e2 = add %e0, u32 2 : u32
+  buffer.write %exact, %e2, %g
+  %e3 = add %e0, u32 3 : u32
+  buffer.write %exact, %e3, %r
+  %pp = buffer.read %pr, %t : {vf}
+  %x = buffer.read %gx, %t : {vf}
+  %y = buffer.read %gy, %t : {vf}
+  %f4 = add %sel, u32 4 : u32
+  %f8 = add %sel, u32 8 : u32
+  %fg = add %sel, u32 {linear_grad_base} : u32
+  %la = texture.sample %h, %s, %pp, %f4 : vec<f32, 4>
+  %lb = texture.sample_level %h, %s, %pp, f32 0.75, %f8 : vec<f32, 4>
+  %lc = texture.sample_grad %h, %s, %pp, %x, %y, %fg : vec<f32, 4>
+  %i0 = mul %t, u32 3 : u32
+  buffer.write %filt, %i0, %la
+  %i1 = add %i0, u32 1 : u32
+  buffer.write %filt, %i1, %lb
+  %i2 = add %i0, u32 2 : u32
+  buffer.write %filt, %i2, %lc
+  return
+}}
+"#
+    )
+}
+
+/// A small deterministic generator (xorshift) of values in [0, 1) on a 1/256 grid.
+struct Rng(u32);
+
+impl Rng {
+    fn next(&mut self) -> f64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 17;
+        self.0 ^= self.0 << 5;
+        f64::from(self.0 % 256) / 256.0
+    }
+}
+
+fn extent(s: u32, l: u32) -> u32 {
+    (s >> l).max(1)
+}
+
+/// A texture slot of `size` (level 0) with `levels` levels of random texels.
+fn texture(rng: &mut Rng, size: &[u32], levels: u32) -> Json {
+    let mut level = |l: u32| -> Json {
+        let n: u32 = size.iter().map(|&s| extent(s, l)).product();
+        Json::Array((0..n).map(|_| json!([rng.next(), rng.next(), rng.next(), rng.next()])).collect())
+    };
+    let texels = level(0);
+    let mips: Vec<Json> = (1..levels).map(level).collect();
+    json!({"elem": "f32", "size": size, "texels": texels, "mips": mips})
+}
+
+/// Inputs for the kernel of dimension `d` over the two slot sizes.
+fn inputs(d: usize, sizes: [&[u32]; 2], levels: [u32; 2]) -> xir::interp::Inputs {
+    let mut rng = Rng(0x9e37_79b9);
+    let slots = vec![texture(&mut rng, sizes[0], levels[0]), texture(&mut rng, sizes[1], levels[1])];
+    let [mut uv0, mut uv1, mut ddx, mut co, mut pr, mut gx, mut gy]: [Vec<Json>; 7] = Default::default();
+    let push = |v: &mut Vec<Json>, x: Vec<f64>| v.push(json!(x));
+    for t in 0..THREADS {
+        let size = sizes[t % 2];
+        let centre = |level: u32, rng: &mut Rng| -> Vec<f64> {
+            // A texel centre up to 3 texels outside the level (every address mode wraps it).
+            size.iter()
+                .map(|&s| {
+                    let n = extent(s, level) as i64;
+                    let i = (rng.next() * (n + 6) as f64) as i64 - 3;
+                    (i as f64 + 0.5) / n as f64
+                })
+                .collect()
+        };
+        let (a, b) = (centre(0, &mut rng), centre(1, &mut rng));
+        push(&mut uv0, a);
+        push(&mut uv1, b);
+        // rho_x = 2 exactly: LOD 1 (level 1 for the nearest-mip point samplers).
+        push(&mut ddx, (0..d).map(|k| if k == 0 { 2.0 / f64::from(size[0]) } else { 0.0 }).collect());
+        co.push(json!(size.iter().map(|&s| (rng.next() * f64::from(s)) as u32).collect::<Vec<_>>()));
+        push(&mut pr, (0..d).map(|_| rng.next() * 2.0 - 0.5).collect());
+        // Isotropic gradients: |ddx * size| = |ddy * size| = 1.5 (LOD log2 1.5, never a half-way level).
+        push(&mut gx, (0..d).map(|k| if k == 0 { 1.5 / f64::from(size[0]) } else { 0.0 }).collect());
+        push(&mut gy, (0..d).map(|k| if k == 1 { 1.5 / f64::from(size[1]) } else { 0.0 }).collect());
+    }
+    let zeros = |n: usize, lanes: usize| Json::Array(vec![json!(vec![0; lanes]); n]);
+    let j = json!({"dispatch": [THREADS, 1, 1], "args": {
+        "h": {"slots": slots}, "uv0": uv0, "uv1": uv1, "ddx": ddx, "co": co, "pr": pr, "gx": gx, "gy": gy,
+        "exact": zeros(THREADS * 4, 4), "filt": zeros(THREADS * 3, 4), "sz": zeros(THREADS, d)}});
+    xir::interp::Inputs::from_json(&j.to_string()).expect("inputs")
+}
+
+/// Largest absolute lane difference between two encoded `vec<f32, 4>` buffers.
+fn max_error(a: &Json, b: &Json) -> f64 {
+    let lanes = |j: &Json| -> Vec<f64> {
+        j.as_array().unwrap().iter().flat_map(|v| v.as_array().unwrap().iter().map(|x| x.as_f64().unwrap())).collect()
+    };
+    lanes(a).iter().zip(lanes(b)).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max)
+}
+
+fn run(d: usize, sizes: [&[u32]; 2], levels: [u32; 2], linear_grad_base: u32) {
+    let Some(dev) = vulkan_device() else { return };
+    let m = parse(&kernel_src(d, linear_grad_base));
+    let k = kernel_of(&m);
+    let inputs = inputs(d, sizes, levels);
+    let want = xir::interp::run_kernel(&m, k, &inputs).expect("interpreter");
+    for f in [Feature::SampledImageArrayNonUniformIndexing, Feature::RuntimeDescriptorArray, Feature::SamplerAnisotropy]
+    {
+        if !dev.enabled.contains(f) {
+            eprintln!("\n!!!!!!!! SKIPPING: {} lacks {} !!!!!!!!\n", dev.name, f.vulkan_name());
+            return;
+        }
+    }
+    for level in [0u8, 2] {
+        let out = xir_spirv::compile(&m, k, &opts(level, false)).expect("compiles");
+        let (got, _) =
+            xir_spirv::vulkan::run_kernel(&dev, &m, k, &out.words, &out.abi, &inputs, [THREADS as u32, 1, 1])
+                .expect("runs on Vulkan");
+        // Everything but the filtered results: bit for bit (texture slots come back as given).
+        let mut exact_want = want.clone();
+        let mut exact_got = got.clone();
+        let filt_want = exact_want.buffers.remove("filt").unwrap();
+        let filt_got = exact_got.buffers.remove("filt").unwrap();
+        assert_eq!(exact_want.first_mismatch(&exact_got, |_, _| false), None, "{d}D -O{level}");
+        // Texels are in [0, 1): the documented bound (docs/vulkan.md) with range 1.
+        let bound = xir_spirv::vulkan::filter_tolerance(&dev, d as u32, 1.0);
+        let err = max_error(&filt_want, &filt_got);
+        eprintln!("{d}D -O{level} on {}: largest filtered difference {err:e} (bound {bound:e})", dev.name);
+        assert!(err <= bound, "{d}D -O{level}: {err} over the bound {bound}");
+    }
+}
+
+#[test]
+fn bindless_2d_textures_read_size_and_sample_like_the_interpreter_on_vulkan() {
+    // Slot 0: 8x8 with 4 levels; slot 1: 4x8 with 3; linear sample_grad with the anisotropic samplers.
+    run(2, [&[8, 8], &[4, 8]], [4, 3], 12);
+}
+
+#[test]
+fn bindless_3d_textures_read_size_and_sample_like_the_interpreter_on_vulkan() {
+    // Slot 0: 4x4x4 with 3 levels; slot 1: 2x4x2 with 2; linear sample_grad trilinear.
+    run(3, [&[4, 4, 4], &[2, 4, 2]], [3, 2], 8);
+}
