@@ -100,17 +100,9 @@ fn captured_lines_equal_the_interpreters_at_o0_and_o2() {
         let o = xir_spirv::CompileOptions { device_features: Some(dev.enabled), ..opts(level, false) };
         let out = xir_spirv::compile(&m, k, &o).expect("compiles for the device");
         assert_eq!(out.printers.len(), 4);
-        let (got, _, cap) = xir_spirv::vulkan::run_kernel_printing(
-            &dev,
-            &m,
-            k,
-            &out.words,
-            &out.abi,
-            &out.printers,
-            &inputs(),
-            [8, 1, 1],
-        )
-        .expect("runs on Vulkan");
+        let (got, _, cap) =
+            xir_spirv::vulkan::run_kernel_printing(&dev, &m, k, (&out).into(), &out.printers, &inputs(), [8, 1, 1])
+                .expect("runs on Vulkan");
         assert!(!cap.truncated, "-O{level}: the printf buffer overflowed");
         // Same lines in the same order (no barriers: workgroup, then invocation).
         assert_eq!(got.printed, want.printed, "-O{level}");
@@ -144,7 +136,7 @@ kernel @k(%out: buffer<u32>) block_size(64, 1, 1) {
     let o = xir_spirv::CompileOptions { device_features: Some(dev.enabled), ..opts(0, false) };
     let out = xir_spirv::compile(&m, k, &o).expect("compiles");
     let (got, _, cap) =
-        xir_spirv::vulkan::run_kernel_printing(&dev, &m, k, &out.words, &out.abi, &out.printers, &inputs, [n, 1, 1])
+        xir_spirv::vulkan::run_kernel_printing(&dev, &m, k, (&out).into(), &out.printers, &inputs, [n, 1, 1])
             .expect("runs");
     // 1024 messages of 8 header + 3 + 2 words: 53 KiB, over the layer's default 1 KiB.
     eprintln!("printf buffer: {:?} bytes, {} lines", cap.buffer_size, cap.lines.len());
@@ -177,14 +169,44 @@ fn printing_kernels_are_refused_without_the_capture() {
     let e = xir_spirv::vulkan::run_kernel(&dev, &m, k, &out.words, &out.abi, &inputs(), [8, 1, 1]).unwrap_err();
     assert!(matches!(&e, RunError::Printf(why) if why.contains("run_kernel_printing")), "{e}");
     // Nor does the printing runner on a device opened without the capture.
-    let e =
-        xir_spirv::vulkan::run_kernel_printing(&dev, &m, k, &out.words, &out.abi, &out.printers, &inputs(), [8, 1, 1])
-            .unwrap_err();
+    let e = xir_spirv::vulkan::run_kernel_printing(&dev, &m, k, (&out).into(), &out.printers, &inputs(), [8, 1, 1])
+        .unwrap_err();
     assert!(matches!(&e, RunError::Printf(why) if why.contains("with_printf")), "{e}");
     // Damaged records (from a caller, not the codec) are refused before any dispatch.
     let mut bad = out.printers.clone();
     bad[1].arg_types.pop();
-    let e = xir_spirv::vulkan::run_kernel_printing(&dev, &m, k, &out.words, &out.abi, &bad, &inputs(), [8, 1, 1])
-        .unwrap_err();
+    let e = xir_spirv::vulkan::run_kernel_printing(&dev, &m, k, (&out).into(), &bad, &inputs(), [8, 1, 1]).unwrap_err();
     assert!(matches!(&e, RunError::Printf(why) if why.contains("8 placeholders for 7 arguments")), "{e}");
+}
+
+#[test]
+fn a_printing_kernel_with_constant_data_binds_it() {
+    let Some(dev) = printf_device() else { return };
+    let table: Vec<String> = (0..64).map(|i| format!("{:.1}", i as f32 * 1.5 - 7.0)).collect();
+    let src = format!(
+        "kernel @k(%out: buffer<f32>) block_size(16, 1, 1) {{\n^entry:\n  \
+         %i = extract $dispatch_id, u32 0 : u32\n  \
+         %j = mod %i, u32 64 : u32\n  \
+         %x = extract array<f32, 64> [{}], %j : f32\n  \
+         print \"table[{{}}]={{}}\", %j, %x\n  \
+         buffer.write %out, %i, %x\n  return\n}}\n",
+        table.join(", ")
+    );
+    let m = parse(&src);
+    let k = kernel_of(&m);
+    let inputs =
+        xir::interp::Inputs::from_json(r#"{"dispatch": [32, 1, 1], "args": {"out": {"fill": 0.0, "len": 32}}}"#)
+            .expect("inputs");
+    let want = xir::interp::run_kernel(&m, k, &inputs).expect("interpreter");
+    assert_eq!(want.printed[3], "table[3]=-2.5");
+    let o = xir_spirv::CompileOptions { device_features: Some(dev.enabled), ..opts(2, false) };
+    let out = xir_spirv::compile(&m, k, &o).expect("compiles");
+    assert!(out.abi.constant_data_size() > 0, "the table is placed in the constant-data block");
+    let e = xir_spirv::vulkan::run_compiled(&dev, &m, k, (&out).into(), &inputs, [32, 1, 1]).unwrap_err();
+    assert!(matches!(&e, RunError::Printf(_)), "{e}");
+    let (got, _, _) =
+        xir_spirv::vulkan::run_kernel_printing(&dev, &m, k, (&out).into(), &out.printers, &inputs, [32, 1, 1])
+            .expect("runs");
+    assert_eq!(got.printed, want.printed);
+    assert_eq!(want.first_mismatch(&got, |_, _| false), None);
 }

@@ -42,8 +42,7 @@ use ash::vk;
 use xir::interp::{format_value_bits, Inputs, Outputs};
 use xir::{FloatFormat, FuncId, Module, Type, TypeId, TypeTable};
 
-use super::{Device, GpuTiming, RunError};
-use crate::abi::KernelAbi;
+use super::{Compiled, Device, GpuTiming, RunError};
 use crate::artifact::{check_print_type, pieces, Piece, PrinterRecord};
 use crate::emit::print::{words_per_leaf, DEBUG_PRINTF_SET, PRINTF_MARK};
 
@@ -423,25 +422,26 @@ fn payload(p: &str) -> Result<(u32, [u32; 3], Vec<u32>), String> {
     Ok((id, [x, y, z], words))
 }
 
-/// Run a printing kernel on a device opened with [`Device::with_printf`]
-/// and capture its lines (module doc). `printers` are the kernel's printer
-/// records (from the compilation or the artifact); the outputs' `printed`
-/// holds the lines in the interpreter's thread order.
-#[allow(clippy::too_many_arguments)]
+/// Run a printing kernel (its SPIR-V, ABI and constant data) on a device
+/// opened with [`Device::with_printf`] and capture its lines (module doc).
+/// `printers` are the kernel's printer records (from the compilation or the
+/// artifact); the outputs' `printed` holds the lines in the interpreter's
+/// thread order.
 pub fn run_kernel_printing(
     device: &Device,
     module: &Module,
     kernel: FuncId,
-    words: &[u32],
-    abi: &KernelAbi,
+    compiled: Compiled<'_>,
     printers: &[PrinterRecord],
     inputs: &Inputs,
     dispatch_size: [u32; 3],
 ) -> Result<(Outputs, GpuTiming, PrintCapture), RunError> {
     let formats = Formats::new(printers)?;
+    let run = || super::typed::run_compiled_unchecked(device, module, kernel, compiled, inputs, dispatch_size);
+    let abi = compiled.abi;
     let Some(cap) = &device.printf else {
-        if !imports_debug_printf(words) {
-            let (o, t) = super::typed::run_kernel_unchecked(device, module, kernel, words, abi, inputs, dispatch_size)?;
+        if !imports_debug_printf(compiled.words) {
+            let (o, t) = run()?;
             return Ok((o, t, PrintCapture::default()));
         }
         return Err(RunError::Printf(
@@ -450,8 +450,7 @@ pub fn run_kernel_printing(
     };
     let _one = cap.run.lock().map_err(|_| RunError::Printf("a previous capturing dispatch panicked".into()))?;
     cap.take();
-    let (mut outputs, timing) =
-        super::typed::run_kernel_unchecked(device, module, kernel, words, abi, inputs, dispatch_size)?;
+    let (mut outputs, timing) = run()?;
     let mut capture = PrintCapture { buffer_size: cap.buffer_size, ..Default::default() };
     for m in cap.take() {
         let mut parts = m.text.split(PRINTF_MARK);

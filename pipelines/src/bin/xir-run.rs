@@ -139,7 +139,7 @@ fn run(args: &Args) -> Result<(), String> {
             xir_spirv::vulkan::run_compiled(&device, &legal, k, (&out).into(), &inputs, dispatch)
                 .map_err(|e| e.to_string())?
         } else {
-            run_printing(&device, &legal, k, &out.words, &out.abi, &out.printers, &inputs, dispatch)?
+            run_printing(&device, &legal, k, (&out).into(), &out.printers, &inputs, dispatch)?
         };
         if let Some(ns) = timing.dispatch_ns {
             eprintln!("vulkan: {} ({}): dispatch {:.1} us", device.name, device.driver, ns / 1000.0);
@@ -193,7 +193,7 @@ fn run_artifact(path: &str, args: &Args, inputs: &Inputs, dispatch: [u32; 3]) ->
     let (outputs, timing) = if art.printers.is_empty() {
         xir_spirv::vulkan::run_compiled(&device, &sig, k, (&art).into(), inputs, dispatch).map_err(|e| e.to_string())?
     } else {
-        run_printing(&device, &sig, k, &art.words, &art.abi, &art.printers, inputs, dispatch)?
+        run_printing(&device, &sig, k, (&art).into(), &art.printers, inputs, dispatch)?
     };
     if let Some(ns) = timing.dispatch_ns {
         eprintln!("vulkan: {} ({}): dispatch {:.1} us", device.name, device.driver, ns / 1000.0);
@@ -210,19 +210,17 @@ fn open_device(printing: bool) -> Result<xir_spirv::vulkan::Device, String> {
 }
 
 /// Run a printing kernel with its lines captured; a truncated capture fails.
-#[allow(clippy::too_many_arguments)]
 fn run_printing(
     device: &xir_spirv::vulkan::Device,
     module: &Module,
     kernel: xir::FuncId,
-    words: &[u32],
-    abi: &xir_spirv::abi::KernelAbi,
+    compiled: xir_spirv::vulkan::Compiled<'_>,
     printers: &[xir_spirv::artifact::PrinterRecord],
     inputs: &Inputs,
     dispatch: [u32; 3],
 ) -> Result<(Outputs, xir_spirv::vulkan::GpuTiming), String> {
     let (outputs, timing, capture) =
-        xir_spirv::vulkan::run_kernel_printing(device, module, kernel, words, abi, printers, inputs, dispatch)
+        xir_spirv::vulkan::run_kernel_printing(device, module, kernel, compiled, printers, inputs, dispatch)
             .map_err(|e| e.to_string())?;
     if capture.truncated {
         let size = capture.buffer_size.map(|b| format!("{b}-byte ")).unwrap_or_default();
