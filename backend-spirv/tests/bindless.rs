@@ -615,3 +615,36 @@ fn adjacent_threads_writing_sub_word_bindless_elements_match_the_interpreter_on_
         eprintln!("sub-word bindless writes: {} (-O{level}) agrees with the interpreter", dev.name);
     }
 }
+
+#[test]
+fn an_alias_slot_names_an_earlier_buffer_slot_in_the_interpreter_and_the_runner() {
+    let m = parse(SIZES);
+    let k = kernel_of(&m);
+    let with = |h: &str| {
+        xir::interp::Inputs::from_json(&format!(
+            r#"{{"dispatch": [3, 1, 1], "args": {{"h": {{"slots": {h}}}, "g": {{"slots": []}}, "o": [0, 0, 0]}}}}"#
+        ))
+        .expect("inputs")
+    };
+    let good = with(r#"[{"u32": [1, 2, 3]}, {"alias": 0}, {"u16": [7]}]"#);
+    let want = xir::interp::run_kernel(&m, k, &good).expect("interpreter");
+    assert_eq!(want.buffers["o"], serde_json::json!([306, 306, 1]), "the alias has its target's size");
+    assert_eq!(want.buffers["h"]["slots"][1], want.buffers["h"]["slots"][0]);
+    let bad = [
+        r#"[{"alias": 1}, {"u32": [1]}, null]"#,
+        r#"[null, {"alias": 0}, null]"#,
+        r#"[{"u32": [1]}, {"alias": 0}, {"alias": 1}]"#,
+    ];
+    for h in bad {
+        let e = xir::interp::run_kernel(&m, k, &with(h)).unwrap_err().to_string();
+        assert!(e.contains("alias"), "{h}: {e}");
+    }
+    let Some(dev) = vulkan_device() else { return };
+    let out = xir_spirv::compile(&m, k, &opts(0, false)).expect("compiles");
+    let (got, _) = xir_spirv::vulkan::run_kernel(&dev, &m, k, &out.words, &out.abi, &good, [3, 1, 1]).expect("runs");
+    assert_eq!(want.first_mismatch(&got, |_, _| false), None);
+    for h in bad {
+        let e = xir_spirv::vulkan::run_kernel(&dev, &m, k, &out.words, &out.abi, &with(h), [3, 1, 1]).unwrap_err();
+        assert!(e.to_string().contains("alias"), "{h}: {e}");
+    }
+}

@@ -1,8 +1,9 @@
 //! Bindless buffers end to end through the driver: `xir-run --compare` runs
 //! a shipped kernel + inputs pair (`fixtures/bindless_divergent.*`: a
-//! divergent slot over u32 buffers of different lengths, u16 and u8
-//! elements written by neighbouring threads into shared words, an empty
-//! slot never touched) on the interpreter and on Vulkan at -O0 and -O2 and
+//! divergent slot over u32 buffers of different lengths, a slot aliasing
+//! another (one buffer behind two slot indices), u16 and u8 elements
+//! written by neighbouring threads into shared words, an empty slot never
+//! touched) on the interpreter and on Vulkan at -O0 and -O2 and
 //! must report agreement; the interpreter's outputs are also checked
 //! against values computed by hand, so both sides cannot be wrong together.
 //! Runs on any Vulkan device (lavapipe in CI); skipped loudly without one.
@@ -36,8 +37,8 @@ fn a_divergent_bindless_kernel_agrees_with_the_interpreter_through_xir_run() {
         return;
     }
     let (src, inputs) = (fixture("bindless_divergent.xir"), fixture("bindless_divergent.inputs.json"));
-    // Thread t: slot t % 3 (4, 6 and 5 elements), element t / 3.
-    let o: Vec<u32> = (0..12u32).map(|t| (10 * (t % 3 + 1) + t / 3) * [4, 6, 5][(t % 3) as usize]).collect();
+    // Thread t: slot t % 3 (4, 16 and 5 elements), element t / 3.
+    let o: Vec<u32> = (0..12u32).map(|t| (10 * (t % 3 + 1) + t / 3) * [4, 16, 5][(t % 3) as usize]).collect();
     for level in ["0", "2"] {
         let out = Command::new(env!("CARGO_BIN_EXE_xir-run"))
             .args([src.to_str().unwrap(), "--inputs", inputs.to_str().unwrap(), "--compare", "--opt-level", level])
@@ -56,6 +57,11 @@ fn a_divergent_bindless_kernel_agrees_with_the_interpreter_through_xir_run() {
             serde_json::json!({"bytes": o.iter().step_by(3).flat_map(|x| x.to_le_bytes()).collect::<Vec<_>>()})
         );
         assert_eq!(slots[3], serde_json::Value::Null, "the empty slot stays empty");
+        // Slot 8 is slot 1's buffer: its elements 4..16 gained 1000 through slot 8, both slots show it.
+        let s1: Vec<u32> = o.iter().skip(1).step_by(3).copied().chain((24..36).map(|x| x + 1000)).collect();
+        let s1 = serde_json::json!({"bytes": s1.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<_>>()});
+        assert_eq!(slots[1], s1, "-O{level}");
+        assert_eq!(slots[8], s1, "-O{level}: the alias shows the same buffer");
         // u16: element e of slot 4 + s gains t = 3e + s (65535 + 2 wraps to 1); the last ones are untouched.
         assert_eq!(slots[4]["bytes"], serde_json::json!(u16_bytes(&[100, 104, 108, 112])));
         assert_eq!(slots[5]["bytes"], serde_json::json!(u16_bytes(&[201, 205, 209, 213, 204])));

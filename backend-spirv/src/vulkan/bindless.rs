@@ -26,8 +26,20 @@ use xir::{FloatFormat, Module, Type};
 use super::device::Device;
 use super::RunError;
 
-/// One bindless argument's slots: `None` empty, else the slot's bytes.
-pub(crate) type Slots = Vec<Option<Vec<u8>>>;
+/// One bindless argument's slots: `None` empty, else the slot's bytes (an
+/// alias slot holds a copy of its target's, so it prints like the
+/// interpreter's output); `alias[k]`: slot `k` shares the earlier slot's buffer.
+pub(crate) struct Slots {
+    bytes: Vec<Option<Vec<u8>>>,
+    alias: Vec<Option<usize>>,
+}
+
+impl std::ops::Deref for Slots {
+    type Target = [Option<Vec<u8>>];
+    fn deref(&self) -> &Self::Target {
+        &self.bytes
+    }
+}
 
 /// The global buffer heap being assembled from every bound bindless argument.
 #[derive(Default)]
@@ -42,9 +54,15 @@ impl Heap {
     /// Add argument `arg`'s slots to the heap; returns its metadata bytes.
     pub fn add(&mut self, arg: usize, slots: Slots) -> Result<Vec<u8>, String> {
         let mut meta = Vec::with_capacity(slots.len() * 8);
-        let mut indices = Vec::with_capacity(slots.len());
-        for s in slots {
+        let mut indices: Vec<Option<usize>> = Vec::with_capacity(slots.len());
+        for (k, s) in slots.bytes.into_iter().enumerate() {
             let (index, size) = match s {
+                // One heap buffer behind both slots: writes through either are seen through both.
+                Some(bytes) if slots.alias[k].is_some() => {
+                    let index = slots.alias[k].and_then(|t| indices[t]).ok_or("an alias of a slot without a buffer")?;
+                    indices.push(Some(index));
+                    (index as u32, bytes.len() as u32)
+                }
                 Some(bytes) => {
                     let size = u32::try_from(bytes.len()).map_err(|_| "a bindless slot over 4 GiB".to_string())?;
                     let index = self.buffers.len();
@@ -69,13 +87,21 @@ impl Heap {
     }
 }
 
-/// Parse `{"slots": [...]}`: `null`, `{"bytes": [...]}`, or `{"<scalar>": [...]}` (values little-endian, packed).
+/// Parse `{"slots": [...]}`: `null`, `{"bytes": [...]}`, `{"<scalar>": [...]}` (values little-endian, packed),
+/// or `{"alias": k}` (the buffer of the earlier buffer slot `k`).
 pub(crate) fn slots_from_json(module: &Module, j: &Json) -> Result<Slots, String> {
     let slots = j.get("slots").and_then(Json::as_array).ok_or("a bindless array needs `slots`")?;
-    let mut out = Vec::with_capacity(slots.len());
+    let mut out: Vec<Option<Vec<u8>>> = Vec::with_capacity(slots.len());
+    let mut alias = vec![None; slots.len()];
     for (k, s) in slots.iter().enumerate() {
         let slot = match s {
             Json::Null => None,
+            Json::Object(o) if o.len() == 1 && o.contains_key("alias") => {
+                let t = o["alias"].as_u64().filter(|&t| (t as usize) < k && alias[t as usize].is_none());
+                let t = t.ok_or(format!("slot {k}: `alias` names an earlier slot that is not an alias"))? as usize;
+                alias[k] = Some(t);
+                Some(out[t].clone().ok_or(format!("slot {k}: `alias` {t}: slot {t} is not a buffer"))?)
+            }
             Json::Object(o) if o.contains_key("texels") || o.contains_key("size") => {
                 return Err(format!(
                     "slot {k} holds a texture; this runner binds only buffer slots (the texture heaps are not emitted)"
@@ -104,7 +130,7 @@ pub(crate) fn slots_from_json(module: &Module, j: &Json) -> Result<Slots, String
         };
         out.push(slot);
     }
-    Ok(out)
+    Ok(Slots { bytes: out, alias })
 }
 
 /// Values of the scalar type named `key` as packed little-endian host bytes.

@@ -477,7 +477,14 @@ pub(crate) fn buf_to_json(types: &TypeTable, b: &Buf) -> Json {
         Buf::Bytes(bytes) => serde_json::json!({ "bytes": bytes }),
         Buf::Texture { elem, dim, size, levels, data } => texture_to_json(types, *elem, *dim, *size, *levels, data),
         Buf::Bindless(slots) => {
-            let slot = |s: &Option<Buf>| match s {
+            // An alias shows the contents of the slot it shares (never itself an alias).
+            fn shared<'s>(slots: &'s [Option<Buf>], s: &'s Option<Buf>) -> Option<&'s Buf> {
+                match s {
+                    Some(Buf::Alias(k)) => slots[*k].as_ref(),
+                    s => s.as_ref(),
+                }
+            }
+            let slot = |s: &Option<Buf>| match shared(slots, s) {
                 None => Json::Null,
                 Some(t @ Buf::Texture { elem, .. }) => {
                     // A slot's texel type is not in the signature: name it.
@@ -489,6 +496,7 @@ pub(crate) fn buf_to_json(types: &TypeTable, b: &Buf) -> Json {
             };
             serde_json::json!({ "slots": slots.iter().map(slot).collect::<Vec<_>>() })
         }
+        Buf::Alias(k) => serde_json::json!({ "alias": k }),
         Buf::Accel(a) => super::ray::accel_to_json(a),
     }
 }
@@ -514,8 +522,9 @@ fn scalar_by_name(name: &str) -> Option<Sk> {
 
 /// Bindless slots from `{"slots": [slot, ...]}`; a slot is `null`, a byte
 /// buffer (`{"bytes": [...]}`, or `{"u32": [...]}` with any scalar type name
-/// as key, stored little-endian), or a texture (`{"elem": "f32", "size":
-/// [...], "texels": [...]}`).
+/// as key, stored little-endian), a texture (`{"elem": "f32", "size":
+/// [...], "texels": [...]}`), or `{"alias": k}`: the same buffer as the
+/// earlier buffer slot `k` (in the outputs, both show its contents).
 pub(crate) fn bindless_from_json(types: &TypeTable, j: &Json) -> R<Vec<Option<Buf>>> {
     let slots = j.get("slots").and_then(Json::as_array).ok_or("a bindless array needs `slots`")?;
     let mut out = Vec::with_capacity(slots.len());
@@ -537,6 +546,13 @@ pub(crate) fn bindless_from_json(types: &TypeTable, j: &Json) -> R<Vec<Option<Bu
             }
             if o.contains_key("bytes") || o.contains_key("fill") {
                 return Ok(Some(Buf::Bytes(bytes_from_json(s)?)));
+            }
+            if let Some(a) = o.get("alias") {
+                let target = a.as_u64().filter(|&t| (t as usize) < k).ok_or("`alias` names an earlier slot")?;
+                return match out.get(target as usize) {
+                    Some(Some(Buf::Bytes(_))) => Ok(Some(Buf::Alias(target as usize))),
+                    _ => Err(format!("`alias` {target}: slot {target} is not a buffer")),
+                };
             }
             let (name, vals) = o.iter().next().ok_or("empty slot object")?;
             let sk = scalar_by_name(name).ok_or_else(|| format!("unknown slot key `{name}`"))?;

@@ -31,6 +31,9 @@ pub(crate) enum Buf {
     },
     /// A bindless array: slots holding byte buffers or textures.
     Bindless(Vec<Option<Buf>>),
+    /// A bindless slot that is the same resource as the earlier slot `k` of
+    /// its array (`{"alias": k}`): writes through either are seen by both.
+    Alias(usize),
     /// An acceleration structure (`ray.rs`).
     Accel(super::ray::Accel),
 }

@@ -51,8 +51,11 @@ pub(crate) fn resource_op(m: &Module, f: &Function, d: &InstData, ops: &[Val], b
         let Buf::Bindless(slots) = &mut bufs[*b as usize] else {
             return Err(format!("`{op}` on a resource that is not a bindless array"));
         };
-        let slot = index_value(m, f, d, 1, ops.get(1).ok_or("missing slot")?)?;
+        let mut slot = index_value(m, f, d, 1, ops.get(1).ok_or("missing slot")?)?;
         let n = slots.len();
+        if let Some(Some(Buf::Alias(k))) = slots.get(slot as usize) {
+            slot = *k as u64;
+        }
         let s =
             slots.get_mut(slot as usize).ok_or_else(|| format!("bindless slot {slot} out of bounds (length {n})"))?;
         (s.as_mut().ok_or_else(|| format!("bindless slot {slot} is empty"))?, 2)
