@@ -43,6 +43,10 @@ pub struct Device {
 
 impl Device {
     pub fn new() -> Result<Device, RunError> {
+        // First, before any loader call of this process: the layer settings
+        // may set an environment variable, which no other thread may be
+        // reading then (every device creation passes here or `with_printf`).
+        let _ = super::printf::prepare_settings();
         // SAFETY: loading the system Vulkan loader; failure is reported.
         let entry =
             unsafe { ash::Entry::load() }.map_err(|e| RunError::NoVulkan(format!("cannot load libvulkan: {e}")))?;
@@ -50,9 +54,6 @@ impl Device {
         let app = vk::ApplicationInfo::default().application_name(&app_name).api_version(vk::API_VERSION_1_2);
         let validation = CString::new("VK_LAYER_KHRONOS_validation").expect("static name");
         let layers: Vec<*const c_char> = if std::env::var("XIR_VULKAN_VALIDATION").as_deref() == Ok("1") {
-            // The layer reads its settings once per process: give debug
-            // printf its buffer even if this instance comes first.
-            let _ = super::printf::prepare_settings();
             vec![validation.as_ptr()]
         } else {
             vec![]
@@ -69,10 +70,11 @@ impl Device {
     /// Refused with [`RunError::Printf`] when the layer is absent or disables
     /// debug printf on this device.
     pub fn with_printf() -> Result<Device, RunError> {
+        let settings = super::printf::prepare_settings().map_err(RunError::Printf)?;
         // SAFETY: loading the system Vulkan loader; failure is reported.
         let entry =
             unsafe { ash::Entry::load() }.map_err(|e| RunError::NoVulkan(format!("cannot load libvulkan: {e}")))?;
-        let (instance, capture) = super::printf::create_instance(&entry)?;
+        let (instance, capture) = super::printf::create_instance(&entry, settings)?;
         let device = Self::open(entry, instance, Some(capture))?;
         match device.printf.as_ref().and_then(|c| c.setup_problem()) {
             Some(problem) => Err(RunError::Printf(format!("on {}: {problem}", device.name))),

@@ -15,8 +15,10 @@
 //!   only from a settings file, once per process: unless the user names one
 //!   (`VK_LAYER_SETTINGS_PATH`, or a vkconfig file), [`prepare_settings`]
 //!   writes one raising it to [`PRINTF_BUFFER_SIZE`] (the layer's maximum)
-//!   and points `VK_LAYER_SETTINGS_PATH` at it before the first instance with
-//!   the layer. When messages do not fit, the layer drops them and says so;
+//!   and points `VK_LAYER_SETTINGS_PATH` at it, once per process, as the
+//!   first step of every `Device` constructor (so no thread of ours is in
+//!   the loader while the variable is set). The file only holds printf keys
+//!   and is shared by every process (`$TMPDIR/xir-vk-layer-printf-<size>`). When messages do not fit, the layer drops them and says so;
 //!   [`run_kernel_printing`] reports that as `truncated` (never a silent loss).
 //! - [`run_kernel_printing`] runs a dispatch with the sink cleared (one
 //!   capturing dispatch per device at a time), then parses each message: the
@@ -137,9 +139,9 @@ fn setting(text: &str, key: &str) -> Option<String> {
 /// Make the layer's settings give debug printf a large buffer and the
 /// messenger (not stdout) its messages; see the module doc. Returns the
 /// buffer size in force, or why the settings defeat the capture. Runs once
-/// per process, before the first instance with the layer (setting an
-/// environment variable is only sound while no other thread reads it: the
-/// first layer instance of the process is created after it).
+/// per process, first thing in every device creation (setting an
+/// environment variable is only sound while no other thread reads it: every
+/// `Device` constructor waits here before touching the loader).
 pub(crate) fn prepare_settings() -> Result<Option<u32>, String> {
     static DONE: OnceLock<Result<Option<u32>, String>> = OnceLock::new();
     DONE.get_or_init(|| {
@@ -211,9 +213,12 @@ fn check_layer(entry: &ash::Entry) -> Result<(), RunError> {
 }
 
 /// Create the instance with debug printf enabled and the capture attached.
-pub(crate) fn create_instance(entry: &ash::Entry) -> Result<(ash::Instance, Capture), RunError> {
+/// `buffer_size` is what [`prepare_settings`] said.
+pub(crate) fn create_instance(
+    entry: &ash::Entry,
+    buffer_size: Option<u32>,
+) -> Result<(ash::Instance, Capture), RunError> {
     check_layer(entry)?;
-    let buffer_size = prepare_settings().map_err(RunError::Printf)?;
     let app_name = CString::new("xir-run").expect("static name");
     let app = vk::ApplicationInfo::default().application_name(&app_name).api_version(vk::API_VERSION_1_2);
     let layers = [LAYER.as_ptr()];
