@@ -4,8 +4,10 @@
 //! `BindlessMetadata` property (per slot: heap index, byte size; an empty
 //! slot is `u32::MAX, 0`) and the buffers of the global heap; after the
 //! dispatch the heap buffers become the interpreter's output encoding
-//! (`{"slots": [null | {"bytes": [...]}]}`) again. Texture slots are refused
-//! by name: the texture heaps are not emitted yet.
+//! (`{"slots": [null | {"bytes": [...]}]}`) again. An alias slot
+//! (`{"alias": k}`) shares slot `k`'s heap buffer. Texture slots are taken
+//! out beforehand by `texture_heap.rs`; one reaching this parser is refused
+//! by name.
 //!
 //! Limits ([`DescriptorLimits`], checked by [`check_descriptor_limits`]
 //! before any layout exists; the reference: "runtime planning separately
