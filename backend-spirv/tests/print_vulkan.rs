@@ -6,8 +6,9 @@
 //! -O2, for integers of every width, f16/f32/f64 (-0.0, NaN, infinities,
 //! subnormals, the largest finite values), vectors, matrices and bools; and
 //! in the interpreter's order (a kernel without barriers: workgroups, then
-//! invocations). A printing kernel is refused by the plain runner, and by a
-//! device without the capture.
+//! invocations; prints in callables called from two places and in loops keep
+//! each invocation's program order; constant data is bound). A printing
+//! kernel is refused by the plain runner, and by a device without the capture.
 //!
 //! Skips (loudly) only without any Vulkan device, or without the debug-printf
 //! consumer (the Khronos validation layer) on the machine.
@@ -209,4 +210,63 @@ fn a_printing_kernel_with_constant_data_binds_it() {
             .expect("runs");
     assert_eq!(got.printed, want.printed);
     assert_eq!(want.first_mismatch(&got, |_, _| false), None);
+}
+
+#[test]
+fn prints_in_callables_and_loops_keep_program_order_per_invocation() {
+    let Some(dev) = printf_device() else { return };
+    let src = r#"
+callable @show(%x: f32, %k: u32) -> void {
+^entry:
+  print "k={} x={}", %k, %x
+  return
+}
+
+kernel @k(%out: buffer<f32>) block_size(2, 1, 1) {
+^entry:
+  %t = extract $dispatch_id, u32 0 : u32
+  %k = alloca : u32
+  store %k, u32 0
+  print "start {}", %t
+  loop prepare ^prep, body ^body, update ^step, merge ^done
+^prep:
+  %kv = load %k : u32
+  %more = lt %kv, %t : bool
+  cond_br %more, true ^body, false ^done
+^body:
+  %kv1 = load %k : u32
+  %f = cast.static %kv1 : f32
+  %h = mul %f, f32 0.5 : f32
+  call @show, %h, %kv1
+  br target ^step
+^step:
+  %kv2 = load %k : u32
+  %kn = add %kv2, u32 1 : u32
+  store %k, %kn
+  br target ^prep
+^done:
+  %tf = cast.static %t : f32
+  call @show, %tf, u32 99
+  buffer.write %out, %t, %tf
+  return
+}
+"#;
+    let m = parse(src);
+    let k = kernel_of(&m);
+    let inputs = xir::interp::Inputs::from_json(r#"{"dispatch": [5, 1, 1], "args": {"out": {"fill": 0.0, "len": 5}}}"#)
+        .expect("inputs");
+    let want = xir::interp::run_kernel(&m, k, &inputs).expect("interpreter");
+    // 5 starts, 0+1+2+3+4 loop lines, 5 final calls.
+    assert_eq!(want.printed.len(), 20);
+    assert_eq!(want.printed[..4], ["start 0", "k=99 x=0", "start 1", "k=0 x=0"]);
+    for level in [0u8, 2] {
+        let o = xir_spirv::CompileOptions { device_features: Some(dev.enabled), ..opts(level, false) };
+        let out = xir_spirv::compile(&m, k, &o).expect("compiles");
+        // One record per site: the kernel's and the callable's (called from two places).
+        assert_eq!(out.printers.len(), 2, "-O{level}");
+        let (got, _, _) =
+            xir_spirv::vulkan::run_kernel_printing(&dev, &m, k, (&out).into(), &out.printers, &inputs, [5, 1, 1])
+                .expect("runs");
+        assert_eq!(got.printed, want.printed, "-O{level}");
+    }
 }
