@@ -6,7 +6,7 @@
 //! mask, an unused accel (no descriptor, no `RayQueryKHR`), the candidate
 //! handlers of a ray-query loop, and the device-feature rejection. Every
 //! module validates for Vulkan 1.2 at every preset. Nothing here runs on a
-//! device: lavapipe has no ray query.
+//! device (`ray_query_vulkan.rs` and `accel_instances_vulkan.rs` do).
 
 mod common;
 
@@ -141,21 +141,47 @@ fn closest_hit_is_a_proceed_loop_before_committed_reads() {
     assert_eq!(targets(insts[cond].1)[1], merge, "a false proceed must leave the loop");
     assert_eq!(ops(&m, Op::RayQueryConfirmIntersectionKHR).len(), 1);
     let consts = const_values(&m);
-    let committed: Vec<u32> = insts
+    let committed: Vec<(usize, u32, Op)> = insts
         .iter()
-        .filter(|(_, i)| {
+        .enumerate()
+        .filter(|(_, (_, i))| {
             let name = format!("{:?}", i.class.opcode);
             name.starts_with("RayQueryGetIntersection")
                 && i.operands.get(1).is_some_and(|o| consts.get(&o.unwrap_id_ref()) == Some(&1))
         })
-        .map(|(l, _)| *l)
+        .map(|(k, (l, i))| (k, *l, i.class.opcode))
         .collect();
     assert_eq!(committed.len(), 5, "instance, primitive, barycentrics, t and type of the committed hit");
+    let dis = out.disassembly_unoptimized();
     assert!(
-        committed.iter().all(|&l| l == merge),
-        "a committed field is read outside the loop's merge block (before traversal completes):\n{}",
-        out.disassembly_unoptimized()
+        committed.iter().all(|&(k, _, _)| k > merge_at),
+        "a committed field is read before the loop's merge block (before traversal completes):\n{dis}"
     );
+    // The type is read in the merge block; the other fields only under the
+    // selections it guards: `type != none` for instance, primitive and t,
+    // `type == triangle` for the barycentrics (SPIR-V allows a committed read
+    // only while there is a committed intersection).
+    let ty = committed.iter().find(|c| c.2 == Op::RayQueryGetIntersectionTypeKHR).unwrap();
+    assert_eq!(ty.1, merge, "the committed type is read first, in the merge block:\n{dis}");
+    let ty_id = insts[ty.0].1.result_id.unwrap();
+    let guard_of = |label: u32| {
+        let (k, _) = insts
+            .iter()
+            .enumerate()
+            .find(|(_, (_, i))| i.class.opcode == Op::BranchConditional && i.operands[1] == Operand::IdRef(label))?;
+        let cond = insts[k].1.operands[0].unwrap_id_ref();
+        let def = insts.iter().find(|(_, i)| i.result_id == Some(cond))?.1;
+        assert_eq!(insts[k - 1].1.class.opcode, Op::SelectionMerge, "a guard is a structured selection");
+        Some((def.class.opcode, def.operands[0].unwrap_id_ref(), consts[&def.operands[1].unwrap_id_ref()]))
+    };
+    for &(_, l, op) in &committed {
+        let want = match op {
+            Op::RayQueryGetIntersectionTypeKHR => continue,
+            Op::RayQueryGetIntersectionBarycentricsKHR => (Op::IEqual, ty_id, 1),
+            _ => (Op::INotEqual, ty_id, 0),
+        };
+        assert_eq!(guard_of(l), Some(want), "{op:?} is not guarded by the committed type:\n{dis}");
+    }
     assert!(has_cap(&m, Capability::RayQueryKHR));
     assert!(m.extensions.iter().any(|e| e.operands[0] == Operand::LiteralString("SPV_KHR_ray_query".into())));
 }

@@ -184,15 +184,23 @@ impl SavedArguments {
                     f.args.len()
                 )));
             };
-            if std::mem::replace(&mut seen[a as usize], true) {
-                return Err(ArtifactError::Arguments(format!("argument {a} has two properties")));
+            // An accel's instance buffer is the second property of its argument (the shape check
+            // puts it right after the accel's own).
+            let instance_buffer = p.kind == PropertyKind::StorageBuffer && p.role == Role::AccelInstance;
+            if std::mem::replace(&mut seen[a as usize], true) != instance_buffer {
+                return Err(ArtifactError::Arguments(if instance_buffer {
+                    format!("argument {a}: an accel instance buffer without its accel property")
+                } else {
+                    format!("argument {a} has two properties")
+                }));
             }
             let ty = module.types.get(arg.ty);
             let fits = match (p.kind, p.role) {
                 (PropertyKind::StorageBuffer, Role::Buffer) => matches!(ty, Type::Buffer(_)),
                 (PropertyKind::StorageBuffer, Role::ByteBuffer) => matches!(ty, Type::ByteBuffer),
                 (PropertyKind::StorageBuffer, Role::BindlessMetadata) => matches!(ty, Type::BindlessArray),
-                (PropertyKind::AccelerationStructure { .. }, Role::Accel) => matches!(ty, Type::Accel),
+                (PropertyKind::AccelerationStructure { .. }, Role::Accel)
+                | (PropertyKind::StorageBuffer, Role::AccelInstance) => matches!(ty, Type::Accel),
                 (PropertyKind::StorageImage { dim, texel }, Role::Texture) => match ty {
                     Type::Texture { dim: d, elem } => {
                         dim == u32::from(*d) && crate::abi::texel_kind(&module.types, *elem) == Some(texel)

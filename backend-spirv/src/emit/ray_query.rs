@@ -23,12 +23,31 @@
 //!   procedural primitive met first would end that proceed with a candidate
 //!   instead; the interpreter ignores procedural geometry in `trace_any`.)
 //! - `ray_query.object_read` fields (the spec's numbering): 1 and 2 read the
-//!   candidate intersection, 3 the committed one with the interpreter's miss
-//!   values selected when its type is none (`inst = prim = 0xffffffff`,
-//!   `bary = 0`, `t = t_max`; barycentrics only for a triangle), 4 and 5
-//!   compare the candidate type; 0 gives back the ray the query was created
+//!   candidate intersection, 3 the committed one, 4 and 5 compare the
+//!   candidate type. SPIR-V allows a committed-intersection read only while
+//!   there is a committed intersection (barycentrics: a committed triangle);
+//!   lavapipe dereferences a null instance for an unguarded committed
+//!   instance id. So field 3 reads the committed type, then, in the four
+//!   inline blocks the control-flow plan gives it (`needs_guarded_read`),
+//!   `if type != none { instance, primitive, t }` and `if type == triangle
+//!   { barycentrics }`, with Phis taking the interpreter's miss values
+//!   (`inst = prim = 0xffffffff`, `bary = 0`, `t = t_max`) otherwise; 0 gives back the ray the query was created
 //!   with. `ray_query.object_write` actions are confirm, generate (at `t`)
 //!   and terminate.
+//! - Instance-property access (`accel.instance_*`, `accel.set_instance_*`)
+//!   goes through the accel's instance buffer (role `AccelInstance`, its own
+//!   binding; no accel descriptor and no `RayQueryKHR` without traversal):
+//!   a runtime array (stride 64) of `VkAccelerationStructureInstanceKHR`
+//!   records declared as a struct of twelve `f32` (the row-major 3x4
+//!   transform) and four `u32` (`user_id | mask << 24`, flags, the
+//!   bottom-level reference). A transform reads as a `mat<f32, 4>` (columns;
+//!   last row 0 0 0 1) and writes its upper three rows; the user id is the
+//!   low 24 bits of word 12 and the mask its high 8. The two fields share
+//!   that word, so each write is an `OpAtomicAnd` clearing its own bits and
+//!   an `OpAtomicOr` setting them: concurrent writes of the user id and the
+//!   mask of one instance both land. `NonWritable` / `Aliased` follow the
+//!   buffers' rules (`emit::globals`). The device traverses the structure
+//!   built before the dispatch; writes take effect at the next build.
 
 use rspirv::dr::Operand;
 use rspirv::spirv::{Capability, Decoration, Op, StorageClass, Word};
@@ -36,7 +55,9 @@ use rustc_hash::FxHashMap;
 use xir::{FuncId, Inst, Module, Opcode, Type, TypeId, Value};
 
 use super::{err, EResult, Emitter, ScalarKind, Shape};
-use crate::abi::{ACCEL_ROLE_INSTANCE_READ, ACCEL_ROLE_INSTANCE_WRITE, ACCEL_ROLE_TRAVERSAL};
+use crate::abi::{
+    ACCEL_INSTANCE_STRIDE, ACCEL_ROLE_INSTANCE_READ, ACCEL_ROLE_INSTANCE_WRITE, ACCEL_ROLE_TRAVERSAL, LOCAL_SET,
+};
 use crate::plan::bindings::ArgBinding;
 
 /// `RayFlagsMask` bits used here.
@@ -70,6 +91,13 @@ pub fn accel_roles(m: &Module, kernel: FuncId, arg: u32) -> u32 {
     roles
 }
 
+/// Whether instruction `i` of `f` reads the committed intersection
+/// (`ray_query.object_read` field 3): it is emitted in four planned blocks.
+pub fn needs_guarded_read(m: &Module, f: &xir::Function, i: Inst) -> bool {
+    let d = f.inst(i);
+    d.opcode == Opcode::RayQueryObjectRead && d.operands.get(1).and_then(|&v| m.const_bits(v)) == Some(3)
+}
+
 /// Whether the emitter lowers `op` here.
 pub(crate) fn is_ray_op(op: Opcode) -> bool {
     matches!(
@@ -79,14 +107,27 @@ pub(crate) fn is_ray_op(op: Opcode) -> bool {
             | Opcode::RayQueryObjectRead
             | Opcode::RayQueryObjectWrite
             | Opcode::RayTraceAny
+            | Opcode::AccelInstanceTransform
+            | Opcode::AccelInstanceUserId
+            | Opcode::AccelInstanceVisibility
+            | Opcode::AccelSetInstanceTransform
+            | Opcode::AccelSetInstanceVisibility
+            | Opcode::AccelSetInstanceUserId
     )
 }
+
+/// Words of an instance record: the transform (0..12), `user_id | mask << 24`.
+const TRANSFORM_WORDS: u32 = 12;
+const ID_MASK_WORD: u32 = 12;
+const USER_ID_BITS: u32 = 0x00ff_ffff;
 
 /// Module-level ray-query state.
 #[derive(Default)]
 pub(crate) struct RayState {
     /// Accel variables by kernel argument.
     pub accels: FxHashMap<u32, Word>,
+    /// Instance-buffer variables by kernel argument.
+    pub instances: FxHashMap<u32, Word>,
 }
 
 impl Emitter<'_> {
@@ -95,18 +136,182 @@ impl Emitter<'_> {
         self.exts.insert("SPV_KHR_ray_query");
     }
 
-    /// Declare the accel descriptors of the arguments with the traversal role.
+    /// Declare the accel descriptors of the arguments with the traversal
+    /// role and the instance buffers of those with an instance-property role.
     pub(crate) fn declare_accels(&mut self) -> EResult<()> {
         let plans = self.plans;
+        let multi = plans.bindings.args.iter().filter(|a| !a.is_value()).count() > 1;
+        let mut record_ptr = None;
         for (i, a) in plans.bindings.args.iter().enumerate() {
-            let ArgBinding::Accel { binding: Some(binding), .. } = a else { continue };
-            self.enable_ray_query();
-            let t = self.b.type_acceleration_structure_khr();
-            let pty = self.ptr_ty(StorageClass::UniformConstant, t);
-            let var = self.global_var(pty, StorageClass::UniformConstant);
-            self.decorate(var, Decoration::DescriptorSet, &[crate::abi::LOCAL_SET]);
+            let ArgBinding::Accel { binding, instances, .. } = a else { continue };
+            if let Some(binding) = binding {
+                self.enable_ray_query();
+                let t = self.b.type_acceleration_structure_khr();
+                let pty = self.ptr_ty(StorageClass::UniformConstant, t);
+                let var = self.global_var(pty, StorageClass::UniformConstant);
+                self.decorate(var, Decoration::DescriptorSet, &[LOCAL_SET]);
+                self.decorate(var, Decoration::Binding, &[*binding]);
+                self.ray.accels.insert(i as u32, var);
+            }
+            let Some(binding) = instances else { continue };
+            let pty = match record_ptr {
+                Some(p) => p,
+                None => {
+                    let p = self.instance_buffer_type();
+                    record_ptr = Some(p);
+                    p
+                }
+            };
+            let var = self.global_var(pty, StorageClass::StorageBuffer);
+            self.b.name(var, "_AccelInstances");
+            self.decorate(var, Decoration::DescriptorSet, &[LOCAL_SET]);
             self.decorate(var, Decoration::Binding, &[*binding]);
-            self.ray.accels.insert(i as u32, var);
+            if multi {
+                self.decorate(var, Decoration::Aliased, &[]);
+            }
+            if !plans.writes_memory {
+                self.decorate(var, Decoration::NonWritable, &[]);
+            }
+            self.ray.instances.insert(i as u32, var);
+        }
+        Ok(())
+    }
+
+    /// `StorageBuffer` pointer to `Block { record[] }` (see the module doc).
+    fn instance_buffer_type(&mut self) -> Word {
+        let f32t = self.f32_ty();
+        let u32t = self.u32_ty();
+        let members: Vec<Word> = (0..16).map(|w| if w < TRANSFORM_WORDS { f32t } else { u32t }).collect();
+        let sid = self.b.id();
+        let record = self.b.type_struct_id(Some(sid), members);
+        for w in 0..16u32 {
+            self.b.member_decorate(record, w, Decoration::Offset, [Operand::LiteralBit32(4 * w)]);
+        }
+        self.b.name(record, "_AccelInstanceRecord");
+        let rid = self.b.id();
+        let rta = self.b.type_runtime_array_id(Some(rid), record);
+        self.decorate(rta, Decoration::ArrayStride, &[ACCEL_INSTANCE_STRIDE]);
+        let bid = self.b.id();
+        let block = self.b.type_struct_id(Some(bid), [rta]);
+        self.decorate(block, Decoration::Block, &[]);
+        self.b.member_decorate(block, 0, Decoration::Offset, [Operand::LiteralBit32(0)]);
+        self.ptr_ty(StorageClass::StorageBuffer, block)
+    }
+
+    /// `accel`'s instance-buffer variable and `instance` as a u32 index.
+    fn instance_record(&mut self, accel: Value, instance: Value) -> EResult<(Word, Word)> {
+        let var = match accel {
+            Value::Arg(a) if self.fs.func == Some(self.plans.kernel) => self.ray.instances.get(&a).copied(),
+            _ => None,
+        };
+        let Some(var) = var else {
+            return err("an accel operand of instance-property access must be a kernel accel argument");
+        };
+        Ok((var, self.index32(instance)?))
+    }
+
+    /// A pointer to word `w` of record `idx` of instance buffer `var`.
+    fn instance_word(&mut self, (var, idx): (Word, Word), w: u32) -> EResult<Word> {
+        let t = if w < TRANSFORM_WORDS { self.f32_ty() } else { self.u32_ty() };
+        let pty = self.ptr_ty(StorageClass::StorageBuffer, t);
+        let zero = self.u32_const(0);
+        let wc = self.u32_const(w);
+        self.op(Op::AccessChain, Some(pty), None, [var, zero, idx, wc].map(Operand::IdRef).to_vec())
+    }
+
+    /// `OpAtomicAnd` then `OpAtomicOr` of word `ptr`: its `keep` bits stay, `set` (within `!keep`) is or-ed in.
+    fn replace_bits(&mut self, ptr: Word, keep: u32, set: Word) -> EResult<()> {
+        let u32t = self.u32_ty();
+        let scope = self.u32_const(rspirv::spirv::Scope::Device as u32);
+        let sem = self.u32_const(0);
+        let keep = self.u32_const(keep);
+        self.op(Op::AtomicAnd, Some(u32t), None, [ptr, scope, sem, keep].map(Operand::IdRef).to_vec())?;
+        self.op(Op::AtomicOr, Some(u32t), None, [ptr, scope, sem, set].map(Operand::IdRef).to_vec())?;
+        Ok(())
+    }
+
+    /// Check that `ty` is `mat<f32, 4>`.
+    fn check_transform_ty(&self, ty: TypeId) -> EResult<()> {
+        match self.m.types.get(ty) {
+            Type::Matrix { elem, dim: 4 } if self.m.types.get(*elem) == &Type::Float(xir::FloatFormat::F32) => Ok(()),
+            _ => err(format!(
+                "an instance transform is a `mat<f32, 4>`, not `{}`",
+                xir::verify::type_name(&self.m.types, ty)
+            )),
+        }
+    }
+
+    /// Emit an instance-property read or write (see the module doc).
+    fn emit_instance_op(&mut self, i: Inst) -> EResult<()> {
+        let m = self.m;
+        let f = m.func(self.fs.func.expect("in function"));
+        let d = f.inst(i);
+        let rid = self.fs.values.get(&i).copied();
+        let record = self.instance_record(d.operands[0], d.operands[1])?;
+        let u32t = self.u32_ty();
+        let f32t = self.f32_ty();
+        let is_u32 = |t: TypeId| m.types.get(t) == &Type::Int { bits: 32, signed: false };
+        match d.opcode {
+            Opcode::AccelInstanceTransform => {
+                self.check_transform_ty(d.ty)?;
+                let mut t = Vec::with_capacity(12);
+                for w in 0..TRANSFORM_WORDS {
+                    let p = self.instance_word(record, w)?;
+                    t.push(self.op(Op::Load, Some(f32t), None, vec![Operand::IdRef(p)])?);
+                }
+                let v4 = self.b.type_vector(f32t, 4);
+                let f = ScalarKind::Float { bits: 32 };
+                let (zero, one) = (self.scalar_const(f, 0), self.scalar_const(f, u64::from(1f32.to_bits())));
+                let mut cols = Vec::with_capacity(4);
+                for c in 0..4 {
+                    let lanes = [t[c], t[4 + c], t[8 + c], if c == 3 { one } else { zero }];
+                    cols.push(self.op(Op::CompositeConstruct, Some(v4), None, lanes.map(Operand::IdRef).to_vec())?);
+                }
+                let mt = self.ty(d.ty)?;
+                self.op(Op::CompositeConstruct, Some(mt), rid, cols.into_iter().map(Operand::IdRef).collect())?;
+            }
+            Opcode::AccelInstanceUserId | Opcode::AccelInstanceVisibility => {
+                if !is_u32(d.ty) {
+                    return err(format!("`{}` gives a u32", d.opcode));
+                }
+                let p = self.instance_word(record, ID_MASK_WORD)?;
+                let word = self.op(Op::Load, Some(u32t), None, vec![Operand::IdRef(p)])?;
+                if d.opcode == Opcode::AccelInstanceUserId {
+                    let bits = self.u32_const(USER_ID_BITS);
+                    self.op(Op::BitwiseAnd, Some(u32t), rid, vec![Operand::IdRef(word), Operand::IdRef(bits)])?;
+                } else {
+                    let sh = self.u32_const(24);
+                    self.op(Op::ShiftRightLogical, Some(u32t), rid, vec![Operand::IdRef(word), Operand::IdRef(sh)])?;
+                }
+            }
+            Opcode::AccelSetInstanceUserId | Opcode::AccelSetInstanceVisibility => {
+                let x = self.index32(d.operands[2])?;
+                let p = self.instance_word(record, ID_MASK_WORD)?;
+                if d.opcode == Opcode::AccelSetInstanceUserId {
+                    let bits = self.u32_const(USER_ID_BITS);
+                    let v = self.op(Op::BitwiseAnd, Some(u32t), None, vec![Operand::IdRef(x), Operand::IdRef(bits)])?;
+                    self.replace_bits(p, !USER_ID_BITS, v)?;
+                } else {
+                    let sh = self.u32_const(24);
+                    let v =
+                        self.op(Op::ShiftLeftLogical, Some(u32t), None, vec![Operand::IdRef(x), Operand::IdRef(sh)])?;
+                    self.replace_bits(p, USER_ID_BITS, v)?;
+                }
+            }
+            Opcode::AccelSetInstanceTransform => {
+                let mv = d.operands[2];
+                self.check_transform_ty(self.vty(mv))?;
+                let mw = self.val(mv)?;
+                for r in 0..3u32 {
+                    for c in 0..4u32 {
+                        let lanes = [Operand::IdRef(mw), Operand::LiteralBit32(c), Operand::LiteralBit32(r)];
+                        let x = self.op(Op::CompositeExtract, Some(f32t), None, lanes.to_vec())?;
+                        let p = self.instance_word(record, 4 * r + c)?;
+                        self.op(Op::Store, None, None, vec![Operand::IdRef(p), Operand::IdRef(x)])?;
+                    }
+                }
+            }
+            op => return err(format!("`{op}` is not an instance-property instruction")),
         }
         Ok(())
     }
@@ -197,8 +402,70 @@ impl Emitter<'_> {
         self.op(op, Some(ty), None, vec![Operand::IdRef(q), Operand::IdRef(w)])
     }
 
-    fn select(&mut self, ty: Word, c: Word, a: Word, b: Word) -> EResult<Word> {
-        self.op(Op::Select, Some(ty), None, [c, a, b].map(Operand::IdRef).to_vec())
+    /// `OpPhi` of (value, predecessor label) pairs.
+    fn phi(&mut self, ty: Word, incoming: &[(Word, Word)]) -> EResult<Word> {
+        let ops = incoming.iter().flat_map(|&(v, l)| [Operand::IdRef(v), Operand::IdRef(l)]).collect();
+        self.op(Op::Phi, Some(ty), None, ops)
+    }
+
+    /// The committed hit record (field 3) through its two guarded selections (see the module doc).
+    fn emit_committed_read(&mut self, i: Inst, rid: Option<Word>) -> EResult<()> {
+        let m = self.m;
+        let fid = self.fs.func.expect("in function");
+        let f = m.func(fid);
+        let d = f.inst(i);
+        let [h, body, c, mg] = match self.plans.control.get(&fid).and_then(|p| p.cas.get(&i)) {
+            Some(ids) => ids.map(|p| self.fs.labels[p as usize]),
+            None => return err("a committed ray-query read without its planned blocks"),
+        };
+        let be = |e: rspirv::dr::Error| super::EmitError { func: None, inst: None, message: format!("rspirv: {e:?}") };
+        let q = self.val(d.operands[0])?;
+        let bool_t = self.b.type_bool();
+        let u32t = self.u32_ty();
+        let f32t = self.f32_ty();
+        let v2 = self.b.type_vector(f32t, 2);
+        let u = Shape { scalar: ScalarKind::Int { bits: 32, signed: false }, lanes: 1 };
+        let fl = Shape { scalar: ScalarKind::Float { bits: 32 }, lanes: 1 };
+        let fl2 = Shape { lanes: 2, ..fl };
+        let p = self.pipeline_of(d.operands[0])?;
+        let ray = self.val(f.inst(p).operands[1])?;
+        let tmax =
+            self.op(Op::CompositeExtract, Some(f32t), None, vec![Operand::IdRef(ray), Operand::LiteralBit32(3)])?;
+        let kind = self.intersection_type(q, COMMITTED)?;
+        let (zero, one) = (self.u32_const(0), self.u32_const(1));
+        let hit = self.op(Op::INotEqual, Some(bool_t), None, vec![Operand::IdRef(kind), Operand::IdRef(zero)])?;
+        let tri = self.op(Op::IEqual, Some(bool_t), None, vec![Operand::IdRef(kind), Operand::IdRef(one)])?;
+        let all = self.u32_const(u32::MAX);
+        let zero2 = self.splat(fl2, 0);
+        let before = self.current_block_label()?;
+        self.b.selection_merge(h, rspirv::spirv::SelectionControl::NONE).map_err(be)?;
+        self.b.branch_conditional(hit, body, h, []).map_err(be)?;
+        self.b.begin_block(Some(body)).map_err(be)?;
+        let inst = self.intersection(Op::RayQueryGetIntersectionInstanceIdKHR, u32t, q, COMMITTED)?;
+        let prim = self.intersection(Op::RayQueryGetIntersectionPrimitiveIndexKHR, u32t, q, COMMITTED)?;
+        let t = self.intersection(Op::RayQueryGetIntersectionTKHR, f32t, q, COMMITTED)?;
+        self.b.branch(h).map_err(be)?;
+        self.b.begin_block(Some(h)).map_err(be)?;
+        let inst = self.phi(u32t, &[(inst, body), (all, before)])?;
+        let prim = self.phi(u32t, &[(prim, body), (all, before)])?;
+        let t = self.phi(f32t, &[(t, body), (tmax, before)])?;
+        self.b.selection_merge(mg, rspirv::spirv::SelectionControl::NONE).map_err(be)?;
+        self.b.branch_conditional(tri, c, mg, []).map_err(be)?;
+        self.b.begin_block(Some(c)).map_err(be)?;
+        let bary = self.intersection(Op::RayQueryGetIntersectionBarycentricsKHR, v2, q, COMMITTED)?;
+        self.b.branch(mg).map_err(be)?;
+        self.b.begin_block(Some(mg)).map_err(be)?;
+        let bary = self.phi(v2, &[(bary, c), (zero2, h)])?;
+        self.record(d.ty, rid, &[(inst, u), (prim, u), (bary, fl2), (kind, u), (t, fl)])
+    }
+
+    /// The label of the block being emitted.
+    fn current_block_label(&self) -> EResult<Word> {
+        let (Some(fi), Some(bi)) = (self.b.selected_function(), self.b.selected_block()) else {
+            return err("no block is being emitted");
+        };
+        let label = self.b.module_ref().functions[fi].blocks[bi].label.as_ref().and_then(|l| l.result_id);
+        label.ok_or_else(|| super::EmitError { func: None, inst: None, message: "a block without a label".into() })
     }
 
     /// Emit a ray instruction (see the module doc).
@@ -238,6 +505,12 @@ impl Emitter<'_> {
                 self.op(Op::RayQueryProceedKHR, Some(bool_t), rid, vec![Operand::IdRef(q)])?;
             }
             Opcode::RayQueryObjectRead => self.emit_object_read(i, rid)?,
+            Opcode::AccelInstanceTransform
+            | Opcode::AccelInstanceUserId
+            | Opcode::AccelInstanceVisibility
+            | Opcode::AccelSetInstanceTransform
+            | Opcode::AccelSetInstanceVisibility
+            | Opcode::AccelSetInstanceUserId => self.emit_instance_op(i)?,
             Opcode::RayQueryObjectWrite => {
                 let q = self.val(d.operands[0])?;
                 match m.const_bits(d.operands[1]) {
@@ -310,6 +583,9 @@ impl Emitter<'_> {
                 self.op(Op::IEqual, Some(bool_t), rid, vec![Operand::IdRef(ty), Operand::IdRef(want)])?;
             }
             Some(1..=3) => {
+                if field == Some(3) {
+                    return self.emit_committed_read(i, rid);
+                }
                 let inst = self.intersection(Op::RayQueryGetIntersectionInstanceIdKHR, u32t, q, which)?;
                 let prim = self.intersection(Op::RayQueryGetIntersectionPrimitiveIndexKHR, u32t, q, which)?;
                 if field == Some(1) {
@@ -317,32 +593,7 @@ impl Emitter<'_> {
                 }
                 let bary = self.intersection(Op::RayQueryGetIntersectionBarycentricsKHR, v2, q, which)?;
                 let t = self.intersection(Op::RayQueryGetIntersectionTKHR, f32t, q, which)?;
-                if field == Some(2) {
-                    return self.record(d.ty, rid, &[(inst, u), (prim, u), (bary, fl2), (t, fl)]);
-                }
-                // Committed: the miss values where nothing is committed.
-                let kind = self.intersection_type(q, COMMITTED)?;
-                let zero = self.u32_const(0);
-                let one = self.u32_const(1);
-                let miss = self.op(Op::IEqual, Some(bool_t), None, vec![Operand::IdRef(kind), Operand::IdRef(zero)])?;
-                let tri = self.op(Op::IEqual, Some(bool_t), None, vec![Operand::IdRef(kind), Operand::IdRef(one)])?;
-                let all = self.u32_const(u32::MAX);
-                let inst = self.select(u32t, miss, all, inst)?;
-                let prim = self.select(u32t, miss, all, prim)?;
-                let zero2 = self.splat(fl2, 0);
-                let bool2 = self.b.type_vector(bool_t, 2);
-                let tri2 = self.op(Op::CompositeConstruct, Some(bool2), None, vec![Operand::IdRef(tri); 2])?;
-                let bary = self.select(v2, tri2, bary, zero2)?;
-                let p = self.pipeline_of(d.operands[0])?;
-                let ray = self.val(f.inst(p).operands[1])?;
-                let tmax = self.op(
-                    Op::CompositeExtract,
-                    Some(f32t),
-                    None,
-                    vec![Operand::IdRef(ray), Operand::LiteralBit32(3)],
-                )?;
-                let t = self.select(f32t, miss, tmax, t)?;
-                self.record(d.ty, rid, &[(inst, u), (prim, u), (bary, fl2), (kind, u), (t, fl)])?;
+                self.record(d.ty, rid, &[(inst, u), (prim, u), (bary, fl2), (t, fl)])?;
             }
             other => return err(format!("unknown ray-query field {other:?}")),
         }

@@ -29,9 +29,10 @@ pub enum ArgBinding {
     PushConstant { member: u32, offset: u32, size: u32, ty: TypeId },
     /// A field of the argument block: `member` of its `Block` struct.
     BlockValue { member: u32, offset: u32, size: u32, ty: TypeId },
-    /// An `accel`: its role mask (`ACCEL_ROLE_*`, from the kernel's uses)
-    /// and, with the traversal role, its descriptor binding.
-    Accel { binding: Option<u32>, roles: u32 },
+    /// An `accel`: its role mask (`ACCEL_ROLE_*`, from the kernel's uses),
+    /// with the traversal role its descriptor binding, with an
+    /// instance-property role its instance buffer's binding.
+    Accel { binding: Option<u32>, roles: u32, instances: Option<u32> },
     /// A `texture2d<T>` / `texture3d<T>` storage image (`dim` 2 or 3, `elem` the texel scalar).
     Texture { binding: u32, dim: u32, elem: TypeId },
     /// A `bindless_array`: its metadata descriptor's binding when some buffer
@@ -190,8 +191,7 @@ pub fn plan_bindings(
             }
             (ArgKind::Resource, Type::Accel) => {
                 let roles = crate::emit::ray_query::accel_roles(m, k, ai);
-                let binding = (roles != 0).then_some(next_binding);
-                args.push(ArgBinding::Accel { binding, roles });
+                let binding = (roles & crate::abi::ACCEL_ROLE_TRAVERSAL != 0).then_some(next_binding);
                 props.push(Property {
                     kind: PropertyKind::AccelerationStructure { roles },
                     role: Role::Accel,
@@ -201,6 +201,19 @@ pub fn plan_bindings(
                     storage: BufferStorage::NotABuffer,
                 });
                 next_binding += u32::from(binding.is_some());
+                let instances = (roles & !crate::abi::ACCEL_ROLE_TRAVERSAL != 0).then_some(next_binding);
+                if let Some(b) = instances {
+                    props.push(Property {
+                        kind: PropertyKind::StorageBuffer,
+                        role: Role::AccelInstance,
+                        arg_index: Some(ai),
+                        set: LOCAL_SET,
+                        binding: b,
+                        storage: BufferStorage::Typed { stride: crate::abi::ACCEL_INSTANCE_STRIDE },
+                    });
+                    next_binding += 1;
+                }
+                args.push(ArgBinding::Accel { binding, roles, instances });
             }
             (ArgKind::Resource, Type::Texture { dim, elem }) => match crate::abi::texel_kind(t, *elem) {
                 Some(texel) if matches!(dim, 2 | 3) => {

@@ -1,7 +1,8 @@
 //! The immutable control-flow plan of one function: the physical SPIR-V
 //! blocks (logical blocks, synthetic `simple_loop` headers and continue
 //! targets, canonical stubs for unreachable merge / continue roles, and the
-//! blocks of software float-atomic CAS loops), their merge instructions and
+//! blocks of software float-atomic CAS loops, and the guarded selections of
+//! committed ray-query reads), their merge instructions and
 //! successors, a reverse-post-order schedule, and every `OpPhi` with one
 //! incoming per *physical* predecessor (through forwarding Phis in synthetic
 //! continue blocks where a logical incoming crosses one).
@@ -44,7 +45,10 @@ pub enum PhysKind {
     LoopHeader(Block),
     /// Synthetic continue target of the `simple_loop` whose body is the block.
     LoopContinue(Block),
-    /// Part `k` (0 header, 1 body, 2 continue, 3 merge) of the CAS loop of an instruction.
+    /// Part `k` (0 header, 1 body, 2 continue, 3 merge) of the CAS loop of an
+    /// instruction; for a committed ray-query read (`emit::ray_query::needs_guarded_read`)
+    /// the two selections that guard it: 1 reads the hit (selection merge 0),
+    /// 2 reads the triangle barycentrics (0 is its header, merge 3).
     Cas(Inst, u8),
 }
 
@@ -104,7 +108,7 @@ pub struct FunctionPlan {
     pub forwards: Vec<ForwardPhi>,
     /// Physical predecessors of each physical block.
     pub preds: Vec<Vec<PhysId>>,
-    /// The four CAS-loop blocks of each software float atomic.
+    /// The four inline blocks of each CAS loop (or guarded committed ray-query read).
     pub cas: FxHashMap<Inst, [PhysId; 4]>,
 }
 
@@ -121,7 +125,8 @@ impl FunctionPlan {
 pub type PlanError = (Option<Inst>, Option<Block>, String);
 
 /// Plan function `f`. `cas_sites` lists, per block, the instructions that
-/// expand to a software CAS loop. Errors are `(inst or block, message)`.
+/// expand to a software CAS loop or a guarded committed ray-query read.
+/// Errors are `(inst or block, message)`.
 pub fn plan_control_flow(
     m: &Module,
     f: &Function,
@@ -170,7 +175,7 @@ pub fn plan_control_flow(
         let mut tail = e;
         if let Some(sites) = cas_sites.get(&b) {
             if prepares.contains(&b) && !sites.is_empty() {
-                errs.push((Some(sites[0]), Some(b), "a CAS loop (software float atomic or masked byte-buffer store) cannot be expanded inside a loop's prepare block (the loop header)".into()));
+                errs.push((Some(sites[0]), Some(b), "a CAS loop (software float atomic or masked byte-buffer store) or a guarded committed ray-query read cannot be expanded inside a loop's prepare block (the loop header)".into()));
             }
             for &i in sites {
                 let ids = [0u8, 1, 2, 3].map(|k| new(&mut blocks, PhysKind::Cas(i, k)));
@@ -297,6 +302,17 @@ pub fn plan_control_flow(
         if let Some(sites) = cas_sites.get(&b) {
             for i in sites {
                 let [h, body, c, mg] = cas[i];
+                if crate::emit::ray_query::needs_guarded_read(m, f, *i) {
+                    // `if committed { hit fields }` then `if triangle { barycentrics }`.
+                    blocks[prev as usize].merge = Merge::Selection { merge: h };
+                    blocks[prev as usize].succs = vec![body, h];
+                    blocks[body as usize].succs = vec![h];
+                    blocks[h as usize].merge = Merge::Selection { merge: mg };
+                    blocks[h as usize].succs = vec![c, mg];
+                    blocks[c as usize].succs = vec![mg];
+                    prev = mg;
+                    continue;
+                }
                 blocks[prev as usize].succs = vec![h];
                 blocks[h as usize].merge = Merge::Loop { merge: mg, cont: c };
                 blocks[h as usize].succs = vec![body];

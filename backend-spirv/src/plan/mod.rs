@@ -84,7 +84,8 @@ pub fn plan_all(m: &Module, kernel: FuncId, device: Option<&FeatureSet>) -> Resu
     }
     let mut feats = features::plan_features(m, &blocks_of, device);
     // Byte-buffer stores not proven word-aligned and typed bindless writes of partly covered
-    // words are masked CAS loops (`emit::bytes`, `plan::bindless`), in block order.
+    // words are masked CAS loops (`emit::bytes`, `plan::bindless`); committed ray-query reads
+    // are guarded selections (`emit::ray_query`); in block order.
     for (fid, blocks) in &blocks_of {
         let f = m.func(*fid);
         for &b in blocks {
@@ -93,7 +94,9 @@ pub fn plan_all(m: &Module, kernel: FuncId, device: Option<&FeatureSet>) -> Resu
                 .iter()
                 .copied()
                 .filter(|&i| {
-                    crate::emit::bytes::needs_masked_store(m, f, i) || bindless::needs_masked_write(m, f, i)
+                    crate::emit::bytes::needs_masked_store(m, f, i)
+                        || bindless::needs_masked_write(m, f, i)
+                        || crate::emit::ray_query::needs_guarded_read(m, f, i)
                 })
                 .collect();
             if masked.is_empty() {

@@ -15,9 +15,9 @@
 
 use ash::vk;
 
+use super::accel::{self, AccelObjects};
 use super::image::{self, ImageObjects};
 use super::{device::Device, GpuTiming, RunError};
-use super::accel::{self, AccelObjects};
 use crate::abi::{KernelAbi, PropertyKind, Role, TexelKind};
 
 /// The contents of one set-0 descriptor, in binding order.

@@ -7,8 +7,12 @@
 //! 3x4], "mask": u8, "user_id": u32, "opaque": bool, "triangles":
 //! [[[x, y, z], [x, y, z], [x, y, z]], ...]} | {..., "aabbs": [[min x, min y,
 //! min z, max x, max y, max z], ...]}]}` (`transform` defaults to identity,
-//! `mask` to 255, `user_id` to 0, `opaque` to true). Procedural (AABB)
-//! instances must have the identity transform.
+//! `mask` (8 bits) to 255, `user_id` (24 bits, Vulkan's instance custom
+//! index) to 0, `opaque` to true). Procedural (AABB) instances must have the
+//! identity transform. `accel.set_instance_visibility` / `_user_id` keep the
+//! low 8 / 24 bits, as the Vulkan instance record does. Instance writes are
+//! seen at once by later traversal here; a device traverses the structure
+//! as built before the dispatch (the writes land in its instance buffer).
 //!
 //! Semantics, all in f32 without fused operations:
 //! - triangles are transformed to world space (`M * [v, 1]`, summed left to
@@ -40,21 +44,31 @@ use super::arith::R;
 use super::memory::Buf;
 use super::value::Val;
 
-/// One instance of an acceleration structure.
-#[derive(Clone, Debug)]
-pub(crate) struct Instance {
-    transform: [f32; 12],
-    mask: u32,
-    user_id: u32,
-    opaque: bool,
-    triangles: Vec<[[f32; 3]; 3]>,
-    aabbs: Vec<[f32; 6]>,
+/// One instance of an acceleration structure (public so that device
+/// runners build the same scene from the same input).
+#[derive(Clone, Debug, PartialEq)]
+pub struct AccelInstance {
+    /// Row-major 3x4 object-to-world transform.
+    pub transform: [f32; 12],
+    /// 8-bit visibility mask.
+    pub mask: u32,
+    /// 24-bit user id (Vulkan's instance custom index).
+    pub user_id: u32,
+    pub opaque: bool,
+    pub triangles: Vec<[[f32; 3]; 3]>,
+    pub aabbs: Vec<[f32; 6]>,
 }
 
-#[derive(Clone, Debug)]
-pub(crate) struct Accel {
-    instances: Vec<Instance>,
+/// An `accel` input: its instances in order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Accel {
+    pub instances: Vec<AccelInstance>,
 }
+
+/// Largest instance mask (8 bits); instance writes keep only these bits.
+pub const MAX_INSTANCE_MASK: u32 = 0xff;
+/// Largest instance user id (24 bits: Vulkan's instance custom index); instance writes keep only these bits.
+pub const MAX_INSTANCE_USER_ID: u32 = 0xff_ffff;
 
 const IDENTITY: [f32; 12] = [1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0];
 
@@ -75,7 +89,7 @@ fn u32_field(o: &serde_json::Map<String, Json>, key: &str, default: u32) -> Resu
 }
 
 /// Parse an `accel` input (format in the module doc).
-pub(crate) fn accel_from_json(j: &Json) -> Result<Accel, String> {
+pub fn accel_from_json(j: &Json) -> Result<Accel, String> {
     let list = j.get("instances").and_then(Json::as_array).ok_or("an accel is `{\"instances\": [...]}`")?;
     let mut instances = Vec::with_capacity(list.len());
     for (k, i) in list.iter().enumerate() {
@@ -107,21 +121,22 @@ pub(crate) fn accel_from_json(j: &Json) -> Result<Accel, String> {
         if !aabbs.is_empty() && transform != IDENTITY {
             return Err(at("procedural (aabb) instances must have the identity transform".into()));
         }
-        instances.push(Instance {
-            transform,
-            mask: u32_field(o, "mask", 255).map_err(at)?,
-            user_id: u32_field(o, "user_id", 0).map_err(at)?,
-            opaque,
-            triangles,
-            aabbs,
-        });
+        let mask = u32_field(o, "mask", 255).map_err(at)?;
+        if mask > MAX_INSTANCE_MASK {
+            return Err(at(format!("`mask` {mask} does not fit 8 bits")));
+        }
+        let user_id = u32_field(o, "user_id", 0).map_err(at)?;
+        if user_id > MAX_INSTANCE_USER_ID {
+            return Err(at(format!("`user_id` {user_id} does not fit 24 bits")));
+        }
+        instances.push(AccelInstance { transform, mask, user_id, opaque, triangles, aabbs });
     }
     Ok(Accel { instances })
 }
 
 /// The accel as it is after the run (instance writes included).
-pub(crate) fn accel_to_json(a: &Accel) -> Json {
-    let inst = |i: &Instance| {
+pub fn accel_to_json(a: &Accel) -> Json {
+    let inst = |i: &AccelInstance| {
         let mut o = serde_json::json!({
             "transform": i.transform, "mask": i.mask, "user_id": i.user_id, "opaque": i.opaque,
         });
@@ -499,8 +514,8 @@ pub(crate) fn ray_op(
             let i = instance(a, m, f, d, arg(1)?)?;
             let x = arg(2)?;
             match op {
-                AccelSetInstanceUserId => i.user_id = scalar(x)? as u32,
-                AccelSetInstanceVisibility => i.mask = scalar(x)? as u32,
+                AccelSetInstanceUserId => i.user_id = scalar(x)? as u32 & MAX_INSTANCE_USER_ID,
+                AccelSetInstanceVisibility => i.mask = scalar(x)? as u32 & MAX_INSTANCE_MASK,
                 _ => i.transform = transform_of(x)?,
             }
             return Ok(None);
@@ -508,7 +523,7 @@ pub(crate) fn ray_op(
     }))
 }
 
-fn instance<'a>(a: &'a mut Accel, m: &Module, f: &Function, d: &InstData, v: &Val) -> R<&'a mut Instance> {
+fn instance<'a>(a: &'a mut Accel, m: &Module, f: &Function, d: &InstData, v: &Val) -> R<&'a mut AccelInstance> {
     let k = super::ops::index_value(m, f, d, 1, v)?;
     let n = a.instances.len();
     a.instances.get_mut(k as usize).ok_or_else(|| format!("instance {k} out of bounds (the accel has {n})"))
