@@ -5,7 +5,9 @@
 //! whose printer records are damaged (digests resealed, so only the records'
 //! own check can catch it) is rejected before any dispatch; without the
 //! validation layer a printing kernel is refused by name; a printf buffer too
-//! small for the dispatch is reported, not silently cut.
+//! small for the dispatch is reported, not silently cut; across a barrier,
+//! where the interpreter interleaves threads, `--compare` compares the lines
+//! as multisets while `--vulkan` keeps each invocation's lines together.
 //!
 //! Skips (loudly) without any Vulkan device, or without the debug-printf
 //! consumer (the Khronos validation layer).
@@ -201,4 +203,36 @@ fn a_printf_buffer_too_small_is_reported() {
     let o = run(env!("CARGO_BIN_EXE_xir-run"), &[&f.src, "--compare", "--inputs", inputs.to_str().unwrap()], &[]);
     assert!(o.status.success(), "{}", text(&o));
     assert_eq!(printed(&o).len(), 64);
+}
+
+#[test]
+fn across_a_barrier_compare_takes_the_lines_as_a_multiset() {
+    if !capture_available() {
+        return;
+    }
+    let f = files();
+    let src = Path::new(&f.src).with_extension("barrier.xir");
+    std::fs::write(
+        &src,
+        "kernel @b(%o: buffer<u32>, %x: buffer<f32>) block_size(2, 1, 1) {\n^entry:\n  \
+         %t = extract $dispatch_id, u32 0 : u32\n  print \"before {}\", %t\n  sync_block\n  \
+         print \"after {}\", %t\n  buffer.write %o, %t, %t\n  return\n}\n",
+    )
+    .unwrap();
+    let inputs = Path::new(&f.inputs).with_extension("two.json");
+    std::fs::write(&inputs, r#"{"dispatch": [2, 1, 1], "args": {"o": [0, 0], "x": [0.0, 0.0]}}"#).unwrap();
+    let (src, inputs) = (src.to_str().unwrap(), inputs.to_str().unwrap());
+    let bin = env!("CARGO_BIN_EXE_xir-run");
+    let i = run(bin, &[src, "--inputs", inputs], &[]);
+    assert!(i.status.success(), "{}", text(&i));
+    assert_eq!(
+        printed(&i),
+        ["before 0", "before 1", "after 0", "after 1"],
+        "the interpreter interleaves at the barrier"
+    );
+    let v = run(bin, &[src, "--vulkan", "--inputs", inputs], &[]);
+    assert!(v.status.success(), "{}", text(&v));
+    assert_eq!(printed(&v), ["before 0", "after 0", "before 1", "after 1"], "the runner's thread order");
+    let c = run(bin, &[src, "--compare", "--inputs", inputs], &[]);
+    assert!(c.status.success(), "{}", text(&c));
 }
