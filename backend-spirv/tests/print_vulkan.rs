@@ -247,6 +247,7 @@ kernel @k(%out: buffer<f32>) block_size(2, 1, 1) {
 ^done:
   %tf = cast.static %t : f32
   call @show, %tf, u32 99
+  print "done"
   buffer.write %out, %t, %tf
   return
 }
@@ -256,14 +257,14 @@ kernel @k(%out: buffer<f32>) block_size(2, 1, 1) {
     let inputs = xir::interp::Inputs::from_json(r#"{"dispatch": [5, 1, 1], "args": {"out": {"fill": 0.0, "len": 5}}}"#)
         .expect("inputs");
     let want = xir::interp::run_kernel(&m, k, &inputs).expect("interpreter");
-    // 5 starts, 0+1+2+3+4 loop lines, 5 final calls.
-    assert_eq!(want.printed.len(), 20);
-    assert_eq!(want.printed[..4], ["start 0", "k=99 x=0", "start 1", "k=0 x=0"]);
+    // 5 starts, 0+1+2+3+4 loop lines, 5 final calls, 5 argument-less lines.
+    assert_eq!(want.printed.len(), 25);
+    assert_eq!(want.printed[..5], ["start 0", "k=99 x=0", "done", "start 1", "k=0 x=0"]);
     for level in [0u8, 2] {
         let o = xir_spirv::CompileOptions { device_features: Some(dev.enabled), ..opts(level, false) };
         let out = xir_spirv::compile(&m, k, &o).expect("compiles");
-        // One record per site: the kernel's and the callable's (called from two places).
-        assert_eq!(out.printers.len(), 2, "-O{level}");
+        // One record per site: the kernel's two and the callable's (called from two places).
+        assert_eq!(out.printers.len(), 3, "-O{level}");
         let (got, _, _) =
             xir_spirv::vulkan::run_kernel_printing(&dev, &m, k, (&out).into(), &out.printers, &inputs, [5, 1, 1])
                 .expect("runs");
