@@ -13,15 +13,19 @@
 //! the IR grows linearly with the number of constructs.
 //!
 //! Each pass is measured on the IR in the dialect it consumes: for every
-//! size, the pipeline's passes are run once in order, and the input of each
-//! is kept for that pass's measurement (cloned per iteration, the clone not
-//! timed). That first run is also a probe: a pass whose single run exceeds
+//! size, the pipeline's passes as `-O1` runs them (`OptGroup`s above level
+//! 1, the SSA and loop-rotation groups of `-O2` / `-O3`, are not part of
+//! it) are run once in order, and the input of each is kept for that
+//! pass's measurement (cloned per iteration, the clone not timed). That first run is also a probe: a pass whose single run exceeds
 //! `XIR_BENCH_LIMIT_S` (default 30 s) is reported as too slow instead of
 //! being sampled, and a size whose predicted prefix cost exceeds the limit
 //! stops there. `XIR_BENCH_SIZES=1000,10000` restricts the sizes (under
 //! `cargo test` the default is the smallest only);
 //! `XIR_PIPELINES_DIR` overrides where `spirv-legalize.ron` is found (for
-//! running the built bench binary on another machine).
+//! running the built bench binary on another machine);
+//! `XIR_BENCH_MEASURE_S` sets criterion's measurement time per benchmark
+//! (default 2 s; every benchmark still takes its 10 samples, so the large
+//! sizes are unaffected and the small ones simply run fewer iterations).
 //!
 //! `baseline_module_clone` (a copy of the generated module) is the linear,
 //! memory-bound reference: its per-instruction cost grows with size only
@@ -36,7 +40,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, SamplingMode, Throughput};
 use xir::pass::{AnalysisCache, PassContext, PassRegistry};
-use xir::pipeline::{Loader, PassManager, Pipeline, RunOptions};
+use xir::pipeline::{Loader, PassManager, PassStep, Pipeline, RunOptions, Step};
 use xir::testgen::programs::{lower, Ast, BinOp, CmpOp, Cond, Expr, Stmt, INPUT_LEN};
 use xir::Module;
 
@@ -166,9 +170,29 @@ fn pipeline() -> Pipeline {
     }
 }
 
+/// The opt level whose pass sequence is measured pass by pass.
+const OPT_LEVEL: u8 = 1;
+
+/// The passes `PassManager` runs at `opt_level`, in order (each step of a
+/// fixed-point group once).
+fn steps_at(steps: &[Step], opt_level: u8) -> Vec<&PassStep> {
+    let mut out = Vec::new();
+    for s in steps {
+        match s {
+            Step::Pass(p) | Step::Hook { bound: Some(p), .. } => out.push(p),
+            Step::Hook { bound: None, .. } => {}
+            Step::OptGroup { min_level, .. } if *min_level > opt_level => {}
+            Step::Include { steps, .. } | Step::OptGroup { steps, .. } | Step::FixedPoint { steps, .. } => {
+                out.extend(steps_at(steps, opt_level))
+            }
+        }
+    }
+    out
+}
+
 fn run_pass(p: &dyn xir::pass::Pass, name: &str, m: &mut Module) {
     let mut cache = AnalysisCache::default();
-    let mut cx = PassContext { analyses: &mut cache, opt_level: 1, fast_math: false };
+    let mut cx = PassContext { analyses: &mut cache, opt_level: OPT_LEVEL, fast_math: false };
     if let Err(e) = p.run(m, &mut cx) {
         panic!("{name} failed: {e}\n{}", xir::diag::render(&e.diagnostics));
     }
@@ -194,13 +218,14 @@ fn sizes() -> Vec<usize> {
 fn bench(c: &mut Criterion) {
     eprintln!("global allocator: {ALLOCATOR}");
     let pipe = pipeline();
-    let steps = pipe.pass_steps();
+    let steps = steps_at(&pipe.steps, OPT_LEVEL);
     let limit = limit();
     // Probe times per step (passes, then the two pipelines), by size.
     let mut probes: Vec<Vec<(usize, Duration)>> = vec![Vec::new(); steps.len() + 2];
     let mut group = c.benchmark_group("legalize");
     group.sample_size(10).sampling_mode(SamplingMode::Flat);
-    group.warm_up_time(Duration::from_millis(200)).measurement_time(Duration::from_secs(2));
+    let measure = std::env::var("XIR_BENCH_MEASURE_S").ok().and_then(|s| s.parse().ok()).unwrap_or(2.0);
+    group.warm_up_time(Duration::from_millis(200)).measurement_time(Duration::from_secs_f64(measure));
     for n in sizes() {
         let t = Instant::now();
         let module = generate(n);
