@@ -648,3 +648,46 @@ fn an_alias_slot_names_an_earlier_buffer_slot_in_the_interpreter_and_the_runner(
         assert!(e.to_string().contains("alias"), "{h}: {e}");
     }
 }
+
+/// Every spec opcode that takes a `bindless` operand, and what this backend
+/// does with it. The buffer operations are lowered; device addresses stay
+/// refused with their reason. XIR has no typed-slot or explicit-uniform-index
+/// bindless operation (the reference keeps those as honest fallback reasons:
+/// XIR does not carry the typed slot layout or the caller's uniform-index
+/// promise), so one appearing in the spec fails this test until it is given
+/// a refusal with its reason here and in `classify.ron`.
+#[test]
+fn every_bindless_opcode_of_the_spec_is_lowered_or_refused_with_its_reason() {
+    use xir_spirv::classify::{opcode, Support};
+    let bindless: Vec<_> = xir_spec::spec()
+        .ops()
+        .iter()
+        .filter(|o| o.spec.operands.iter().any(|x| x.class == "bindless"))
+        .map(|o| o.opcode)
+        .collect();
+    for op in &bindless {
+        let name = op.name();
+        let s = opcode(*op);
+        match name {
+            "bindless.buffer_read" | "bindless.byte_buffer_read" | "bindless.buffer_write" | "bindless.buffer_size" => {
+                assert_eq!(s, Support::Supported, "{name}");
+                assert!(xir_spirv::plan::bindless::is_bindless_buffer_op(*op), "{name}");
+            }
+            "bindless.buffer_address" => {
+                assert!(matches!(&s, Support::Unsupported(r) if r.contains("device addresses")), "{name}: {s:?}")
+            }
+            // Texture slots and sampling (the texture heaps): lowered or refused, never unclassified.
+            t if t.starts_with("bindless.texture") || t.starts_with("texture.sample") => {
+                assert!(!matches!(&s, Support::Unsupported(r) if r.contains("not classified")), "{name}: {s:?}")
+            }
+            other => panic!("`{other}` is a bindless operation this backend has not decided on: {s:?}"),
+        }
+    }
+    assert_eq!(
+        bindless
+            .iter()
+            .filter(|o| o.name().starts_with("bindless.buffer") || o.name().starts_with("bindless.byte"))
+            .count(),
+        5
+    );
+}
