@@ -12,6 +12,7 @@ mod bindless;
 mod compare;
 mod device;
 mod dispatch;
+mod filtered;
 mod image;
 mod printf;
 mod sampler;
@@ -20,6 +21,7 @@ mod typed;
 
 pub use bindless::{check_descriptor_limits, DescriptorCounts, DescriptorLimits};
 pub use compare::ulp_tolerance;
+pub use filtered::{filtered_outputs, first_mismatch_sampling, sampling_tolerance, texel_range};
 pub use texture_heap::filter_tolerance;
 pub use device::Device;
 pub use dispatch::{dispatch, dispatch_resources, Resource};

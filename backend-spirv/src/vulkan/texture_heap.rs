@@ -110,22 +110,46 @@ impl Textures {
 
     /// Insert the sampler heap and the texture heaps the ABI lists into
     /// `data` (the set-0 resources, then the buffer heap when `buffer_heap`),
-    /// in descriptor order.
-    pub fn push_resources(&self, abi: &KernelAbi, data: &mut Vec<Resource>, buffer_heap: bool) {
+    /// in descriptor order, after checking the sampled-image and sampler
+    /// counts against the device's per-stage and per-set limits.
+    pub fn push_resources(
+        &self,
+        device: &Device,
+        abi: &KernelAbi,
+        data: &mut Vec<Resource>,
+        buffer_heap: bool,
+    ) -> Result<(), RunError> {
         let has = |k: PropertyKind| abi.properties.iter().any(|p| p.kind == k);
-        if has(PropertyKind::SamplerHeap) {
+        let samplers = has(PropertyKind::SamplerHeap);
+        if samplers {
             let at = data.len() - usize::from(buffer_heap);
             data.insert(at, Resource::SamplerHeap);
         }
+        let mut images = 0u64;
         for (k, kind) in [PropertyKind::Texture2dHeap, PropertyKind::Texture3dHeap].into_iter().enumerate() {
             if has(kind) {
                 let mut t = self.heaps[k].clone();
                 if t.is_empty() {
                     t.push(HeapTexture { dim: k as u32 + 2, size: [1, 1, 1], levels: 1, data: vec![0; TEXEL_BYTES] });
                 }
+                images += t.len() as u64;
                 data.push(Resource::TextureHeap(t));
             }
         }
+        // SAFETY: `physical` belongs to `instance`.
+        let limits = unsafe { device.instance.get_physical_device_properties(device.physical).limits };
+        let sampler_count = if samplers { u64::from(crate::abi::SAMPLER_COUNT) } else { 0 };
+        for (name, n, max) in [
+            ("maxPerStageDescriptorSampledImages", images, limits.max_per_stage_descriptor_sampled_images),
+            ("maxDescriptorSetSampledImages", images, limits.max_descriptor_set_sampled_images),
+            ("maxPerStageDescriptorSamplers", sampler_count, limits.max_per_stage_descriptor_samplers),
+            ("maxDescriptorSetSamplers", sampler_count, limits.max_descriptor_set_samplers),
+        ] {
+            if n > u64::from(max) {
+                return Err(RunError::Abi(format!("{n} descriptors exceed the device's {name} of {max}")));
+            }
+        }
+        Ok(())
     }
 
     /// Remove the resources [`Textures::push_resources`] added from the dispatch's results.

@@ -246,7 +246,7 @@ pub(crate) fn run_compiled_unchecked(
         }
         data.push(Resource::Heap(b));
     }
-    textures.push_resources(abi, &mut data, has_heap);
+    textures.push_resources(device, abi, &mut data, has_heap)?;
     let groups = group_counts(dispatch_size, abi.block_size);
     let (mut out, timing) = dispatch_resources(device, words, abi, &data, &push, groups)?;
     super::texture_heap::Textures::strip(&mut out);

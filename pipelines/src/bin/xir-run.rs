@@ -1,6 +1,8 @@
 //! `xir-run`: run a kernel on the reference interpreter or on Vulkan and
 //! print its output buffers as JSON; `--compare` runs both and reports the
-//! first mismatch (exit 1).
+//! first mismatch (exit 1). Outputs that may hold a filtered texture sample
+//! are compared within the device's filtering bound, every other one as
+//! `--ulp` says (`xir_spirv::vulkan::sampling_tolerance`, docs/vulkan.md).
 //!
 //! `--artifact k.xsa` runs a shader artifact (written by `xir-opt --emit
 //! artifact`) on Vulkan: it is loaded through the codec
@@ -129,6 +131,8 @@ fn run(args: &Args) -> Result<(), String> {
         }
         xir::interp::run_kernel(&m, kernel, &inputs).map_err(|e| e.to_string())
     };
+    // Filtered-sampling outputs and their bound on the device that ran (docs/vulkan.md, "Sampling").
+    let filtered = std::cell::RefCell::new(None);
     let vulkan = || -> Result<Outputs, String> {
         let name = module.func(kernel).name.clone();
         let mut legal = module.clone();
@@ -141,6 +145,7 @@ fn run(args: &Args) -> Result<(), String> {
         } else {
             run_printing(&device, &legal, k, (&out).into(), &out.printers, &inputs, dispatch)?
         };
+        *filtered.borrow_mut() = xir_spirv::vulkan::sampling_tolerance(&device, &module, kernel, &inputs);
         if let Some(ns) = timing.dispatch_ns {
             eprintln!("vulkan: {} ({}): dispatch {:.1} us", device.name, device.driver, ns / 1000.0);
         }
@@ -154,7 +159,15 @@ fn run(args: &Args) -> Result<(), String> {
             o.printed.sort();
             o
         };
-        if let Some(m) = sorted(&a).first_mismatch(&sorted(&b), xir_spirv::vulkan::ulp_tolerance(args.ulp)) {
+        let exact = xir_spirv::vulkan::ulp_tolerance(args.ulp);
+        let mismatch = match filtered.borrow().as_ref() {
+            Some((names, bound)) => {
+                eprintln!("xir-run: filtered sampling reaches {names:?}: compared within {bound:e} (docs/vulkan.md)");
+                xir_spirv::vulkan::first_mismatch_sampling(&sorted(&a), &sorted(&b), names, *bound, exact)
+            }
+            None => sorted(&a).first_mismatch(&sorted(&b), exact),
+        };
+        if let Some(m) = mismatch {
             return Err(format!("mismatch (interpreter vs Vulkan): {m}"));
         }
         println!("{}", a.to_json());
