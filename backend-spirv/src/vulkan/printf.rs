@@ -5,8 +5,10 @@
 //!
 //! - [`create_instance`] makes an instance with `VK_LAYER_KHRONOS_validation`,
 //!   `VkValidationFeaturesEXT` enabling only `DEBUG_PRINTF` (every ordinary
-//!   validation check disabled: they cost time and are not what we ask), and
-//!   a `VK_EXT_debug_utils` messenger that appends every message to a sink.
+//!   validation check disabled: they cost time and are not what we ask,
+//!   unless `XIR_VULKAN_VALIDATION=1` asks for them: then they stay on and
+//!   their warnings and errors go to stderr), and a `VK_EXT_debug_utils`
+//!   messenger that appends every message to a sink.
 //!   Without the layer (or its `VK_EXT_debug_utils`) the device is refused
 //!   with [`RunError::Printf`] naming what is missing: a printing kernel never
 //!   runs silently without its output.
@@ -224,10 +226,13 @@ pub(crate) fn create_instance(
     let layers = [LAYER.as_ptr()];
     let exts = [ash::ext::debug_utils::NAME.as_ptr()];
     let enables = [vk::ValidationFeatureEnableEXT::DEBUG_PRINTF];
-    let disables = [vk::ValidationFeatureDisableEXT::ALL];
+    // `XIR_VULKAN_VALIDATION=1` keeps the ordinary checks (module doc of device.rs).
+    let validate = std::env::var("XIR_VULKAN_VALIDATION").as_deref() == Ok("1");
+    let disables: &[vk::ValidationFeatureDisableEXT] =
+        if validate { &[] } else { &[vk::ValidationFeatureDisableEXT::ALL] };
     let mut features = vk::ValidationFeaturesEXT::default()
         .enabled_validation_features(&enables)
-        .disabled_validation_features(&disables);
+        .disabled_validation_features(disables);
     let sink: Box<Sink> = Box::default();
     let user = &*sink as *const Sink as *mut c_void;
     let messenger_info = || {
@@ -469,8 +474,17 @@ pub fn run_kernel_printing(
             capture.lines.push(PrintedLine { thread, text });
         }
         let printf_msg = m.id_name.to_ascii_lowercase().contains("debug-printf") || prefix.contains("Debug Printf");
-        if any || !printf_msg {
-            // Other layers' or checks' messages are not the capture's business.
+        if any {
+            continue;
+        }
+        if !printf_msg {
+            // The ordinary checks (on with XIR_VULKAN_VALIDATION=1): the
+            // messenger took them from the layer's own output, so pass on
+            // warnings and errors the way the layer would have printed them.
+            let loud = vk::DebugUtilsMessageSeverityFlagsEXT::ERROR | vk::DebugUtilsMessageSeverityFlagsEXT::WARNING;
+            if m.severity.intersects(loud) {
+                eprintln!("{}", m.text.trim_end());
+            }
             continue;
         }
         if m.text.contains("truncated") {
