@@ -515,7 +515,14 @@ fn sub_word_writes_are_whole_word_stores_or_one_masked_cas_loop() {
 }
 
 #[test]
-fn a_divergent_sub_word_write_decorates_its_word_pointer_before_the_cas_loop() {
+fn a_divergent_sub_word_access_decorates_its_word_pointers_and_loads() {
+    // A divergent u16 read: index, element pointer, one word pointer, one load.
+    let read = "  %x = bindless.buffer_read %a, %t, %t : u16\n  %w = cast.static %x : u32\n  buffer.write %o, %t, %w\n";
+    let out = compile_all_presets(&kernel(read));
+    let (decorated, want) = nonuniform_sets(&out.words_unoptimized);
+    assert_eq!(decorated, want);
+    assert_eq!(decorated.len(), 4, "{}", out.disassembly_unoptimized());
+    // A divergent u8 write:
     let body = "  %cv = cast.static %t : u8\n  bindless.buffer_write %a, %t, %t, %cv\n";
     let out = compile_all_presets(&kernel(body));
     let (decorated, want) = nonuniform_sets(&out.words_unoptimized);
@@ -541,8 +548,10 @@ fn constant_values(words: &[u32]) -> Vec<u32> {
 /// 32 threads, each writing its own sub-word elements of shared words: a u8
 /// (slot 0 or 1 by thread parity, so the slot is divergent), an i16 and a
 /// 6-byte `array<u16, 3>` (slot 2, byte-addressed), a `vec<f16, 3>` (slot 3,
-/// one full and one half word) and a `vec<u8, 4>` (slot 4, whole words);
-/// each new value depends on the old one. Slot 5 is empty and never touched.
+/// one full and one half word), a `vec<u8, 4>` (slot 4, whole words) and a
+/// `struct{u64, u16}` (slot 7: two whole words, a half word and padding that
+/// must survive); each new value depends on the old one. Slot 5 is empty and
+/// never touched.
 const SUBWORD: &str = r#"
 kernel @k(%h: bindless_array, %o: buffer<u32>) block_size(8, 1, 1) {
 ^entry:
@@ -569,6 +578,13 @@ kernel @k(%h: bindless_array, %o: buffer<u32>) block_size(8, 1, 1) {
   %q = bindless.buffer_read %h, u32 4, %t : vec<u8, 4>
   %q2 = shuffle %q, u32 3, u32 2, u32 1, u32 0 : vec<u8, 4>
   bindless.buffer_write %h, u32 4, %t, %q2
+  %st = bindless.buffer_read %h, u32 7, %t : struct<align 8>{u64, u16}
+  %st0 = extract %st, u32 0 : u64
+  %st1 = extract %st, u32 1 : u16
+  %st0b = add %st0, u64 1 : u64
+  %st1b = mul %st1, u16 3 : u16
+  %st2 = aggregate %st0b, %st1b : struct<align 8>{u64, u16}
+  bindless.buffer_write %h, u32 7, %t, %st2
   %xo = cast.static %x : u32
   %wo = cast.static %w : u32
   %r = shl %wo, u32 8 : u32
@@ -591,7 +607,7 @@ fn adjacent_threads_writing_sub_word_bindless_elements_match_the_interpreter_on_
     let inputs = xir::interp::Inputs::from_json(&format!(
         r#"{{"dispatch": [32, 1, 1], "args": {{
         "h": {{"slots": [{{"u8": {:?}}}, {{"u8": {:?}}}, {{"i16": {:?}}}, {{"f16": {:?}}}, {{"u8": {:?}}}, null,
-                         {{"u16": {:?}}}]}},
+                         {{"u16": {:?}}}, {{"bytes": {:?}}}]}},
         "o": {:?}}}}}"#,
         u8s(5),
         u8s(200),
@@ -599,6 +615,7 @@ fn adjacent_threads_writing_sub_word_bindless_elements_match_the_interpreter_on_
         f16s,
         v4,
         a3,
+        (0..512u32).map(|i| i * 37 % 256).collect::<Vec<_>>(),
         vec![0; 32]
     ))
     .expect("inputs");
@@ -607,6 +624,11 @@ fn adjacent_threads_writing_sub_word_bindless_elements_match_the_interpreter_on_
     assert_eq!(want.buffers["o"][3], serde_json::json!(((-13000i32 as u32) << 8) | 207));
     assert_eq!(want.buffers["h"]["slots"][1]["bytes"][1], serde_json::json!(112));
     assert_eq!(want.buffers["h"]["slots"][5], serde_json::Value::Null);
+    // Element 1 of the struct slot: bytes 16..32; its u64 gained 1 (low byte 16 * 37 % 256 = 80 -> 81), bytes 26..32
+    // are padding and keep their values.
+    let st = &want.buffers["h"]["slots"][7]["bytes"];
+    assert_eq!(st[16], serde_json::json!(81));
+    assert_eq!(st[31], serde_json::json!(31 * 37 % 256));
     for level in [0u8, 2] {
         let out = xir_spirv::compile(&m, k, &opts(level, false)).expect("compiles");
         let (got, _) = xir_spirv::vulkan::run_kernel(&dev, &m, k, &out.words, &out.abi, &inputs, [32, 1, 1])
