@@ -146,3 +146,52 @@ kernel @k(%out: buffer<f32>, %x: f32) block_size(1, 1, 1) {
     let e = compile_err(bad, &opts(0, false));
     assert!(e.contains("spirv-plan:print") && e.contains("`array<f32, 2>` is not printable"), "{e}");
 }
+
+/// Check that every printf argument is an exact 32-bit word: the invocation
+/// id's lanes, then bit casts (floats, 64-bit halves through `vec2<u32>`,
+/// f16 through `vec2<f16>`), zero extensions and bool selects; never a
+/// float or sign conversion whose result the consumer would format.
+#[test]
+fn printf_arguments_are_exact_words() {
+    let out = compile_with(PRINTS, &opts(0, false));
+    let m = load(&out.words);
+    let all = insts(&m);
+    let def: std::collections::HashMap<u32, &rspirv::dr::Instruction> =
+        all.iter().filter_map(|i| i.result_id.map(|r| (r, *i))).collect();
+    let u32_ty = m
+        .types_global_values
+        .iter()
+        .find(|i| i.class.opcode == Op::TypeInt && i.operands == [Operand::LiteralBit32(32), Operand::LiteralBit32(0)])
+        .and_then(|i| i.result_id)
+        .expect("u32 type");
+    let calls: Vec<_> = all
+        .iter()
+        .filter(|i| i.class.opcode == Op::ExtInst && i.operands[1] == Operand::LiteralExtInstInteger(1))
+        .collect();
+    assert_eq!(calls.len(), 2);
+    let mut seen = std::collections::BTreeSet::new();
+    for c in calls {
+        for (k, a) in c.operands[3..].iter().enumerate() {
+            let d = def[&a.unwrap_id_ref()];
+            assert_eq!(d.result_type, Some(u32_ty), "argument {k} is a u32 word: {d:?}");
+            let op = d.class.opcode;
+            assert!(
+                matches!(op, Op::CompositeExtract | Op::Bitcast | Op::UConvert | Op::Select),
+                "argument {k}: {op:?}"
+            );
+            if op == Op::CompositeExtract {
+                // The invocation id's lanes (and %t, one of them), or a 64-bit value's halves.
+                let src = def[&d.operands[0].unwrap_id_ref()].class.opcode;
+                assert!(matches!(src, Op::Load | Op::Bitcast), "argument {k} extracted from {src:?}");
+            }
+            seen.insert(format!("{op:?}"));
+        }
+    }
+    // f32 / f16 bit casts, u8/i8 widening, the bool select and 64-bit halves all occur.
+    assert_eq!(seen.into_iter().collect::<Vec<_>>(), ["Bitcast", "CompositeExtract", "Select", "UConvert"]);
+    // The f16 leaf is bit-cast from a `vec2<f16>` pair, never converted.
+    let pair = all.iter().find(|i| i.class.opcode == Op::CompositeConstruct).expect("the f16 pair");
+    assert!(all.iter().any(|i| i.class.opcode == Op::Bitcast
+        && i.result_type == Some(u32_ty)
+        && i.operands[0].unwrap_id_ref() == pair.result_id.unwrap()));
+}
