@@ -171,3 +171,52 @@ fn the_constant_data_is_refused_one_byte_over_max_uniform_buffer_range() {
     assert_eq!(want.first_mismatch(&got, |_, _| false), None);
     dev.max_uniform_buffer_range = real;
 }
+
+/// The constant data beside the bindless buffer heap: after the argument
+/// descriptors in set 0 (binding 2), before the heap in set 2.
+#[test]
+fn the_constant_data_sits_between_the_arguments_and_the_heaps() {
+    let Some(dev) = vulkan_device() else { return };
+    let lut = table(256, |i| format!("{}", (i as u32).wrapping_mul(40503) ^ 0x5a5a));
+    let src = format!(
+        "kernel @k(%h: bindless_array, %o: buffer<u32>) block_size(64, 1, 1) {{\n^entry:\n  \
+         %t = extract $dispatch_id, u32 0 : u32\n  %x = bindless.buffer_read %h, u32 0, %t : u32\n  \
+         %j = bit_and %x, u32 255 : u32\n  %y = extract array<u32, 256> [{}], %j : u32\n  \
+         buffer.write %o, %t, %y\n  return\n}}\n",
+        lut.join(", ")
+    );
+    let m = parse(&src);
+    let k = kernel_of(&m);
+    let out = compile_for(&dev, &m, 0);
+    let shape: Vec<_> = out.abi.properties.iter().map(|p| (p.role, p.set, p.binding)).collect();
+    use xir_spirv::abi::{Role, NO_BINDING};
+    assert_eq!(
+        shape,
+        vec![
+            (Role::DispatchSize, 0, NO_BINDING),
+            (Role::BindlessMetadata, 0, 0),
+            (Role::Buffer, 0, 1),
+            (Role::ConstantData, 0, 2),
+            (Role::Heap, 2, 0)
+        ]
+    );
+    if let Some(f) = [Feature::StorageBufferArrayNonUniformIndexing, Feature::BufferHeapBindingFlags]
+        .into_iter()
+        .find(|f| !dev.enabled.contains(*f))
+    {
+        eprintln!("\n!!!!!!!! SKIPPING the bindless run: {} lacks {} !!!!!!!!\n", dev.name, f.vulkan_name());
+        return;
+    }
+    let words: Vec<String> = (0..40).map(|i| format!("{}", i * 97 + 3)).collect();
+    let inputs = xir::interp::Inputs::from_json(&format!(
+        r#"{{"dispatch": [40, 1, 1], "args": {{"h": {{"slots": [{{"u32": [{}]}}]}}, "o": {{"fill": 0, "len": 40}}}}}}"#,
+        words.join(", ")
+    ))
+    .expect("inputs");
+    let want = xir::interp::run_kernel(&m, k, &inputs).expect("interpreter");
+    for level in [0u8, 2] {
+        let out = compile_for(&dev, &m, level);
+        let (got, _) = run_compiled(&dev, &m, k, (&out).into(), &inputs, [40, 1, 1]).expect("runs");
+        assert_eq!(want.first_mismatch(&got, |_, _| false), None, "-O{level}");
+    }
+}
