@@ -190,8 +190,10 @@ fn printf_arguments_are_exact_words() {
     // f32 / f16 bit casts, u8/i8 widening, the bool select and 64-bit halves all occur.
     assert_eq!(seen.into_iter().collect::<Vec<_>>(), ["Bitcast", "CompositeExtract", "Select", "UConvert"]);
     // The f16 leaf is bit-cast from a `vec2<f16>` pair, never converted.
-    let pair = all.iter().find(|i| i.class.opcode == Op::CompositeConstruct).expect("the f16 pair");
-    assert!(all.iter().any(|i| i.class.opcode == Op::Bitcast
-        && i.result_type == Some(u32_ty)
-        && i.operands[0].unwrap_id_ref() == pair.result_id.unwrap()));
+    let from_pair = |i: &&&rspirv::dr::Instruction| {
+        i.class.opcode == Op::Bitcast
+            && i.result_type == Some(u32_ty)
+            && def[&i.operands[0].unwrap_id_ref()].class.opcode == Op::CompositeConstruct
+    };
+    assert_eq!(all.iter().filter(from_pair).count(), 1);
 }
