@@ -289,7 +289,8 @@ pub enum BufferStorage {
     /// A `uint32` word array; elements are `elem_size` bytes at `elem_align` alignment in host layout
     /// (bool: one 0/1 word per element).
     Words { elem_size: u32, elem_align: u32 },
-    /// One `Block` struct of `size` bytes (the argument block): members at their `BlockValue` offsets.
+    /// One `Block` struct of `size` bytes: the argument block (members at their `BlockValue` offsets) or
+    /// the constant data (std140, members at the planned offsets).
     Block { size: u32 },
     /// Not a buffer.
     NotABuffer,

@@ -245,9 +245,11 @@ fn new_bits_are_pinned_and_unknown_bits_fail_closed() {
     assert_eq!(artifact::feature_bit(Feature::RuntimeDescriptorArray), 1 << 23);
     assert_eq!(artifact::feature_bit(Feature::StorageBufferArrayNonUniformIndexing), 1 << 24);
     assert_eq!(artifact::feature_bit(Feature::BufferHeapBindingFlags), 1 << 25);
-    assert_eq!(Feature::ALL.len(), 26);
+    assert_eq!(artifact::feature_bit(Feature::SamplerAnisotropy), 1 << 26);
+    assert_eq!(artifact::feature_bit(Feature::SampledImageArrayNonUniformIndexing), 1 << 27);
+    assert_eq!(Feature::ALL.len(), 28);
     let (_, bytes, _) = artifact_of(PRINTING);
-    for b in [26u32, 31, 32, 63] {
+    for b in [28u32, 31, 32, 63] {
         for emission in [false, true] {
             let bad = reseal(&bytes, |h| {
                 if emission {

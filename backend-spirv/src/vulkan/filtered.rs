@@ -46,7 +46,7 @@ fn selector_bound(m: &Module, f: &xir::Function, v: Value) -> Option<u64> {
 /// A sample whose selector may be a filtering one (not provably `0..4`).
 fn is_filtered_sample(m: &Module, f: &xir::Function, op: Opcode, operands: &[Value]) -> bool {
     matches!(op, Opcode::TextureSample | Opcode::TextureSampleLevel | Opcode::TextureSampleGrad)
-        && !operands.last().and_then(|&s| selector_bound(m, f, s)).is_some_and(|b| b < 4)
+        && operands.last().and_then(|&s| selector_bound(m, f, s)).is_none_or(|b| b >= 4)
 }
 
 /// Names of the kernel's resource arguments that may receive a value derived
