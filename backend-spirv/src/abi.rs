@@ -15,11 +15,9 @@
 //!   descriptors; set 1 ([`SAMPLER_SET`]) holds the sampler heap of
 //!   [`SAMPLER_COUNT`] immutable samplers at binding 0; sets 2 and up
 //!   ([`FIRST_HEAP_SET`]) hold the enabled buffer, 2D-texture and 3D-texture
-//!   heaps, in that order, one heap per set at binding 0, with no gaps. This
-//!   backend emits the buffer heap (bindless buffers) but not yet the sampler
-//!   and texture heaps (textures are sampled through bindless arrays, whose
-//!   texture operations it rejects at the handoff); the shape check accepts
-//!   heaps only in these places and the runner refuses them by name.
+//!   heaps, in that order, one heap per set at binding 0, with no gaps; each
+//!   only when some reachable operation uses it (see "Samplers and texture
+//!   heaps" below); the shape check accepts heaps only in these places.
 //! - **Set 0**: when the value arguments do not fit in push constants, the
 //!   backend-owned **argument block** (role [`Role::ArgumentBlock`], no
 //!   argument, `StorageBuffer`, storage `Block { size }`) is binding 0; then
@@ -28,8 +26,10 @@
 //!   descriptor, dense in argument order. A `bindless_array` argument gets
 //!   one `StorageBuffer` descriptor (role [`Role::BindlessMetadata`], storage
 //!   `Typed { stride: 8 }`) only when the kernel reads, writes or sizes a
-//!   buffer through it: an array of `{ u32 heap index, u32 byte size }`, one
-//!   per slot. An unused bindless argument has no property at all. A real
+//!   buffer, or reads, sizes or samples a texture, through it: an array of
+//!   `{ u32 heap index, u32 byte size }`, one per slot; the heap index is
+//!   into the heap of the slot's kind (buffer, 2D or 3D texture heap), the
+//!   byte size 0 for a texture slot. An unused bindless argument has no property at all. A real
 //!   read or write also needs the global buffer heap (`BufferHeap`, the first
 //!   heap set): an unbounded array of `uint32` word buffers (partially bound,
 //!   variable count); a size-only query needs only the metadata.
@@ -103,6 +103,27 @@
 //! `_SINT`, `_UINT`), declared with an unknown format (read and write without
 //! format); texel data crosses the host boundary as four host values per
 //! texel, row-major (x fastest), one mip level.
+//!
+//! # Samplers and texture heaps
+//!
+//! - **Sampler heap** (`SamplerHeap`, set 1, binding 0, only when some
+//!   `texture.sample*` is reachable): an array of [`SAMPLER_COUNT`]
+//!   immutable samplers indexed by the sampler selector, LuisaCompute's
+//!   `Sampler::code()`: `selector = filter * 4 + address` (`filter << 2 |
+//!   address`), filters 0 point (NEAREST, NEAREST mip), 1 linear_point
+//!   (LINEAR, NEAREST mip), 2 linear_linear (LINEAR, LINEAR mip), 3
+//!   anisotropic (LINEAR, LINEAR mip, `maxAnisotropy` 16 clamped to the
+//!   device's `maxSamplerAnisotropy`); address modes 0 edge
+//!   (CLAMP_TO_EDGE), 1 repeat, 2 mirror (MIRRORED_REPEAT), 3 zero
+//!   (CLAMP_TO_BORDER, transparent black); `minLod` 0, `maxLod` unclamped.
+//!   A kernel whose selector may be anisotropic (a constant 12..16, or any
+//!   selector that is not a constant) requires the device feature
+//!   `samplerAnisotropy` (emission-owned, `Feature::SamplerAnisotropy`).
+//! - **Texture heaps** (`Texture2dHeap`, `Texture3dHeap`, the sets after the
+//!   buffer heap, only when used): unbounded arrays of f32 sampled images
+//!   (`SAMPLED_IMAGE`, `R32G32B32A32_SFLOAT` with a mip chain; partially
+//!   bound, variable count). They are read-only: bindless texture writes are
+//!   refused at the handoff (no storage-image heap), integer texels too.
 
 use serde::{Deserialize, Serialize};
 
