@@ -188,3 +188,32 @@ fn closest_and_any_hit_match_the_interpreter_for_every_thread() {
     assert!(hits.contains(&(u32::MAX, u32::MAX, 0)), "some ray misses");
     assert!(hits.iter().all(|h| (h.0 != u32::MAX) == (h.2 == 1)), "any-hit agrees with closest-hit on hit/miss");
 }
+
+// Check that scenes the device cannot build are refused with a RunError
+// before any structure is built (an instance with both triangles and AABBs:
+// a bottom-level structure holds one geometry kind), and that a user id
+// beyond 24 bits is refused by the input parser on both sides.
+#[test]
+fn unbuildable_scenes_are_run_errors_not_crashes() {
+    let Some(dev) = ray_device() else { return };
+    let (lm, out) = compiled(KERNEL, 0);
+    let run = |scene: &str| {
+        let inputs = format!(
+            r#"{{"args": {{"scene": {scene}, "u_out": {{"fill": 0, "len": 192}}, "f_out": {{"fill": 0.0, "len": 192}}}}}}"#
+        );
+        let inputs = Inputs::from_json(&inputs).expect("inputs parse");
+        xir_spirv::vulkan::run_kernel(&dev, &lm, kernel_of(&lm), &out.words, &out.abi, &inputs, [THREADS, 1, 1])
+    };
+    let mixed = r#"{"instances": [{"triangles": [[[0, 0, 0], [1, 0, 0], [0, 1, 0]]], "aabbs": [[0, 0, 0, 1, 1, 1]]}]}"#;
+    let e = run(mixed).expect_err("mixed geometry cannot be one bottom-level structure");
+    assert!(
+        matches!(e, xir_spirv::vulkan::RunError::Abi(_)) && e.to_string().contains("both triangles and AABBs"),
+        "{e}"
+    );
+    let wide = r#"{"instances": [{"user_id": 16777216, "triangles": [[[0, 0, 0], [1, 0, 0], [0, 1, 0]]]}]}"#;
+    let e = run(wide).expect_err("a 25-bit user id does not fit the instance record");
+    assert!(e.to_string().contains("24 bits"), "{e}");
+    // An empty scene builds (zero instances) and every ray misses.
+    let (got, _) = run(r#"{"instances": []}"#).expect("an empty scene runs");
+    assert!(got.buffers["u_out"].as_array().unwrap().chunks(3).all(|c| c[0] == u32::MAX && c[2] == 0));
+}
