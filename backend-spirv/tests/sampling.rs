@@ -284,3 +284,35 @@ fn unsupported_texture_operations_are_refused_with_their_reason() {
     let e = compile_err(&kernel(half_uv), &o);
     assert!(e.contains("f32 coordinates"), "{e}");
 }
+
+#[test]
+fn a_sampling_kernel_artifact_round_trips_and_its_heaps_are_checked_against_the_module() {
+    use xir_spirv::artifact::{decode, LoadRequirements, ShaderArtifact};
+    let body = format!(
+        "{}  %r = bindless.texture3d_read %b, %t, vec<u32, 3> [0, 0, 0] : vec<f32, 4>\n  buffer.write %o, %t, %r\n",
+        sample2("%t", "%s")
+    );
+    let m = parse(&kernel(&body));
+    let k = kernel_of(&m);
+    let out = xir_spirv::compile(&m, k, &opts(2, false)).expect("compiles");
+    let art = ShaderArtifact::from_compiled(&m, k, &out);
+    let back = decode(&art.encode().expect("encodes"), &LoadRequirements::any_xir_spirv(), None).expect("decodes");
+    assert_eq!(back, art);
+    assert!(back.abi.properties.iter().any(|p| p.kind == PropertyKind::SamplerHeap));
+    assert!(back.features.contains(Feature::SamplerAnisotropy), "a dynamic selector");
+    // A 2D heap declared as the 3D one (a canonical shape): the module's variable does not match it.
+    let m2 = parse(&kernel(&sample2("%s", "u32 0")));
+    let out2 = xir_spirv::compile(&m2, kernel_of(&m2), &opts(0, false)).expect("compiles");
+    let mut w = ShaderArtifact::from_compiled(&m2, kernel_of(&m2), &out2);
+    for p in w.abi.properties.iter_mut().filter(|p| p.kind == PropertyKind::Texture2dHeap) {
+        p.kind = PropertyKind::Texture3dHeap;
+    }
+    w.abi.check_shape().expect("still canonical");
+    let e = w.encode().unwrap_err().to_string();
+    assert!(e.contains("Texture3dHeap"), "{e}");
+    // Without the sampler heap property, the module's sampler variable is not an ABI descriptor.
+    let mut w = art.clone();
+    w.abi.properties.retain(|p| p.kind != PropertyKind::SamplerHeap);
+    let e = w.encode().unwrap_err().to_string();
+    assert!(e.contains("set 1, binding 0"), "{e}");
+}

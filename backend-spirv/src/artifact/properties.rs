@@ -163,7 +163,9 @@ pub fn decode(bytes: &[u8], entry_point: &str) -> Result<KernelAbi, ArtifactErro
 /// variable (`StorageBuffer` class for `StorageBuffer`; a storage image of
 /// the property's dimension and texel type for `StorageImage`; an
 /// acceleration structure for `AccelerationStructure`; a `StorageBuffer`
-/// runtime array for `BufferHeap`; a `Uniform` struct for `UniformBuffer`),
+/// runtime array for `BufferHeap`; a `Uniform` struct for `UniformBuffer`;
+/// an array of 16 samplers for `SamplerHeap`; a runtime array of sampled
+/// f32 images of the heap's dimension for `Texture2dHeap` / `Texture3dHeap`),
 /// and no two variables
 /// share a set and binding. Otherwise a loaded
 /// module would read a descriptor the runner never binds, or binds as
@@ -239,6 +241,38 @@ pub fn check_interface(m: &rspirv::dr::Module, abi: &KernelAbi) -> Result<(), Ar
                 Some(Operand::StorageClass(StorageClass::UniformConstant)),
                 Some(t),
             ) => t.class.opcode == Op::TypeAccelerationStructureKHR,
+            // The sampler heap: an array of SAMPLER_COUNT samplers.
+            (PropertyKind::SamplerHeap, Some(Operand::StorageClass(StorageClass::UniformConstant)), Some(t)) => {
+                let elem = match t.operands.first() {
+                    Some(Operand::IdRef(e)) => def(*e),
+                    _ => None,
+                };
+                let len = match t.operands.get(1) {
+                    Some(Operand::IdRef(n)) => def(*n).and_then(|c| c.operands.first().cloned()),
+                    _ => None,
+                };
+                t.class.opcode == Op::TypeArray
+                    && elem.is_some_and(|e| e.class.opcode == Op::TypeSampler)
+                    && len == Some(Operand::LiteralBit32(crate::abi::SAMPLER_COUNT))
+            }
+            // A texture heap: an unbounded array of sampled f32 images of its dimension.
+            (
+                PropertyKind::Texture2dHeap | PropertyKind::Texture3dHeap,
+                Some(Operand::StorageClass(StorageClass::UniformConstant)),
+                Some(t),
+            ) if t.class.opcode == Op::TypeRuntimeArray => {
+                let want_dim = if p.kind == PropertyKind::Texture2dHeap { Dim::Dim2D } else { Dim::Dim3D };
+                let image = match t.operands.first() {
+                    Some(Operand::IdRef(e)) => def(*e),
+                    _ => None,
+                };
+                image.is_some_and(|i| {
+                    i.class.opcode == Op::TypeImage
+                        && i.operands.get(1) == Some(&Operand::Dim(want_dim))
+                        && i.operands.get(5) == Some(&Operand::LiteralBit32(1))
+                        && matches!(i.operands.first(), Some(Operand::IdRef(s)) if def(*s).is_some_and(|s| s.class.opcode == Op::TypeFloat))
+                })
+            }
             _ => false,
         };
         if !ok {
