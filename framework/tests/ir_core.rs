@@ -69,3 +69,71 @@ fn cloning_a_function_keeps_its_metadata() {
     assert!(printed.contains("kernel @k2("), "{printed}");
     assert_eq!(xir::text::print_module(&parse_module(&printed, "t2.xir").unwrap()), printed);
 }
+
+const TWO_BLOCKS: &str = r#"
+kernel @k(%out: buffer<u32>, %n: u32) block_size(1, 1, 1) {
+^entry:
+  %a = add %n, u32 1 : u32
+  br target ^next
+^next:
+  %b = mul %a, %a : u32
+  buffer.write %out, u32 0, %b
+  return
+}
+"#;
+
+/// `live_insts_by_id` is `all_insts` as a set, in id order: removed
+/// instructions, instructions of a removed block and of a block dropped from
+/// the layout are not in it, and appended ones are.
+#[test]
+fn live_insts_by_id_is_all_insts_in_id_order() {
+    let mut m = parse_module(TWO_BLOCKS, "t.xir").unwrap();
+    let fid = m.find_function("k").unwrap();
+    let same = |m: &xir::Module| {
+        let f = m.func(fid);
+        let by_id: Vec<xir::Inst> = f.live_insts_by_id().map(|(i, _)| i).collect();
+        assert!(by_id.windows(2).all(|w| w[0] < w[1]), "id order: {by_id:?}");
+        let mut layout: Vec<xir::Inst> = f.all_insts().map(|(_, i)| i).collect();
+        layout.sort();
+        assert_eq!(by_id, layout);
+        by_id.len()
+    };
+    assert_eq!(same(&m), 5);
+    let f = m.func_mut(fid);
+    let (entry, next) = (f.blocks()[0], f.blocks()[1]);
+    let b = f.block(next).insts[0];
+    f.replace_all_uses(Value::Inst(b), Value::Arg(1));
+    f.remove_inst(b);
+    assert_eq!(same(&m), 4);
+    let f = m.func_mut(fid);
+    let extra = f.insert_before_terminator(entry, xir::InstData::new(Opcode::Add, f.inst(f.block(entry).insts[0]).ty));
+    f.set_operands(extra, [Value::Arg(1), Value::Arg(1)].into_iter().collect());
+    assert_eq!(same(&m), 5);
+    // Dropped from the layout without `remove_block`: parents stay set.
+    m.func_mut(fid).set_layout(vec![entry]);
+    assert_eq!(same(&m), 3);
+    m.func_mut(fid).set_layout(vec![entry, next]);
+    m.func_mut(fid).remove_block(next);
+    assert_eq!(same(&m), 3);
+}
+
+/// `replace_inst` keeps the id and position and moves the uses it makes.
+#[test]
+fn replace_inst_keeps_the_slot_and_moves_uses() {
+    let mut m = parse_module(TWO_BLOCKS, "t.xir").unwrap();
+    let fid = m.find_function("k").unwrap();
+    let f = m.func_mut(fid);
+    let next = f.blocks()[1];
+    let (a, b) = (f.block(f.blocks()[0]).insts[0], f.block(next).insts[0]);
+    let before = f.inst_capacity();
+    let mut d = xir::InstData::new(Opcode::Sub, f.inst(b).ty);
+    d.operands = [Value::Arg(1), Value::Inst(a)].into_iter().collect();
+    f.replace_inst(b, d);
+    assert_eq!(f.inst_capacity(), before, "no new record");
+    assert_eq!(f.block(next).insts[0], b);
+    assert_eq!(f.inst(b).opcode, Opcode::Sub);
+    assert_eq!(f.inst(b).parent, Some(next));
+    assert_eq!(f.uses(Value::Inst(a)).len(), 1, "the mul's two uses of %a left, the sub's one came");
+    assert_eq!(f.uses(Value::Arg(1)).len(), 2, "the add's and the sub's");
+    assert_eq!(f.uses(Value::Inst(b)).len(), 1, "the buffer.write still uses the result");
+}

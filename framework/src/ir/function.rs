@@ -353,6 +353,23 @@ impl Function {
         }
     }
 
+    /// Replace the data of `i` in place: same id, same block and position;
+    /// the uses it makes move to the new operands, and uses of its result
+    /// stay (keeping them well-typed is the caller's business). Rewriting
+    /// an instruction this way (a terminator into its raw form, say) adds no
+    /// record at the end of the table, so the instructions of a block stay
+    /// together in memory for every later sweep.
+    pub fn replace_inst(&mut self, i: Inst, data: InstData) {
+        let parent = self.insts[i.index()].parent;
+        if parent.is_some() {
+            self.detach_operands(i);
+        }
+        self.insts[i.index()] = InstData { parent, ..data };
+        if parent.is_some() {
+            self.attach_operands(i);
+        }
+    }
+
     /// Unplace an instruction but keep its operands' uses recorded: for
     /// moving it elsewhere with `insert_inst` after `detach_for_move`.
     pub fn move_inst(&mut self, i: Inst, to: Block, pos: usize) {
@@ -467,6 +484,24 @@ impl Function {
     /// Live instructions in layout order.
     pub fn all_insts(&self) -> impl Iterator<Item = (Block, Inst)> + '_ {
         self.layout.iter().flat_map(move |&b| self.blocks[b.index()].insts.iter().map(move |&i| (b, i)))
+    }
+
+    /// Live instructions in id order: one sequential sweep of the
+    /// instruction table, for scans whose result does not depend on order.
+    /// On large functions this streams through memory, where `all_insts`
+    /// follows the layout and jumps wherever passes have appended
+    /// instructions (new terminators, Phis, slots) to the table.
+    /// The same set as `all_insts` (placed in a block of the layout).
+    pub fn live_insts_by_id(&self) -> impl Iterator<Item = (Inst, &InstData)> + '_ {
+        let mut owned = vec![false; self.blocks.len()];
+        for &b in &self.layout {
+            owned[b.index()] = true;
+        }
+        self.insts
+            .iter()
+            .enumerate()
+            .filter(move |(_, d)| d.parent.is_some_and(|b| owned[b.index()]))
+            .map(|(k, d)| (Inst::new(k), d))
     }
 
     /// Number of live instructions.

@@ -28,7 +28,9 @@ pub fn unreachable(why: &str) -> InstData {
 }
 
 /// Replace the terminator of `b` (or append one if it has none) by `data`,
-/// keeping the old terminator's metadata and text position.
+/// keeping the old terminator's metadata and text position. An old
+/// terminator is rewritten in place (`Function::replace_inst`: its id is
+/// returned), so the block keeps its instructions together in the table.
 pub fn set_terminator(f: &mut Function, b: Block, mut data: InstData) -> Inst {
     if let Some(old) = f.terminator(b) {
         let od = f.inst(old);
@@ -38,7 +40,8 @@ pub fn set_terminator(f: &mut Function, b: Block, mut data: InstData) -> Inst {
         if data.span.is_none() {
             data.span = od.span;
         }
-        f.remove_inst(old);
+        f.replace_inst(old, data);
+        return old;
     }
     f.append_inst(b, data)
 }

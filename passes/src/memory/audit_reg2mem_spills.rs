@@ -77,6 +77,14 @@ pub fn surviving_spills(m: &Module) -> Vec<Diagnostic> {
                 );
             }
         }
+        // One sequential sweep of the instruction table finds whether any
+        // instruction is tagged; the layout walk below (which names blocks
+        // and reports in program order) runs only when something is.
+        let tagged_inst = f.live_insts_by_id().any(|(_, d)| d.md.spill.is_some());
+        let tagged_block = f.blocks().iter().any(|&b| f.block(b).md.spill.is_some());
+        if !tagged_inst && !tagged_block {
+            continue;
+        }
         for &b in f.blocks() {
             let bd = f.block(b);
             if let Some(k) = bd.md.spill {

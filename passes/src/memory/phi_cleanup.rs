@@ -87,7 +87,10 @@ fn is_phi(f: &Function, v: Value) -> Option<Inst> {
 /// Replace every Phi component fed by at most one outside value. Returns the
 /// number of Phis removed.
 pub fn remove_redundant_phis(f: &mut Function) -> usize {
-    let phis: Vec<Inst> = f.all_insts().filter(|&(_, i)| f.inst(i).opcode == Opcode::Phi).map(|p| p.1).collect();
+    // A sweep of the instruction table in id order (the result does not
+    // depend on the order of the Phis: Tarjan yields the components
+    // operands-first whatever the node order).
+    let phis: Vec<Inst> = f.live_insts_by_id().filter(|(_, d)| d.opcode == Opcode::Phi).map(|p| p.0).collect();
     if phis.is_empty() {
         return 0;
     }
