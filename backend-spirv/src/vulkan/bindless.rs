@@ -106,7 +106,7 @@ pub(crate) fn slots_from_json(module: &Module, j: &Json) -> Result<Slots, String
             }
             Json::Object(o) if o.contains_key("texels") || o.contains_key("size") => {
                 return Err(format!(
-                    "slot {k} holds a texture; this runner binds only buffer slots (the texture heaps are not emitted)"
+                    "slot {k} holds a texture, which `texture_heap.rs` takes out before this parser (an internal error)"
                 ))
             }
             Json::Object(o) if o.len() == 1 => {
