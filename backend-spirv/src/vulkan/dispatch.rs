@@ -7,14 +7,14 @@
 //! path (`Objects`' `Drop`). The bindless buffer heap (`BufferHeap`, set 2)
 //! is one binding of as many storage buffers as it has entries, partially
 //! bound with a variable count; so are the 2D / 3D texture heaps (sampled
-//! images with their mip chains, `texture_heap.rs`); the sampler heap (set
-//! 1) is the device's immutable samplers (`sampler.rs`), bound in the layout
-//! and never written; a set no property uses gets an empty layout. An
-//! `accel` argument's structures and instance buffer are built by
+//! images with their mip chains, `texture_heap.rs`); the sampler heap
+//! (set 1) is the device's immutable samplers (`sampler.rs`), bound in the
+//! layout and never written; a set no property uses gets an empty layout.
+//! An `accel` argument's structures and instance buffer are built by
 //! `accel.rs` before the dispatch (one instance buffer per argument, shared
-//! by its two descriptors). The constant data
-//! (`UniformBuffer`) is a host-visible uniform buffer, refused over the
-//! device's `maxUniformBufferRange`.
+//! by its two descriptors). The constant data (`UniformBuffer`) is a
+//! host-visible uniform buffer, refused over the device's
+//! `maxUniformBufferRange`.
 
 use ash::vk;
 
