@@ -276,7 +276,8 @@ fn ray_query_loop_kernel_compiles_with_candidate_handlers() {
 }
 
 // Check that a device without ray query rejects the kernel by name, and
-// that an ABI asking for instance-property access fails its shape check.
+// that an ABI asking for instance-property access without its instance
+// buffer property fails its shape check.
 #[test]
 fn missing_ray_query_feature_and_instance_roles_are_rejected() {
     let mut dev = FeatureSet::all();
@@ -295,7 +296,7 @@ fn missing_ray_query_feature_and_instance_roles_are_rejected() {
     let mut abi = through_pipeline(&any()).abi;
     let p = abi.properties.iter_mut().find(|p| p.role == Role::Accel).unwrap();
     p.kind = PropertyKind::AccelerationStructure { roles: ACCEL_ROLE_TRAVERSAL | 2 };
-    let err = abi.check_shape().expect_err("instance roles have no descriptor here");
+    let err = abi.check_shape().expect_err("an instance role needs its instance buffer property");
     assert!(err.0.contains("instance-property"), "{err}");
 }
 
