@@ -219,3 +219,24 @@ fn unbuildable_scenes_are_run_errors_not_crashes() {
     let (got, _) = run(r#"{"instances": []}"#).expect("an empty scene runs");
     assert!(got.buffers["u_out"].as_array().unwrap().chunks(3).all(|c| c[0] == u32::MAX && c[2] == 0));
 }
+
+// Check a ray-query loop with candidate handlers (tests/ray/ray_query_loop.xir)
+// on procedural geometry: AABB candidates generate a hit at t = 5.5 in front
+// of an opaque triangle, so the committed kind is procedural (2) whichever
+// order the device visits them in; rays between the boxes commit the
+// triangle (kind 1) or miss (kind 0). Non-opaque triangles are left out: how
+// many of them a device reports as candidates depends on its traversal order.
+#[test]
+fn procedural_candidates_generate_hits_like_the_interpreter() {
+    let Some(dev) = ray_device() else { return };
+    let src = include_str!("../../tests/ray/ray_query_loop.xir");
+    let inputs = r#"{"dispatch": [4, 1, 1], "args": {"scene": {"instances": [
+        {"aabbs": [[1.0, -1.0, 4.0, 2.0, 1.0, 5.0]]},
+        {"aabbs": [[-2.0, -1.0, 3.0, -1.0, 1.0, 6.0]]},
+        {"triangles": [[[-1.0, -3.0, 0.0], [3.0, -3.0, 0.0], [1.0, 3.0, 0.0]]]}
+      ]}, "t_out": [0, 0, 0, 0], "hit_out": [0, 0, 0, 0]}}"#;
+    let want = matches_interpreter(&dev, src, inputs, 4);
+    let hits = u32s(&want, "hit_out");
+    // kind << 16 | instance << 8 | triangle candidates seen.
+    assert_eq!(hits, vec![2 << 16 | 1 << 8, u32::MAX << 8, 1 << 16 | 2 << 8, 2 << 16], "{hits:x?}");
+}
