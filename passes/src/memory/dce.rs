@@ -176,17 +176,22 @@ fn fold_branches(m: &mut Module, fid: FuncId, opts: &Options) -> usize {
     n
 }
 
-/// Blocks named by terminators, transitively from the entry.
-fn kept_blocks(f: &Function) -> FxHashSet<Block> {
-    let mut keep = FxHashSet::default();
+/// Blocks named by terminators, transitively from the entry, as a dense
+/// flag per block id.
+fn kept_blocks(f: &Function) -> Vec<bool> {
+    let mut keep = vec![false; f.block_capacity()];
     let Some(entry) = f.body() else { return keep };
-    let owned: FxHashSet<Block> = f.blocks().iter().copied().collect();
+    let mut owned = vec![false; f.block_capacity()];
+    for &b in f.blocks() {
+        owned[b.index()] = true;
+    }
     let mut work = vec![entry];
-    keep.insert(entry);
+    keep[entry.index()] = true;
     while let Some(b) = work.pop() {
         let Some(t) = f.terminator(b) else { continue };
         for &s in &f.inst(t).blocks {
-            if owned.contains(&s) && keep.insert(s) {
+            if owned.get(s.index()).copied().unwrap_or(false) && !keep[s.index()] {
+                keep[s.index()] = true;
                 work.push(s);
             }
         }
@@ -195,14 +200,15 @@ fn kept_blocks(f: &Function) -> FxHashSet<Block> {
 }
 
 fn remove_orphan_blocks(f: &mut Function) -> usize {
-    let keep = kept_blocks(f);
-    let dead: Vec<Block> = f.blocks().iter().copied().filter(|b| !keep.contains(b)).collect();
+    let keep_flags = kept_blocks(f);
+    let keep = |b: &Block| keep_flags[b.index()];
+    let dead: Vec<Block> = f.blocks().iter().copied().filter(|b| !keep(b)).collect();
     if dead.is_empty() {
         return 0;
     }
     let dead_set: FxHashSet<Block> = dead.iter().copied().collect();
     // Phis of kept blocks forget removed predecessors.
-    let kept: Vec<Block> = f.blocks().iter().copied().filter(|b| keep.contains(b)).collect();
+    let kept: Vec<Block> = f.blocks().iter().copied().filter(keep).collect();
     for &b in &kept {
         for phi in util::phis_of(f, b) {
             let inc: Vec<_> = util::phi_incomings(f, phi).into_iter().filter(|p| !dead_set.contains(&p.1)).collect();
@@ -215,7 +221,7 @@ fn remove_orphan_blocks(f: &mut Function) -> usize {
             let users: Vec<_> = f.uses(Value::Inst(i)).to_vec();
             let ty = f.inst(i).ty;
             for u in users {
-                if f.inst(u.user).parent.is_some_and(|p| keep.contains(&p)) {
+                if f.inst(u.user).parent.is_some_and(|p| keep(&p)) {
                     f.set_operand(u.user, u.index as usize, Value::Undef(ty));
                 }
             }
@@ -255,26 +261,34 @@ fn write_only(f: &Function, a: Inst, sink: &mut Vec<Inst>) -> bool {
     true
 }
 
+/// Every write-only alloca goes with its stores and GEPs in one batch
+/// removal (one per alloca rebuilt a flag table of the whole function each
+/// time). An alloca that becomes write-only only once another's stores are
+/// gone is taken by the next round of `dce_function`'s fixed point.
 fn remove_dead_allocas(f: &mut Function) -> usize {
-    let allocas: Vec<Inst> = f.all_insts().filter(|&(_, i)| f.inst(i).opcode == Opcode::Alloca).map(|p| p.1).collect();
+    let allocas: Vec<Inst> = f.live_insts_by_id().filter(|(_, d)| d.opcode == Opcode::Alloca).map(|p| p.0).collect();
     let mut n = 0;
+    let mut dead = Vec::new();
     for a in allocas {
-        let mut users = Vec::new();
-        if !write_only(f, a, &mut users) {
+        let start = dead.len();
+        if !write_only(f, a, &mut dead) {
+            dead.truncate(start);
             continue;
         }
-        users.push(a);
-        f.remove_insts(&users);
+        dead.push(a);
         n += 1;
     }
+    f.remove_insts(&dead);
     n
 }
 
+/// Mark from the roots, sweep the rest. Both scans go over the instruction
+/// table in id order (the marked set does not depend on the order).
 fn sweep_dead_insts(f: &mut Function) -> usize {
     let mut live = vec![false; f.inst_capacity()];
     let mut work: Vec<Inst> = Vec::new();
-    for (_, i) in f.all_insts() {
-        if !util::removable_if_dead(f.inst(i)) {
+    for (i, d) in f.live_insts_by_id() {
+        if !util::removable_if_dead(d) {
             live[i.index()] = true;
             work.push(i);
         }
@@ -289,7 +303,7 @@ fn sweep_dead_insts(f: &mut Function) -> usize {
             }
         }
     }
-    let dead: Vec<Inst> = f.all_insts().map(|p| p.1).filter(|i| !live[i.index()]).collect();
+    let dead: Vec<Inst> = f.live_insts_by_id().map(|p| p.0).filter(|i| !live[i.index()]).collect();
     f.remove_insts(&dead);
     dead.len()
 }
