@@ -376,16 +376,20 @@ pub fn dispatch_resources(
                         .map_or(0, |(_, r)| count(r))
                 })
                 .collect();
-            let mut variable_info =
-                vk::DescriptorSetVariableDescriptorCountAllocateInfo::default().descriptor_counts(&variable);
-            let sets = d
-                .allocate_descriptor_sets(
-                    &vk::DescriptorSetAllocateInfo::default()
-                        .descriptor_pool(o.pool)
-                        .set_layouts(&set_layouts)
-                        .push_next(&mut variable_info),
-                )
-                .map_err(vk_err("vkAllocateDescriptorSets"))?;
+            // One set per call, the variable count chained only for a set with a variable binding:
+            // validation layer 1.3.239 crashes on a chain covering an empty layout (the sampler
+            // set of a buffer-only kernel; KhronosGroup/Vulkan-ValidationLayers#5074), the spec allows both.
+            let mut sets = Vec::with_capacity(set_layouts.len());
+            for (layout, &n) in set_layouts.iter().zip(&variable) {
+                let (layouts, counts) = ([*layout], [n]);
+                let mut variable_info =
+                    vk::DescriptorSetVariableDescriptorCountAllocateInfo::default().descriptor_counts(&counts);
+                let mut info = vk::DescriptorSetAllocateInfo::default().descriptor_pool(o.pool).set_layouts(&layouts);
+                if n > 0 {
+                    info = info.push_next(&mut variable_info);
+                }
+                sets.push(d.allocate_descriptor_sets(&info).map_err(vk_err("vkAllocateDescriptorSets"))?[0]);
+            }
             let buffer_infos: Vec<[vk::DescriptorBufferInfo; 1]> = o
                 .buffers
                 .iter()
