@@ -186,13 +186,15 @@ fn closest_hit_is_a_proceed_loop_before_committed_reads() {
     assert!(m.extensions.iter().any(|e| e.operands[0] == Operand::LiteralString("SPV_KHR_ray_query".into())));
 }
 
-// Check the any-hit shape: TerminateOnFirstHitKHR | OpaqueKHR (4 | 1), a
-// single proceed, no loop.
+// Check the any-hit shape: TerminateOnFirstHitKHR | OpaqueKHR | SkipAABBsKHR
+// (4 | 1 | 0x200, with RayTraversalPrimitiveCullingKHR), a single proceed,
+// no loop.
 #[test]
 fn any_hit_is_a_single_terminating_proceed() {
     let out = through_pipeline(&any());
     let m = load(&out.words_unoptimized);
-    assert_eq!(init_flags(&m), vec![5]);
+    assert_eq!(init_flags(&m), vec![0x205], "OpaqueKHR | TerminateOnFirstHitKHR | SkipAABBsKHR");
+    assert!(has_cap(&m, Capability::RayTraversalPrimitiveCullingKHR), "SkipAABBsKHR needs primitive culling");
     assert_eq!(ops(&m, Op::RayQueryProceedKHR).len(), 1);
     assert_eq!(ops(&m, Op::LoopMerge).len(), 0);
     assert_eq!(ops(&m, Op::RayQueryGetIntersectionTypeKHR).len(), 1);

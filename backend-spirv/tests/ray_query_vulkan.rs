@@ -240,3 +240,36 @@ fn procedural_candidates_generate_hits_like_the_interpreter() {
     // kind << 16 | instance << 8 | triangle candidates seen.
     assert_eq!(hits, vec![2 << 16 | 1 << 8, u32::MAX << 8, 1 << 16 | 2 << 8, 2 << 16], "{hits:x?}");
 }
+
+// Check that direct tracing ignores procedural geometry like the
+// interpreter: an AABB in front of a triangle neither hides the triangle
+// from `ray.trace_any` (whose single proceed would otherwise stop at the
+// AABB candidate: it skips AABBs) nor from `ray.trace_closest`.
+#[test]
+fn direct_tracing_skips_procedural_geometry() {
+    let Some(dev) = ray_device() else { return };
+    let src = r#"
+kernel @k(%scene: accel, %out: buffer<u32>) block_size(4, 1, 1) {
+^entry:
+  %x = extract $dispatch_id, u32 0 : u32
+  %xf = cast.static %x : f32
+  %ox = sub %xf, f32 1.5 : f32
+  %origin = aggregate %ox, f32 0.1, f32 10.0 : array<f32, 3>
+  %ray = aggregate %origin, f32 0.0, array<f32, 3> [0.0, 0.0, -1.0], f32 100.0 : struct<align 16>{array<f32, 3>, f32, array<f32, 3>, f32}
+  %any = ray.trace_any %scene, %ray, u32 255 : bool
+  %hit = ray.trace_closest %scene, %ray, u32 255 : struct<align 8>{u32, u32, vec<f32, 2>, f32}
+  %inst = extract %hit, u32 0 : u32
+  %anyu = cast.static %any : u32
+  %k = shl %inst, u32 1 : u32
+  %r = bit_or %k, %anyu : u32
+  buffer.write %out, %x, %r
+  return
+}
+"#;
+    let inputs = r#"{"dispatch": [4, 1, 1], "args": {"scene": {"instances": [
+        {"aabbs": [[-3.0, -3.0, 4.0, 3.0, 3.0, 6.0]]},
+        {"triangles": [[[-1.0, -3.0, 0.0], [3.0, -3.0, 0.0], [1.0, 3.0, 0.0]]]}
+      ]}, "out": [0, 0, 0, 0]}}"#;
+    let want = matches_interpreter(&dev, src, inputs, 4);
+    assert_eq!(u32s(&want, "out"), vec![u32::MAX << 1, u32::MAX << 1, 3, 3]);
+}

@@ -17,11 +17,14 @@
 //!   `lower_ray_query_loop` (spirv-legalize step 1), so committed fields
 //!   are read only after traversal is complete.
 //! - `ray.trace_any` is one initialize with `OpaqueKHR |
-//!   TerminateOnFirstHitKHR` and a single proceed: with forced opacity every
-//!   triangle hit is committed during that proceed, and traversal ends at
-//!   the first; the result is "the committed type is not none". (A
-//!   procedural primitive met first would end that proceed with a candidate
-//!   instead; the interpreter ignores procedural geometry in `trace_any`.)
+//!   TerminateOnFirstHitKHR | SkipAABBsKHR` and a single proceed: with
+//!   forced opacity every triangle hit is committed during that proceed,
+//!   traversal ends at the first, and no procedural candidate can stop the
+//!   proceed early (the interpreter ignores procedural geometry in direct
+//!   tracing); the result is "the committed type is not none".
+//!   `SkipAABBsKHR` needs the capability `RayTraversalPrimitiveCullingKHR`,
+//!   which every `rayQuery` device supports (VK_KHR_ray_query has no
+//!   separate feature for it).
 //! - `ray_query.object_read` fields (the spec's numbering): 1 and 2 read the
 //!   candidate intersection, 3 the committed one, 4 and 5 compare the
 //!   candidate type. SPIR-V allows a committed-intersection read only while
@@ -63,6 +66,7 @@ use crate::plan::bindings::ArgBinding;
 /// `RayFlagsMask` bits used here.
 const FLAG_OPAQUE: u32 = 0x1;
 const FLAG_TERMINATE_ON_FIRST_HIT: u32 = 0x4;
+const FLAG_SKIP_AABBS: u32 = 0x200;
 /// `RayQueryIntersection`: candidate / committed.
 const CANDIDATE: u32 = 0;
 const COMMITTED: u32 = 1;
@@ -493,8 +497,9 @@ impl Emitter<'_> {
                     d.operands[0],
                     d.operands[1],
                     d.operands[2],
-                    FLAG_OPAQUE | FLAG_TERMINATE_ON_FIRST_HIT,
+                    FLAG_OPAQUE | FLAG_TERMINATE_ON_FIRST_HIT | FLAG_SKIP_AABBS,
                 )?;
+                self.cap(Capability::RayTraversalPrimitiveCullingKHR);
                 self.op(Op::RayQueryProceedKHR, Some(bool_t), None, vec![Operand::IdRef(var)])?;
                 let ty = self.intersection_type(var, COMMITTED)?;
                 let none = self.u32_const(0);
