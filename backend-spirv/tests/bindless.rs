@@ -713,3 +713,23 @@ fn every_bindless_opcode_of_the_spec_is_lowered_or_refused_with_its_reason() {
         5
     );
 }
+
+#[test]
+fn a_sub_word_bindless_write_in_a_loop_header_is_refused_with_its_reason_and_a_body_write_compiles() {
+    let src = |where_: &str| {
+        let store = "  %b = cast.static %t : u8\n  bindless.buffer_write %h, u32 0, %t, %b\n";
+        let (prep, body) = if where_ == "prep" { (store, "") } else { ("", store) };
+        format!(
+            "kernel @k(%h: bindless_array) block_size(4, 1, 1) {{\n^entry:\n  \
+             %t = extract $dispatch_id, u32 0 : u32\n  %i = alloca : u32\n  store %i, u32 0\n  \
+             loop prepare ^prep, body ^body, update ^step, merge ^exit\n^prep:\n{prep}  %iv = load %i : u32\n  \
+             %more = lt %iv, u32 2 : bool\n  cond_br %more, true ^body, false ^exit\n^body:\n{body}  \
+             br target ^step\n^step:\n  %iv1 = load %i : u32\n  %n = add %iv1, u32 1 : u32\n  store %i, %n\n  \
+             br target ^prep\n^exit:\n  return\n}}\n"
+        )
+    };
+    let e = compile_err(&src("prep"), &opts(0, false));
+    assert!(e.contains("sub-word bindless write") && e.contains("prepare block") && e.contains(":9:3:"), "{e}");
+    let dis = compile_all_presets(&src("body")).disassembly_unoptimized();
+    assert_eq!(count(&dis, "OpAtomicCompareExchange"), 1, "{dis}");
+}
