@@ -578,3 +578,45 @@ pub(crate) fn dispatch(rays: &mut Rays, v: &Val, bufs: &mut [Buf]) -> R<usize> {
         _ => 2,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(src: &str, inputs: &str) -> Result<super::super::Outputs, String> {
+        let m = crate::text::parse_module(src, "t.xir").map_err(|d| crate::diag::render(&d))?;
+        let k = m.func_ids().find(|&f| m.func(f).is_kernel()).ok_or("no kernel")?;
+        let inputs = super::super::Inputs::from_json(inputs).map_err(|e| e.to_string())?;
+        super::super::run_kernel(&m, k, &inputs).map_err(|e| e.to_string())
+    }
+
+    const WRITE: &str = "kernel @k(%s: accel) block_size(1, 1, 1) {\n^entry:\n  \
+        accel.set_instance_user_id %s, u32 0, u32 0x12345678\n  \
+        accel.set_instance_visibility %s, u32 0, u32 0x1ff\n  return\n}\n";
+
+    // Check that instance writes keep the Vulkan record's widths (user id 24
+    // bits, mask 8 bits) and that inputs beyond them are refused.
+    #[test]
+    fn instance_fields_have_the_instance_record_widths() {
+        let out = run(WRITE, r#"{"args": {"s": {"instances": [{"user_id": 1, "mask": 3}]}}}"#).unwrap();
+        let i = &out.buffers["s"]["instances"][0];
+        assert_eq!((i["user_id"].as_u64(), i["mask"].as_u64()), (Some(0x34_5678), Some(0xff)));
+        let wide = run(WRITE, r#"{"args": {"s": {"instances": [{"user_id": 16777216}]}}}"#).unwrap_err();
+        assert!(wide.contains("24 bits"), "{wide}");
+        let mask = run(WRITE, r#"{"args": {"s": {"instances": [{"mask": 256}]}}}"#).unwrap_err();
+        assert!(mask.contains("8 bits"), "{mask}");
+    }
+
+    // Check the record round trip of the public scene type.
+    #[test]
+    fn accel_json_round_trips() {
+        let j: Json = serde_json::from_str(
+            r#"{"instances": [{"transform": [1, 0, 0, 2, 0, 1, 0, 0, 0, 0, 1, 0], "mask": 7, "user_id": 9,
+                "opaque": false, "triangles": [[[0, 0, 0], [1, 0, 0], [0, 1, 0]]]}, {"aabbs": [[0, 0, 0, 1, 1, 1]]}]}"#,
+        )
+        .unwrap();
+        let a = accel_from_json(&j).unwrap();
+        assert_eq!(accel_from_json(&accel_to_json(&a)).unwrap(), a);
+        assert_eq!((a.instances[0].mask, a.instances[0].user_id, a.instances[0].transform[3]), (7, 9, 2.0));
+    }
+}
