@@ -72,9 +72,19 @@ pub(crate) struct Textures {
     pub heaps: [Vec<HeapTexture>; 2],
     /// Per bindless argument: its texture slots (slot, output JSON).
     owners: Vec<(usize, Vec<(usize, Json)>)>,
+    /// The ABI binds a texture heap: a slot that cannot be bound is an error
+    /// (otherwise such a slot is only passed through to the outputs).
+    strict: bool,
 }
 
 impl Textures {
+    /// Texture slots for a kernel of `abi`.
+    pub fn for_abi(abi: &KernelAbi) -> Textures {
+        let strict =
+            abi.properties.iter().any(|p| matches!(p.kind, PropertyKind::Texture2dHeap | PropertyKind::Texture3dHeap));
+        Textures { strict, ..Default::default() }
+    }
+
     /// Take the texture slots of argument `arg`'s input `j` into the heaps;
     /// returns the input with those slots `null` (for the buffer side,
     /// `bindless.rs`) and per texture slot its heap index.
@@ -87,7 +97,16 @@ impl Textures {
             if !s.as_object().is_some_and(|o| o.contains_key("elem")) {
                 continue;
             }
-            let t = texture_from_json(module, s).map_err(|e| format!("slot {k}: {e}"))?;
+            let t = match texture_from_json(module, s) {
+                Ok(t) => t,
+                // No texture heap: the slot is never read; it comes back as given.
+                Err(_) if !self.strict => {
+                    mine.push((k, s.clone()));
+                    *s = Json::Null;
+                    continue;
+                }
+                Err(e) => return Err(format!("slot {k}: {e}")),
+            };
             let heap = &mut self.heaps[t.dim as usize - 2];
             indices.push((k, heap.len() as u32));
             mine.push((k, texture_to_json(module, &t).map_err(|e| format!("slot {k}: {e}"))?));
@@ -387,4 +406,65 @@ pub unsafe fn record_upload(d: &ash::Device, cmd: vk::CommandBuffer, o: &HeapIma
     d.cmd_copy_buffer_to_image(cmd, o.staging, o.image, L::TRANSFER_DST_OPTIMAL, &o.regions);
     let b = barrier(L::TRANSFER_DST_OPTIMAL, L::SHADER_READ_ONLY_OPTIMAL, A::TRANSFER_WRITE, A::SHADER_READ);
     d.cmd_pipeline_barrier(cmd, S::TRANSFER, S::COMPUTE_SHADER, vk::DependencyFlags::empty(), &[], &[], &b);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn module() -> Module {
+        xir::text::parse_module("kernel @k(%h: bindless_array) block_size(1, 1, 1) {\n^entry:\n  return\n}\n", "t.xir")
+            .expect("parses")
+    }
+
+    #[test]
+    fn texture_slots_go_to_their_heap_and_their_index_into_the_metadata() {
+        let m = module();
+        let j = json!({"slots": [
+            {"u32": [1, 2]},
+            {"elem": "f32", "size": [2, 2], "texels": [[0, 0, 0, 0], [1, 1, 1, 1], [2, 2, 2, 2], [3, 3, 3, 3]],
+             "mips": [[[9, 9, 9, 9]]]},
+            {"elem": "f32", "size": [1, 1, 1], "fill": [5, 5, 5, 5]},
+            null]});
+        let mut t = Textures { strict: true, ..Default::default() };
+        let (rest, idx) = t.take(&m, 0, &j).expect("takes");
+        assert_eq!(rest["slots"][1], Json::Null);
+        assert_eq!(rest["slots"][0], json!({"u32": [1, 2]}));
+        assert_eq!(idx, vec![(1, 0), (2, 0)]);
+        assert_eq!((t.heaps[0].len(), t.heaps[1].len()), (1, 1));
+        let tex = &t.heaps[0][0];
+        assert_eq!((tex.levels, tex.data.len()), (2, 5 * TEXEL_BYTES));
+        assert_eq!(&tex.data[4 * TEXEL_BYTES..4 * TEXEL_BYTES + 4], &9.0f32.to_le_bytes());
+        let mut meta = vec![0xff; 32];
+        Textures::patch(&mut meta, &idx);
+        assert_eq!(&meta[8..16], &[0, 0, 0, 0, 0, 0, 0, 0]);
+        // Back in the outputs, in the interpreter's encoding.
+        let mut outputs = xir::interp::Outputs::default();
+        outputs.buffers.insert("h".into(), rest);
+        t.restore(&mut outputs, |_| "h".into());
+        assert_eq!(outputs.buffers["h"]["slots"][1]["mips"], json!([[[9.0, 9.0, 9.0, 9.0]]]));
+        assert_eq!(outputs.buffers["h"]["slots"][1]["texels"][3], json!([3.0, 3.0, 3.0, 3.0]));
+    }
+
+    #[test]
+    fn an_integer_slot_is_refused_only_where_a_texture_heap_is_bound() {
+        let m = module();
+        let j = json!({"slots": [{"elem": "i32", "size": [1, 1], "texels": [[1, 2, 3, 4]]}]});
+        let e = Textures { strict: true, ..Default::default() }.take(&m, 0, &j).unwrap_err();
+        assert!(e.contains("f32 sampled images"), "{e}");
+        let mut t = Textures::default();
+        let (rest, idx) = t.take(&m, 0, &j).expect("passes through");
+        assert!(idx.is_empty() && t.heaps.iter().all(Vec::is_empty));
+        let mut outputs = xir::interp::Outputs::default();
+        outputs.buffers.insert("h".into(), rest);
+        t.restore(&mut outputs, |_| "h".into());
+        assert_eq!(outputs.buffers["h"], j);
+        // Too many levels for the size, and a level of the wrong length, are refused.
+        let bad = json!({"slots": [{"elem": "f32", "size": [2, 2], "levels": 3, "fill": [0, 0, 0, 0]}]});
+        assert!(Textures { strict: true, ..Default::default() }.take(&m, 0, &bad).is_err());
+        let bad = json!({"slots": [{"elem": "f32", "size": [2, 1], "texels": [[0, 0, 0, 0], [0, 0, 0, 0]],
+            "mips": [[[0, 0, 0, 0], [0, 0, 0, 0]]]}]});
+        assert!(Textures { strict: true, ..Default::default() }.take(&m, 0, &bad).is_err());
+    }
 }

@@ -129,7 +129,7 @@ pub(crate) fn run_compiled_unchecked(
     let mut heap = super::bindless::Heap::default();
     let mut has_heap = false;
     // Texture slots of the bindless arguments, for the texture heaps (`texture_heap.rs`).
-    let mut textures = super::texture_heap::Textures::default();
+    let mut textures = super::texture_heap::Textures::for_abi(abi);
     for p in &abi.properties {
         let arg = p.arg_index.map(|a| a as usize);
         if let Some(a) = arg {
