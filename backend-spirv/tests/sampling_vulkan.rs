@@ -220,7 +220,7 @@ fn a_storage_texture_written_from_bindless_samples_reads_back_like_the_interpret
     // Texel (x, y) of the output is texel (x, y) of slot x & 1 (point sampling at texel centres).
     let out = &want.buffers["out"]["texels"];
     for (n, texel) in out.as_array().unwrap().iter().enumerate() {
-        let slot = &want.buffers["h"]["slots"][n % 4 & 1];
+        let slot = &want.buffers["h"]["slots"][(n % 4) & 1];
         assert_eq!(texel, &slot["texels"][n], "texel {n}");
     }
     if !dev.enabled.contains(Feature::SampledImageArrayNonUniformIndexing) {
