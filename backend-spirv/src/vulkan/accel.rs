@@ -467,3 +467,47 @@ unsafe fn buffer(
     }
     Ok((buf, mem))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scene() -> Accel {
+        let j = serde_json::json!({"instances": [
+            {"transform": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12], "mask": 0x81, "user_id": 0xabcdef,
+             "triangles": [[[0, 0, 0], [1, 0, 0], [0, 1, 0]]]},
+            {"opaque": false, "aabbs": [[0, 0, 0, 1, 1, 1]]}]});
+        xir::interp::accel_from_json(&j).unwrap()
+    }
+
+    // Check the VkAccelerationStructureInstanceKHR layout of the records.
+    #[test]
+    fn records_have_the_vulkan_instance_layout() {
+        let r = instance_records(&scene(), &[0x1122_3344_5566_7788, 0x10]);
+        assert_eq!(r.len(), 2 * INSTANCE_RECORD_BYTES);
+        let word = |k: usize| u32::from_le_bytes(r[4 * k..4 * k + 4].try_into().unwrap());
+        assert_eq!(
+            (0..12).map(|k| f32::from_bits(word(k))).collect::<Vec<_>>(),
+            (1..=12).map(|x| x as f32).collect::<Vec<_>>()
+        );
+        assert_eq!(word(12), 0x81ab_cdef, "user id in the low 24 bits, mask in the high 8");
+        assert_eq!(word(13), 1 << 24, "SBT offset 0, TRIANGLE_FACING_CULL_DISABLE");
+        assert_eq!(u64::from_le_bytes(r[56..64].try_into().unwrap()), 0x1122_3344_5566_7788);
+        assert_eq!(u64::from_le_bytes(r[120..128].try_into().unwrap()), 0x10);
+    }
+
+    // Check that records read back update transform, user id and mask only,
+    // and that a short read-back is an error.
+    #[test]
+    fn records_read_back_into_the_scene() {
+        let s = scene();
+        let mut r = instance_records(&s, &[]);
+        r[64 + 48..64 + 52].copy_from_slice(&(0x0200_0005u32).to_le_bytes());
+        r[64..68].copy_from_slice(&2.5f32.to_le_bytes());
+        let back = apply_records(&s, &r).unwrap();
+        assert_eq!((back.instances[1].user_id, back.instances[1].mask, back.instances[1].transform[0]), (5, 2, 2.5));
+        assert_eq!(back.instances[0], s.instances[0]);
+        assert!(!back.instances[1].opaque && back.instances[1].aabbs.len() == 1);
+        assert!(apply_records(&s, &r[..100]).is_err());
+    }
+}
