@@ -192,6 +192,18 @@ impl AccelObjects {
     }
 }
 
+/// `Err` unless `device` was created with ray query enabled.
+pub(crate) fn require_ray_query(device: &Device) -> Result<(), RunError> {
+    if device.ray.on {
+        return Ok(());
+    }
+    Err(RunError::Vulkan(format!(
+        "device `{}` has no ray query (rayQuery, accelerationStructure and bufferDeviceAddress with \
+         VK_KHR_ray_query and VK_KHR_acceleration_structure)",
+        device.name
+    )))
+}
+
 /// Which of the scene's geometry kinds an instance uses, refusing a mix.
 fn geometry_kind(k: usize, i: &AccelInstance) -> Result<bool, RunError> {
     if !i.triangles.is_empty() && !i.aabbs.is_empty() {
@@ -221,13 +233,7 @@ pub(crate) unsafe fn build(
         o.instances = buffer(device, &records, records.len() as u64, vk::BufferUsageFlags::STORAGE_BUFFER, true)?;
         return Ok(());
     }
-    if !ray.on {
-        return Err(RunError::Vulkan(format!(
-            "device `{}` has no ray query (rayQuery, accelerationStructure and bufferDeviceAddress with \
-             VK_KHR_ray_query and VK_KHR_acceleration_structure)",
-            device.name
-        )));
-    }
+    require_ray_query(device)?;
     let n = scene.instances.len() as u64;
     if n > ray.max_instances {
         return Err(RunError::Abi(format!(

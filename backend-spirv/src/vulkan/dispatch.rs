@@ -179,6 +179,8 @@ pub fn dispatch_resources(
                 vk::DescriptorType::UNIFORM_BUFFER
             }
             (PropertyKind::AccelerationStructure { .. }, Resource::Accel(_)) => {
+                // Before any Vulkan object: a ray-query module on a device without it is invalid usage.
+                accel::require_ray_query(device)?;
                 vk::DescriptorType::ACCELERATION_STRUCTURE_KHR
             }
             (PropertyKind::StorageBuffer, Resource::AccelInstances(_)) if p.role == Role::AccelInstance => {
