@@ -264,7 +264,8 @@ fn traversal_only_has_no_instance_buffer_and_both_roles_bind_two_descriptors() {
 
 // Check the shape check and the artifact codec on the instance role: an
 // instance role without its buffer, or a buffer at the wrong binding, is
-// refused; the canonical ABI round-trips exactly through an artifact.
+// refused; the canonical ABI round-trips exactly through an artifact, which
+// loads on a device without ray query.
 #[test]
 fn instance_roles_are_checked_and_round_trip_through_the_artifact() {
     use xir_spirv::artifact::{decode, LoadRequirements, ShaderArtifact};
@@ -275,6 +276,10 @@ fn instance_roles_are_checked_and_round_trip_through_the_artifact() {
     assert_eq!(back, art);
     let roles = ACCEL_ROLE_INSTANCE_READ | ACCEL_ROLE_INSTANCE_WRITE;
     assert_eq!(back.abi.property_for_arg(0).unwrap().kind, PropertyKind::AccelerationStructure { roles });
+    let mut no_ray = xir_spirv::FeatureSet::all();
+    no_ray.remove(Feature::RayQuery);
+    no_ray.remove(Feature::AccelerationStructure);
+    decode(&bytes, &LoadRequirements::any_xir_spirv(), Some(&no_ray)).expect("instance access needs no ray query");
     let mut no_buffer = out.abi.clone();
     no_buffer.properties.retain(|p| p.role != Role::AccelInstance);
     let e = no_buffer.check_shape().expect_err("an instance role needs its buffer");
