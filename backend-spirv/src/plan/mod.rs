@@ -3,6 +3,7 @@
 //! control flow (`control_flow`, with word-count `limits`), buffer layout
 //! (`layout`), aggregate index walks (`aggregate`), the argument block and
 //! descriptor bindings (`bindings`), bindless buffer usage (`bindless`),
+//! bindless texture usage and the sampler / texture heaps (`texture_heap`),
 //! target features (`features`), and the constant UBO (`constant_ubo`: large
 //! array constants read from one uniform buffer).
 //! Emission only reads them.
