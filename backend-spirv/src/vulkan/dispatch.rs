@@ -240,11 +240,8 @@ pub fn dispatch_resources(
         let bound: Vec<_> =
             types.iter().zip(resources).map(|(t, r)| (*t, count(r), matches!(r, Resource::Heap(_)))).collect();
         super::bindless::check_dispatch_limits(device, abi.set_count().max(1), &bound)?;
-        let immutable = if resources.contains(&Resource::SamplerHeap) {
-            super::sampler::samplers(device)?
-        } else {
-            Vec::new()
-        };
+        let immutable =
+            if resources.contains(&Resource::SamplerHeap) { super::sampler::samplers(device)? } else { Vec::new() };
         for set in 0..abi.set_count().max(1) {
             let in_set: Vec<usize> = (0..descriptors.len()).filter(|&k| descriptors[k].set == set).collect();
             let bindings: Vec<_> = in_set
@@ -469,8 +466,12 @@ pub fn dispatch_resources(
                 })
                 .collect();
             // The sampler heap's immutable samplers take no write.
-            let writes: Vec<_> =
-                writes.into_iter().zip(resources).filter(|(_, r)| **r != Resource::SamplerHeap).map(|(w, _)| w).collect();
+            let writes: Vec<_> = writes
+                .into_iter()
+                .zip(resources)
+                .filter(|(_, r)| **r != Resource::SamplerHeap)
+                .map(|(w, _)| w)
+                .collect();
             d.update_descriptor_sets(&writes, &[]);
             sets
         } else {

@@ -202,7 +202,11 @@ pub(crate) fn run_compiled_unchecked(
                 buffers.push((p.binding, None, TypeId(0), p.storage, Resource::Buffer(meta)));
             }
             (PropertyKind::BufferHeap, Role::Heap, None) => has_heap = true,
-            (PropertyKind::SamplerHeap | PropertyKind::Texture2dHeap | PropertyKind::Texture3dHeap, Role::Heap, None) => {}
+            (
+                PropertyKind::SamplerHeap | PropertyKind::Texture2dHeap | PropertyKind::Texture3dHeap,
+                Role::Heap,
+                None,
+            ) => {}
             (PropertyKind::UniformBuffer, Role::ConstantData, None) => {
                 let want = abi.constant_data_size() as usize;
                 if constants.len() != want {
