@@ -353,6 +353,13 @@ pub fn lower_module(m: &mut Module) -> Result<usize, PassError> {
     let mut traces = Vec::new();
     for fid in defined_functions(m) {
         let f = m.func(fid);
+        // A sequential sweep of the instruction table first: most functions
+        // have no trace, and the layout walk (program order, for the
+        // diagnostics and the order of lowering) is needed only when one
+        // does.
+        if !f.live_insts_by_id().any(|(_, d)| d.opcode == Opcode::RayTraceClosest) {
+            continue;
+        }
         for (_, i) in f.all_insts() {
             if f.inst(i).opcode != Opcode::RayTraceClosest {
                 continue;

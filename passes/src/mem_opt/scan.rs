@@ -52,26 +52,32 @@ pub fn forward_function(m: &mut Module, fid: FuncId, mode: Mode) -> (usize, usiz
     let aa = AliasAnalysis::compute(m, fid);
     let blocks: Vec<_> = m.func(fid).blocks().to_vec();
     let (mut replaced, mut extracts) = (0, 0);
+    // Replaced reads are unplaced in one batch at the end: a `remove_inst`
+    // each scanned its block, quadratic in the length of long blocks. A
+    // replaced read has no uses left and is never recorded as a fact, so
+    // keeping it placed until then changes nothing the scan looks at.
+    let mut dead: Vec<Inst> = Vec::new();
     for b in blocks {
         let insts: Vec<Inst> = m.func(fid).block(b).insts.clone();
         let mut avail: Vec<Avail> = Vec::new();
         for i in insts {
-            let d = m.func(fid).inst(i).clone();
-            if is_read(d.opcode) {
+            let (opcode, ty, written) = {
+                let d = m.func(fid).inst(i);
+                (d.opcode, d.ty, written_value(d))
+            };
+            if is_read(opcode) {
                 if let Some(loc) = aa.access(i).cloned() {
-                    match lookup(m, fid, &aa, &avail, &loc, d.ty, mode) {
+                    match lookup(m, fid, &aa, &avail, &loc, ty, mode) {
                         Some(Found::Exact(v)) => {
-                            let f = m.func_mut(fid);
-                            f.replace_all_uses(Value::Inst(i), v);
-                            f.remove_inst(i);
+                            m.func_mut(fid).replace_all_uses(Value::Inst(i), v);
+                            dead.push(i);
                             replaced += 1;
                             continue;
                         }
                         Some(Found::Inside(v, path)) => {
-                            let e = extract(m, fid, i, v, &path, d.ty);
-                            let f = m.func_mut(fid);
-                            f.replace_all_uses(Value::Inst(i), Value::Inst(e));
-                            f.remove_inst(i);
+                            let e = extract(m, fid, i, v, &path, ty);
+                            m.func_mut(fid).replace_all_uses(Value::Inst(i), Value::Inst(e));
+                            dead.push(i);
                             replaced += 1;
                             extracts += 1;
                             continue;
@@ -87,13 +93,14 @@ pub fn forward_function(m: &mut Module, fid: FuncId, mode: Mode) -> (usize, usiz
             }
             let f = m.func(fid);
             avail.retain(|a| !aa.mod_ref(f, i, &a.loc).writes);
-            if let (Some(v), Some(loc)) = (written_value(&d), aa.access(i)) {
+            if let (Some(v), Some(loc)) = (written, aa.access(i)) {
                 if !matches!(loc.root, xir::analysis::Root::Unknown(_)) {
                     push(&mut avail, Avail { loc: loc.clone(), value: v });
                 }
             }
         }
     }
+    m.func_mut(fid).remove_insts(&dead);
     (replaced, extracts)
 }
 

@@ -103,17 +103,16 @@ fn foreign_writers(m: &Module, cg: &CallGraph) -> Vec<bool> {
                     continue;
                 }
                 let f = m.func(fid);
+                // A sequential sweep of the instruction table (`any` does not
+                // depend on the order).
                 let writes = f.is_external()
-                    || f.all_insts().any(|(_, i)| {
-                        let d = f.inst(i);
-                        match d.opcode {
-                            Opcode::Store => !local_address(f, d.operands[0]),
-                            Opcode::Call => match d.operands.first() {
-                                Some(Value::Func(g)) => w.get(g.index()).copied().unwrap_or(true),
-                                _ => true,
-                            },
-                            _ => d.has(Trait::MemoryWrite) || d.has(Trait::Atomic) || d.has(Trait::Barrier),
-                        }
+                    || f.live_insts_by_id().any(|(_, d)| match d.opcode {
+                        Opcode::Store => !local_address(f, d.operands[0]),
+                        Opcode::Call => match d.operands.first() {
+                            Some(Value::Func(g)) => w.get(g.index()).copied().unwrap_or(true),
+                            _ => true,
+                        },
+                        _ => d.has(Trait::MemoryWrite) || d.has(Trait::Atomic) || d.has(Trait::Barrier),
                     });
                 if writes {
                     w[fid.index()] = true;
@@ -214,7 +213,9 @@ pub fn promotable_params(m: &Module) -> FxHashSet<(FuncId, usize)> {
 pub fn rewrite(m: &mut Module, promoted: &FxHashSet<(FuncId, usize)>) {
     for fid in util::defined_functions(m) {
         let f = m.func_mut(fid);
-        let calls: Vec<Inst> = f.all_insts().filter(|&(_, i)| f.inst(i).opcode == Opcode::Call).map(|p| p.1).collect();
+        // Calls in id order (one sequential sweep of the table): each call's
+        // loads go right before it whatever order the calls are visited in.
+        let calls: Vec<Inst> = f.live_insts_by_id().filter(|(_, d)| d.opcode == Opcode::Call).map(|p| p.0).collect();
         // Retargets are batched per passed value: one pass over each use
         // list instead of a scan per call site (which was quadratic when a
         // kernel passes one local to many calls). The loads are placed in

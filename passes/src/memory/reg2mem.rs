@@ -89,20 +89,35 @@ pub fn reg2mem_function(m: &mut Module, fid: FuncId) -> Reg2MemStats {
     if m.func(fid).body().is_none() {
         return st;
     }
-    // Undef Phi incomings are stored as zero (a refinement of undef): the
-    // slot is loaded unconditionally, and a load of nothing is an error.
-    let undef_tys: Vec<TypeId> = {
+    // One layout walk collects what steps 1-3 work on (the allocas, Phis
+    // and GEPs, each in program order; steps 1 and 2 create none of the
+    // others' kinds) and the types of undef Phi incomings: undef incomings
+    // are stored as zero (a refinement of undef), since the slot is loaded
+    // unconditionally and a load of nothing is an error.
+    let (allocas, phis, geps, undef_tys) = {
         let f = m.func(fid);
-        let mut v: Vec<TypeId> = f
-            .all_insts()
-            .filter(|&(_, i)| f.inst(i).opcode == Opcode::Phi)
-            .flat_map(|(_, i)| {
-                f.inst(i).operands.iter().filter_map(|o| if let Value::Undef(t) = o { Some(*t) } else { None })
-            })
-            .collect();
-        v.sort();
-        v.dedup();
-        v
+        let (mut allocas, mut phis, mut geps, mut undef_tys) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for (_, i) in f.all_insts() {
+            let d = f.inst(i);
+            match d.opcode {
+                Opcode::Phi => {
+                    phis.push(i);
+                    undef_tys.extend(d.operands.iter().filter_map(|o| {
+                        if let Value::Undef(t) = o {
+                            Some(*t)
+                        } else {
+                            None
+                        }
+                    }));
+                }
+                Opcode::Gep => geps.push(i),
+                _ if d.has(Trait::Alloca) => allocas.push(i),
+                _ => {}
+            }
+        }
+        undef_tys.sort();
+        undef_tys.dedup();
+        (allocas, phis, geps, undef_tys)
     };
     let zeros: FxHashMap<TypeId, Value> =
         undef_tys.into_iter().filter_map(|t| util::zero_const(m, t).map(|z| (t, z))).collect();
@@ -111,7 +126,6 @@ pub fn reg2mem_function(m: &mut Module, fid: FuncId) -> Reg2MemStats {
     let mut edits = Edits::default();
 
     // 1. Hoist allocas to the front of the entry block.
-    let allocas: Vec<Inst> = f.all_insts().filter(|&(_, i)| f.inst(i).has(Trait::Alloca)).map(|p| p.1).collect();
     let leading = f.block(entry).insts.iter().take_while(|&&i| f.inst(i).has(Trait::Alloca)).count();
     st.hoisted = allocas.len() - leading;
     if st.hoisted > 0 {
@@ -132,7 +146,6 @@ pub fn reg2mem_function(m: &mut Module, fid: FuncId) -> Reg2MemStats {
 
     // 2. Phis -> tagged slots.
     let terms: FxHashMap<Block, Inst> = f.blocks().iter().filter_map(|&b| f.terminator(b).map(|t| (b, t))).collect();
-    let phis: Vec<Inst> = f.all_insts().filter(|&(_, i)| f.inst(i).opcode == Opcode::Phi).map(|p| p.1).collect();
     for &phi in &phis {
         let ty = f.inst(phi).ty;
         let mut md = util::name_like(&f.inst(phi).md);
@@ -160,7 +173,7 @@ pub fn reg2mem_function(m: &mut Module, fid: FuncId) -> Reg2MemStats {
 
     // 3. GEPs used in another block are re-materialized next to the use
     //    (a worklist: the clone's base may itself be a foreign GEP).
-    let mut work: Vec<Inst> = f.all_insts().filter(|&(_, i)| f.inst(i).opcode == Opcode::Gep).map(|p| p.1).collect();
+    let mut work: Vec<Inst> = geps;
     while let Some(g) = work.pop() {
         let home = f.inst(g).parent;
         let foreign: Vec<_> =

@@ -44,9 +44,10 @@ pub fn reachable_from_kernels(m: &Module) -> Vec<bool> {
         keep[k.index()] = true;
     }
     while let Some(fid) = work.pop() {
-        let f = m.func(fid);
-        for (_, i) in f.all_insts() {
-            for v in &f.inst(i).operands {
+        // A sequential sweep of the instruction table: the reached set does
+        // not depend on the order.
+        for (_, d) in m.func(fid).live_insts_by_id() {
+            for v in &d.operands {
                 if let Value::Func(g) = *v {
                     if g.index() < keep.len() && !keep[g.index()] {
                         keep[g.index()] = true;
