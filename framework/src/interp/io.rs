@@ -149,13 +149,17 @@ pub fn is_nan_json(j: &Json) -> bool {
 }
 
 /// The comparison every interpreter-vs-device check starts from: equal bit
-/// for bit (element-wise through vectors and aggregates), or both NaN.
+/// for bit (element-wise through vectors, aggregates and JSON objects such
+/// as bindless slots or whole `xir-run` outputs), or both NaN.
 /// Neither IEEE 754 (payload propagation is a "should") nor Vulkan specifies
 /// the payload of a NaN an operation produces, and devices differ (NVIDIA
 /// returns 0x7fffffff); signed zeros and everything else must match exactly.
 pub fn same_value(a: &Json, b: &Json) -> bool {
     match (a, b) {
         (Json::Array(x), Json::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_value(p, q)),
+        (Json::Object(x), Json::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, p)| y.get(k).is_some_and(|q| same_value(p, q)))
+        }
         _ => a == b || (is_nan_json(a) && is_nan_json(b)),
     }
 }
@@ -596,4 +600,22 @@ pub fn buffer_from_host_bytes(m: &Module, elem: TypeId, bytes: &[u8]) -> Result<
         out.push(val_to_json(&m.types, elem, &v));
     }
     Ok(Json::Array(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn same_value_takes_any_nan_for_any_nan_through_arrays_and_objects() {
+        let a = json!({"buffers": {"y": [0.0, "nan", "0xffc00000", "-0.0"]}, "printed": []});
+        let b = json!({"buffers": {"y": [0.0, "0x7fffffff", "0x7fffffff", "-0.0"]}, "printed": []});
+        assert!(same_value(&a, &b));
+        // Signed zeros, missing keys and extra keys still differ.
+        let c = json!({"buffers": {"y": [0.0, "nan", "nan", 0.0]}, "printed": []});
+        assert!(!same_value(&a, &c));
+        assert!(!same_value(&a, &json!({"buffers": {"y": [0.0, "nan", "nan", "-0.0"]}})));
+        assert!(!same_value(&json!({"x": 1}), &json!({"y": 1})));
+    }
 }
