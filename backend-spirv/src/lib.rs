@@ -9,10 +9,11 @@
 //! 3. emission with rspirv ([`emit`]);
 //! 4. SPIRV-Tools validation for Vulkan 1.2, the optimizer preset, validation
 //!    of its output (kept only if valid) ([`validate`]);
-//! 5. feature reconciliation from the final binary's `OpCapability`s plus
-//!    the emission-owned bits, checked against the device snapshot (the
-//!    narrow arithmetic capabilities are exact from emission, so no
-//!    capability is ever stripped from a finished binary).
+//! 5. after an optimizer preset, SPIRV-Tools' own trim-capabilities pass,
+//!    only inside its audited allowlist ([`trim`]; the narrow arithmetic
+//!    capabilities are exact from emission already), then feature
+//!    reconciliation from the final binary's `OpCapability`s plus the
+//!    emission-owned bits, checked against the device snapshot.
 //!
 //! The kernel ABI is in [`abi`]. [`register_passes`] adds the backend's two
 //! pipeline passes (`spirv_handoff`, `callable_specialization`).
@@ -26,6 +27,7 @@ pub mod handoff;
 mod passes;
 pub mod plan;
 pub mod specialize;
+pub mod trim;
 pub mod validate;
 pub mod vulkan;
 
@@ -61,6 +63,8 @@ pub struct SpirvOutput {
     pub features: FeatureSet,
     /// What the optimizer did.
     pub opt: validate::OptOutcome,
+    /// What the final capability trim did (`trim.rs`).
+    pub trim: trim::TrimOutcome,
     /// One printer record per reachable `print` site (`emit::print`).
     pub printers: Vec<artifact::PrinterRecord>,
     /// The constant data: the exact std140 bytes of the uniform block the ABI's
@@ -133,7 +137,11 @@ pub fn compile(module: &Module, kernel: FuncId, opts: &CompileOptions) -> Result
         )]);
     }
     let (optimized, opt) = validate::optimize(&words, opts.opt_level);
-    let final_words = optimized;
+    // Only after a preset ran can a capability have lost its last use.
+    let (final_words, trim) = match opt {
+        validate::OptOutcome::Optimized => trim::trim(&optimized),
+        _ => (optimized, trim::TrimOutcome::Trimmed(Vec::new())),
+    };
     let caps = capabilities(&final_words);
     let features = FeatureSet::from_capabilities(caps)
         .union(plans.features.required.emission_owned())
@@ -149,6 +157,7 @@ pub fn compile(module: &Module, kernel: FuncId, opts: &CompileOptions) -> Result
         abi: plans.bindings.abi.clone(),
         features,
         opt,
+        trim,
         printers,
         constants: plans.constant_ubo.bytes.clone(),
         inline_constants: plans

@@ -1,7 +1,8 @@
 //! Target features: narrow storage and narrow arithmetic are independent
 //! (the six 8/16-bit bits are never bundled) because the emitter declares
 //! narrow arithmetic capabilities only for narrow values used outside
-//! storage, emission-owned bits kept as emitted (print's
+//! storage, SPIRV-Tools' trim pass after a preset inside its audited
+//! allowlist, emission-owned bits kept as emitted (print's
 //! non-semantic-info extension, the accel descriptor ABI), and the persisted
 //! mask: new bits pinned, unknown bits failing closed on artifact decode.
 
@@ -294,4 +295,60 @@ fn trimmed_narrow_storage_runs_on_vulkan_like_the_interpreter() {
             .expect("runs on Vulkan");
         assert_eq!(want.first_mismatch(&got, |_, _| false), None, "-O{level}");
     }
+}
+
+/// u64 arithmetic on constants only, beside a live f64 addition: presets 2
+/// and 3 fold the multiply, the u64 type dies, and SPIRV-Tools' trim pass
+/// (inside its audited allowlist) removes `Int64`, so the artifact does not
+/// require `shaderInt64`; `Float64` is still used (this SPIRV-Tools leaves the
+/// f64 addition unfolded) and stays. At presets 0 and 1 nothing is folded.
+const FOLDED_WIDE: &str = r#"
+kernel @k(%out: buffer<u32>) block_size(4, 1, 1) {
+^entry:
+  %i = extract $dispatch_id, u32 0 : u32
+  %a = add f64 1.5, f64 2.25 : f64
+  %b = cast.static %a : u32
+  %c = mul u64 3, u64 5 : u64
+  %d = cast.static %c : u32
+  %e = add %b, %d : u32
+  %f = add %e, %i : u32
+  buffer.write %out, %i, %f
+  return
+}
+"#;
+
+#[test]
+fn a_capability_whose_last_use_the_optimizer_removed_is_trimmed() {
+    use xir_spirv::trim::TrimOutcome;
+    for level in 0..=1u8 {
+        let o = compile_with(FOLDED_WIDE, &opts(level, false));
+        let c = caps(&o.words);
+        assert!(c.contains(&Capability::Float64) && c.contains(&Capability::Int64), "-O{level}: {c:?}");
+        assert!(o.features.contains(Feature::Int64), "-O{level}");
+        assert_eq!(o.trim, TrimOutcome::Trimmed(vec![]), "-O{level}");
+    }
+    for level in 2..=3u8 {
+        let o = compile_with(FOLDED_WIDE, &opts(level, false));
+        let c = caps(&o.words);
+        assert!(c.contains(&Capability::Float64) && !c.contains(&Capability::Int64), "-O{level}: {c:?}");
+        assert!(o.features.contains(Feature::Float64) && !o.features.contains(Feature::Int64), "-O{level}");
+        assert_eq!(o.trim, TrimOutcome::Trimmed(vec![Capability::Int64]), "-O{level}");
+        xir_spirv::validate::validate(&o.words).expect("the trimmed module validates");
+    }
+}
+
+#[test]
+fn the_trim_pass_does_not_run_outside_its_audited_allowlist() {
+    use xir_spirv::trim::{trim, TrimOutcome, TRIM_AUDITED};
+    // An 8-bit storage capability is outside the allowlist (the pass has no 8-bit handlers).
+    let out = compile_with(NARROW_STORAGE, &opts(2, false));
+    assert!(!TRIM_AUDITED.contains(&Capability::StorageBuffer8BitAccess));
+    assert_eq!(out.trim, TrimOutcome::OutsideAllowlist(Capability::StorageBuffer8BitAccess));
+    let (words, outcome) = trim(&out.words);
+    assert_eq!(
+        (words, outcome),
+        (out.words.clone(), TrimOutcome::OutsideAllowlist(Capability::StorageBuffer8BitAccess))
+    );
+    // UniformAndStorageBuffer16BitAccess is excluded on purpose (the reference).
+    assert!(!TRIM_AUDITED.contains(&Capability::UniformAndStorageBuffer16BitAccess));
 }
