@@ -123,6 +123,21 @@ impl LoopForest {
         false
     }
 
+    /// The blocks of every loop (nested loops' blocks included), each list
+    /// in reverse post order: the same as filtering `cfg.rpo` by
+    /// `contains(l, _)` per loop, in one walk (O(blocks x depth)).
+    pub fn blocks_in_rpo(&self, cfg: &Cfg) -> Vec<Vec<Block>> {
+        let mut out: Vec<Vec<Block>> = vec![Vec::new(); self.loops.len()];
+        for &b in &cfg.rpo {
+            let mut cur = self.innermost(b);
+            while let Some(l) = cur {
+                out[l].push(b);
+                cur = self.loops[l].parent;
+            }
+        }
+        out
+    }
+
     /// The innermost loop of `b`.
     pub fn innermost(&self, b: Block) -> Option<LoopId> {
         self.loop_of.get(b.index()).copied().flatten()

@@ -206,8 +206,25 @@ pub struct ScalarEvolution {
 
 /// Analyze every loop of `f`.
 pub fn analyze(m: &Module, f: &Function, cfg: &Cfg, dom: &DomTree, forest: &LoopForest) -> ScalarEvolution {
-    let loops = (0..forest.loops.len()).map(|l| analyze_loop(m, f, cfg, dom, forest, l)).collect();
+    let blocks = forest.blocks_in_rpo(cfg);
+    let loops = (0..forest.loops.len()).map(|l| analyze_loop(m, f, cfg, dom, forest, l, &blocks[l])).collect();
     ScalarEvolution { loops }
+}
+
+/// The evolution of loop `l` alone, as `analyze(..).loops[l]` computes it;
+/// `body` is the loop's blocks in reverse post order
+/// (`LoopForest::blocks_in_rpo(cfg)[l]`). For passes that rewrite one loop
+/// at a time and re-analyze only it.
+pub fn analyze_one(
+    m: &Module,
+    f: &Function,
+    cfg: &Cfg,
+    dom: &DomTree,
+    forest: &LoopForest,
+    l: LoopId,
+    body: &[Block],
+) -> LoopEvolution {
+    analyze_loop(m, f, cfg, dom, forest, l, body)
 }
 
 /// `analyze` computing the CFG, dominators and loops itself; `None` when
@@ -266,10 +283,17 @@ pub fn compare(op: Opcode, a: u64, b: u64, bits: u32, signed: bool) -> Option<bo
     })
 }
 
-fn analyze_loop(m: &Module, f: &Function, cfg: &Cfg, dom: &DomTree, forest: &LoopForest, l: LoopId) -> LoopEvolution {
+fn analyze_loop(
+    m: &Module,
+    f: &Function,
+    cfg: &Cfg,
+    dom: &DomTree,
+    forest: &LoopForest,
+    l: LoopId,
+    body: &[Block],
+) -> LoopEvolution {
     let data = &forest.loops[l];
     let header = data.header;
-    let body: Vec<Block> = cfg.rpo.iter().copied().filter(|&b| forest.contains(l, b)).collect();
     let outside_preds: Vec<Block> =
         cfg.preds(header).iter().copied().filter(|&p| cfg.is_reachable(p) && !forest.contains(l, p)).collect();
     let preheader = match outside_preds.as_slice() {
@@ -281,7 +305,7 @@ fn analyze_loop(m: &Module, f: &Function, cfg: &Cfg, dom: &DomTree, forest: &Loo
         _ => None,
     };
     let mut exits = Vec::new();
-    for &b in &body {
+    for &b in body {
         for &s in cfg.succs(b) {
             if !forest.contains(l, s) {
                 exits.push((b, s));
@@ -302,7 +326,7 @@ fn analyze_loop(m: &Module, f: &Function, cfg: &Cfg, dom: &DomTree, forest: &Loo
             sym.insert(Value::Inst(p), Lin::atom(ty, bits, signed, Value::Inst(p)));
         }
     }
-    for &b in &body {
+    for &b in body {
         for &i in &f.block(b).insts {
             if let Some(lin) = eval(m, f, i, &sym, &in_loop) {
                 sym.insert(Value::Inst(i), lin);

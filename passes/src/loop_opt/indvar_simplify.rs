@@ -109,13 +109,15 @@ impl Pass for IndvarSimplify {
             let cfg = cx.analyses.cfg(module, fid);
             let dom = cx.analyses.dominators(module, fid);
             let Ok(forest) = LoopForest::compute(&cfg, &dom) else { continue };
+            // The CFG never changes, so neither do the loops' block lists.
+            let blocks = forest.blocks_in_rpo(&cfg);
             let mut order: Vec<LoopId> = (0..forest.loops.len()).collect();
             order.sort_by_key(|&l| std::cmp::Reverse(forest.loops[l].depth));
             for l in order {
                 // Each rewrite invalidates the evolution of the values it
                 // touched; the CFG (and so the forest) stays.
                 let mut rounds = 0;
-                while rounds < 64 && self.simplify_loop(module, fid, &cfg, &dom, &forest, l, &mut st) {
+                while rounds < 64 && self.simplify_loop(module, fid, &cfg, &dom, &forest, l, &blocks[l], &mut st) {
                     rounds += 1;
                 }
             }
@@ -139,10 +141,12 @@ impl IndvarSimplify {
         dom: &DomTree,
         forest: &LoopForest,
         l: LoopId,
+        body: &[Block],
         st: &mut Stats,
     ) -> bool {
-        let se = scev::analyze(m, m.func(fid), cfg, dom, forest);
-        let ev = &se.loops[l];
+        // Only this loop's evolution: the rewrites below read nothing else.
+        let se = scev::analyze_one(m, m.func(fid), cfg, dom, forest, l, body);
+        let ev = &se;
         if let Some((iv, base, lin)) = self.pick_derived(m, &ev.ivs) {
             let header = ev.header;
             let f = m.func(fid);
@@ -199,27 +203,26 @@ impl IndvarSimplify {
         }
         // Loop values that are recurrences and are used after the loop.
         let f = m.func(fid);
-        let found =
-            cfg.rpo.iter().filter(|&&b| in_loop(f, b)).flat_map(|&b| f.block(b).insts.iter().copied()).find_map(|i| {
-                let Scev::AddRec { start, step } = ev.get(m, f, forest, l, Value::Inst(i)) else { return None };
-                // A symbolic count is a value of the counter's type: only
-                // recurrences of that type can be scaled by it.
-                if trip.constant().is_none() && start.ty != trip.count.ty {
-                    return None;
-                }
-                let outside: Vec<(Inst, usize)> = f
-                    .uses(Value::Inst(i))
-                    .iter()
-                    .filter(|u| {
-                        let ud = f.inst(u.user);
-                        let at =
-                            if ud.opcode == Opcode::Phi { ud.blocks.get(u.index as usize).copied() } else { ud.parent };
-                        at.is_some_and(|a| !in_loop(f, a))
-                    })
-                    .map(|u| (u.user, u.index as usize))
-                    .collect();
-                (!outside.is_empty()).then_some((start, step, outside))
-            });
+        let found = body.iter().flat_map(|&b| f.block(b).insts.iter().copied()).find_map(|i| {
+            let Scev::AddRec { start, step } = ev.get(m, f, forest, l, Value::Inst(i)) else { return None };
+            // A symbolic count is a value of the counter's type: only
+            // recurrences of that type can be scaled by it.
+            if trip.constant().is_none() && start.ty != trip.count.ty {
+                return None;
+            }
+            let outside: Vec<(Inst, usize)> = f
+                .uses(Value::Inst(i))
+                .iter()
+                .filter(|u| {
+                    let ud = f.inst(u.user);
+                    let at =
+                        if ud.opcode == Opcode::Phi { ud.blocks.get(u.index as usize).copied() } else { ud.parent };
+                    at.is_some_and(|a| !in_loop(f, a))
+                })
+                .map(|u| (u.user, u.index as usize))
+                .collect();
+            (!outside.is_empty()).then_some((start, step, outside))
+        });
         let Some((start, step, uses)) = found else { return false };
         let f = m.func(fid);
         let phis = f.block(x).insts.iter().take_while(|&&i| f.inst(i).opcode == Opcode::Phi).count();
