@@ -19,7 +19,6 @@
 mod arith;
 mod atomics;
 mod bindless;
-mod sampling;
 pub(crate) mod bytes;
 mod constant_ubo;
 mod constants;
@@ -31,6 +30,7 @@ mod memory;
 mod narrow_caps;
 pub mod print;
 pub(crate) mod ray_query;
+mod sampling;
 mod texture;
 mod types;
 

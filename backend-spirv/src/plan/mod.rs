@@ -73,8 +73,7 @@ pub fn plan_all(m: &Module, kernel: FuncId, device: Option<&FeatureSet>) -> Resu
                         | Opcode::AccelSetInstanceTransform
                         | Opcode::AccelSetInstanceVisibility
                         | Opcode::AccelSetInstanceUserId
-                )
-                    || features::is_atomic(op)
+                ) || features::is_atomic(op)
                 {
                     writes_memory = true;
                 }

@@ -217,9 +217,9 @@ fn run_artifact(path: &str, args: &Args, inputs: &Inputs, dispatch: [u32; 3]) ->
 
 /// The Vulkan device; with the debug-printf capture for a printing kernel.
 fn open_device(printing: bool) -> Result<xir_spirv::vulkan::Device, String> {
-    let device =
-        if printing { xir_spirv::vulkan::Device::with_printf() } else { xir_spirv::vulkan::Device::new() };
-    device.map_err(|e| if printing { format!("xir-run: cannot capture this kernel's print: {e}") } else { e.to_string() })
+    let device = if printing { xir_spirv::vulkan::Device::with_printf() } else { xir_spirv::vulkan::Device::new() };
+    device
+        .map_err(|e| if printing { format!("xir-run: cannot capture this kernel's print: {e}") } else { e.to_string() })
 }
 
 /// Run a printing kernel with its lines captured; a truncated capture fails.
