@@ -33,6 +33,7 @@
 //! Preserves: the CFG and everything derived from it (branch conditions may
 //! become constants; no edge is removed).
 
+use rustc_hash::FxHashMap;
 use xir::analysis::{Cfg, DomTree};
 use xir::pass::{AnalysisKind, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};
 use xir::{sign_extend, Block, FuncId, Function, Inst, Module, Opcode, Type, TypeId, Value};
@@ -126,16 +127,105 @@ fn bounds(m: &Module, ty: TypeId) -> Option<(i128, i128)> {
     }
 }
 
+/// The facts that hold in the block being visited: a stack, pushed when
+/// the dominator-tree walk enters a block and cut back when it leaves, with
+/// per-value indexes so that a query costs the facts about its value, not
+/// every fact in scope (a long function's dominator chain holds thousands).
+#[derive(Default)]
+struct Facts {
+    all: Vec<Fact>,
+    /// The comparison operand pair each fact is indexed under (`pairs`).
+    pair_of: Vec<Option<(Value, Value)>>,
+    /// Positions in `all`, ascending, per value: `Bool`, `Range`, `Ne` facts.
+    bools: FxHashMap<Value, Vec<usize>>,
+    ranges: FxHashMap<Value, Vec<usize>>,
+    nes: FxHashMap<Value, Vec<usize>>,
+    /// `Bool` facts on a comparison, by its operands (smaller first).
+    pairs: FxHashMap<(Value, Value), Vec<usize>>,
+}
+
+fn pair_key(a: Value, b: Value) -> (Value, Value) {
+    if a <= b {
+        (a, b)
+    } else {
+        (b, a)
+    }
+}
+
+impl Facts {
+    fn len(&self) -> usize {
+        self.all.len()
+    }
+
+    fn push(&mut self, f: &Function, x: Fact) {
+        let at = self.all.len();
+        let mut pair = None;
+        match &x {
+            Fact::Bool(v, _) => {
+                self.bools.entry(*v).or_default().push(at);
+                if let Some(j) = v.as_inst() {
+                    let e = f.inst(j);
+                    if let (Some(_), Some(&a), Some(&b)) = (relation(e.opcode), e.operands.first(), e.operands.get(1)) {
+                        let k = pair_key(a, b);
+                        self.pairs.entry(k).or_default().push(at);
+                        pair = Some(k);
+                    }
+                }
+            }
+            Fact::Range(v, ..) => self.ranges.entry(*v).or_default().push(at),
+            Fact::Ne(v, _) => self.nes.entry(*v).or_default().push(at),
+        }
+        self.all.push(x);
+        self.pair_of.push(pair);
+    }
+
+    /// Drop the facts pushed after the first `len`.
+    fn truncate(&mut self, len: usize) {
+        while self.all.len() > len {
+            let x = self.all.pop().expect("non-empty");
+            let pair = self.pair_of.pop().expect("parallel to all");
+            let (map, v) = match x {
+                Fact::Bool(v, _) => (&mut self.bools, v),
+                Fact::Range(v, ..) => (&mut self.ranges, v),
+                Fact::Ne(v, _) => (&mut self.nes, v),
+            };
+            pop_index(map, v);
+            if let Some(k) = pair {
+                pop_index(&mut self.pairs, k);
+            }
+        }
+    }
+
+    /// The facts of one kind about `v`, oldest first.
+    fn of<'a, K: std::hash::Hash + Eq>(
+        &'a self,
+        map: &'a FxHashMap<K, Vec<usize>>,
+        k: &K,
+    ) -> impl DoubleEndedIterator<Item = &'a Fact> + 'a {
+        map.get(k).into_iter().flatten().map(|&at| &self.all[at])
+    }
+}
+
+/// Remove the newest index of `k` (the fact on top of the stack).
+fn pop_index<K: std::hash::Hash + Eq>(map: &mut FxHashMap<K, Vec<usize>>, k: K) {
+    if let Some(list) = map.get_mut(&k) {
+        list.pop();
+        if list.is_empty() {
+            map.remove(&k);
+        }
+    }
+}
+
 struct Ctx<'a> {
     m: &'a Module,
     f: &'a Function,
-    facts: &'a [Fact],
+    facts: &'a Facts,
 }
 
 impl Ctx<'_> {
     fn known_bool(&self, v: Value) -> Option<bool> {
-        self.facts.iter().rev().find_map(|x| match x {
-            Fact::Bool(w, b) if *w == v => Some(*b),
+        self.facts.of(&self.facts.bools, &v).next_back().and_then(|x| match x {
+            Fact::Bool(_, b) => Some(*b),
             _ => None,
         })
     }
@@ -145,12 +235,10 @@ impl Ctx<'_> {
         let ty = self.f.value_type(self.m, v);
         let (tlo, thi) = bounds(self.m, ty)?;
         let (mut lo, mut hi) = self.def_range(v, ty, depth).unwrap_or((tlo, thi));
-        for x in self.facts {
-            if let Fact::Range(w, a, b) = x {
-                if *w == v {
-                    lo = lo.max(*a);
-                    hi = hi.min(*b);
-                }
+        for x in self.facts.of(&self.facts.ranges, &v) {
+            if let Fact::Range(_, a, b) = x {
+                lo = lo.max(*a);
+                hi = hi.min(*b);
             }
         }
         // Excluded values at the ends shrink the range (each at most once).
@@ -166,7 +254,7 @@ impl Ctx<'_> {
 
     /// Whether a fact says integer `v` is not `c`.
     fn excluded(&self, v: Value, c: i128) -> bool {
-        self.facts.iter().any(|x| matches!(x, Fact::Ne(w, k) if *w == v && *k == c))
+        self.facts.of(&self.facts.nes, &v).any(|x| matches!(x, Fact::Ne(_, k) if *k == c))
     }
 
     fn def_range(&self, v: Value, ty: TypeId, depth: u32) -> Option<(i128, i128)> {
@@ -249,7 +337,7 @@ impl Ctx<'_> {
         let int = bounds(self.m, ty).is_some();
         let q = if int { q & !UN } else { q };
         // Another comparison of the same operands that is known.
-        for fact in self.facts.iter().rev() {
+        for fact in self.facts.of(&self.facts.pairs, &pair_key(x, y)).rev() {
             let Fact::Bool(w, val) = fact else { continue };
             let Some(j) = w.as_inst() else { continue };
             let e = self.f.inst(j);
@@ -460,80 +548,157 @@ fn edge_facts(m: &Module, f: &Function, p: Block, t: Block) -> Vec<Fact> {
     out
 }
 
-fn cvp_function(m: &mut Module, fid: FuncId, cfg: &Cfg, dom: &DomTree, st: &mut Stats) {
-    let Some(entry) = cfg.entry else { return };
-    // Facts per block, down the dominator tree.
-    let mut facts: Vec<Vec<Fact>> = vec![Vec::new(); m.func(fid).block_capacity()];
-    let mut order = Vec::new();
-    let mut stack = vec![entry];
-    while let Some(b) = stack.pop() {
-        order.push(b);
-        for &c in dom.children(b) {
-            let mut fc = facts[b.index()].clone();
-            if let [p] = cfg.preds(c) {
-                fc.extend(edge_facts(m, m.func(fid), *p, c));
-            }
-            facts[c.index()] = fc;
-            stack.push(c);
-        }
-    }
-    for &b in &order {
-        if facts[b.index()].is_empty() {
-            continue;
-        }
-        simplify_block(m, fid, b, &facts[b.index()], st);
-    }
-    // Phi incomings: a use at the end of the incoming block.
-    for &b in &order {
-        let insts = m.func(fid).block(b).insts.clone();
-        for i in insts {
-            if m.func(fid).inst(i).opcode != Opcode::Phi {
-                continue;
-            }
-            let n = m.func(fid).inst(i).operands.len();
-            for k in 0..n {
-                let f = m.func(fid);
-                let (v, from) = (f.inst(i).operands[k], f.inst(i).blocks[k]);
-                if !cfg.is_reachable(from) || facts[from.index()].is_empty() {
-                    continue;
+/// One step of the dominator-tree walk.
+enum Visit {
+    Enter(Block),
+    /// Leave a block: drop the facts above this many.
+    Leave(usize),
+}
+
+/// Walk the dominator tree in the preorder of a stack that pushes each
+/// block's children in order (the last child first), with the facts of
+/// each block in scope when `visit` sees it.
+fn walk(f: &Function, dom: &DomTree, entry: Block, own: &[Vec<Fact>], mut visit: impl FnMut(Block, &Facts)) {
+    let mut facts = Facts::default();
+    let mut stack = vec![Visit::Enter(entry)];
+    while let Some(step) = stack.pop() {
+        match step {
+            Visit::Leave(len) => facts.truncate(len),
+            Visit::Enter(b) => {
+                let len = facts.len();
+                for x in &own[b.index()] {
+                    facts.push(f, x.clone());
                 }
-                if let Some((c, is_bool)) = constant_for(m, fid, v, &facts[from.index()]) {
-                    m.func_mut(fid).set_operand(i, k, c);
-                    if is_bool {
-                        st.conditions += 1;
-                    } else {
-                        st.constants += 1;
-                    }
-                }
+                visit(b, &facts);
+                stack.push(Visit::Leave(len));
+                stack.extend(dom.children(b).iter().map(|&c| Visit::Enter(c)));
             }
         }
     }
 }
 
-/// A constant that `v` is known to equal under `facts` (and whether it is a
-/// bool condition).
-fn constant_for(m: &mut Module, fid: FuncId, v: Value, facts: &[Fact]) -> Option<(Value, bool)> {
+fn cvp_function(m: &mut Module, fid: FuncId, cfg: &Cfg, dom: &DomTree, st: &mut Stats) {
+    let Some(entry) = cfg.entry else { return };
+    // Each block's own facts: those of its edge when it has one predecessor
+    // (its immediate dominator), read before any rewrite. The facts of a
+    // block are its own and its dominators'.
+    let f = m.func(fid);
+    let mut own: Vec<Vec<Fact>> = vec![Vec::new(); f.block_capacity()];
+    let mut order = Vec::new();
+    walk(f, dom, entry, &own, |b, _| order.push(b));
+    for &b in &order {
+        if let [p] = cfg.preds(b) {
+            own[b.index()] = edge_facts(m, f, *p, b);
+        }
+    }
+    // Simplify each block with its facts, in the walk's order (a rewrite
+    // can change what later blocks see of earlier definitions).
+    // (`walk` with the module mutable between blocks.)
+    {
+        let mut facts = Facts::default();
+        let mut stack = vec![Visit::Enter(entry)];
+        while let Some(step) = stack.pop() {
+            match step {
+                Visit::Leave(len) => facts.truncate(len),
+                Visit::Enter(b) => {
+                    let len = facts.len();
+                    for x in &own[b.index()] {
+                        facts.push(m.func(fid), x.clone());
+                    }
+                    if facts.len() > 0 {
+                        simplify_block(m, fid, b, &facts, st);
+                    }
+                    stack.push(Visit::Leave(len));
+                    stack.extend(dom.children(b).iter().map(|&c| Visit::Enter(c)));
+                }
+            }
+        }
+    }
+    // Phi incomings: a use at the end of the incoming block. Decided with
+    // the incoming block's facts, applied in block order.
+    let f = m.func(fid);
+    let mut incoming: Vec<(Inst, usize)> = Vec::new();
+    let mut by_from: Vec<Vec<usize>> = vec![Vec::new(); f.block_capacity()];
+    for &b in &order {
+        for &i in &f.block(b).insts {
+            let d = f.inst(i);
+            if d.opcode != Opcode::Phi {
+                continue;
+            }
+            for (k, &from) in d.blocks.iter().enumerate().take(d.operands.len()) {
+                if cfg.is_reachable(from) {
+                    by_from[from.index()].push(incoming.len());
+                    incoming.push((i, k));
+                }
+            }
+        }
+    }
+    let mut known: Vec<Option<Known>> = vec![None; incoming.len()];
+    walk(f, dom, entry, &own, |from, facts| {
+        if facts.len() == 0 {
+            return;
+        }
+        for &at in &by_from[from.index()] {
+            let (i, k) = incoming[at];
+            known[at] = known_constant(m, f, f.inst(i).operands[k], facts);
+        }
+    });
+    for (&(i, k), kn) in incoming.iter().zip(known) {
+        let Some(kn) = kn else { continue };
+        let (c, is_bool) = kn.materialize(m);
+        m.func_mut(fid).set_operand(i, k, c);
+        if is_bool {
+            st.conditions += 1;
+        } else {
+            st.constants += 1;
+        }
+    }
+}
+
+/// A constant a value is known to equal.
+#[derive(Clone, Copy, Debug)]
+enum Known {
+    Bool(bool),
+    Int(TypeId, i128),
+}
+
+impl Known {
+    /// The constant (and whether it is a bool condition).
+    fn materialize(self, m: &mut Module) -> (Value, bool) {
+        match self {
+            Known::Bool(b) => (m.const_bool(b), true),
+            Known::Int(ty, v) => (m.const_int(ty, v), false),
+        }
+    }
+}
+
+/// The constant `v` is known to equal under `facts`.
+fn known_constant(m: &Module, f: &Function, v: Value, facts: &Facts) -> Option<Known> {
     if !v.is_local() {
         return None;
     }
-    let f = m.func(fid);
     let cx = Ctx { m, f, facts };
     if let Some(b) = cx.known_bool(v) {
-        return Some((m.const_bool(b), true));
+        return Some(Known::Bool(b));
     }
     let ty = f.value_type(m, v);
     if !m.types.is_int(ty) || f.is_lvalue(v) {
         return None;
     }
-    let (lo, hi) = facts.iter().rev().find_map(|x| match x {
-        Fact::Range(w, lo, hi) if *w == v && lo == hi => Some((*lo, *hi)),
+    let lo = facts.of(&facts.ranges, &v).rev().find_map(|x| match x {
+        Fact::Range(_, lo, hi) if lo == hi => Some(*lo),
         _ => None,
     })?;
-    let _ = hi;
-    Some((m.const_int(ty, lo), false))
+    Some(Known::Int(ty, lo))
 }
 
-fn simplify_block(m: &mut Module, fid: FuncId, b: Block, facts: &[Fact], st: &mut Stats) {
+/// A constant that `v` is known to equal under `facts` (and whether it is a
+/// bool condition).
+fn constant_for(m: &mut Module, fid: FuncId, v: Value, facts: &Facts) -> Option<(Value, bool)> {
+    known_constant(m, m.func(fid), v, facts).map(|k| k.materialize(m))
+}
+
+fn simplify_block(m: &mut Module, fid: FuncId, b: Block, facts: &Facts, st: &mut Stats) {
     let insts = m.func(fid).block(b).insts.clone();
     for i in insts {
         if !m.func(fid).is_live(i) || m.func(fid).inst(i).opcode == Opcode::Phi {
