@@ -95,19 +95,75 @@ impl Pass for LoopRotation {
 }
 
 /// Rotate every eligible loop of `f`; returns how many were rotated.
+///
+/// The loops are visited once, in the forest's order (latest header in
+/// reverse post order first, so inner loops before outer ones), each
+/// checked against the CFG as the rotations before it left it. The CFG
+/// edges and the loop forest are updated in place by each rotation instead
+/// of being recomputed: a rotation only inserts blocks on the edges
+/// `P -> H` (`G`, `PH`) and `H -> X` (`XE`), and keeps every loop's block
+/// set and nesting. This visits the candidates that recomputing the forest
+/// after every rotation and taking its first candidate would, in the same
+/// order: a loop that is not a candidate never becomes one through another
+/// loop's rotation except by its latch edge `H -> X` getting `XE` (handled
+/// by the latch update), and an unrotated loop's header keeps its place in
+/// reverse post order.
 pub fn rotate_function(f: &mut Function, opts: &Options) -> usize {
+    let cfg = Cfg::compute(f);
+    let dom = DomTree::from_cfg(&cfg);
+    let Ok(mut forest) = LoopForest::compute(&cfg, &dom) else { return 0 };
+    let mut edges = Edges { succs: cfg.succs, preds: cfg.preds, reachable: Vec::new() };
+    edges.reachable = cfg.rpo_index.iter().map(|&i| i != usize::MAX).collect();
     let mut n = 0;
-    // Each rotation makes one loop ineligible (its latch now exits), so
-    // this ends; the bound is a guard against surprises.
-    for _ in 0..f.blocks().len() + 1 {
-        let cfg = Cfg::compute(f);
-        let dom = DomTree::from_cfg(&cfg);
-        let Ok(forest) = LoopForest::compute(&cfg, &dom) else { return n };
-        let Some(c) = (0..forest.loops.len()).find_map(|l| candidate(f, &cfg, &forest, l, opts)) else { return n };
-        rotate(f, &forest, c);
-        n += 1;
+    for l in 0..forest.loops.len() {
+        if let Some(c) = candidate(f, &edges, &forest, l, opts) {
+            rotate(f, &mut edges, &mut forest, c);
+            n += 1;
+        }
     }
     n
+}
+
+/// The CFG's edges, kept up to date across rotations (each edge once per
+/// terminator target, like `Cfg`).
+struct Edges {
+    succs: Vec<Vec<Block>>,
+    preds: Vec<Vec<Block>>,
+    reachable: Vec<bool>,
+}
+
+impl Edges {
+    fn preds(&self, b: Block) -> &[Block] {
+        self.preds.get(b.index()).map_or(&[], |p| p.as_slice())
+    }
+
+    fn is_reachable(&self, b: Block) -> bool {
+        self.reachable.get(b.index()).copied().unwrap_or(false)
+    }
+
+    /// Re-read the successors of `b` from its terminator.
+    fn reset(&mut self, f: &Function, b: Block, reachable: bool) {
+        let n = f.block_capacity();
+        if self.succs.len() < n {
+            self.succs.resize(n, Vec::new());
+            self.preds.resize(n, Vec::new());
+            self.reachable.resize(n, false);
+        }
+        self.reachable[b.index()] = reachable;
+        for s in std::mem::take(&mut self.succs[b.index()]) {
+            let ps = &mut self.preds[s.index()];
+            if let Some(k) = ps.iter().position(|&p| p == b) {
+                ps.remove(k);
+            }
+        }
+        let succs: Vec<Block> = f.successors(b).into_iter().collect();
+        for &s in &succs {
+            if s.index() < n {
+                self.preds[s.index()].push(b);
+            }
+        }
+        self.succs[b.index()] = succs;
+    }
 }
 
 /// The shape of a rotatable loop.
@@ -119,7 +175,7 @@ struct Candidate {
     exit: Block,
 }
 
-fn candidate(f: &Function, cfg: &Cfg, forest: &LoopForest, l: LoopId, opts: &Options) -> Option<Candidate> {
+fn candidate(f: &Function, cfg: &Edges, forest: &LoopForest, l: LoopId, opts: &Options) -> Option<Candidate> {
     let data = &forest.loops[l];
     let h = data.header;
     let [latch] = data.latches.as_slice() else { return None };
@@ -166,7 +222,7 @@ fn candidate(f: &Function, cfg: &Cfg, forest: &LoopForest, l: LoopId, opts: &Opt
     (size <= opts.max_header_size).then_some(Candidate { l, pre, header: h, body, exit })
 }
 
-fn rotate(f: &mut Function, forest: &LoopForest, c: Candidate) {
+fn rotate(f: &mut Function, cfg: &mut Edges, forest: &mut LoopForest, c: Candidate) {
     let Candidate { l, pre, header: h, body, exit } = c;
     let insts: Vec<Inst> = f.block(h).insts.clone();
     let phis: Vec<Inst> = insts.iter().copied().filter(|&i| f.inst(i).opcode == Opcode::Phi).collect();
@@ -211,6 +267,10 @@ fn rotate(f: &mut Function, forest: &LoopForest, c: Candidate) {
     f.append_inst(xe, br(exit));
     retarget(f, pre, h, g);
     retarget(f, h, exit, xe);
+    for b in [pre, h, g, ph, xe] {
+        cfg.reset(f, b, true);
+    }
+    place_new_blocks(forest, l, body, exit, [g, ph, xe]);
     // Exit Phis: the header's edge now comes through `XE`, and `G` adds one.
     for p in phis_of(f, exit) {
         // Existing incomings keep their positions (recorded uses index them).
@@ -245,7 +305,8 @@ fn rotate(f: &mut Function, forest: &LoopForest, c: Candidate) {
         psi.insert(*v, Value::Inst(p));
     }
     // Rewire the recorded uses.
-    let cfg = Cfg::compute(f);
+    let cfg = &*cfg;
+    let forest = &*forest;
     let in_loop = |b: Block| forest.contains(l, b);
     let mut created: Vec<Inst> = Vec::new();
     for (v, us) in uses {
@@ -253,6 +314,7 @@ fn rotate(f: &mut Function, forest: &LoopForest, c: Candidate) {
         let mut upd = Updater {
             ty: f.inst(v).ty,
             ends: FxHashMap::default(),
+            in_loop: None,
             starts: FxHashMap::default(),
             visiting: FxHashSet::default(),
         };
@@ -273,14 +335,13 @@ fn rotate(f: &mut Function, forest: &LoopForest, c: Candidate) {
             let new = if ub == h || in_loop(at) {
                 psi_v
             } else {
-                let loop_ends: Vec<Block> = cfg.rpo.iter().copied().filter(|&b| in_loop(b) && b != h).collect();
-                for b in loop_ends {
-                    upd.ends.entry(b).or_insert(psi_v);
-                }
+                // Every loop block but `H` ends with `psi` (when no other
+                // definition was recorded there).
+                upd.in_loop = Some((&in_loop, h, psi_v));
                 if is_phi {
-                    upd.at_end(f, &cfg, at, &mut created)
+                    upd.at_end(f, cfg, at, &mut created)
                 } else {
-                    upd.at_start(f, &cfg, at, &mut created)
+                    upd.at_start(f, cfg, at, &mut created)
                 }
             };
             f.set_operand(user, k, new);
@@ -296,22 +357,28 @@ fn rotate(f: &mut Function, forest: &LoopForest, c: Candidate) {
 
 /// Reaching definitions of one value over the new CFG, creating Phis where
 /// paths with different definitions meet.
-struct Updater {
+struct Updater<'a> {
     ty: xir::TypeId,
     ends: FxHashMap<Block, Value>,
+    /// The rotated loop's membership, its old header and `psi`: a loop
+    /// block other than the header not in `ends` ends with `psi`.
+    in_loop: Option<(&'a dyn Fn(Block) -> bool, Block, Value)>,
     starts: FxHashMap<Block, Value>,
     visiting: FxHashSet<Block>,
 }
 
-impl Updater {
-    fn at_end(&mut self, f: &mut Function, cfg: &Cfg, b: Block, created: &mut Vec<Inst>) -> Value {
-        match self.ends.get(&b) {
-            Some(&v) => v,
-            None => self.at_start(f, cfg, b, created),
+impl Updater<'_> {
+    fn at_end(&mut self, f: &mut Function, cfg: &Edges, b: Block, created: &mut Vec<Inst>) -> Value {
+        if let Some(&v) = self.ends.get(&b) {
+            return v;
+        }
+        match self.in_loop {
+            Some((in_loop, h, psi)) if b != h && in_loop(b) => psi,
+            _ => self.at_start(f, cfg, b, created),
         }
     }
 
-    fn at_start(&mut self, f: &mut Function, cfg: &Cfg, b: Block, created: &mut Vec<Inst>) -> Value {
+    fn at_start(&mut self, f: &mut Function, cfg: &Edges, b: Block, created: &mut Vec<Inst>) -> Value {
         if let Some(&v) = self.starts.get(&b) {
             return v;
         }
@@ -353,6 +420,38 @@ impl Updater {
         created.push(phi);
         Value::Inst(phi)
     }
+}
+
+/// Enter the blocks a rotation of loop `l` (exit `exit`) added into the
+/// forest: `G` and `PH` sit on the entry edge, in `l`'s parent; `XE` on the
+/// exit edge, in the innermost loop around `l` that holds the exit (when
+/// the exit is that loop's header, `XE` replaces `H` as its latch). The
+/// rotated loop's header is now its old body block, its latch the old
+/// header.
+fn place_new_blocks(forest: &mut LoopForest, l: LoopId, body: Block, exit: Block, [g, ph, xe]: [Block; 3]) {
+    let parent = forest.loops[l].parent;
+    let mut outer = parent;
+    while let Some(p) = outer {
+        if forest.contains(p, exit) {
+            break;
+        }
+        outer = forest.loops[p].parent;
+    }
+    let n = [g, ph, xe].iter().map(|b| b.index() + 1).max().unwrap_or(0).max(forest.loop_of.len());
+    forest.loop_of.resize(n, None);
+    forest.loop_of[g.index()] = parent;
+    forest.loop_of[ph.index()] = parent;
+    forest.loop_of[xe.index()] = outer;
+    let h = forest.loops[l].header;
+    if let Some(p) = outer.filter(|&p| forest.loops[p].header == exit) {
+        for x in forest.loops[p].latches.iter_mut() {
+            if *x == h {
+                *x = xe;
+            }
+        }
+    }
+    forest.loops[l].header = body;
+    forest.loops[l].latches = vec![h];
 }
 
 /// Fold Phis made by the updater whose incomings are one value (or the Phi).
