@@ -96,14 +96,15 @@ pub fn licm_function(
     order.sort_by_key(|&l| std::cmp::Reverse(forest.loops[l].depth));
     let (mut hoisted, mut skipped) = (0, 0);
     let undef = MaybeUndef::compute(f);
+    // Hoisting moves instructions, never blocks: the block lists stay.
+    let loop_blocks = forest.blocks_in_rpo(cfg);
     for l in order {
         let Some(pre) = preheader(cfg, forest, l) else {
             skipped += 1;
             continue;
         };
         let header = forest.loops[l].header;
-        let blocks: Vec<Block> = cfg.rpo.iter().copied().filter(|&b| forest.contains(l, b)).collect();
-        for b in blocks {
+        for &b in &loop_blocks[l] {
             let mut effects_before = false;
             for i in f.block(b).insts.clone() {
                 let d = f.inst(i);
@@ -246,30 +247,38 @@ pub fn may_trap(types: &TypeTable, consts: &ConstTable, f: &Function, undef: &Ma
 pub struct MaybeUndef(FxHashSet<Inst>);
 
 impl MaybeUndef {
+    /// The least fixed point, by a worklist over the use lists (each
+    /// instruction enters the set once; only Phis and selections depend on
+    /// their operands).
     pub fn compute(f: &Function) -> MaybeUndef {
         let mut set: FxHashSet<Inst> = FxHashSet::default();
-        let undef_op = |set: &FxHashSet<Inst>, v: Value| match v {
-            Value::Undef(_) => true,
-            Value::Inst(i) => set.contains(&i),
-            _ => false,
-        };
-        let mut changed = true;
-        while changed {
-            changed = false;
-            for (_, i) in f.all_insts() {
-                if set.contains(&i) {
-                    continue;
-                }
-                let d = f.inst(i);
-                let undef = match d.opcode {
-                    Opcode::Phi => d.operands.iter().any(|&v| undef_op(&set, v)),
-                    Opcode::Select => d.operands.iter().skip(1).any(|&v| undef_op(&set, v)),
-                    Opcode::Extract | Opcode::Insert | Opcode::Shuffle => true,
-                    _ => !(d.has(Trait::Arithmetic) || d.opcode == Opcode::CastStatic),
+        let mut work: Vec<Inst> = Vec::new();
+        let mut in_layout = vec![false; f.block_capacity()];
+        for &b in f.blocks() {
+            in_layout[b.index()] = true;
+        }
+        for (_, i) in f.all_insts() {
+            let d = f.inst(i);
+            let undef = match d.opcode {
+                Opcode::Phi => d.operands.iter().any(|v| matches!(v, Value::Undef(_))),
+                Opcode::Select => d.operands.iter().skip(1).any(|v| matches!(v, Value::Undef(_))),
+                Opcode::Extract | Opcode::Insert | Opcode::Shuffle => true,
+                _ => !(d.has(Trait::Arithmetic) || d.opcode == Opcode::CastStatic),
+            };
+            if undef && set.insert(i) {
+                work.push(i);
+            }
+        }
+        while let Some(i) = work.pop() {
+            for u in f.uses(Value::Inst(i)) {
+                let d = f.inst(u.user);
+                let through = match d.opcode {
+                    Opcode::Phi => true,
+                    Opcode::Select => u.index >= 1,
+                    _ => false,
                 };
-                if undef {
-                    set.insert(i);
-                    changed = true;
+                if through && d.parent.is_some_and(|b| in_layout[b.index()]) && set.insert(u.user) {
+                    work.push(u.user);
                 }
             }
         }
