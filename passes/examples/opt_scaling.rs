@@ -181,13 +181,13 @@ fn main() {
         let insts = m.inst_count();
         println!("size {n}: {insts} instructions");
         for (k, step) in steps.iter().enumerate() {
-            if skip.iter().any(|x| *x == step.name) {
+            if skip.contains(&step.name) {
                 continue;
             }
             let before = m.inst_count().max(1);
-            let shown = only.as_ref().is_none_or(|o| o.iter().any(|x| *x == step.name));
+            let shown = only.as_ref().is_none_or(|o| o.contains(&step.name));
             // The fastest of `reps` runs on copies (shared machines are
-            // noisy); the last run's output feeds the next pass.
+            // noisy); the first run's output feeds the next pass.
             let mut dt = Duration::MAX;
             let mut output = None;
             for _ in 0..if shown { reps } else { 1 } {

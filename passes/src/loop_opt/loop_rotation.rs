@@ -357,12 +357,15 @@ fn rotate(f: &mut Function, cfg: &mut Edges, forest: &mut LoopForest, c: Candida
 
 /// Reaching definitions of one value over the new CFG, creating Phis where
 /// paths with different definitions meet.
+/// Whether a block is in the rotated loop.
+type InLoop<'a> = &'a dyn Fn(Block) -> bool;
+
 struct Updater<'a> {
     ty: xir::TypeId,
     ends: FxHashMap<Block, Value>,
     /// The rotated loop's membership, its old header and `psi`: a loop
     /// block other than the header not in `ends` ends with `psi`.
-    in_loop: Option<(&'a dyn Fn(Block) -> bool, Block, Value)>,
+    in_loop: Option<(InLoop<'a>, Block, Value)>,
     starts: FxHashMap<Block, Value>,
     visiting: FxHashSet<Block>,
 }
