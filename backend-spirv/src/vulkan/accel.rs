@@ -423,55 +423,9 @@ unsafe fn buffer(
     usage: vk::BufferUsageFlags,
     host: bool,
 ) -> Result<(vk::Buffer, vk::DeviceMemory), RunError> {
-    let d = &device.device;
     let addressed = device.ray.on;
     let usage = if addressed { usage | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS } else { usage };
-    let size = size.max(16).div_ceil(16) * 16;
-    let buf = d
-        .create_buffer(&vk::BufferCreateInfo::default().size(size).usage(usage), None)
-        .map_err(vk_err("vkCreateBuffer"))?;
-    let req = d.get_buffer_memory_requirements(buf);
-    let visible = vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT;
-    let ty = if host {
-        device.memory_type(req.memory_type_bits, visible)
-    } else {
-        device
-            .memory_type(req.memory_type_bits, vk::MemoryPropertyFlags::DEVICE_LOCAL)
-            .or_else(|| device.memory_type(req.memory_type_bits, vk::MemoryPropertyFlags::empty()))
-    };
-    let Some(ty) = ty else {
-        d.destroy_buffer(buf, None);
-        return Err(RunError::Vulkan(format!("no memory type for an acceleration-structure buffer ({usage:?})")));
-    };
-    let mut flags = vk::MemoryAllocateFlagsInfo::default().flags(vk::MemoryAllocateFlags::DEVICE_ADDRESS);
-    let mut info = vk::MemoryAllocateInfo::default().allocation_size(req.size).memory_type_index(ty);
-    if addressed {
-        info = info.push_next(&mut flags);
-    }
-    let mem = match d.allocate_memory(&info, None) {
-        Ok(m) => m,
-        Err(e) => {
-            d.destroy_buffer(buf, None);
-            return Err(RunError::Vulkan(format!("vkAllocateMemory: {e}")));
-        }
-    };
-    let fill = || -> Result<(), RunError> {
-        d.bind_buffer_memory(buf, mem, 0).map_err(vk_err("vkBindBufferMemory"))?;
-        if host {
-            let ptr = d.map_memory(mem, 0, size, vk::MemoryMapFlags::empty()).map_err(vk_err("vkMapMemory"))?;
-            let dst = std::slice::from_raw_parts_mut(ptr as *mut u8, size as usize);
-            dst.fill(0);
-            dst[..bytes.len()].copy_from_slice(bytes);
-            d.unmap_memory(mem);
-        }
-        Ok(())
-    };
-    if let Err(e) = fill() {
-        d.destroy_buffer(buf, None);
-        d.free_memory(mem, None);
-        return Err(e);
-    }
-    Ok((buf, mem))
+    super::dispatch::new_buffer(device, bytes, size.max(16).div_ceil(16) * 16, usage, host, addressed)
 }
 
 #[cfg(test)]

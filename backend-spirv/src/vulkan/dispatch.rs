@@ -616,8 +616,28 @@ pub(crate) unsafe fn host_buffer(
     bytes: &[u8],
     usage: vk::BufferUsageFlags,
 ) -> Result<(vk::Buffer, vk::DeviceMemory), RunError> {
-    let d = &device.device;
     let size = (bytes.len().max(4).div_ceil(4) * 4) as u64;
+    new_buffer(device, bytes, size, usage, true, false)
+}
+
+/// A buffer of `size` bytes (`size >= bytes.len()`): host-visible and
+/// coherent, holding `bytes` zero-padded, when `host`; else device-local where
+/// the device has such memory (contents undefined). With `addressed` its
+/// memory is allocated with `DEVICE_ADDRESS` (the caller adds the
+/// `SHADER_DEVICE_ADDRESS` usage). On every error path nothing is left
+/// allocated.
+///
+/// # Safety
+/// `device` is live.
+pub(crate) unsafe fn new_buffer(
+    device: &Device,
+    bytes: &[u8],
+    size: u64,
+    usage: vk::BufferUsageFlags,
+    host: bool,
+    addressed: bool,
+) -> Result<(vk::Buffer, vk::DeviceMemory), RunError> {
+    let d = &device.device;
     let buf = d
         .create_buffer(
             &vk::BufferCreateInfo::default().size(size).usage(usage).sharing_mode(vk::SharingMode::EXCLUSIVE),
@@ -625,16 +645,25 @@ pub(crate) unsafe fn host_buffer(
         )
         .map_err(vk_err("vkCreateBuffer"))?;
     let req = d.get_buffer_memory_requirements(buf);
-    let Some(ty) = device.memory_type(
-        req.memory_type_bits,
-        vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT,
-    ) else {
-        d.destroy_buffer(buf, None);
-        return Err(RunError::Vulkan("no host-visible coherent memory type".into()));
+    let visible = vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT;
+    let ty = if host {
+        device.memory_type(req.memory_type_bits, visible)
+    } else {
+        device
+            .memory_type(req.memory_type_bits, vk::MemoryPropertyFlags::DEVICE_LOCAL)
+            .or_else(|| device.memory_type(req.memory_type_bits, vk::MemoryPropertyFlags::empty()))
     };
-    let mem = match d
-        .allocate_memory(&vk::MemoryAllocateInfo::default().allocation_size(req.size).memory_type_index(ty), None)
-    {
+    let Some(ty) = ty else {
+        d.destroy_buffer(buf, None);
+        let kind = if host { "host-visible coherent" } else { "device" };
+        return Err(RunError::Vulkan(format!("no {kind} memory type for a buffer ({usage:?})")));
+    };
+    let mut flags = vk::MemoryAllocateFlagsInfo::default().flags(vk::MemoryAllocateFlags::DEVICE_ADDRESS);
+    let mut info = vk::MemoryAllocateInfo::default().allocation_size(req.size).memory_type_index(ty);
+    if addressed {
+        info = info.push_next(&mut flags);
+    }
+    let mem = match d.allocate_memory(&info, None) {
         Ok(m) => m,
         Err(e) => {
             d.destroy_buffer(buf, None);
@@ -643,11 +672,13 @@ pub(crate) unsafe fn host_buffer(
     };
     let fill = || -> Result<(), RunError> {
         d.bind_buffer_memory(buf, mem, 0).map_err(vk_err("vkBindBufferMemory"))?;
-        let ptr = d.map_memory(mem, 0, size, vk::MemoryMapFlags::empty()).map_err(vk_err("vkMapMemory"))?;
-        let dst = std::slice::from_raw_parts_mut(ptr as *mut u8, size as usize);
-        dst.fill(0);
-        dst[..bytes.len()].copy_from_slice(bytes);
-        d.unmap_memory(mem);
+        if host {
+            let ptr = d.map_memory(mem, 0, size, vk::MemoryMapFlags::empty()).map_err(vk_err("vkMapMemory"))?;
+            let dst = std::slice::from_raw_parts_mut(ptr as *mut u8, size as usize);
+            dst.fill(0);
+            dst[..bytes.len()].copy_from_slice(bytes);
+            d.unmap_memory(mem);
+        }
         Ok(())
     };
     if let Err(e) = fill() {
