@@ -18,7 +18,7 @@
 //! Consumes: `xir` (any dialect). Produces: the same dialect. Preserves: the
 //! CFG and everything derived from it.
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashSet;
 use xir::pass::{AnalysisKind, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};
 use xir::{Block, FuncId, Function, Inst, Module, Opcode, TypeTable, Value};
 use xir_spec::Trait;
@@ -77,15 +77,17 @@ fn meet(a: Lat, b: Lat) -> Lat {
 struct State<'a> {
     m: &'a Module,
     f: &'a Function,
-    lat: FxHashMap<Inst, Lat>,
+    /// Per instruction id.
+    lat: Vec<Lat>,
     edges: FxHashSet<(Block, Block)>,
-    blocks: FxHashSet<Block>,
+    /// Executable, per block id.
+    blocks: Vec<bool>,
 }
 
 impl State<'_> {
     fn val(&self, v: Value) -> Lat {
         match v {
-            Value::Inst(i) => self.lat.get(&i).copied().unwrap_or(Lat::Top),
+            Value::Inst(i) => self.lat.get(i.index()).copied().unwrap_or(Lat::Top),
             Value::Const(_) => self.m.const_bits(v).map_or(Lat::Bottom, Lat::Const),
             _ => Lat::Bottom,
         }
@@ -172,19 +174,25 @@ impl State<'_> {
 fn sccp_function(m: &mut Module, fid: FuncId) -> (usize, usize) {
     let f = m.func(fid);
     let entry = f.body().expect("has a body");
-    let mut st = State { m, f, lat: FxHashMap::default(), edges: FxHashSet::default(), blocks: FxHashSet::default() };
-    st.blocks.insert(entry);
+    let mut st = State {
+        m,
+        f,
+        lat: vec![Lat::Top; f.inst_capacity()],
+        edges: FxHashSet::default(),
+        blocks: vec![false; f.block_capacity()],
+    };
+    st.blocks[entry.index()] = true;
     // Iterate in layout order to the fixed point (the lattice only descends).
     loop {
         let mut changed = false;
         for &b in f.blocks() {
-            if !st.blocks.contains(&b) {
+            if !st.blocks[b.index()] {
                 continue;
             }
             for &i in &f.block(b).insts {
                 let d = f.inst(i);
                 if d.ty != TypeTable::VOID {
-                    let old = st.lat.get(&i).copied().unwrap_or(Lat::Top);
+                    let old = st.lat[i.index()];
                     let new = match (old, st.eval(b, i)) {
                         (Lat::Top, n) => n,
                         (o, Lat::Top) => o,
@@ -192,7 +200,7 @@ fn sccp_function(m: &mut Module, fid: FuncId) -> (usize, usize) {
                         _ => Lat::Bottom,
                     };
                     if new != old {
-                        st.lat.insert(i, new);
+                        st.lat[i.index()] = new;
                         changed = true;
                     }
                 }
@@ -201,7 +209,9 @@ fn sccp_function(m: &mut Module, fid: FuncId) -> (usize, usize) {
                         if st.edges.insert((b, s)) {
                             changed = true;
                         }
-                        st.blocks.insert(s);
+                        if let Some(x) = st.blocks.get_mut(s.index()) {
+                            *x = true;
+                        }
                     }
                 }
             }
@@ -214,7 +224,7 @@ fn sccp_function(m: &mut Module, fid: FuncId) -> (usize, usize) {
     let mut consts: Vec<(Inst, u64)> = Vec::new();
     let mut selectors: Vec<(Inst, u64)> = Vec::new();
     for &b in f.blocks() {
-        if !st.blocks.contains(&b) {
+        if !st.blocks[b.index()] {
             continue;
         }
         for &i in &f.block(b).insts {
@@ -227,9 +237,9 @@ fn sccp_function(m: &mut Module, fid: FuncId) -> (usize, usize) {
                         selectors.push((i, c));
                     }
                 }
-            } else if let Some(Lat::Const(c)) = st.lat.get(&i) {
+            } else if let Lat::Const(c) = st.lat[i.index()] {
                 if m.types.is_scalar(d.ty) {
-                    consts.push((i, *c));
+                    consts.push((i, c));
                 }
             }
         }
