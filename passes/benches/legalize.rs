@@ -27,6 +27,11 @@
 //! (default 2 s; every benchmark still takes its 10 samples, so the large
 //! sizes are unaffected and the small ones simply run fewer iterations).
 //!
+//! The rows `opt_sccp`, `opt_cvp`, `opt_licm`, `opt_indvar_simplify` and
+//! `opt_loop_rotation` measure those passes of the `-O2` / `-O3` groups,
+//! each once in that order from the IR where the groups run (the input of
+//! `reg2mem`); the rest of those groups (`gvn` among them) is not measured.
+//!
 //! `baseline_module_clone` (a copy of the generated module) is the linear,
 //! memory-bound reference: its per-instruction cost grows with size only
 //! through the memory hierarchy.
@@ -170,6 +175,10 @@ fn pipeline() -> Pipeline {
     }
 }
 
+/// Passes of the `-O2` / `-O3` groups measured as extra rows (`opt_<name>`),
+/// in this order, from the IR where those groups run.
+const OPT_ROWS: &[&str] = &["sccp", "cvp", "licm", "indvar_simplify", "loop_rotation"];
+
 /// The opt level whose pass sequence is measured pass by pass.
 const OPT_LEVEL: u8 = 1;
 
@@ -221,7 +230,9 @@ fn bench(c: &mut Criterion) {
     let steps = steps_at(&pipe.steps, OPT_LEVEL);
     let limit = limit();
     // Probe times per step (passes, then the two pipelines), by size.
-    let mut probes: Vec<Vec<(usize, Duration)>> = vec![Vec::new(); steps.len() + 2];
+    let mut probes: Vec<Vec<(usize, Duration)>> = vec![Vec::new(); steps.len() + 2 + OPT_ROWS.len()];
+    let mut opt_reg = PassRegistry::new();
+    xir_passes::register_all(&mut opt_reg);
     let mut group = c.benchmark_group("legalize");
     group.sample_size(10).sampling_mode(SamplingMode::Flat);
     let measure = std::env::var("XIR_BENCH_MEASURE_S").ok().and_then(|s| s.parse().ok()).unwrap_or(2.0);
@@ -239,6 +250,9 @@ fn bench(c: &mut Criterion) {
             bch.iter_batched(|| (), |()| module.clone(), BatchSize::PerIteration)
         });
         let mut cur = module.clone();
+        // The IR where `-O2` / `-O3` run their optional groups (the input of
+        // `reg2mem`), for the `opt_*` rows below.
+        let mut opt_input: Option<Module> = None;
         // A pass that occurs more than once in the pipeline (phi_cleanup and
         // dce sit in two of its included groups) is labelled by occurrence.
         let mut occurrences: std::collections::HashMap<&str, usize> = Default::default();
@@ -256,6 +270,9 @@ fn bench(c: &mut Criterion) {
                 }
             }
             let input = cur.clone();
+            if step.name == "reg2mem" {
+                opt_input = Some(input.clone());
+            }
             let t = Instant::now();
             run_pass(step.pass.as_ref(), &step.name, &mut cur);
             let took = t.elapsed();
@@ -285,6 +302,48 @@ fn bench(c: &mut Criterion) {
             drop(input);
         }
         drop(cur);
+        // The near-linear passes of the -O2 / -O3 groups, each once in this
+        // order on the previous one's output, starting where the groups run
+        // (`gvn` and the rest of `ssa.ron` are not measured: see
+        // BENCHMARKS.md).
+        if let Some(mut cur) = opt_input.take() {
+            for (k, name) in OPT_ROWS.iter().enumerate() {
+                let slot = steps.len() + 2 + k;
+                let label = format!("opt_{name}");
+                if let Some(predicted) = predict(&probes[slot], n) {
+                    if predicted > 4.0 * limit.as_secs_f64() {
+                        eprintln!("PROBE {label} n={n}: SKIPPED, predicted {predicted:.0} s per run");
+                        break;
+                    }
+                }
+                let pass = (opt_reg.get(name).expect("registered").create)(None).expect("default options");
+                let input = cur.clone();
+                let t = Instant::now();
+                run_pass(pass.as_ref(), name, &mut cur);
+                let took = t.elapsed();
+                eprintln!(
+                    "PROBE {label} n={n}: {took:.3?} single run, {:.1} ns/inst, {} -> {} instructions",
+                    took.as_nanos() as f64 / insts as f64,
+                    input.inst_count(),
+                    cur.inst_count()
+                );
+                probes[slot].push((n, took));
+                if took > limit {
+                    eprintln!("PROBE {label} n={n}: TOO SLOW to sample (limit {limit:?})");
+                    continue;
+                }
+                group.bench_with_input(BenchmarkId::new(label.as_str(), n), &input, |bch, input| {
+                    bch.iter_batched(
+                        || input.clone(),
+                        |mut m| {
+                            run_pass(pass.as_ref(), name, &mut m);
+                            m
+                        },
+                        BatchSize::PerIteration,
+                    )
+                });
+            }
+        }
         for (slot, opt_level) in [(steps.len(), 0u8), (steps.len() + 1, 1)] {
             let name = format!("pipeline_O{opt_level}");
             let opts = RunOptions { opt_level, ..RunOptions::default() };
