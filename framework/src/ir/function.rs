@@ -280,6 +280,9 @@ impl Function {
     /// one pass over every block that holds them (linear, for passes that
     /// delete many instructions of large blocks).
     pub fn remove_insts(&mut self, dead: &[Inst]) {
+        if dead.is_empty() {
+            return;
+        }
         // A dense flag per instruction id rather than a hash set: membership
         // tests stay in cache on large functions.
         let mut set = vec![false; self.insts.len()];

@@ -120,7 +120,9 @@ pub(crate) fn cse_function(
     phis: bool,
 ) -> usize {
     let mut table: FxHashMap<Key, Value> = FxHashMap::default();
-    let mut removed = 0;
+    // Removed once at the end: `remove_insts` costs O(function) per call, so
+    // one call per block made this pass quadratic on long functions.
+    let mut dead = Vec::new();
     // (block, keys inserted by it, children visited?)
     let mut stack: Vec<(Block, Vec<Key>, bool)> = vec![(entry, Vec::new(), false)];
     while let Some((b, inserted, visited)) = stack.pop() {
@@ -132,7 +134,6 @@ pub(crate) fn cse_function(
         }
         let mut mine = Vec::new();
         let insts = m.func(fid).block(b).insts.clone();
-        let mut dead = Vec::new();
         for i in insts {
             let Some(k) = key(m, fid, i, opts, phis) else { continue };
             match table.get(&k) {
@@ -147,12 +148,11 @@ pub(crate) fn cse_function(
                 }
             }
         }
-        removed += dead.len();
-        m.func_mut(fid).remove_insts(&dead);
         stack.push((b, mine, true));
         for &c in dom.children(b) {
             stack.push((c, Vec::new(), false));
         }
     }
-    removed
+    m.func_mut(fid).remove_insts(&dead);
+    dead.len()
 }
