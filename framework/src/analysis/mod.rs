@@ -16,7 +16,7 @@ pub mod uniformity;
 pub use alias::{AliasAnalysis, AliasResult, Location, ModRef, PathIndex, Root};
 pub use arg_usage::{ArgumentUsage, Usage};
 pub use callgraph::CallGraph;
-pub use cfg::Cfg;
+pub use cfg::{Cfg, Edges};
 pub use convergence::{Convergence, DivergenceRegion};
 pub use dom::DomTree;
 pub use loops::{Irreducible, LoopForest, LoopId};

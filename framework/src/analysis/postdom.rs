@@ -20,8 +20,8 @@ impl PostDomTree {
     pub fn from_cfg(cfg: &Cfg) -> PostDomTree {
         let n = cfg.succs.len();
         let exit = Block::new(n);
-        let mut succs = vec![Vec::new(); n + 1];
-        let mut preds = vec![Vec::new(); n + 1];
+        let mut succs = vec![super::cfg::Edges::new(); n + 1];
+        let mut preds = vec![super::cfg::Edges::new(); n + 1];
         for &b in &cfg.rpo {
             let out = cfg.succs(b);
             if out.is_empty() {

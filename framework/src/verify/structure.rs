@@ -7,7 +7,7 @@ use rustc_hash::FxHashMap;
 use xir_spec::{Opcode, Trait};
 
 use super::{block_diag, inst_diag, type_name};
-use crate::analysis::{Cfg, DomTree};
+use crate::analysis::{Cfg, DomTree, Edges};
 use crate::diag::Diagnostic;
 use crate::ir::{ArgKind, Block, Function, FunctionKind, Module, TypeTable, Value};
 
@@ -200,9 +200,9 @@ fn unreachable_forest(f: &Function, cfg: &Cfg) -> DomTree {
     let n = f.block_capacity();
     let root = Block::new(n);
     let dead: Vec<Block> = f.blocks().iter().copied().filter(|&b| !cfg.is_reachable(b)).collect();
-    let mut succs = vec![Vec::new(); n + 1];
-    let mut preds = vec![Vec::new(); n + 1];
-    let edge = |a: Block, b: Block, succs: &mut Vec<Vec<Block>>, preds: &mut Vec<Vec<Block>>| {
+    let mut succs = vec![Edges::new(); n + 1];
+    let mut preds = vec![Edges::new(); n + 1];
+    let edge = |a: Block, b: Block, succs: &mut Vec<Edges>, preds: &mut Vec<Edges>| {
         succs[a.index()].push(b);
         preds[b.index()].push(a);
     };
@@ -227,7 +227,7 @@ fn unreachable_forest(f: &Function, cfg: &Cfg) -> DomTree {
     }
 }
 
-fn forest_cfg(root: Block, succs: &[Vec<Block>], preds: &[Vec<Block>]) -> Cfg {
+fn forest_cfg(root: Block, succs: &[Edges], preds: &[Edges]) -> Cfg {
     let n = succs.len();
     let mut visited = vec![false; n];
     let mut post = Vec::new();

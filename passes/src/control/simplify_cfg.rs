@@ -125,7 +125,7 @@ pub fn simplify_function(f: &mut Function) -> SimplifyStats {
             }
             let s = d.blocks[0];
             // Merge `s` into `b`.
-            if s != b && Some(s) != entry && preds[s.index()] == [b] {
+            if s != b && Some(s) != entry && preds[s.index()][..] == [b] {
                 for phi in phis(f, s) {
                     let v = incoming(f, phi, b).expect("single-predecessor Phi has its incoming");
                     f.replace_all_uses(Value::Inst(phi), v);
@@ -185,7 +185,7 @@ pub fn simplify_function(f: &mut Function) -> SimplifyStats {
                         }
                     }
                 }
-                preds[s.index()].retain(|&p| p != b);
+                preds[s.index()].retain(|p| *p != b);
                 preds[s.index()].extend(ps);
                 preds[b.index()].clear();
                 f.remove_inst(t);

@@ -127,8 +127,8 @@ pub fn rotate_function(f: &mut Function, opts: &Options) -> usize {
 /// The CFG's edges, kept up to date across rotations (each edge once per
 /// terminator target, like `Cfg`).
 struct Edges {
-    succs: Vec<Vec<Block>>,
-    preds: Vec<Vec<Block>>,
+    succs: Vec<xir::analysis::Edges>,
+    preds: Vec<xir::analysis::Edges>,
     reachable: Vec<bool>,
 }
 
@@ -145,8 +145,8 @@ impl Edges {
     fn reset(&mut self, f: &Function, b: Block, reachable: bool) {
         let n = f.block_capacity();
         if self.succs.len() < n {
-            self.succs.resize(n, Vec::new());
-            self.preds.resize(n, Vec::new());
+            self.succs.resize(n, Default::default());
+            self.preds.resize(n, Default::default());
             self.reachable.resize(n, false);
         }
         self.reachable[b.index()] = reachable;
@@ -156,7 +156,7 @@ impl Edges {
                 ps.remove(k);
             }
         }
-        let succs: Vec<Block> = f.successors(b).into_iter().collect();
+        let succs: xir::analysis::Edges = f.successors(b).into_iter().collect();
         for &s in &succs {
             if s.index() < n {
                 self.preds[s.index()].push(b);
