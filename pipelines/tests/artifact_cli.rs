@@ -54,7 +54,17 @@ fn an_emitted_artifact_runs_to_the_interpreters_result() {
     let run_bin = env!("CARGO_BIN_EXE_xir-run");
     // Kernels whose Vulkan results are exact (the corpus's approximate float
     // kernels are compared with `--vulkan` below instead).
-    for name in ["saxpy", "struct_gep", "byte_buffer", "int64", "narrow_storage", "callables", "atomics"] {
+    for name in [
+        "saxpy",
+        "struct_gep",
+        "byte_buffer",
+        "byte_pack",
+        "texture_rw",
+        "int64",
+        "narrow_storage",
+        "callables",
+        "atomics",
+    ] {
         let xsa = emit(dir.path(), name);
         let inputs = corpus(name, "inputs.json");
         let a = run(run_bin, &["--artifact", &xsa, "--inputs", inputs.to_str().unwrap()]);
