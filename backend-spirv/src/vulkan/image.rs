@@ -93,15 +93,7 @@ pub unsafe fn create(
             None,
         )
         .map_err(vk_err("vkCreateImage"))?;
-    let req = d.get_image_memory_requirements(o.image);
-    let ty = device
-        .memory_type(req.memory_type_bits, vk::MemoryPropertyFlags::DEVICE_LOCAL)
-        .or_else(|| device.memory_type(req.memory_type_bits, vk::MemoryPropertyFlags::empty()))
-        .ok_or_else(|| RunError::Vulkan("no memory type for a storage image".into()))?;
-    o.memory = d
-        .allocate_memory(&vk::MemoryAllocateInfo::default().allocation_size(req.size).memory_type_index(ty), None)
-        .map_err(vk_err("vkAllocateMemory"))?;
-    d.bind_image_memory(o.image, o.memory, 0).map_err(vk_err("vkBindImageMemory"))?;
+    o.memory = image_memory(device, o.image, "a storage image")?;
     o.view = d
         .create_image_view(
             &vk::ImageViewCreateInfo::default()
@@ -191,4 +183,27 @@ pub unsafe fn record_download(d: &ash::Device, cmd: vk::CommandBuffer, o: &Image
         (L::TRANSFER_SRC_OPTIMAL, A::TRANSFER_READ, S::TRANSFER),
     );
     d.cmd_copy_image_to_buffer(cmd, o.image, L::TRANSFER_SRC_OPTIMAL, o.staging, &copy_region(o));
+}
+
+/// Device-local memory (any memory type where the device has no such one)
+/// allocated for and bound to `image`; freed again if binding fails, so the
+/// caller owns it exactly when this returns `Ok`.
+///
+/// # Safety
+/// `device` is live and `image` is an unbound image of it.
+pub(crate) unsafe fn image_memory(device: &Device, image: vk::Image, what: &str) -> Result<vk::DeviceMemory, RunError> {
+    let d = &device.device;
+    let req = d.get_image_memory_requirements(image);
+    let ty = device
+        .memory_type(req.memory_type_bits, vk::MemoryPropertyFlags::DEVICE_LOCAL)
+        .or_else(|| device.memory_type(req.memory_type_bits, vk::MemoryPropertyFlags::empty()))
+        .ok_or_else(|| RunError::Vulkan(format!("no memory type for {what}")))?;
+    let memory = d
+        .allocate_memory(&vk::MemoryAllocateInfo::default().allocation_size(req.size).memory_type_index(ty), None)
+        .map_err(vk_err("vkAllocateMemory"))?;
+    if let Err(e) = d.bind_image_memory(image, memory, 0) {
+        d.free_memory(memory, None);
+        return Err(vk_err("vkBindImageMemory")(e));
+    }
+    Ok(memory)
 }

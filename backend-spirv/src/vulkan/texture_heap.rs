@@ -338,15 +338,7 @@ pub unsafe fn create(device: &Device, o: &mut HeapImage, t: &HeapTexture) -> Res
             None,
         )
         .map_err(vk_err("vkCreateImage"))?;
-    let req = d.get_image_memory_requirements(o.image);
-    let ty = device
-        .memory_type(req.memory_type_bits, vk::MemoryPropertyFlags::DEVICE_LOCAL)
-        .or_else(|| device.memory_type(req.memory_type_bits, vk::MemoryPropertyFlags::empty()))
-        .ok_or_else(|| RunError::Vulkan("no memory type for a sampled image".into()))?;
-    o.memory = d
-        .allocate_memory(&vk::MemoryAllocateInfo::default().allocation_size(req.size).memory_type_index(ty), None)
-        .map_err(vk_err("vkAllocateMemory"))?;
-    d.bind_image_memory(o.image, o.memory, 0).map_err(vk_err("vkBindImageMemory"))?;
+    o.memory = super::image::image_memory(device, o.image, "a sampled image")?;
     o.levels = t.levels;
     o.view = d
         .create_image_view(
