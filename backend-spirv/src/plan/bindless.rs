@@ -138,19 +138,7 @@ pub fn plan_bindless(m: &Module, kernel: FuncId, order: &[FuncId]) -> Result<Bin
             }
         }
     }
-    // Every planned argument must really be a bindless array (the verifier's operand class says so).
-    let k = m.func(kernel);
-    for &a in plan.args.keys() {
-        if !matches!(k.args.get(a as usize).map(|x| t.get(x.ty)), Some(Type::BindlessArray)) {
-            diags.push(
-                Diagnostic::error(
-                    "spirv-plan:bindless",
-                    format!("argument {a} is used as a bindless array but is not one"),
-                )
-                .in_function(&k.name),
-            );
-        }
-    }
+    check_bindless_args(m, kernel, plan.args.keys().copied(), "spirv-plan:bindless", &mut diags);
     if diags.is_empty() {
         Ok(plan)
     } else {
@@ -184,6 +172,26 @@ pub enum TypedAccess {
 }
 
 /// The leaves of `ty` in host layout, with their paths; `Err` for `bool` or a non-data leaf.
+/// Every planned argument must really be a bindless array (the verifier's
+/// operand class says so); one that is not is reported under `rule`.
+pub(crate) fn check_bindless_args(
+    m: &Module,
+    kernel: FuncId,
+    args: impl IntoIterator<Item = u32>,
+    rule: &'static str,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let k = m.func(kernel);
+    for a in args {
+        if !matches!(k.args.get(a as usize).map(|x| m.types.get(x.ty)), Some(Type::BindlessArray)) {
+            diags.push(
+                Diagnostic::error(rule, format!("argument {a} is used as a bindless array but is not one"))
+                    .in_function(&k.name),
+            );
+        }
+    }
+}
+
 pub fn leaves(t: &TypeTable, ty: TypeId) -> Result<Vec<Leaf>, String> {
     fn go(t: &TypeTable, ty: TypeId, off: u64, path: &mut Vec<u32>, out: &mut Vec<Leaf>) -> Result<(), String> {
         let mut each = |path: &mut Vec<u32>, parts: Vec<(TypeId, u64, Vec<u32>)>| {

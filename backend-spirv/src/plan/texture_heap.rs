@@ -169,18 +169,7 @@ pub fn plan_textures(m: &Module, kernel: FuncId, order: &[FuncId]) -> Result<Tex
             }
         }
     }
-    let k = m.func(kernel);
-    for &a in &plan.args {
-        if !matches!(k.args.get(a as usize).map(|x| t.get(x.ty)), Some(Type::BindlessArray)) {
-            diags.push(
-                Diagnostic::error(
-                    "spirv-plan:textures",
-                    format!("argument {a} is used as a bindless array but is not one"),
-                )
-                .in_function(&k.name),
-            );
-        }
-    }
+    super::bindless::check_bindless_args(m, kernel, plan.args.iter().copied(), "spirv-plan:textures", &mut diags);
     if diags.is_empty() {
         Ok(plan)
     } else {
