@@ -8,17 +8,7 @@
 mod common;
 
 use common::*;
-use xir::pass::PassRegistry;
 use xir::pipeline::{Loader, PassManager, RunOptions};
-
-fn registry() -> PassRegistry {
-    let mut reg = PassRegistry::new();
-    reg.declare_hook("callable_specialization", "SPIR-V callable policy");
-    xir_passes::register_all(&mut reg);
-    xir_spirv::register_passes(&mut reg);
-    reg.bind_hook("callable_specialization", "callable_specialization").expect("backend pass registered");
-    reg
-}
 
 #[test]
 fn corpus_through_the_spirv_pipeline_validates_at_every_preset() {

@@ -12,7 +12,6 @@ mod common;
 
 use common::*;
 use rspirv::spirv::{Capability, Decoration, StorageClass};
-use xir::pass::PassRegistry;
 use xir::pipeline::{Loader, PassManager, RunOptions};
 use xir_spirv::abi::{Role, ACCEL_ROLE_TRAVERSAL, NO_BINDING};
 use xir_spirv::{Feature, FeatureSet, PropertyKind};
@@ -45,15 +44,6 @@ fn closest() -> String {
 
 fn any() -> String {
     trace_kernel("  %h = ray.trace_any %scene, %ray, u32 255 : bool\n  %r = cast.static %h : u32")
-}
-
-fn registry() -> PassRegistry {
-    let mut reg = PassRegistry::new();
-    reg.declare_hook("callable_specialization", "SPIR-V callable policy");
-    xir_passes::register_all(&mut reg);
-    xir_spirv::register_passes(&mut reg);
-    reg.bind_hook("callable_specialization", "callable_specialization").expect("backend pass registered");
-    reg
 }
 
 /// `src` through the shipped `spirv` pipeline, then compiled at every

@@ -13,8 +13,6 @@ mod common;
 use common::*;
 use rspirv::spirv::{Capability, Decoration, StorageClass};
 use xir::interp::Inputs;
-use xir::pass::PassRegistry;
-use xir::pipeline::{Loader, PassManager, RunOptions};
 use xir_spirv::abi::{
     Role, ACCEL_INSTANCE_STRIDE, ACCEL_ROLE_INSTANCE_READ, ACCEL_ROLE_INSTANCE_WRITE, ACCEL_ROLE_TRAVERSAL, NO_BINDING,
 };
@@ -104,36 +102,6 @@ const SCENE: &str = r#"{"instances": [
 
 const ZERO_MATS: &str = r#"{"fill": [[0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]], "len": 4}"#;
 
-fn registry() -> PassRegistry {
-    let mut reg = PassRegistry::new();
-    reg.declare_hook("callable_specialization", "SPIR-V callable policy");
-    xir_passes::register_all(&mut reg);
-    xir_spirv::register_passes(&mut reg);
-    reg.bind_hook("callable_specialization", "callable_specialization").expect("backend pass registered");
-    reg
-}
-
-/// `src` through the `spirv` pipeline and the backend at `level` (the module validated).
-fn compiled(src: &str, level: u8) -> (xir::Module, xir_spirv::SpirvOutput) {
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
-    let reg = registry();
-    let pipeline = Loader::new(&reg)
-        .with_search_dir(std::path::PathBuf::from(format!("{root}/pipelines")))
-        .load("spirv")
-        .unwrap_or_else(|e| panic!("spirv pipeline loads: {e}"));
-    let mut m = parse(src);
-    let run = RunOptions { opt_level: level, verify_each: true, ..RunOptions::default() };
-    let mut log = Vec::new();
-    if let Err(e) = PassManager::new(&pipeline, run).run(&mut m, &mut log) {
-        panic!("pipeline at -O{level}: {e}\n{}", String::from_utf8_lossy(&log));
-    }
-    let out = xir_spirv::compile(&m, kernel_of(&m), &opts(level, false))
-        .unwrap_or_else(|d| panic!("compile at -O{level}:\n{}", xir::diag::render(&d)));
-    xir_spirv::validate::validate(&out.words_unoptimized).expect("unoptimized module validates");
-    xir_spirv::validate::validate(&out.words).expect("final module validates");
-    (m, out)
-}
-
 fn has_cap(m: &SpvModule, c: Capability) -> bool {
     m.capabilities.iter().any(|i| i.operands[0] == Operand::Capability(c))
 }
@@ -204,7 +172,7 @@ fn accel_types(m: &SpvModule) -> usize {
 #[test]
 fn instance_reads_only_bind_the_instance_buffer_and_no_accel() {
     for level in [0u8, 2] {
-        let (_, out) = compiled(READ_ONLY, level);
+        let (_, out) = through_spirv(READ_ONLY, level);
         for words in [&out.words_unoptimized, &out.words] {
             let m = load(words);
             assert!(!has_cap(&m, Capability::RayQueryKHR));
@@ -237,7 +205,7 @@ fn instance_reads_only_bind_the_instance_buffer_and_no_accel() {
 // next binding (writable: the kernel writes instances).
 #[test]
 fn traversal_only_has_no_instance_buffer_and_both_roles_bind_two_descriptors() {
-    let (_, out) = compiled(TRAVERSE_ONLY, 0);
+    let (_, out) = through_spirv(TRAVERSE_ONLY, 0);
     let m = load(&out.words);
     assert!(instance_buffers(&m).is_empty());
     assert!(out.abi.properties.iter().all(|p| p.role != Role::AccelInstance));
@@ -245,7 +213,7 @@ fn traversal_only_has_no_instance_buffer_and_both_roles_bind_two_descriptors() {
         out.abi.property_for_arg(0).unwrap().kind,
         PropertyKind::AccelerationStructure { roles: ACCEL_ROLE_TRAVERSAL }
     );
-    let (_, out) = compiled(TRAVERSE_AND_ACCESS, 0);
+    let (_, out) = through_spirv(TRAVERSE_AND_ACCESS, 0);
     let m = load(&out.words);
     let roles = ACCEL_ROLE_TRAVERSAL | ACCEL_ROLE_INSTANCE_READ | ACCEL_ROLE_INSTANCE_WRITE;
     let accel = out.abi.property_for_arg(0).unwrap();
@@ -269,7 +237,7 @@ fn traversal_only_has_no_instance_buffer_and_both_roles_bind_two_descriptors() {
 #[test]
 fn instance_roles_are_checked_and_round_trip_through_the_artifact() {
     use xir_spirv::artifact::{decode, LoadRequirements, ShaderArtifact};
-    let (m, out) = compiled(READ_WRITE, 0);
+    let (m, out) = through_spirv(READ_WRITE, 0);
     let art = ShaderArtifact::from_compiled(&m, kernel_of(&m), &out);
     let bytes = art.encode().expect("encodes");
     let back = decode(&bytes, &LoadRequirements::any_xir_spirv(), None).expect("decodes");
@@ -301,7 +269,7 @@ fn matches_interpreter(src: &str, inputs: &str, threads: u32) -> Option<xir::int
     let inputs = Inputs::from_json(inputs).expect("inputs parse");
     let want = xir::interp::run_kernel(&m, kernel_of(&m), &inputs).expect("interpreter runs");
     for level in [0u8, 2] {
-        let (lm, out) = compiled(src, level);
+        let (lm, out) = through_spirv(src, level);
         if out.features.contains(Feature::RayQuery) && !dev.enabled.contains(Feature::RayQuery) {
             eprintln!(
                 "\n!!!!!!!! SKIPPING RAY-QUERY VULKAN TEST: device `{}` lacks rayQuery / accelerationStructure !!!!!!!!\n",

@@ -23,8 +23,6 @@ mod common;
 
 use common::*;
 use xir::interp::Inputs;
-use xir::pass::PassRegistry;
-use xir::pipeline::{Loader, PassManager, RunOptions};
 use xir_spirv::Feature;
 
 const THREADS: u32 = 64;
@@ -88,36 +86,6 @@ const SCENE: &str = r#"{"instances": [
    "triangles": [[[-3.0, -3.0, -8.0], [1.0, -3.0, -8.0], [-3.0, 3.0, -8.0]]]}
 ]}"#;
 
-fn registry() -> PassRegistry {
-    let mut reg = PassRegistry::new();
-    reg.declare_hook("callable_specialization", "SPIR-V callable policy");
-    xir_passes::register_all(&mut reg);
-    xir_spirv::register_passes(&mut reg);
-    reg.bind_hook("callable_specialization", "callable_specialization").expect("backend pass registered");
-    reg
-}
-
-/// `src` through the shipped `spirv` pipeline at `level`, then compiled at `level`.
-fn compiled(src: &str, level: u8) -> (xir::Module, xir_spirv::SpirvOutput) {
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
-    let reg = registry();
-    let pipeline = Loader::new(&reg)
-        .with_search_dir(std::path::PathBuf::from(format!("{root}/pipelines")))
-        .load("spirv")
-        .unwrap_or_else(|e| panic!("spirv pipeline loads: {e}"));
-    let mut m = parse(src);
-    let run = RunOptions { opt_level: level, verify_each: true, ..RunOptions::default() };
-    let mut log = Vec::new();
-    if let Err(e) = PassManager::new(&pipeline, run).run(&mut m, &mut log) {
-        panic!("pipeline at -O{level}: {e}\n{}", String::from_utf8_lossy(&log));
-    }
-    let k = kernel_of(&m);
-    let out = xir_spirv::compile(&m, k, &opts(level, false))
-        .unwrap_or_else(|d| panic!("compile at -O{level}:\n{}", xir::diag::render(&d)));
-    xir_spirv::validate::validate(&out.words).expect("module validates");
-    (m, out)
-}
-
 /// The device when it has ray query; otherwise a loud skip naming the feature.
 fn ray_device() -> Option<xir_spirv::vulkan::Device> {
     let dev = vulkan_device()?;
@@ -140,7 +108,7 @@ fn matches_interpreter(dev: &xir_spirv::vulkan::Device, src: &str, inputs: &str,
     let inputs = Inputs::from_json(inputs).expect("inputs parse");
     let want = xir::interp::run_kernel(&m, kernel_of(&m), &inputs).expect("interpreter runs");
     for level in [0u8, 2] {
-        let (lm, out) = compiled(src, level);
+        let (lm, out) = through_spirv(src, level);
         let (got, _) =
             xir_spirv::vulkan::run_kernel(dev, &lm, kernel_of(&lm), &out.words, &out.abi, &inputs, [threads, 1, 1])
                 .unwrap_or_else(|e| panic!("-O{level} runs on `{}`: {e}", dev.name));
@@ -198,7 +166,7 @@ fn closest_and_any_hit_match_the_interpreter_for_every_thread() {
 #[test]
 fn unbuildable_scenes_are_run_errors_not_crashes() {
     let Some(dev) = ray_device() else { return };
-    let (lm, out) = compiled(KERNEL, 0);
+    let (lm, out) = through_spirv(KERNEL, 0);
     let run = |scene: &str| {
         let inputs = format!(
             r#"{{"args": {{"scene": {scene}, "u_out": {{"fill": 0, "len": 192}}, "f_out": {{"fill": 0.0, "len": 192}}}}}}"#

@@ -172,3 +172,37 @@ pub fn vulkan_device() -> Option<xir_spirv::vulkan::Device> {
         Err(e) => panic!("Vulkan device creation failed: {e}"),
     }
 }
+
+/// Every pass, with the backend's `callable_specialization` bound to its hook
+/// (what the shipped `spirv` pipeline needs).
+pub fn registry() -> xir::pass::PassRegistry {
+    let mut reg = xir::pass::PassRegistry::new();
+    reg.declare_hook("callable_specialization", "SPIR-V callable policy");
+    xir_passes::register_all(&mut reg);
+    xir_spirv::register_passes(&mut reg);
+    reg.bind_hook("callable_specialization", "callable_specialization").expect("backend pass registered");
+    reg
+}
+
+/// `src` through the shipped `spirv` pipeline at `level` (verified after each
+/// pass), then compiled at `level`; both modules validate.
+pub fn through_spirv(src: &str, level: u8) -> (Module, SpirvOutput) {
+    use xir::pipeline::{Loader, PassManager, RunOptions};
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let reg = registry();
+    let pipeline = Loader::new(&reg)
+        .with_search_dir(std::path::PathBuf::from(format!("{root}/pipelines")))
+        .load("spirv")
+        .unwrap_or_else(|e| panic!("spirv pipeline loads: {e}"));
+    let mut m = parse(src);
+    let run = RunOptions { opt_level: level, verify_each: true, ..RunOptions::default() };
+    let mut log = Vec::new();
+    if let Err(e) = PassManager::new(&pipeline, run).run(&mut m, &mut log) {
+        panic!("pipeline at -O{level}: {e}\n{}", String::from_utf8_lossy(&log));
+    }
+    let out = compile(&m, kernel_of(&m), &opts(level, false))
+        .unwrap_or_else(|d| panic!("compile at -O{level}:\n{}", xir::diag::render(&d)));
+    validate::validate(&out.words_unoptimized).expect("unoptimized module validates");
+    validate::validate(&out.words).expect("final module validates");
+    (m, out)
+}
