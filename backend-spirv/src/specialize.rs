@@ -155,7 +155,7 @@ pub fn inline_call(m: &mut Module, caller: FuncId, call: Inst) -> Result<(), Str
     let callee = m.func(g).clone();
     let actuals: Vec<Value> = d.operands[1..].to_vec();
     let f = m.func_mut(caller);
-    let b = d.parent.ok_or("call is not placed")?;
+    let b = f.parent(call).ok_or("call is not placed")?;
     let pos = f.position(call).ok_or("call not in its block")?;
     // Continuation block: everything after the call.
     let cont = f.add_block();

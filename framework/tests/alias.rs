@@ -220,7 +220,7 @@ fn convergence_regions_follow_divergent_branches() {
     assert_eq!(last.blocks.len(), 2);
     let barriers = c.barriers_under_divergence(f);
     assert_eq!(barriers.len(), 1, "only the barrier under %c");
-    assert_eq!(f.inst(barriers[0]).parent, Some(then));
+    assert_eq!(f.parent(barriers[0]), Some(then));
 }
 
 fn module(factor: &str) -> String {

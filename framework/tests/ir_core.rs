@@ -132,7 +132,7 @@ fn replace_inst_keeps_the_slot_and_moves_uses() {
     assert_eq!(f.inst_capacity(), before, "no new record");
     assert_eq!(f.block(next).insts[0], b);
     assert_eq!(f.inst(b).opcode, Opcode::Sub);
-    assert_eq!(f.inst(b).parent, Some(next));
+    assert_eq!(f.parent(b), Some(next));
     assert_eq!(f.uses(Value::Inst(a)).len(), 1, "the mul's two uses of %a left, the sub's one came");
     assert_eq!(f.uses(Value::Arg(1)).len(), 2, "the add's and the sub's");
     assert_eq!(f.uses(Value::Inst(b)).len(), 1, "the buffer.write still uses the result");

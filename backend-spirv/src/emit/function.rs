@@ -341,7 +341,7 @@ impl Emitter<'_> {
                     let Value::Inst(mi) = opnd else { continue };
                     let md = f.inst(mi);
                     if md.opcode == Opcode::Mul
-                        && md.parent == Some(b)
+                        && f.parent(mi) == Some(b)
                         && f.uses(opnd).len() == 1
                         && !self.fs.fused_mul.contains(&mi)
                         && d.operands[0] != d.operands[1]

@@ -186,7 +186,7 @@ impl LoopEvolution {
             return s.clone();
         }
         if let Value::Inst(i) = v {
-            if f.inst(i).parent.is_some_and(|b| forest.contains(l, b)) {
+            if f.parent(i).is_some_and(|b| forest.contains(l, b)) {
                 return Scev::Unknown;
             }
         }
@@ -317,7 +317,7 @@ fn analyze_loop(
         f.block(header).insts.iter().copied().filter(|&i| f.inst(i).opcode == Opcode::Phi).collect();
     let mut sym: FxHashMap<Value, Lin> = FxHashMap::default();
     let in_loop = |v: Value| match v {
-        Value::Inst(i) => f.inst(i).parent.is_some_and(|b| forest.contains(l, b)),
+        Value::Inst(i) => f.parent(i).is_some_and(|b| forest.contains(l, b)),
         _ => false,
     };
     for &p in &header_phis {

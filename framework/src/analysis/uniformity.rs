@@ -143,7 +143,7 @@ impl Uniformity {
         for &x in &region {
             for &i in &f.block(x).insts {
                 for u in f.uses(Value::Inst(i)) {
-                    let user_block = f.inst(u.user).parent;
+                    let user_block = f.parent(u.user);
                     if user_block.is_some_and(|ub| !seen[ub.index()]) && f.inst(i).ty != crate::ir::TypeTable::VOID {
                         changed |= !std::mem::replace(&mut self.divergent_inst[i.index()], true);
                     }

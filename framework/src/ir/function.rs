@@ -50,6 +50,32 @@ pub struct BlockData {
     pub span: Option<Span>,
 }
 
+/// The dense per-instruction record of `Function::hot`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+struct InstHot {
+    opcode: xir_spec::Opcode,
+    /// The holding block's index, or `NO_PARENT` once removed / unplaced.
+    parent: u32,
+}
+
+const NO_PARENT: u32 = u32::MAX;
+
+impl InstHot {
+    fn parent(self) -> Option<Block> {
+        (self.parent != NO_PARENT).then_some(Block(self.parent))
+    }
+}
+
+fn pack_parent(b: Option<Block>) -> u32 {
+    match b {
+        Some(b) => {
+            debug_assert!(b.0 != NO_PARENT, "block id reserved for `no parent`");
+            b.0
+        }
+        None => NO_PARENT,
+    }
+}
+
 #[derive(Debug, PartialEq, Serialize, Deserialize)]
 pub struct Function {
     pub name: String,
@@ -62,6 +88,13 @@ pub struct Function {
     blocks: Vec<BlockData>,
     /// Every instruction ever created; removed ones have no parent.
     insts: Vec<InstData>,
+    /// Per instruction id: its opcode (a copy of `insts[i].opcode`) and its
+    /// block. Scans that select instructions by opcode or liveness read this
+    /// 8-byte table instead of the 120-byte records, which on large
+    /// functions is the difference between streaming a few MB and a few
+    /// hundred (BENCHMARKS.md, legalization). Rebuilt after deserializing.
+    #[serde(skip)]
+    hot: Vec<InstHot>,
     /// Owned blocks, in print order; the first is the body (entry) block.
     layout: Vec<Block>,
     #[serde(skip)]
@@ -84,7 +117,7 @@ impl Clone for Function {
             out
         }
         // Destructured so that a new field cannot be left out silently.
-        let Function { name, kind, ret, args, md, blocks, insts, layout, inst_uses, arg_uses, span } = self;
+        let Function { name, kind, ret, args, md, blocks, insts, hot, layout, inst_uses, arg_uses, span } = self;
         Function {
             name: name.clone(),
             kind: *kind,
@@ -93,6 +126,7 @@ impl Clone for Function {
             md: md.clone(),
             blocks: with_room(blocks, blocks.capacity()),
             insts: with_room(insts, insts.capacity()),
+            hot: with_room(hot, hot.capacity()),
             layout: layout.clone(),
             inst_uses: with_room(inst_uses, inst_uses.capacity()),
             arg_uses: arg_uses.clone(),
@@ -111,6 +145,7 @@ impl Function {
             md: Metadata::default(),
             blocks: Vec::new(),
             insts: Vec::new(),
+            hot: Vec::new(),
             layout: Vec::new(),
             inst_uses: Vec::new(),
             arg_uses: Vec::new(),
@@ -184,14 +219,14 @@ impl Function {
     pub fn remove_block(&mut self, b: Block) {
         for i in std::mem::take(&mut self.blocks[b.index()].insts) {
             self.detach_operands(i);
-            self.insts[i.index()].parent = None;
+            self.hot[i.index()].parent = NO_PARENT;
         }
         self.layout.retain(|&x| x != b);
     }
 
     pub fn terminator(&self, b: Block) -> Option<Inst> {
         let last = *self.blocks[b.index()].insts.last()?;
-        self.insts[last.index()].is_terminator().then_some(last)
+        xir_spec::spec().op(self.opcode(last)).has(xir_spec::Trait::Terminator).then_some(last)
     }
 
     /// Successors of `b` along executed edges.
@@ -216,14 +251,32 @@ impl Function {
     }
     /// Whether the instruction is placed in a block.
     pub fn is_live(&self, i: Inst) -> bool {
-        self.insts.get(i.index()).is_some_and(|d| d.parent.is_some())
+        self.hot.get(i.index()).is_some_and(|h| h.parent != NO_PARENT)
+    }
+
+    /// The block holding `i`; `None` once removed or before it is placed.
+    pub fn parent(&self, i: Inst) -> Option<Block> {
+        self.hot[i.index()].parent()
+    }
+
+    /// The opcode of `i`, from the dense table (no access to the record).
+    pub fn opcode(&self, i: Inst) -> xir_spec::Opcode {
+        let op = self.hot[i.index()].opcode;
+        debug_assert_eq!(op, self.insts[i.index()].opcode, "opcode of {i} changed behind the function's back");
+        op
+    }
+
+    /// Record that `i` now sits in block `b` (or in none), for passes that
+    /// move instruction lists between blocks by hand (`block_mut(..).insts`);
+    /// the caller keeps the block lists and this in agreement.
+    pub fn set_parent(&mut self, i: Inst, b: Option<Block>) {
+        self.hot[i.index()].parent = pack_parent(b);
     }
 
     /// Create an instruction without placing it.
     pub fn create_inst(&mut self, data: InstData) -> Inst {
         let i = Inst::new(self.insts.len());
-        let mut data = data;
-        data.parent = None;
+        self.hot.push(InstHot { opcode: data.opcode, parent: NO_PARENT });
         self.insts.push(data);
         self.inst_uses.push(SmallVec::new());
         i
@@ -231,9 +284,9 @@ impl Function {
 
     /// Place an unplaced instruction at position `pos` of block `b`.
     pub fn insert_inst(&mut self, b: Block, pos: usize, i: Inst) {
-        debug_assert!(self.insts[i.index()].parent.is_none(), "instruction placed twice");
+        debug_assert!(!self.is_live(i), "instruction placed twice");
         self.blocks[b.index()].insts.insert(pos, i);
-        self.insts[i.index()].parent = Some(b);
+        self.hot[i.index()].parent = pack_parent(Some(b));
         self.attach_operands(i);
     }
 
@@ -256,14 +309,14 @@ impl Function {
 
     /// Position of `i` within its block.
     pub fn position(&self, i: Inst) -> Option<usize> {
-        let b = self.insts[i.index()].parent?;
+        let b = self.parent(i)?;
         self.blocks[b.index()].insts.iter().position(|&x| x == i)
     }
 
     /// Unplace an instruction, dropping the uses it makes. Its own uses must
     /// already be gone (use `replace_all_uses` first).
     pub fn remove_inst(&mut self, i: Inst) {
-        let Some(b) = self.insts[i.index()].parent else { return };
+        let Some(b) = self.parent(i) else { return };
         // The last instruction (a terminator, or removal back to front) in
         // O(1); otherwise one scan and one shift, not a `retain` per call.
         let list = &mut self.blocks[b.index()].insts;
@@ -273,7 +326,7 @@ impl Function {
             list.remove(p);
         }
         self.detach_operands(i);
-        self.insts[i.index()].parent = None;
+        self.hot[i.index()].parent = NO_PARENT;
     }
 
     /// Unplace many instructions at once, like `remove_inst` on each but in
@@ -293,7 +346,7 @@ impl Function {
                 live.push(i);
             }
         }
-        let mut blocks: Vec<Block> = live.iter().filter_map(|&i| self.insts[i.index()].parent).collect();
+        let mut blocks: Vec<Block> = live.iter().filter_map(|&i| self.parent(i)).collect();
         blocks.sort_unstable();
         blocks.dedup();
         for b in blocks {
@@ -304,7 +357,7 @@ impl Function {
         let mut operands: Vec<Value> = Vec::new();
         for &i in &live {
             operands.extend(self.insts[i.index()].operands.iter().copied().filter(|v| v.is_local()));
-            self.insts[i.index()].parent = None;
+            self.hot[i.index()].parent = NO_PARENT;
         }
         operands.sort_unstable();
         operands.dedup();
@@ -332,10 +385,10 @@ impl Function {
         let mut before: rustc_hash::FxHashMap<Inst, SmallVec<[Inst; 2]>> = rustc_hash::FxHashMap::default();
         let mut blocks: Vec<Block> = Vec::new();
         for &(anchor, i) in items {
-            let b = self.insts[anchor.index()].parent.expect("anchor instruction is placed");
-            debug_assert!(self.insts[i.index()].parent.is_none(), "instruction placed twice");
+            let b = self.parent(anchor).expect("anchor instruction is placed");
+            debug_assert!(!self.is_live(i), "instruction placed twice");
             before.entry(anchor).or_default().push(i);
-            self.insts[i.index()].parent = Some(b);
+            self.hot[i.index()].parent = pack_parent(Some(b));
             blocks.push(b);
         }
         blocks.sort_unstable();
@@ -363,12 +416,13 @@ impl Function {
     /// record at the end of the table, so the instructions of a block stay
     /// together in memory for every later sweep.
     pub fn replace_inst(&mut self, i: Inst, data: InstData) {
-        let parent = self.insts[i.index()].parent;
-        if parent.is_some() {
+        let placed = self.is_live(i);
+        if placed {
             self.detach_operands(i);
         }
-        self.insts[i.index()] = InstData { parent, ..data };
-        if parent.is_some() {
+        self.hot[i.index()].opcode = data.opcode;
+        self.insts[i.index()] = data;
+        if placed {
             self.attach_operands(i);
         }
     }
@@ -376,11 +430,11 @@ impl Function {
     /// Unplace an instruction but keep its operands' uses recorded: for
     /// moving it elsewhere with `insert_inst` after `detach_for_move`.
     pub fn move_inst(&mut self, i: Inst, to: Block, pos: usize) {
-        if let Some(b) = self.insts[i.index()].parent {
+        if let Some(b) = self.parent(i) {
             self.blocks[b.index()].insts.retain(|&x| x != i);
         }
         self.blocks[to.index()].insts.insert(pos, i);
-        self.insts[i.index()].parent = Some(to);
+        self.hot[i.index()].parent = pack_parent(Some(to));
     }
 
     pub fn set_operand(&mut self, i: Inst, index: usize, v: Value) {
@@ -388,7 +442,7 @@ impl Function {
         if old == v {
             return;
         }
-        let placed = self.insts[i.index()].parent.is_some();
+        let placed = self.is_live(i);
         if placed {
             self.drop_use(old, Use { user: i, index: index as u32 });
         }
@@ -400,7 +454,7 @@ impl Function {
 
     /// Replace the whole operand list of `i`.
     pub fn set_operands(&mut self, i: Inst, operands: SmallVec<[Value; 3]>) {
-        let placed = self.insts[i.index()].parent.is_some();
+        let placed = self.is_live(i);
         if placed {
             self.detach_operands(i);
         }
@@ -468,17 +522,22 @@ impl Function {
         }
     }
 
-    /// Rebuild every use list from scratch (after deserializing).
+    /// Rebuild every use list and the dense table (opcodes, parents) from
+    /// scratch (after deserializing): an instruction is placed iff a block of
+    /// the layout lists it.
     pub fn rebuild_uses(&mut self) {
         self.inst_uses = vec![SmallVec::new(); self.insts.len()];
         self.arg_uses = vec![SmallVec::new(); self.args.len()];
-        for &b in &self.layout.clone() {
-            for &i in &self.blocks[b.index()].insts.clone() {
-                self.insts[i.index()].parent = Some(b);
+        self.hot = self.insts.iter().map(|d| InstHot { opcode: d.opcode, parent: NO_PARENT }).collect();
+        for &b in &self.layout {
+            for &i in &self.blocks[b.index()].insts {
+                if let Some(h) = self.hot.get_mut(i.index()) {
+                    h.parent = pack_parent(Some(b));
+                }
             }
         }
         for idx in 0..self.insts.len() {
-            if self.insts[idx].parent.is_some() {
+            if self.hot[idx].parent != NO_PARENT {
                 self.attach_operands(Inst::new(idx));
             }
         }
@@ -496,15 +555,22 @@ impl Function {
     /// instructions (new terminators, Phis, slots) to the table.
     /// The same set as `all_insts` (placed in a block of the layout).
     pub fn live_insts_by_id(&self) -> impl Iterator<Item = (Inst, &InstData)> + '_ {
+        self.live_opcodes_by_id().map(|(i, _)| (i, &self.insts[i.index()]))
+    }
+
+    /// Live instructions in id order with their opcodes, read from the dense
+    /// table alone: a scan that looks for a few opcodes (allocas, Phis,
+    /// calls) touches only the records it selects.
+    pub fn live_opcodes_by_id(&self) -> impl Iterator<Item = (Inst, xir_spec::Opcode)> + '_ {
         let mut owned = vec![false; self.blocks.len()];
         for &b in &self.layout {
             owned[b.index()] = true;
         }
-        self.insts
+        self.hot
             .iter()
             .enumerate()
-            .filter(move |(_, d)| d.parent.is_some_and(|b| owned[b.index()]))
-            .map(|(k, d)| (Inst::new(k), d))
+            .filter(move |(_, h)| h.parent != NO_PARENT && owned.get(h.parent as usize).copied().unwrap_or(false))
+            .map(|(k, h)| (Inst::new(k), h.opcode))
     }
 
     /// Number of live instructions.
@@ -524,7 +590,7 @@ impl Function {
     /// Whether `v` denotes an address (alloca, gep, reference argument).
     pub fn is_lvalue(&self, v: Value) -> bool {
         match v {
-            Value::Inst(i) => self.insts[i.index()].has(xir_spec::Trait::Lvalue),
+            Value::Inst(i) => xir_spec::spec().op(self.opcode(i)).has(xir_spec::Trait::Lvalue),
             Value::Arg(a) => self.args.get(a as usize).is_some_and(|a| a.kind == ArgKind::Reference),
             _ => false,
         }

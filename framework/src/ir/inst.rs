@@ -34,9 +34,6 @@ pub struct InstData {
     pub payload: Payload,
     #[serde(default, skip_serializing_if = "Metadata::is_empty")]
     pub md: Metadata,
-    /// The block holding this instruction; `None` once removed.
-    #[serde(skip)]
-    pub parent: Option<Block>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub span: Option<Span>,
 }
@@ -54,7 +51,6 @@ impl InstData {
             blocks: SmallVec::new(),
             payload: Payload::None,
             md: Metadata::default(),
-            parent: None,
             span: None,
         }
     }

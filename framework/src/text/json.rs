@@ -99,7 +99,6 @@ fn compact_function(f: &Function) -> FunctionJson {
                 .map(|&i| {
                     let mut d = f.inst(i).clone();
                     d.span = None;
-                    d.parent = None;
                     for v in d.operands.iter_mut() {
                         if let Value::Inst(x) = v {
                             *x = Inst(inst_map.get(x.index()).copied().unwrap_or(DANGLING));

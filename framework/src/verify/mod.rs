@@ -191,7 +191,7 @@ impl<'a> InstCx<'a> {
 pub fn inst_diag(f: &Function, i: Inst, rule: &str, message: String) -> Diagnostic {
     let d = f.inst(i);
     let mut diag = Diagnostic::error(rule, message).in_function(&f.name).at_inst(i).with_span(d.span);
-    diag.block = d.parent;
+    diag.block = f.parent(i);
     diag
 }
 

@@ -77,12 +77,12 @@ pub(super) fn check_layout(f: &Function, diags: &mut Vec<Diagnostic>) -> bool {
             if let Some(prev) = owner[i.index()].replace(b) {
                 diags.push(inst_diag(f, i, "layout", format!("{i} is listed by {prev} and {b}")));
                 ok = false;
-            } else if f.inst(i).parent != Some(b) {
+            } else if f.parent(i) != Some(b) {
                 diags.push(inst_diag(
                     f,
                     i,
                     "layout",
-                    format!("{i} is listed by {b} but its parent is {:?}", f.inst(i).parent),
+                    format!("{i} is listed by {b} but its parent is {:?}", f.parent(i)),
                 ));
                 ok = false;
             }
@@ -288,7 +288,7 @@ fn check_dominance(f: &Function, cfg: &Cfg, dom: &DomTree, forest: Option<&DomTr
             let is_phi = d.opcode == Opcode::Phi;
             for (k, &v) in d.operands.iter().enumerate() {
                 let Value::Inst(def) = v else { continue };
-                let (Some(db), Some(dpos)) = (f.inst(def).parent, pos[def.index()]) else {
+                let (Some(db), Some(dpos)) = (f.parent(def), pos[def.index()]) else {
                     let msg = format!("operand {k} uses {def}, which no owned block lists");
                     diags.push(inst_diag(f, i, "ids", msg));
                     continue;

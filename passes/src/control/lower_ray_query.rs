@@ -270,7 +270,7 @@ fn lower_trace(m: &mut Module, fid: xir::FuncId, trace: Inst) {
     let commit = f0;
     let f = m.func_mut(fid);
     let d = f.inst(trace).clone();
-    let b = d.parent.expect("placed");
+    let b = f.parent(trace).expect("placed");
     let pos = f.position(trace).expect("placed");
     let [prepare, body, confirm, join, update, tail] =
         ["rq.proceed", "rq.candidate", "rq.commit", "rq.handled", "rq.next", "rq.done"].map(|n| {
@@ -282,7 +282,7 @@ fn lower_trace(m: &mut Module, fid: xir::FuncId, trace: Inst) {
     // from `b` now come from the tail.
     let moved = f.block_mut(b).insts.split_off(pos + 1);
     for &i in &moved {
-        f.inst_mut(i).parent = Some(tail);
+        f.set_parent(i, Some(tail));
     }
     f.block_mut(tail).insts = moved;
     let phis: Vec<Inst> = f.all_insts().map(|(_, i)| i).filter(|&i| f.inst(i).opcode == Opcode::Phi).collect();
@@ -357,7 +357,7 @@ pub fn lower_module(m: &mut Module) -> Result<usize, PassError> {
         // have no trace, and the layout walk (program order, for the
         // diagnostics and the order of lowering) is needed only when one
         // does.
-        if !f.live_insts_by_id().any(|(_, d)| d.opcode == Opcode::RayTraceClosest) {
+        if !f.live_opcodes_by_id().any(|(_, op)| op == Opcode::RayTraceClosest) {
             continue;
         }
         for (_, i) in f.all_insts() {

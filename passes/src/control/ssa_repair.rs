@@ -36,7 +36,7 @@ pub fn repair_dominance(types: &TypeTable, f: &mut Function) -> Result<usize, No
             let is_phi = d.opcode == Opcode::Phi;
             for (k, v) in d.operands.iter().enumerate() {
                 let Value::Inst(def) = *v else { continue };
-                let Some(db) = f.inst(def).parent else { continue };
+                let Some(db) = f.parent(def) else { continue };
                 let (at_block, at_pos) = if is_phi { (d.blocks[k], usize::MAX) } else { (ub, pos[u.index()]) };
                 let ok = if db == at_block {
                     pos[def.index()] < at_pos || (is_phi && !cfg.is_reachable(at_block))
@@ -83,7 +83,7 @@ pub fn repair_dominance(types: &TypeTable, f: &mut Function) -> Result<usize, No
     let mut retarget: Vec<(Inst, Vec<(Use, Value)>)> = Vec::with_capacity(defs.len());
     for (&def, &slot) in defs.iter().zip(&slots) {
         let ty = f.inst(def).ty;
-        let db = f.inst(def).parent.expect("placed");
+        let db = f.parent(def).expect("placed");
         let insts = &f.block(db).insts;
         let mut at = pos[def.index()] + 1;
         if f.inst(def).opcode == Opcode::Phi {

@@ -216,7 +216,7 @@ impl IndvarSimplify {
                 .filter(|u| {
                     let ud = f.inst(u.user);
                     let at =
-                        if ud.opcode == Opcode::Phi { ud.blocks.get(u.index as usize).copied() } else { ud.parent };
+                        if ud.opcode == Opcode::Phi { ud.blocks.get(u.index as usize).copied() } else { f.parent(u.user) };
                     at.is_some_and(|a| !in_loop(f, a))
                 })
                 .map(|u| (u.user, u.index as usize))

@@ -109,7 +109,7 @@ pub fn licm_function(
             for i in f.block(b).insts.clone() {
                 let d = f.inst(i);
                 let invariant = d.operands.iter().all(|&v| match v {
-                    Value::Inst(def) => f.inst(def).parent.is_some_and(|p| !forest.contains(l, p)),
+                    Value::Inst(def) => f.parent(def).is_some_and(|p| !forest.contains(l, p)),
                     Value::Func(_) => false,
                     _ => true,
                 });
@@ -277,7 +277,7 @@ impl MaybeUndef {
                     Opcode::Select => u.index >= 1,
                     _ => false,
                 };
-                if through && d.parent.is_some_and(|b| in_layout[b.index()]) && set.insert(u.user) {
+                if through && f.parent(u.user).is_some_and(|b| in_layout[b.index()]) && set.insert(u.user) {
                     work.push(u.user);
                 }
             }

@@ -236,7 +236,7 @@ fn rotate(f: &mut Function, cfg: &mut Edges, forest: &mut LoopForest, c: Candida
             let us = f
                 .uses(Value::Inst(v))
                 .iter()
-                .filter(|u| f.inst(u.user).parent != Some(h) || f.inst(u.user).opcode == Opcode::Phi)
+                .filter(|u| f.parent(u.user) != Some(h) || f.inst(u.user).opcode == Opcode::Phi)
                 .map(|u| (u.user, u.index as usize))
                 .collect();
             (v, us)
@@ -324,7 +324,7 @@ fn rotate(f: &mut Function, cfg: &mut Edges, forest: &mut LoopForest, c: Candida
         for &(user, k) in &us {
             let ud = f.inst(user);
             let is_phi = ud.opcode == Opcode::Phi;
-            let ub = ud.parent.expect("recorded users are live");
+            let ub = f.parent(user).expect("recorded users are live");
             let at = if is_phi { ud.blocks[k] } else { ub };
             if is_phi && ((ub == body && at == h) || (ub == exit && at == xe)) {
                 // Edges out of `H` still carry `H`'s own value.

@@ -140,7 +140,7 @@ fn splittable(m: &Module, fid: FuncId, slot: Inst, n: usize, o: &Options) -> boo
 fn whole_loads_splittable(m: &Module, fid: FuncId, slot: Inst) -> bool {
     let f = m.func(fid);
     let d = f.inst(slot);
-    d.opcode == Opcode::Alloca && d.parent.is_some() && d.parent == f.body()
+    d.opcode == Opcode::Alloca && f.parent(slot).is_some() && f.parent(slot) == f.body()
 }
 
 /// Split slots of one function until none qualifies; returns (slots split,
@@ -149,7 +149,7 @@ fn sroa_function(m: &mut Module, fid: FuncId, o: &Options) -> (usize, usize) {
     let mut work: Vec<Inst> = {
         let f = m.func(fid);
         f.all_insts()
-            .filter(|&(_, i)| matches!(f.inst(i).opcode, Opcode::Alloca | Opcode::AllocaShared))
+            .filter(|&(_, i)| matches!(f.opcode(i), Opcode::Alloca | Opcode::AllocaShared))
             .map(|(_, i)| i)
             .collect()
     };

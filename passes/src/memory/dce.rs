@@ -221,7 +221,7 @@ fn remove_orphan_blocks(f: &mut Function) -> usize {
             let users: Vec<_> = f.uses(Value::Inst(i)).to_vec();
             let ty = f.inst(i).ty;
             for u in users {
-                if f.inst(u.user).parent.is_some_and(|p| keep(&p)) {
+                if f.parent(u.user).is_some_and(|p| keep(&p)) {
                     f.set_operand(u.user, u.index as usize, Value::Undef(ty));
                 }
             }
@@ -266,7 +266,7 @@ fn write_only(f: &Function, a: Inst, sink: &mut Vec<Inst>) -> bool {
 /// time). An alloca that becomes write-only only once another's stores are
 /// gone is taken by the next round of `dce_function`'s fixed point.
 fn remove_dead_allocas(f: &mut Function) -> usize {
-    let allocas: Vec<Inst> = f.live_insts_by_id().filter(|(_, d)| d.opcode == Opcode::Alloca).map(|p| p.0).collect();
+    let allocas: Vec<Inst> = f.live_opcodes_by_id().filter(|&(_, op)| op == Opcode::Alloca).map(|p| p.0).collect();
     let mut n = 0;
     let mut dead = Vec::new();
     for a in allocas {
@@ -287,8 +287,8 @@ fn remove_dead_allocas(f: &mut Function) -> usize {
 fn sweep_dead_insts(f: &mut Function) -> usize {
     let mut live = vec![false; f.inst_capacity()];
     let mut work: Vec<Inst> = Vec::new();
-    for (i, d) in f.live_insts_by_id() {
-        if !util::removable_if_dead(d) {
+    for (i, op) in f.live_opcodes_by_id() {
+        if !util::removable_if_dead_op(op) {
             live[i.index()] = true;
             work.push(i);
         }
@@ -303,7 +303,7 @@ fn sweep_dead_insts(f: &mut Function) -> usize {
             }
         }
     }
-    let dead: Vec<Inst> = f.live_insts_by_id().map(|p| p.0).filter(|i| !live[i.index()]).collect();
+    let dead: Vec<Inst> = f.live_opcodes_by_id().map(|p| p.0).filter(|i| !live[i.index()]).collect();
     f.remove_insts(&dead);
     dead.len()
 }

@@ -144,7 +144,7 @@ pub fn inline_call(m: &mut Module, fid: FuncId, call: Inst) {
     let g = callee_of(m, fid, call).expect("a call to a function");
     let callee = m.func(g).clone();
     let f = m.func_mut(fid);
-    let b = f.inst(call).parent.expect("call is placed");
+    let b = f.parent(call).expect("call is placed");
     let entry = f.body().expect("caller has a body");
     let args: Vec<Value> = f.inst(call).operands[1..].to_vec();
     let ret_ty = f.inst(call).ty;
@@ -184,8 +184,7 @@ pub fn inline_call(m: &mut Module, fid: FuncId, call: Inst) {
     let mut imap: FxHashMap<Inst, Inst> = FxHashMap::default();
     let cinsts: Vec<(Block, Inst)> = callee.all_insts().collect();
     for &(_, ci) in &cinsts {
-        let mut d = callee.inst(ci).clone();
-        d.parent = None;
+        let d = callee.inst(ci).clone();
         imap.insert(ci, f.create_inst(d));
     }
     let map_value = |v: Value| match v {

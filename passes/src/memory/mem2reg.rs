@@ -92,7 +92,7 @@ pub fn mem2reg_function(m: &mut Module, fid: FuncId) -> Mem2RegStats {
 
     let vars: Vec<Inst> = f
         .all_insts()
-        .filter(|&(_, i)| f.inst(i).opcode == Opcode::Alloca)
+        .filter(|&(_, i)| f.opcode(i) == Opcode::Alloca)
         .map(|p| p.1)
         .filter(|&a| util::promotable(types, f, a))
         .collect();

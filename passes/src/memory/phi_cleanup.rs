@@ -90,7 +90,7 @@ pub fn remove_redundant_phis(f: &mut Function) -> usize {
     // A sweep of the instruction table in id order (the result does not
     // depend on the order of the Phis: Tarjan yields the components
     // operands-first whatever the node order).
-    let phis: Vec<Inst> = f.live_insts_by_id().filter(|(_, d)| d.opcode == Opcode::Phi).map(|p| p.0).collect();
+    let phis: Vec<Inst> = f.live_opcodes_by_id().filter(|&(_, op)| op == Opcode::Phi).map(|p| p.0).collect();
     if phis.is_empty() {
         return 0;
     }

@@ -106,13 +106,16 @@ fn foreign_writers(m: &Module, cg: &CallGraph) -> Vec<bool> {
                 // A sequential sweep of the instruction table (`any` does not
                 // depend on the order).
                 let writes = f.is_external()
-                    || f.live_insts_by_id().any(|(_, d)| match d.opcode {
-                        Opcode::Store => !local_address(f, d.operands[0]),
-                        Opcode::Call => match d.operands.first() {
+                    || f.live_opcodes_by_id().any(|(i, op)| match op {
+                        Opcode::Store => !local_address(f, f.inst(i).operands[0]),
+                        Opcode::Call => match f.inst(i).operands.first() {
                             Some(Value::Func(g)) => w.get(g.index()).copied().unwrap_or(true),
                             _ => true,
                         },
-                        _ => d.has(Trait::MemoryWrite) || d.has(Trait::Atomic) || d.has(Trait::Barrier),
+                        _ => {
+                            let o = xir_spec::spec().op(op);
+                            o.has(Trait::MemoryWrite) || o.has(Trait::Atomic) || o.has(Trait::Barrier)
+                        }
                     });
                 if writes {
                     w[fid.index()] = true;
@@ -215,7 +218,7 @@ pub fn rewrite(m: &mut Module, promoted: &FxHashSet<(FuncId, usize)>) {
         let f = m.func_mut(fid);
         // Calls in id order (one sequential sweep of the table): each call's
         // loads go right before it whatever order the calls are visited in.
-        let calls: Vec<Inst> = f.live_insts_by_id().filter(|(_, d)| d.opcode == Opcode::Call).map(|p| p.0).collect();
+        let calls: Vec<Inst> = f.live_opcodes_by_id().filter(|&(_, op)| op == Opcode::Call).map(|p| p.0).collect();
         // Retargets are batched per passed value: one pass over each use
         // list instead of a scan per call site (which was quadratic when a
         // kernel passes one local to many calls). The loads are placed in

@@ -97,12 +97,13 @@ pub fn reg2mem_function(m: &mut Module, fid: FuncId) -> Reg2MemStats {
     let (allocas, phis, geps, undef_tys) = {
         let f = m.func(fid);
         let (mut allocas, mut phis, mut geps, mut undef_tys) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        // Opcodes from the dense table; only Phi records are read.
         for (_, i) in f.all_insts() {
-            let d = f.inst(i);
-            match d.opcode {
+            let op = f.opcode(i);
+            match op {
                 Opcode::Phi => {
                     phis.push(i);
-                    undef_tys.extend(d.operands.iter().filter_map(|o| {
+                    undef_tys.extend(f.inst(i).operands.iter().filter_map(|o| {
                         if let Value::Undef(t) = o {
                             Some(*t)
                         } else {
@@ -111,7 +112,7 @@ pub fn reg2mem_function(m: &mut Module, fid: FuncId) -> Reg2MemStats {
                     }));
                 }
                 Opcode::Gep => geps.push(i),
-                _ if d.has(Trait::Alloca) => allocas.push(i),
+                _ if xir_spec::spec().op(op).has(Trait::Alloca) => allocas.push(i),
                 _ => {}
             }
         }
@@ -130,7 +131,7 @@ pub fn reg2mem_function(m: &mut Module, fid: FuncId) -> Reg2MemStats {
     st.hoisted = allocas.len() - leading;
     if st.hoisted > 0 {
         let set: FxHashSet<Inst> = allocas.iter().copied().collect();
-        let mut from: Vec<Block> = allocas.iter().filter_map(|&a| f.inst(a).parent).collect();
+        let mut from: Vec<Block> = allocas.iter().filter_map(|&a| f.parent(a)).collect();
         from.sort();
         from.dedup();
         for b in from {
@@ -140,7 +141,7 @@ pub fn reg2mem_function(m: &mut Module, fid: FuncId) -> Reg2MemStats {
         list.extend(f.block(entry).insts.iter().copied());
         f.block_mut(entry).insts = list;
         for &a in &allocas {
-            f.inst_mut(a).parent = Some(entry);
+            f.set_parent(a, Some(entry));
         }
     }
 
@@ -164,7 +165,7 @@ pub fn reg2mem_function(m: &mut Module, fid: FuncId) -> Reg2MemStats {
         }
         let md = util::name_like(&f.inst(phi).md);
         let load = util::make(f, Opcode::Load, ty, &[Value::Inst(slot)], md);
-        let home = f.inst(phi).parent.expect("phi is placed");
+        let home = f.parent(phi).expect("phi is placed");
         edits.front(f, home, load);
         f.replace_all_uses(Value::Inst(phi), Value::Inst(load));
         st.phis += 1;
@@ -175,9 +176,9 @@ pub fn reg2mem_function(m: &mut Module, fid: FuncId) -> Reg2MemStats {
     //    (a worklist: the clone's base may itself be a foreign GEP).
     let mut work: Vec<Inst> = geps;
     while let Some(g) = work.pop() {
-        let home = f.inst(g).parent;
+        let home = f.parent(g);
         let foreign: Vec<_> =
-            f.uses(Value::Inst(g)).iter().copied().filter(|u| f.inst(u.user).parent != home).collect();
+            f.uses(Value::Inst(g)).iter().copied().filter(|u| f.parent(u.user) != home).collect();
         for u in foreign {
             let d = f.inst(g).clone();
             let clone = f.create_inst(d);
@@ -195,7 +196,7 @@ pub fn reg2mem_function(m: &mut Module, fid: FuncId) -> Reg2MemStats {
             continue;
         }
         let foreign: Vec<_> =
-            f.uses(Value::Inst(d)).iter().copied().filter(|u| f.inst(u.user).parent != Some(home)).collect();
+            f.uses(Value::Inst(d)).iter().copied().filter(|u| f.parent(u.user) != Some(home)).collect();
         if foreign.is_empty() {
             continue;
         }
@@ -251,12 +252,12 @@ impl Edits {
         i
     }
     fn before(&mut self, f: &mut Function, anchor: Inst, i: Inst) {
-        let b = f.inst(anchor).parent.expect("anchor is placed");
+        let b = f.parent(anchor).expect("anchor is placed");
         self.append(f, b, i);
         self.before.entry(anchor).or_default().push(i);
     }
     fn after(&mut self, f: &mut Function, anchor: Inst, i: Inst) {
-        let b = f.inst(anchor).parent.expect("anchor is placed");
+        let b = f.parent(anchor).expect("anchor is placed");
         self.append(f, b, i);
         self.after.entry(anchor).or_default().push(i);
     }

@@ -43,11 +43,20 @@ pub fn reachable_from_kernels(m: &Module) -> Vec<bool> {
     for &k in &work {
         keep[k.index()] = true;
     }
+    // Only opcodes with an operand of class `function` can name a function
+    // (the verifier's operand classes keep `@f` out of every other slot), so
+    // the sweep reads the dense opcode table and only their records.
+    let names_function: Vec<bool> = xir_spec::spec()
+        .ops()
+        .iter()
+        .map(|o| o.spec.operands.iter().chain(&o.spec.variadic).any(|s| s.class == "function"))
+        .collect();
     while let Some(fid) = work.pop() {
         // A sequential sweep of the instruction table: the reached set does
         // not depend on the order.
-        for (_, d) in m.func(fid).live_insts_by_id() {
-            for v in &d.operands {
+        let f = m.func(fid);
+        for (i, _) in f.live_opcodes_by_id().filter(|&(_, op)| names_function[op.index()]) {
+            for v in &f.inst(i).operands {
                 if let Value::Func(g) = *v {
                     if g.index() < keep.len() && !keep[g.index()] {
                         keep[g.index()] = true;

@@ -41,14 +41,14 @@ pub fn make(f: &mut Function, opcode: Opcode, ty: TypeId, operands: &[Value], md
 
 /// Insert `i` immediately before `before` (in the same block).
 pub fn insert_before(f: &mut Function, before: Inst, i: Inst) {
-    let b = f.inst(before).parent.expect("anchor instruction is placed");
+    let b = f.parent(before).expect("anchor instruction is placed");
     let pos = f.position(before).expect("anchor instruction is placed");
     f.insert_inst(b, pos, i);
 }
 
 /// Insert `i` immediately after `after` (in the same block).
 pub fn insert_after(f: &mut Function, after: Inst, i: Inst) {
-    let b = f.inst(after).parent.expect("anchor instruction is placed");
+    let b = f.parent(after).expect("anchor instruction is placed");
     let pos = f.position(after).expect("anchor instruction is placed");
     f.insert_inst(b, pos + 1, i);
 }
@@ -98,10 +98,17 @@ pub fn edge_count(cfg: &Cfg, pred: Block, succ: Block) -> usize {
 /// Whether an instruction may be deleted when its result is unused: pure
 /// computations, Phis and loads (a dead load only loses a possible error).
 pub fn removable_if_dead(d: &InstData) -> bool {
-    if d.is_terminator() || d.has(Trait::SideEffect) || d.has(Trait::MemoryWrite) || d.has(Trait::Call) {
+    removable_if_dead_op(d.opcode)
+}
+
+/// `removable_if_dead` by opcode alone (it depends on nothing else), for
+/// scans over `Function::live_opcodes_by_id`.
+pub fn removable_if_dead_op(op: Opcode) -> bool {
+    let o = xir_spec::spec().op(op);
+    if o.has(Trait::Terminator) || o.has(Trait::SideEffect) || o.has(Trait::MemoryWrite) || o.has(Trait::Call) {
         return false;
     }
-    d.has(Trait::Pure) || matches!(d.opcode, Opcode::Phi | Opcode::Load)
+    o.has(Trait::Pure) || matches!(op, Opcode::Phi | Opcode::Load)
 }
 
 /// Whether `alloca` is a local slot `mem2reg` may promote: a function-local
@@ -119,7 +126,7 @@ pub fn promotable(types: &TypeTable, f: &Function, alloca: Inst) -> bool {
     }
     f.uses(Value::Inst(alloca)).iter().all(|u| {
         let ud = f.inst(u.user);
-        u.index == 0 && ud.parent.is_some() && matches!(ud.opcode, Opcode::Load | Opcode::Store)
+        u.index == 0 && f.is_live(u.user) && matches!(ud.opcode, Opcode::Load | Opcode::Store)
     })
 }
 

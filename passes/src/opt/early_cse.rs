@@ -87,7 +87,7 @@ fn key(m: &Module, fid: FuncId, i: Inst, opts: &Options, phis: bool) -> Option<K
     let f = m.func(fid);
     let d = f.inst(i);
     if d.opcode == Opcode::Phi {
-        let b = d.parent?;
+        let b = f.parent(i)?;
         return phis.then(|| (d.opcode, d.ty, d.operands.clone(), d.payload.clone(), Some((b, d.blocks.clone()))));
     }
     let spec = xir_spec::spec().op(d.opcode);

@@ -247,7 +247,7 @@ fn arm_stores(m: &Module, f: &Function, arm: Block, allow_stores: bool) -> Optio
             let (a, v) = (d.operands[0], d.operands[1]);
             let ai = a.as_inst()?;
             let ad = f.inst(ai);
-            if ad.opcode != Opcode::Alloca || ad.parent == Some(arm) || stores.iter().any(|s: &(Value, Value)| s.0 == a)
+            if ad.opcode != Opcode::Alloca || f.parent(ai) == Some(arm) || stores.iter().any(|s: &(Value, Value)| s.0 == a)
             {
                 return None;
             }
@@ -283,7 +283,7 @@ fn convert_one(m: &mut Module, fid: FuncId, opts: &Options, st: &mut Stats) -> b
         let only_here = |a: Block| {
             refs.get(&a).is_none_or(|us| {
                 us.iter()
-                    .all(|&u| u == s.term || (f.inst(u).opcode == Opcode::Phi && f.inst(u).parent == Some(s.merge)))
+                    .all(|&u| u == s.term || (f.inst(u).opcode == Opcode::Phi && f.parent(u) == Some(s.merge)))
             })
         };
         if !s.t.is_none_or(only_here) || !s.e.is_none_or(only_here) {

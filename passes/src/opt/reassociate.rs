@@ -192,7 +192,7 @@ fn family(m: &Module, f: &Function, i: Inst, fast: bool) -> Option<Family> {
 fn interior(m: &Module, f: &Function, v: Value, b: Block, ty: TypeId, fam: Family, fast: bool) -> Option<Inst> {
     let i = v.as_inst()?;
     let d = f.inst(i);
-    (d.parent == Some(b) && d.ty == ty && f.uses(v).len() == 1 && family(m, f, i, fast) == Some(fam)).then_some(i)
+    (f.parent(i) == Some(b) && d.ty == ty && f.uses(v).len() == 1 && family(m, f, i, fast) == Some(fam)).then_some(i)
 }
 
 /// Collect the leaves of a sum tree with their coefficients; returns the
@@ -206,7 +206,7 @@ fn sum_leaves(
     nodes: &mut Vec<Inst>,
 ) -> u64 {
     let mk = mask(bits);
-    let b = f.inst(root).parent.expect("live");
+    let b = f.parent(root).expect("live");
     let ty = f.inst(root).ty;
     let mut konst = 0u64;
     let mut slot: FxHashMap<Value, usize> = FxHashMap::default();
@@ -317,7 +317,7 @@ fn plan_sum(mut terms: Vec<(Value, u64)>, konst: u64, bits: u32, have: &[u64]) -
 /// Leaves of a same-opcode tree (with repeats), the interior nodes and the
 /// folded constant (`None`: no constant leaf).
 fn same_leaves(m: &Module, f: &Function, root: Inst, op: Opcode, fast: bool) -> (Vec<Value>, Vec<Inst>, Vec<u64>) {
-    let b = f.inst(root).parent.expect("live");
+    let b = f.parent(root).expect("live");
     let ty = f.inst(root).ty;
     let (mut leaves, mut nodes, mut consts) = (Vec::new(), Vec::new(), Vec::new());
     let mut work = vec![Value::Inst(root)];
@@ -480,7 +480,7 @@ fn reassociate_block(m: &mut Module, fid: FuncId, b: Block, fast: bool, rank: &F
         // Not a root when it is an interior node of its user's tree.
         if let [u] = f.uses(Value::Inst(root)) {
             let ud = f.inst(u.user);
-            if ud.parent == Some(b) && ud.ty == ty && family(m, f, u.user, fast) == Some(fam) {
+            if f.parent(u.user) == Some(b) && ud.ty == ty && family(m, f, u.user, fast) == Some(fam) {
                 continue;
             }
         }

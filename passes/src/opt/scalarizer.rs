@@ -155,7 +155,7 @@ fn scalarize_function(m: &mut Module, fid: FuncId, ops: &[Opcode]) -> (usize, us
         }
         let (opcode, ty, span, md) = (d.opcode, d.ty, d.span, d.md.clone());
         let elem = m.types.scalar_of(ty);
-        let b = d.parent.expect("live");
+        let b = f.parent(i).expect("live");
         let mut lane_vals = Vec::with_capacity(n as usize);
         for k in 0..n as usize {
             let mut lane_ops = Vec::with_capacity(operands.len());

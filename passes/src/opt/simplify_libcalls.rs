@@ -105,7 +105,7 @@ fn simplify_function(m: &mut Module, fid: FuncId, fired: &mut BTreeMap<&'static 
                     d.operands = ops.into_iter().collect();
                     d.span = old.span;
                     d.md = old.md.clone();
-                    let b = old.parent.expect("live");
+                    let b = f.parent(i).expect("live");
                     let n = f.create_inst(d);
                     let pos = f.position(i).expect("placed");
                     f.insert_inst(b, pos, n);
