@@ -78,7 +78,7 @@ fn selected_sites(m: &Module) -> Vec<(FuncId, Inst)> {
     for fid in m.func_ids() {
         let f = m.func(fid);
         for (_, i) in f.all_insts() {
-            if f.inst(i).opcode == Opcode::Call && needs_specialization(m, fid, i) {
+            if f.opcode(i) == Opcode::Call && needs_specialization(m, fid, i) {
                 out.push((fid, i));
             }
         }

@@ -390,7 +390,7 @@ impl Emitter<'_> {
     fn pipeline_of(&self, q: Value) -> EResult<Inst> {
         let f = self.m.func(self.fs.func.expect("in function"));
         match q {
-            Value::Inst(p) if f.inst(p).opcode == Opcode::RayQueryPipeline => Ok(p),
+            Value::Inst(p) if f.opcode(p) == Opcode::RayQueryPipeline => Ok(p),
             _ => err("a ray-query value must be the result of `ray_query.pipeline` itself (no Phi, select or memory)"),
         }
     }

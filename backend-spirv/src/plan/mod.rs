@@ -64,7 +64,7 @@ pub fn plan_all(m: &Module, kernel: FuncId, device: Option<&FeatureSet>) -> Resu
         let c = callgraph::structural_closure(f);
         for &b in &c.blocks {
             for &i in &f.block(b).insts {
-                let op = f.inst(i).opcode;
+                let op = f.opcode(i);
                 if matches!(
                     op,
                     Opcode::BufferWrite

@@ -314,7 +314,7 @@ fn analyze_loop(
     }
     // Phase 1: every loop value as a Lin over atoms, header Phis included.
     let header_phis: Vec<Inst> =
-        f.block(header).insts.iter().copied().filter(|&i| f.inst(i).opcode == Opcode::Phi).collect();
+        f.block(header).insts.iter().copied().filter(|&i| f.opcode(i) == Opcode::Phi).collect();
     let mut sym: FxHashMap<Value, Lin> = FxHashMap::default();
     let in_loop = |v: Value| match v {
         Value::Inst(i) => f.parent(i).is_some_and(|b| forest.contains(l, b)),

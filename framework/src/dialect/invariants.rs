@@ -76,11 +76,8 @@ fn structured_roles_wellformed(m: &Module) -> Vec<Diagnostic> {
             mine.dedup();
             for rb in mine {
                 if let Some(prev) = owner[rb.index()].replace(t) {
-                    let msg = format!(
-                        "{rb} is a role block of both {prev} (`{}`) and this `{}`",
-                        f.inst(prev).opcode,
-                        d.opcode
-                    );
+                    let msg =
+                        format!("{rb} is a role block of both {prev} (`{}`) and this `{}`", f.opcode(prev), d.opcode);
                     out.push(inst_diag(f, t, "structured_roles_wellformed", msg));
                 }
             }
@@ -205,7 +202,7 @@ fn no_spill_markers(m: &Module) -> Vec<Diagnostic> {
                         f,
                         i,
                         "no_spill_markers",
-                        format!("`{}` still carries spill metadata `{}`", f.inst(i).opcode, k.name()),
+                        format!("`{}` still carries spill metadata `{}`", f.opcode(i), k.name()),
                     ));
                 }
             }
@@ -300,9 +297,9 @@ fn phi_first_in_block(m: &Module) -> Vec<Diagnostic> {
     for f in &m.functions {
         for &b in f.blocks() {
             let insts = &f.block(b).insts;
-            if let Some(first_other) = insts.iter().position(|&i| f.inst(i).opcode != Opcode::Phi) {
+            if let Some(first_other) = insts.iter().position(|&i| f.opcode(i) != Opcode::Phi) {
                 for &i in &insts[first_other..] {
-                    if f.inst(i).opcode == Opcode::Phi {
+                    if f.opcode(i) == Opcode::Phi {
                         out.push(inst_diag(
                             f,
                             i,
@@ -321,7 +318,7 @@ fn no_self_referential_values(m: &Module) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for f in &m.functions {
         for (_, i) in f.all_insts() {
-            if f.inst(i).opcode != Opcode::Phi {
+            if f.opcode(i) != Opcode::Phi {
                 continue;
             }
             // Depth-first through Phi incomings only.
@@ -348,5 +345,5 @@ fn no_self_referential_values(m: &Module) -> Vec<Diagnostic> {
 
 /// The Phi instructions among the incomings of Phi `i`.
 fn phi_inputs(f: &Function, i: Inst) -> impl Iterator<Item = Inst> + '_ {
-    f.inst(i).operands.iter().filter_map(|v| v.as_inst()).filter(|&p| f.inst(p).opcode == Opcode::Phi)
+    f.inst(i).operands.iter().filter_map(|v| v.as_inst()).filter(|&p| f.opcode(p) == Opcode::Phi)
 }

@@ -61,7 +61,7 @@ impl<'m> Checker<'m> {
         if self.walkable {
             for f in &m.functions {
                 for (_, i) in f.all_insts() {
-                    let op = f.inst(i).opcode;
+                    let op = f.opcode(i);
                     if !d.ops.contains(op) {
                         let msg = format!("`{op}` is not allowed in dialect `{}` ({})", d.name, d.doc);
                         diags.push(inst_diag(f, i, &format!("{prefix}:opcode"), msg));

@@ -183,8 +183,7 @@ impl<'m> Machine<'m> {
                 for &b in f.blocks() {
                     let insts = &f.block(b).insts;
                     lead_phis[b.index()] =
-                        insts.iter().take_while(|&&i| f.inst_exists(i) && f.inst(i).opcode == Opcode::Phi).count()
-                            as u32;
+                        insts.iter().take_while(|&&i| f.inst_exists(i) && f.opcode(i) == Opcode::Phi).count() as u32;
                     for &i in insts {
                         if !f.inst_exists(i) || malformed(m, f, f.inst(i)).is_some() {
                             if let Some(slot) = bad.get_mut(i.index()) {
@@ -194,7 +193,7 @@ impl<'m> Machine<'m> {
                         }
                         sk0[i.index()] =
                             f.inst(i).operands.first().and_then(|&v| scalar_kind(&m.types, f.value_type(m, v)));
-                        match f.inst(i).opcode {
+                        match f.opcode(i) {
                             Opcode::Alloca => {
                                 slot[i.index()] = n_locals;
                                 n_locals += 1;

@@ -144,7 +144,7 @@ fn value_ok(m: &Module, f: &Function, i: Inst, k: usize, v: Value, diags: &mut V
         Value::Inst(d) if !f.inst_exists(d) => Some(format!("operand {k} refers to missing instruction {d}")),
         Value::Inst(d) if !f.is_live(d) => Some(format!("operand {k} uses {d}, which is not placed in any block")),
         Value::Inst(d) if f.inst(d).ty == TypeTable::VOID => {
-            Some(format!("operand {k} uses {d} (`{}`), which has no result", f.inst(d).opcode))
+            Some(format!("operand {k} uses {d} (`{}`), which has no result", f.opcode(d)))
         }
         Value::Arg(a) if a as usize >= f.args.len() => Some(format!("operand {k} refers to missing argument {a}")),
         Value::Const(c) if !m.consts.contains(c) => Some(format!("operand {k} refers to missing {c}")),

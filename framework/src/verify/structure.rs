@@ -102,13 +102,13 @@ pub(super) fn check_terminators(f: &Function, diags: &mut Vec<Diagnostic>) -> bo
             continue;
         };
         if !f.inst(last).is_terminator() {
-            let msg = format!("block {b} ends with `{}`, which is not a terminator", f.inst(last).opcode);
+            let msg = format!("block {b} ends with `{}`, which is not a terminator", f.opcode(last));
             diags.push(inst_diag(f, last, "terminator", msg));
             ok = false;
         }
         for &i in body {
             if f.inst(i).is_terminator() {
-                let msg = format!("terminator `{}` is followed by more instructions in {b}", f.inst(i).opcode);
+                let msg = format!("terminator `{}` is followed by more instructions in {b}", f.opcode(i));
                 diags.push(inst_diag(f, i, "terminator", msg));
                 ok = false;
             }

@@ -143,7 +143,7 @@ fn sweep(f: &mut Function) -> usize {
         let (header, merge, entry) = (c.header, c.merge, prepare.unwrap_or(cont));
         for &b in &members[ci] {
             if let Some(t) = f.terminator(b) {
-                if f.inst(t).opcode == Opcode::Break && f.inst(t).blocks[0] == merge {
+                if f.opcode(t) == Opcode::Break && f.inst(t).blocks[0] == merge {
                     set_terminator(f, b, br(merge));
                 }
             }
@@ -167,7 +167,7 @@ fn sweep(f: &mut Function) -> usize {
 }
 
 fn drop_phi_incomings(f: &mut Function, b: Block, pred: Block) {
-    let phis: Vec<_> = f.block(b).insts.iter().copied().filter(|&i| f.inst(i).opcode == Opcode::Phi).collect();
+    let phis: Vec<_> = f.block(b).insts.iter().copied().filter(|&i| f.opcode(i) == Opcode::Phi).collect();
     for phi in phis {
         let d = f.inst(phi);
         let keep: Vec<usize> = (0..d.blocks.len()).filter(|&k| d.blocks[k] != pred).collect();

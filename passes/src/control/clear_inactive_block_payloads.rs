@@ -55,7 +55,7 @@ pub fn clear_module(m: &mut Module) -> usize {
         let dead: Vec<_> = f.blocks().iter().copied().filter(|&b| !cfg.is_reachable(b)).collect();
         for &b in &dead {
             let insts = f.block(b).insts.clone();
-            let already = insts.len() == 1 && f.inst(insts[0]).opcode == Opcode::Unreachable;
+            let already = insts.len() == 1 && f.opcode(insts[0]) == Opcode::Unreachable;
             if already {
                 continue;
             }

@@ -72,7 +72,7 @@ fn eliminate(m: &mut Module, fid: FuncId) -> Result<bool, PassError> {
         .blocks()
         .iter()
         .copied()
-        .filter(|&b| r.visited(b) && f0.terminator(b).is_some_and(|t| f0.inst(t).opcode == Opcode::Return))
+        .filter(|&b| r.visited(b) && f0.terminator(b).is_some_and(|t| f0.opcode(t) == Opcode::Return))
         .collect();
     if returns.is_empty() || (returns.len() == 1 && r.innermost(returns[0]).is_none()) {
         return Ok(false);
@@ -152,7 +152,7 @@ fn eliminate(m: &mut Module, fid: FuncId) -> Result<bool, PassError> {
         f.inst_mut(ht).blocks[mpos] = nm;
         // Phis of the old merge move to the new one.
         for i in f.block(old).insts.clone() {
-            if f.inst(i).opcode == Opcode::Phi {
+            if f.opcode(i) == Opcode::Phi {
                 f.move_inst(i, nm, f.block(nm).insts.len());
                 moved_phis.push((nm, i));
             }

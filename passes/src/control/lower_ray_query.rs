@@ -102,16 +102,16 @@ fn find_sites(f: &Function) -> Result<Vec<Site>, Vec<xir::Diagnostic>> {
     let mut owned_dispatch = Vec::new();
     for &h in f.blocks() {
         let Some(t) = f.terminator(h) else { continue };
-        let d = f.inst(t);
-        if d.opcode != Opcode::RayQueryLoop {
+        if f.opcode(t) != Opcode::RayQueryLoop {
             continue;
         }
+        let d = f.inst(t);
         let Some(&dispatch) = d.blocks.first() else {
             diags.push(inst_diag(f, t, INFO.name, "`ray_query.loop` has no dispatch block".into()));
             continue;
         };
         let dt = f.block_exists(dispatch).then(|| f.terminator(dispatch)).flatten();
-        let Some(dt) = dt.filter(|&dt| f.inst(dt).opcode == Opcode::RayQueryDispatch) else {
+        let Some(dt) = dt.filter(|&dt| f.opcode(dt) == Opcode::RayQueryDispatch) else {
             let msg =
                 format!("the dispatch block {dispatch} of this `ray_query.loop` does not end in `ray_query.dispatch`");
             diags.push(inst_diag(f, t, INFO.name, msg));
@@ -150,7 +150,7 @@ fn find_sites(f: &Function) -> Result<Vec<Site>, Vec<xir::Diagnostic>> {
     }
     for &b in f.blocks() {
         if let Some(t) = f.terminator(b) {
-            if f.inst(t).opcode == Opcode::RayQueryDispatch && !owned_dispatch.contains(&t) {
+            if f.opcode(t) == Opcode::RayQueryDispatch && !owned_dispatch.contains(&t) {
                 let msg = "`ray_query.dispatch` outside the dispatch block of a `ray_query.loop`".to_string();
                 diags.push(inst_diag(f, t, INFO.name, msg));
             }
@@ -199,7 +199,7 @@ fn lower_site(m: &mut Module, fid: xir::FuncId, s: &Site) {
     }
     // Phis of the dispatch block: retargeted edges merge in the join block.
     let phis: Vec<Inst> =
-        f.block(s.dispatch).insts.iter().copied().take_while(|&i| f.inst(i).opcode == Opcode::Phi).collect();
+        f.block(s.dispatch).insts.iter().copied().take_while(|&i| f.opcode(i) == Opcode::Phi).collect();
     for p in phis {
         let d = f.inst(p).clone();
         type Edges = Vec<(Value, Block)>;
@@ -223,8 +223,7 @@ fn lower_site(m: &mut Module, fid: xir::FuncId, s: &Site) {
     f.append_inst(update, br(s.dispatch));
     // Handler Phis: their incoming edge now comes from the body.
     for h in [s.surface, s.procedural] {
-        let phis: Vec<Inst> =
-            f.block(h).insts.iter().copied().take_while(|&i| f.inst(i).opcode == Opcode::Phi).collect();
+        let phis: Vec<Inst> = f.block(h).insts.iter().copied().take_while(|&i| f.opcode(i) == Opcode::Phi).collect();
         for p in phis {
             for x in f.inst_mut(p).blocks.iter_mut() {
                 if *x == s.dispatch {
@@ -285,7 +284,7 @@ fn lower_trace(m: &mut Module, fid: xir::FuncId, trace: Inst) {
         f.set_parent(i, Some(tail));
     }
     f.block_mut(tail).insts = moved;
-    let phis: Vec<Inst> = f.all_insts().map(|(_, i)| i).filter(|&i| f.inst(i).opcode == Opcode::Phi).collect();
+    let phis: Vec<Inst> = f.all_insts().map(|(_, i)| i).filter(|&i| f.opcode(i) == Opcode::Phi).collect();
     for p in phis {
         for x in f.inst_mut(p).blocks.iter_mut() {
             if *x == b {
@@ -344,7 +343,16 @@ fn lower_trace(m: &mut Module, fid: xir::FuncId, trace: Inst) {
 pub fn lower_module(m: &mut Module) -> Result<usize, PassError> {
     let mut all = Vec::new();
     let mut diags = Vec::new();
+    // One sweep of the dense opcode table per function decides whether it
+    // has anything to lower: most kernels have no ray query, and the layout
+    // walks below (program order, for the diagnostics and the order of
+    // lowering) touch every block's records.
+    let has = |f: &xir::Function, want: &[Opcode]| f.live_opcodes_by_id().any(|(_, op)| want.contains(&op));
     for fid in defined_functions(m) {
+        // `find_sites` also refuses a dispatch outside any loop.
+        if !has(m.func(fid), &[Opcode::RayQueryLoop, Opcode::RayQueryDispatch]) {
+            continue;
+        }
         match find_sites(m.func(fid)) {
             Ok(sites) => all.extend(sites.into_iter().map(|s| (fid, s))),
             Err(d) => diags.extend(d),
@@ -353,15 +361,11 @@ pub fn lower_module(m: &mut Module) -> Result<usize, PassError> {
     let mut traces = Vec::new();
     for fid in defined_functions(m) {
         let f = m.func(fid);
-        // A sequential sweep of the instruction table first: most functions
-        // have no trace, and the layout walk (program order, for the
-        // diagnostics and the order of lowering) is needed only when one
-        // does.
-        if !f.live_opcodes_by_id().any(|(_, op)| op == Opcode::RayTraceClosest) {
+        if !has(f, &[Opcode::RayTraceClosest]) {
             continue;
         }
         for (_, i) in f.all_insts() {
-            if f.inst(i).opcode != Opcode::RayTraceClosest {
+            if f.opcode(i) != Opcode::RayTraceClosest {
                 continue;
             }
             match triangle_record(m, f.inst(i).ty) {

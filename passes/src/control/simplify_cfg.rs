@@ -59,7 +59,7 @@ pub struct SimplifyStats {
 }
 
 fn phis(f: &Function, b: Block) -> Vec<Inst> {
-    f.block(b).insts.iter().copied().filter(|&i| f.inst(i).opcode == Opcode::Phi).collect()
+    f.block(b).insts.iter().copied().filter(|&i| f.opcode(i) == Opcode::Phi).collect()
 }
 
 /// The incoming value of `phi` from `pred` (the first, if several).

@@ -86,8 +86,8 @@ pub fn repair_dominance(types: &TypeTable, f: &mut Function) -> Result<usize, No
         let db = f.parent(def).expect("placed");
         let insts = &f.block(db).insts;
         let mut at = pos[def.index()] + 1;
-        if f.inst(def).opcode == Opcode::Phi {
-            while insts.get(at).is_some_and(|&i| f.inst(i).opcode == Opcode::Phi) {
+        if f.opcode(def) == Opcode::Phi {
+            while insts.get(at).is_some_and(|&i| f.opcode(i) == Opcode::Phi) {
                 at += 1;
             }
         }
@@ -164,7 +164,7 @@ kernel @k(%out: buffer<u32>) block_size(8, 1, 1) {
 
     fn count(m: &Module, op: Opcode) -> usize {
         let f = &m.functions[0];
-        f.all_insts().filter(|&(_, i)| f.inst(i).opcode == op).count()
+        f.all_insts().filter(|&(_, i)| f.opcode(i) == op).count()
     }
 
     // Check that a value reaching a use and a Phi incoming it no longer

@@ -150,7 +150,7 @@ impl IndvarSimplify {
         if let Some((iv, base, lin)) = self.pick_derived(m, &ev.ivs) {
             let header = ev.header;
             let f = m.func(fid);
-            let phis = f.block(header).insts.iter().take_while(|&&i| f.inst(i).opcode == Opcode::Phi).count();
+            let phis = f.block(header).insts.iter().take_while(|&&i| f.opcode(i) == Opcode::Phi).count();
             let mut at = Cursor { block: header, pos: phis };
             let v = expand_lin(m, fid, &mut at, &lin);
             let f = m.func_mut(fid);
@@ -187,7 +187,7 @@ impl IndvarSimplify {
             .insts
             .iter()
             .copied()
-            .filter(|&i| f.inst(i).opcode == Opcode::Phi && f.inst(i).operands.len() == 1)
+            .filter(|&i| f.opcode(i) == Opcode::Phi && f.inst(i).operands.len() == 1)
             .collect();
         let mut folded = false;
         for p in copies {
@@ -215,8 +215,11 @@ impl IndvarSimplify {
                 .iter()
                 .filter(|u| {
                     let ud = f.inst(u.user);
-                    let at =
-                        if ud.opcode == Opcode::Phi { ud.blocks.get(u.index as usize).copied() } else { f.parent(u.user) };
+                    let at = if ud.opcode == Opcode::Phi {
+                        ud.blocks.get(u.index as usize).copied()
+                    } else {
+                        f.parent(u.user)
+                    };
                     at.is_some_and(|a| !in_loop(f, a))
                 })
                 .map(|u| (u.user, u.index as usize))
@@ -225,14 +228,14 @@ impl IndvarSimplify {
         });
         let Some((start, step, uses)) = found else { return false };
         let f = m.func(fid);
-        let phis = f.block(x).insts.iter().take_while(|&&i| f.inst(i).opcode == Opcode::Phi).count();
+        let phis = f.block(x).insts.iter().take_while(|&&i| f.opcode(i) == Opcode::Phi).count();
         let mut at = Cursor { block: x, pos: phis };
         let v = expand_exit_value(m, fid, &mut at, &start, &step, &trip);
         let f = m.func_mut(fid);
-        let v_is_phi = v.as_inst().is_some_and(|i| f.inst(i).opcode == Opcode::Phi);
+        let v_is_phi = v.as_inst().is_some_and(|i| f.opcode(i) == Opcode::Phi);
         let mut n = 0;
         for (user, k) in uses {
-            if v_is_phi && f.inst(user).opcode == Opcode::Phi {
+            if v_is_phi && f.opcode(user) == Opcode::Phi {
                 continue;
             }
             f.set_operand(user, k, v);

@@ -180,7 +180,7 @@ fn candidate(f: &Function, cfg: &Edges, forest: &LoopForest, l: LoopId, opts: &O
     let h = data.header;
     let [latch] = data.latches.as_slice() else { return None };
     let latch = *latch;
-    if latch == h || f.inst(f.terminator(latch)?).opcode != Opcode::Br {
+    if latch == h || f.opcode(f.terminator(latch)?) != Opcode::Br {
         return None;
     }
     let t = f.inst(f.terminator(h)?);
@@ -225,9 +225,9 @@ fn candidate(f: &Function, cfg: &Edges, forest: &LoopForest, l: LoopId, opts: &O
 fn rotate(f: &mut Function, cfg: &mut Edges, forest: &mut LoopForest, c: Candidate) {
     let Candidate { l, pre, header: h, body, exit } = c;
     let insts: Vec<Inst> = f.block(h).insts.clone();
-    let phis: Vec<Inst> = insts.iter().copied().filter(|&i| f.inst(i).opcode == Opcode::Phi).collect();
+    let phis: Vec<Inst> = insts.iter().copied().filter(|&i| f.opcode(i) == Opcode::Phi).collect();
     let term = f.terminator(h).expect("candidate header has a terminator");
-    let plain: Vec<Inst> = insts.iter().copied().filter(|&i| f.inst(i).opcode != Opcode::Phi && i != term).collect();
+    let plain: Vec<Inst> = insts.iter().copied().filter(|&i| f.opcode(i) != Opcode::Phi && i != term).collect();
     // Every value `H` defines, and its uses outside `H` (before any edit).
     let defined: Vec<Inst> = phis.iter().chain(&plain).copied().filter(|&i| f.inst(i).ty != TypeTable::VOID).collect();
     let uses: Vec<(Inst, Vec<(Inst, usize)>)> = defined
@@ -236,7 +236,7 @@ fn rotate(f: &mut Function, cfg: &mut Edges, forest: &mut LoopForest, c: Candida
             let us = f
                 .uses(Value::Inst(v))
                 .iter()
-                .filter(|u| f.parent(u.user) != Some(h) || f.inst(u.user).opcode == Opcode::Phi)
+                .filter(|u| f.parent(u.user) != Some(h) || f.opcode(u.user) == Opcode::Phi)
                 .map(|u| (u.user, u.index as usize))
                 .collect();
             (v, us)
@@ -496,7 +496,7 @@ fn retarget(f: &mut Function, b: Block, from: Block, to: Block) {
 }
 
 fn phis_of(f: &Function, b: Block) -> Vec<Inst> {
-    f.block(b).insts.iter().copied().filter(|&i| f.inst(i).opcode == Opcode::Phi).collect()
+    f.block(b).insts.iter().copied().filter(|&i| f.opcode(i) == Opcode::Phi).collect()
 }
 
 fn incomings(f: &Function, p: Inst) -> Vec<(Value, Block)> {

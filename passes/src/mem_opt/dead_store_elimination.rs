@@ -97,8 +97,7 @@ fn remove_overwritten(m: &mut Module, fid: FuncId) -> usize {
 
 /// Rule 2: returns (slots deleted, stores deleted with them).
 fn remove_write_only_slots(f: &mut Function) -> (usize, usize) {
-    let allocas: Vec<Inst> =
-        f.all_insts().filter(|&(_, i)| f.inst(i).opcode == Opcode::Alloca).map(|(_, i)| i).collect();
+    let allocas: Vec<Inst> = f.all_insts().filter(|&(_, i)| f.opcode(i) == Opcode::Alloca).map(|(_, i)| i).collect();
     let (mut slots, mut stores) = (0, 0);
     for a in allocas {
         let mut doomed = vec![a];
@@ -118,7 +117,7 @@ fn remove_write_only_slots(f: &mut Function) -> (usize, usize) {
         if !write_only {
             continue;
         }
-        stores += doomed.iter().filter(|&&i| f.inst(i).opcode == Opcode::Store).count();
+        stores += doomed.iter().filter(|&&i| f.opcode(i) == Opcode::Store).count();
         slots += 1;
         // Users before their definitions, so no use list refers to a
         // removed instruction.

@@ -184,7 +184,7 @@ fn split_slot(m: &mut Module, fid: FuncId, slot: Inst, tys: &[TypeId]) -> Vec<In
             })
             .collect()
     };
-    let whole_load = uses.iter().any(|&(u, _)| m.func(fid).inst(u).opcode == Opcode::Load);
+    let whole_load = uses.iter().any(|&(u, _)| m.func(fid).opcode(u) == Opcode::Load);
     let zeros: Vec<Option<Value>> = tys.iter().map(|&t| if whole_load { zero_const(m, t) } else { None }).collect();
     let f = m.func_mut(fid);
     let d = f.inst(slot).clone();
@@ -210,7 +210,7 @@ fn split_slot(m: &mut Module, fid: FuncId, slot: Inst, tys: &[TypeId]) -> Vec<In
         }
     }
     for (user, k) in uses {
-        match f.inst(user).opcode {
+        match f.opcode(user) {
             Opcode::Gep => {
                 let ops = f.inst(user).operands.clone();
                 let part = Value::Inst(parts[k]);

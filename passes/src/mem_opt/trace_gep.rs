@@ -56,7 +56,7 @@ impl Pass for TraceGep {
 }
 
 fn gep_of(f: &Function, v: Value) -> Option<Inst> {
-    v.as_inst().filter(|&i| f.is_live(i) && f.inst(i).opcode == Opcode::Gep)
+    v.as_inst().filter(|&i| f.is_live(i) && f.opcode(i) == Opcode::Gep)
 }
 
 /// Trace every gep chain of `f`; returns (geps rewritten, inner geps deleted).

@@ -126,7 +126,7 @@ fn transposable_geps(m: &Module, fid: FuncId, slot: Inst, o: &Options) -> Option
         if plain(u) {
             continue;
         }
-        if f.inst(u.user).opcode != Opcode::Gep || u.index != 0 {
+        if f.opcode(u.user) != Opcode::Gep || u.index != 0 {
             return None;
         }
         if !o.dynamic_indices && f.inst(u.user).operands[1..].iter().any(|&v| m.const_int_value(v).is_none()) {
@@ -135,7 +135,7 @@ fn transposable_geps(m: &Module, fid: FuncId, slot: Inst, o: &Options) -> Option
         if !f.uses(Value::Inst(u.user)).iter().all(plain) {
             return None;
         }
-        let stores = f.uses(Value::Inst(u.user)).iter().any(|w| f.inst(w.user).opcode == Opcode::Store);
+        let stores = f.uses(Value::Inst(u.user)).iter().any(|w| f.opcode(w.user) == Opcode::Store);
         if stores && !in_entry {
             return None;
         }
@@ -148,7 +148,7 @@ fn transposable_geps(m: &Module, fid: FuncId, slot: Inst, o: &Options) -> Option
 fn transpose_function(m: &mut Module, fid: FuncId, o: &Options) -> (usize, usize, usize) {
     let slots: Vec<Inst> = {
         let f = m.func(fid);
-        f.all_insts().filter(|&(_, i)| f.inst(i).opcode == Opcode::Alloca).map(|(_, i)| i).collect()
+        f.all_insts().filter(|&(_, i)| f.opcode(i) == Opcode::Alloca).map(|(_, i)| i).collect()
     };
     let (mut loads, mut stores, mut zeroed) = (0, 0, 0);
     for slot in slots {
@@ -156,7 +156,7 @@ fn transpose_function(m: &mut Module, fid: FuncId, o: &Options) -> (usize, usize
         let slot_ty = m.func(fid).inst(slot).ty;
         let has_store = {
             let f = m.func(fid);
-            geps.iter().any(|&g| f.uses(Value::Inst(g)).iter().any(|u| f.inst(u.user).opcode == Opcode::Store))
+            geps.iter().any(|&g| f.uses(Value::Inst(g)).iter().any(|u| f.opcode(u.user) == Opcode::Store))
         };
         if has_store {
             let Some(zero) = zero_const(m, slot_ty) else { continue };
@@ -175,7 +175,7 @@ fn transpose_function(m: &mut Module, fid: FuncId, o: &Options) -> (usize, usize
             for u in f.uses(Value::Inst(g)).to_vec() {
                 let access = u.user;
                 let whole = whole_load(f, slot, slot_ty, access);
-                if f.inst(access).opcode == Opcode::Load {
+                if f.opcode(access) == Opcode::Load {
                     let mut e = InstData::new(Opcode::Extract, elem_ty);
                     e.operands.push(whole);
                     e.operands.extend(indices.iter().copied());

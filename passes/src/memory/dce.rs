@@ -120,6 +120,11 @@ pub fn dce_function(m: &mut Module, fid: FuncId, opts: &Options) -> DceStats {
 
 /// The chosen successor of a terminator whose selector is a constant.
 fn constant_target(m: &Module, f: &Function, t: Inst, opts: &Options) -> Option<Block> {
+    // The opcode from the dense table: most terminators are `br` / `return`,
+    // whose records need not be read.
+    if !matches!(f.opcode(t), Opcode::CondBr | Opcode::If | Opcode::Switch | Opcode::BrIndexed) {
+        return None;
+    }
     let d = f.inst(t);
     match d.opcode {
         Opcode::CondBr | Opcode::If => {
@@ -282,28 +287,50 @@ fn remove_dead_allocas(f: &mut Function) -> usize {
     n
 }
 
-/// Mark from the roots, sweep the rest. Both scans go over the instruction
-/// table in id order (the marked set does not depend on the order).
+/// Mark from the roots, sweep the rest.
+///
+/// Marking is one descending sweep of the instruction table: a live
+/// instruction (a root, or marked by a user with a higher id) marks its
+/// operands. Operands are mostly created before their users, so most marks
+/// land ahead of the sweep; an operand at or above the sweep's position (a
+/// Phi's back edge, an instruction a pass created later than its users) goes
+/// to a worklist drained at once. The marked set is the same as a depth-first
+/// walk's, but the records are read in table order (streamed, where a
+/// depth-first walk jumps) and each live record once.
 fn sweep_dead_insts(f: &mut Function) -> usize {
-    let mut live = vec![false; f.inst_capacity()];
-    let mut work: Vec<Inst> = Vec::new();
+    let n = f.inst_capacity();
+    let mut live = vec![false; n];
+    // Placed in a block of the layout: the roots and the candidates.
+    let mut owned = vec![false; n];
     for (i, op) in f.live_opcodes_by_id() {
+        owned[i.index()] = true;
         if !util::removable_if_dead_op(op) {
             live[i.index()] = true;
-            work.push(i);
         }
     }
-    while let Some(i) = work.pop() {
-        for &v in &f.inst(i).operands {
-            if let Value::Inst(d) = v {
-                if d.index() < live.len() && !live[d.index()] && f.is_live(d) {
-                    live[d.index()] = true;
-                    work.push(d);
+    let mut work: Vec<Inst> = Vec::new();
+    for k in (0..n).rev() {
+        if !live[k] {
+            continue;
+        }
+        work.push(Inst::new(k));
+        while let Some(i) = work.pop() {
+            for &v in &f.inst(i).operands {
+                if let Value::Inst(d) = v {
+                    let x = d.index();
+                    if x < n && !live[x] && f.is_live(d) {
+                        live[x] = true;
+                        // Below the sweep: its turn comes; at or above it:
+                        // already passed, so now.
+                        if x >= k {
+                            work.push(d);
+                        }
+                    }
                 }
             }
         }
     }
-    let dead: Vec<Inst> = f.live_opcodes_by_id().map(|p| p.0).filter(|i| !live[i.index()]).collect();
+    let dead: Vec<Inst> = (0..n).filter(|&k| owned[k] && !live[k]).map(Inst::new).collect();
     f.remove_insts(&dead);
     dead.len()
 }

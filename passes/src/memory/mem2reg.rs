@@ -250,7 +250,7 @@ pub fn mem2reg_function(m: &mut Module, fid: FuncId) -> Mem2RegStats {
         let uses: Vec<_> = f.uses(Value::Inst(a)).to_vec();
         for u in uses {
             let ty = f.inst(a).ty;
-            if f.inst(u.user).opcode == Opcode::Load {
+            if f.opcode(u.user) == Opcode::Load {
                 f.replace_all_uses(Value::Inst(u.user), Value::Undef(ty));
             }
             dead.push(u.user);

@@ -81,7 +81,7 @@ impl Pass for PhiCleanup {
 }
 
 fn is_phi(f: &Function, v: Value) -> Option<Inst> {
-    v.as_inst().filter(|&i| f.is_live(i) && f.inst(i).opcode == Opcode::Phi)
+    v.as_inst().filter(|&i| f.is_live(i) && f.opcode(i) == Opcode::Phi)
 }
 
 /// Replace every Phi component fed by at most one outside value. Returns the

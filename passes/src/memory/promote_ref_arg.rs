@@ -250,12 +250,8 @@ pub fn rewrite(m: &mut Module, promoted: &FxHashSet<(FuncId, usize)>) {
     }
     for &(fid, k) in promoted {
         let f = m.func_mut(fid);
-        let loads: Vec<Inst> = f
-            .uses(Value::Arg(k as u32))
-            .iter()
-            .filter(|u| f.inst(u.user).opcode == Opcode::Load)
-            .map(|u| u.user)
-            .collect();
+        let loads: Vec<Inst> =
+            f.uses(Value::Arg(k as u32)).iter().filter(|u| f.opcode(u.user) == Opcode::Load).map(|u| u.user).collect();
         for &l in &loads {
             f.replace_all_uses(Value::Inst(l), Value::Arg(k as u32));
         }
@@ -305,7 +301,7 @@ kernel @k(%out: buffer<u32>) block_size(4, 1, 1) {
 
     fn ops(m: &Module, f: &str, op: Opcode) -> usize {
         let f = m.func(m.find_function(f).expect("function"));
-        f.all_insts().filter(|&(_, i)| f.inst(i).opcode == op).count()
+        f.all_insts().filter(|&(_, i)| f.opcode(i) == op).count()
     }
 
     // Check that the read-only parameter becomes a value, that each of the

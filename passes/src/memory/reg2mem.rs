@@ -177,8 +177,7 @@ pub fn reg2mem_function(m: &mut Module, fid: FuncId) -> Reg2MemStats {
     let mut work: Vec<Inst> = geps;
     while let Some(g) = work.pop() {
         let home = f.parent(g);
-        let foreign: Vec<_> =
-            f.uses(Value::Inst(g)).iter().copied().filter(|u| f.parent(u.user) != home).collect();
+        let foreign: Vec<_> = f.uses(Value::Inst(g)).iter().copied().filter(|u| f.parent(u.user) != home).collect();
         for u in foreign {
             let d = f.inst(g).clone();
             let clone = f.create_inst(d);

@@ -87,7 +87,7 @@ pub fn set_edge_count(f: &mut Function, pred: Block, succ: Block, edges: usize) 
 /// Phi there, so the scan stops at the first other instruction instead of
 /// reading the whole block).
 pub fn phis_of(f: &Function, b: Block) -> Vec<Inst> {
-    f.block(b).insts.iter().copied().take_while(|&i| f.inst(i).opcode == Opcode::Phi).collect()
+    f.block(b).insts.iter().copied().take_while(|&i| f.opcode(i) == Opcode::Phi).collect()
 }
 
 /// How many CFG edges go from `pred` to `succ`.

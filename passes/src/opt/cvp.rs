@@ -701,7 +701,7 @@ fn constant_for(m: &mut Module, fid: FuncId, v: Value, facts: &Facts) -> Option<
 fn simplify_block(m: &mut Module, fid: FuncId, b: Block, facts: &Facts, st: &mut Stats) {
     let insts = m.func(fid).block(b).insts.clone();
     for i in insts {
-        if !m.func(fid).is_live(i) || m.func(fid).inst(i).opcode == Opcode::Phi {
+        if !m.func(fid).is_live(i) || m.func(fid).opcode(i) == Opcode::Phi {
             continue;
         }
         // Known operands become constants.

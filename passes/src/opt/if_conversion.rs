@@ -206,9 +206,7 @@ fn is_fp8(m: &Module, ty: TypeId) -> bool {
 fn maybe_undef(f: &Function, v: Value) -> bool {
     match v {
         Value::Undef(_) => true,
-        Value::Inst(i) if f.inst(i).opcode == Opcode::Phi => {
-            f.inst(i).operands.iter().any(|o| matches!(o, Value::Undef(_)))
-        }
+        Value::Inst(i) if f.opcode(i) == Opcode::Phi => f.inst(i).operands.iter().any(|o| matches!(o, Value::Undef(_))),
         _ => false,
     }
 }
@@ -247,7 +245,9 @@ fn arm_stores(m: &Module, f: &Function, arm: Block, allow_stores: bool) -> Optio
             let (a, v) = (d.operands[0], d.operands[1]);
             let ai = a.as_inst()?;
             let ad = f.inst(ai);
-            if ad.opcode != Opcode::Alloca || f.parent(ai) == Some(arm) || stores.iter().any(|s: &(Value, Value)| s.0 == a)
+            if ad.opcode != Opcode::Alloca
+                || f.parent(ai) == Some(arm)
+                || stores.iter().any(|s: &(Value, Value)| s.0 == a)
             {
                 return None;
             }
@@ -266,7 +266,7 @@ fn arm_stores(m: &Module, f: &Function, arm: Block, allow_stores: bool) -> Optio
 fn count_hoisted(f: &Function, arm: Option<Block>) -> usize {
     arm.map(|a| {
         let insts = &f.block(a).insts;
-        insts[..insts.len() - 1].iter().filter(|&&i| f.inst(i).opcode != Opcode::Store).count()
+        insts[..insts.len() - 1].iter().filter(|&&i| f.opcode(i) != Opcode::Store).count()
     })
     .unwrap_or(0)
 }
@@ -282,8 +282,7 @@ fn convert_one(m: &mut Module, fid: FuncId, opts: &Options, st: &mut Stats) -> b
         // The arms may be named only by the branch and by Phis of the merge.
         let only_here = |a: Block| {
             refs.get(&a).is_none_or(|us| {
-                us.iter()
-                    .all(|&u| u == s.term || (f.inst(u).opcode == Opcode::Phi && f.parent(u) == Some(s.merge)))
+                us.iter().all(|&u| u == s.term || (f.opcode(u) == Opcode::Phi && f.parent(u) == Some(s.merge)))
             })
         };
         if !s.t.is_none_or(only_here) || !s.e.is_none_or(only_here) {
@@ -389,7 +388,7 @@ fn convert(
         let insts = m.func(fid).block(arm).insts.clone();
         for &i in &insts[..insts.len() - 1] {
             let f = m.func_mut(fid);
-            if f.inst(i).opcode == Opcode::Store {
+            if f.opcode(i) == Opcode::Store {
                 continue;
             }
             let pos = f.block(s.head).insts.len() - 1;
@@ -425,7 +424,7 @@ fn convert(
     // the new branch name it.
     let refs = block_refs(f);
     let named_elsewhere =
-        refs.get(&s.merge).is_some_and(|us| us.iter().any(|&u| u != br && f.inst(u).opcode != Opcode::Phi));
+        refs.get(&s.merge).is_some_and(|us| us.iter().any(|&u| u != br && f.opcode(u) != Opcode::Phi));
     if named_elsewhere {
         return;
     }
@@ -436,7 +435,7 @@ fn convert(
     }
     if let Some(us) = refs.get(&s.merge) {
         for &u in us {
-            if f.inst(u).opcode == Opcode::Phi {
+            if f.opcode(u) == Opcode::Phi {
                 for b in f.inst_mut(u).blocks.iter_mut() {
                     if *b == s.merge {
                         *b = s.head;

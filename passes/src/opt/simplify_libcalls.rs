@@ -148,7 +148,7 @@ fn sign_bit(f: FloatFormat) -> u64 {
 /// The defining instruction of `v` when it has opcode `op`.
 fn def_with(m: &Module, fid: FuncId, v: Value, ops: &[Opcode]) -> Option<Inst> {
     let i = v.as_inst()?;
-    ops.contains(&m.func(fid).inst(i).opcode).then_some(i)
+    ops.contains(&m.func(fid).opcode(i)).then_some(i)
 }
 
 const ROUNDINGS: &[Opcode] = &[Opcode::Floor, Opcode::Ceil, Opcode::Trunc, Opcode::Round, Opcode::Rint];

@@ -12,11 +12,11 @@ pub fn replace_uses_keeping_phis_acyclic(f: &mut Function, old: Value, new: Valu
     if old == new {
         return false;
     }
-    let is_phi = |f: &Function, v: Value| v.as_inst().is_some_and(|i| f.inst(i).opcode == Opcode::Phi);
+    let is_phi = |f: &Function, v: Value| v.as_inst().is_some_and(|i| f.opcode(i) == Opcode::Phi);
     if is_phi(f, new) {
         // Phis that would receive `new` as an incoming.
         let targets: FxHashSet<Value> =
-            f.uses(old).iter().filter(|u| f.inst(u.user).opcode == Opcode::Phi).map(|u| Value::Inst(u.user)).collect();
+            f.uses(old).iter().filter(|u| f.opcode(u.user) == Opcode::Phi).map(|u| Value::Inst(u.user)).collect();
         if !targets.is_empty() {
             // Phis reachable from `new` through Phi incomings, reading `old` as `new`.
             let mut seen: FxHashSet<Value> = FxHashSet::default();
