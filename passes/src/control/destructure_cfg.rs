@@ -81,17 +81,31 @@ fn raw_form(d: &InstData) -> Result<Option<InstData>, String> {
     Ok(Some(out))
 }
 
+/// The opcodes for which `raw_form` answers anything but `Ok(None)`.
+fn has_raw_form_or_refused(op: Opcode) -> bool {
+    use Opcode::*;
+    matches!(op, If | Switch | Loop | SimpleLoop | Break | Continue) || xir_spec::spec().op(op).has(Trait::Structured)
+}
+
 /// Destructure every function; refuses (changing nothing) if some construct
 /// has no raw form. Returns the number of rewritten terminators.
 pub fn destructure_module(m: &mut Module) -> Result<usize, PassError> {
     let mut diags = Vec::new();
+    // The structured terminators, found in one walk (the opcode from the
+    // dense table, the record only for those), rewritten below once all
+    // are known to have a raw form.
+    let mut todo: Vec<(xir::FuncId, Block, xir::Inst)> = Vec::new();
     for fid in defined_functions(m) {
         let f = m.func(fid);
         for &b in f.blocks() {
-            if let Some(t) = f.terminator(b) {
-                if let Err(msg) = raw_form(f.inst(t)) {
-                    diags.push(inst_diag(f, t, "destructure_cfg", msg));
-                }
+            let Some(t) = f.terminator(b) else { continue };
+            if !has_raw_form_or_refused(f.opcode(t)) {
+                continue;
+            }
+            match raw_form(f.inst(t)) {
+                Ok(Some(_)) => todo.push((fid, b, t)),
+                Ok(None) => {}
+                Err(msg) => diags.push(inst_diag(f, t, "destructure_cfg", msg)),
             }
         }
     }
@@ -100,19 +114,14 @@ pub fn destructure_module(m: &mut Module) -> Result<usize, PassError> {
         e.diagnostics = diags;
         return Err(e);
     }
-    let mut n = 0;
-    for fid in defined_functions(m) {
+    for &(fid, b, t) in &todo {
         let f = m.func_mut(fid);
-        for b in f.blocks().to_vec() {
-            let Some(t) = f.terminator(b) else { continue };
-            if let Ok(Some(raw)) = raw_form(f.inst(t)) {
-                debug_assert!(raw.ty == TypeTable::VOID && !matches!(raw.payload, Payload::Text(_)));
-                set_terminator(f, b, raw);
-                n += 1;
-            }
+        if let Ok(Some(raw)) = raw_form(f.inst(t)) {
+            debug_assert!(raw.ty == TypeTable::VOID && !matches!(raw.payload, Payload::Text(_)));
+            set_terminator(f, b, raw);
         }
     }
-    Ok(n)
+    Ok(todo.len())
 }
 
 impl Pass for DestructureCfg {

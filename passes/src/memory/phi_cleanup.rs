@@ -143,7 +143,13 @@ pub fn remove_redundant_phis(f: &mut Function) -> usize {
 /// Replace Phis that repeat an earlier Phi of their block. Returns how many.
 pub fn remove_duplicate_phis(f: &mut Function) -> usize {
     let mut removed = 0;
-    let blocks: Vec<Block> = f.blocks().to_vec();
+    // Only blocks holding a Phi, found by one sweep of the dense opcode
+    // table (a walk of every block reads every block's list). Blocks are
+    // independent here, so their order does not matter.
+    let mut blocks: Vec<Block> =
+        f.live_opcodes_by_id().filter(|&(_, op)| op == Opcode::Phi).filter_map(|(i, _)| f.parent(i)).collect();
+    blocks.sort_unstable();
+    blocks.dedup();
     for b in blocks {
         let mut seen: FxHashMap<(xir::TypeId, Vec<(Block, Value)>), Inst> = FxHashMap::default();
         for p in util::phis_of(f, b) {
