@@ -28,12 +28,12 @@ impl CallGraph {
         let nodes: Vec<_> = m.func_ids().map(|f| g.add_node(f)).collect();
         for f in m.func_ids() {
             let func = m.func(f);
+            // The opcode from the dense table; only calls' records are read.
             for (_, i) in func.all_insts() {
-                let inst = func.inst(i);
-                if inst.opcode != Opcode::Call {
+                if func.opcode(i) != Opcode::Call {
                     continue;
                 }
-                if let Some(Value::Func(callee)) = inst.operands.first() {
+                if let Some(Value::Func(callee)) = func.inst(i).operands.first() {
                     if callee.index() < n && !callees[f.index()].contains(callee) {
                         callees[f.index()].push(*callee);
                         callers[callee.index()].push(f);

@@ -94,7 +94,7 @@ pub fn destructure_module(m: &mut Module) -> Result<usize, PassError> {
     // The structured terminators, found in one walk (the opcode from the
     // dense table, the record only for those), rewritten below once all
     // are known to have a raw form.
-    let mut todo: Vec<(xir::FuncId, Block, xir::Inst)> = Vec::new();
+    let mut todo: Vec<(xir::FuncId, xir::Block, xir::Inst)> = Vec::new();
     for fid in defined_functions(m) {
         let f = m.func(fid);
         for &b in f.blocks() {

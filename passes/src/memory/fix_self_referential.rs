@@ -20,7 +20,7 @@
 //! Produces: `xir.restructured.audited`.
 //! Preserves: CFG, dominators, frontiers, loops, call graph.
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashSet;
 use serde::Deserialize;
 use xir::pass::{AnalysisKind, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};
 use xir::{Block, FuncId, Inst, InstData, Module, Opcode, Type, TypeId, Value};
@@ -85,31 +85,32 @@ pub fn fix_function(m: &mut Module, fid: FuncId) -> (usize, usize) {
     let is_phi = |v: Value| v.as_inst().filter(|&i| f.opcode(i) == Opcode::Phi);
 
     // Iterative DFS; an edge to a Phi on the current path is a back edge.
-    let mut state: FxHashMap<Inst, u8> = FxHashMap::default(); // 1 = on path, 2 = done
+    // Per instruction id: 0 = unvisited, 1 = on the path, 2 = done.
+    let mut state: Vec<u8> = vec![0; f.inst_capacity()];
     let mut cut: Vec<(Inst, usize)> = Vec::new();
     for &root in &phis {
-        if state.contains_key(&root) {
+        if state[root.index()] != 0 {
             continue;
         }
         let mut stack: Vec<(Inst, usize)> = vec![(root, 0)];
-        state.insert(root, 1);
+        state[root.index()] = 1;
         while let Some(&mut (p, ref mut k)) = stack.last_mut() {
             let ops = &f.inst(p).operands;
             if *k >= ops.len() {
-                state.insert(p, 2);
+                state[p.index()] = 2;
                 stack.pop();
                 continue;
             }
             let slot = *k;
             *k += 1;
             let Some(q) = is_phi(ops[slot]) else { continue };
-            match state.get(&q) {
-                Some(1) => cut.push((p, slot)),
-                Some(_) => {}
-                None => {
-                    state.insert(q, 1);
+            match state[q.index()] {
+                1 => cut.push((p, slot)),
+                0 => {
+                    state[q.index()] = 1;
                     stack.push((q, 0));
                 }
+                _ => {}
             }
         }
     }
