@@ -28,11 +28,16 @@ pub struct Cfg {
 impl Cfg {
     pub fn compute(f: &Function) -> Cfg {
         let n = f.block_capacity();
-        let mut succs = vec![Edges::new(); n];
-        let mut preds = vec![Edges::new(); n];
+        // `resize_with`, not `vec![Edges::new(); n]`: the latter clones the
+        // empty list per block through `SmallVec`'s generic `extend`.
+        let mut succs: Vec<Edges> = Vec::with_capacity(n);
+        succs.resize_with(n, Edges::new);
+        let mut preds: Vec<Edges> = Vec::with_capacity(n);
+        preds.resize_with(n, Edges::new);
         for &b in f.blocks() {
-            for s in f.successors(b) {
-                succs[b.index()].push(s);
+            let out = f.successor_slice(b);
+            succs[b.index()] = Edges::from_slice(out);
+            for &s in out {
                 if s.index() < n {
                     preds[s.index()].push(b);
                 }

@@ -10,8 +10,11 @@ pub struct DomTree {
     /// Immediate dominator per block id; the entry maps to itself.
     idom: Vec<Option<Block>>,
     rpo_index: Vec<usize>,
-    /// Children per block id, in RPO order.
-    children: Vec<Vec<Block>>,
+    /// Children of block `b`, in RPO order: `children[child_start[b] ..
+    /// child_start[b + 1]]` (one flat table, not a list per block: the tree
+    /// is built for every pass that asks, on functions of 10^5 blocks).
+    child_start: Vec<u32>,
+    children: Vec<Block>,
     /// Pre/post numbers of a DFS of the tree, for O(1) dominance queries.
     pre: Vec<u32>,
     post: Vec<u32>,
@@ -48,14 +51,27 @@ impl DomTree {
                 }
             }
         }
-        let mut children = vec![Vec::new(); n];
+        // Counting sort of the RPO by parent keeps each parent's children in
+        // RPO order.
+        let parent_of = |b: Block| idom[b.index()].filter(|&p| p != b);
+        let mut child_start = vec![0u32; n + 1];
         for &b in &cfg.rpo {
-            if let Some(p) = idom[b.index()] {
-                if p != b {
-                    children[p.index()].push(b);
-                }
+            if let Some(p) = parent_of(b) {
+                child_start[p.index() + 1] += 1;
             }
         }
+        for k in 0..n {
+            child_start[k + 1] += child_start[k];
+        }
+        let mut fill = child_start.clone();
+        let mut children = vec![Block(0); child_start[n] as usize];
+        for &b in &cfg.rpo {
+            if let Some(p) = parent_of(b) {
+                children[fill[p.index()] as usize] = b;
+                fill[p.index()] += 1;
+            }
+        }
+        let kids = |b: Block| &children[child_start[b.index()] as usize..child_start[b.index() + 1] as usize];
         let mut pre = vec![u32::MAX; n];
         let mut post = vec![u32::MAX; n];
         if let Some(entry) = cfg.entry {
@@ -65,7 +81,7 @@ impl DomTree {
             counter += 1;
             while let Some((b, i)) = stack.last_mut() {
                 let b = *b;
-                if let Some(&c) = children[b.index()].get(*i) {
+                if let Some(&c) = kids(b).get(*i) {
                     *i += 1;
                     pre[c.index()] = counter;
                     counter += 1;
@@ -77,7 +93,7 @@ impl DomTree {
                 }
             }
         }
-        DomTree { idom, rpo_index: cfg.rpo_index.clone(), children, pre, post }
+        DomTree { idom, rpo_index: cfg.rpo_index.clone(), child_start, children, pre, post }
     }
 
     /// Immediate dominator (`None` for the entry and unreachable blocks).
@@ -98,7 +114,10 @@ impl DomTree {
     }
 
     pub fn children(&self, b: Block) -> &[Block] {
-        &self.children[b.index()]
+        match self.child_start.get(b.index()..b.index() + 2) {
+            Some(&[lo, hi]) => &self.children[lo as usize..hi as usize],
+            _ => &[],
+        }
     }
 
     /// Dominance frontier of every block (Cytron et al. via the CHK walk).

@@ -231,7 +231,15 @@ impl Function {
 
     /// Successors of `b` along executed edges.
     pub fn successors(&self, b: Block) -> SmallVec<[Block; 4]> {
-        self.terminator(b).map(|t| self.insts[t.index()].successors()).unwrap_or_default()
+        self.successor_slice(b).iter().copied().collect()
+    }
+
+    /// `successors` as a slice of the terminator's block list (no copy).
+    pub fn successor_slice(&self, b: Block) -> &[Block] {
+        match self.terminator(b) {
+            Some(t) => self.insts[t.index()].successor_slice(),
+            None => &[],
+        }
     }
 
     // ---- instructions -------------------------------------------------

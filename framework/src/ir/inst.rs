@@ -92,19 +92,24 @@ impl InstData {
     /// Control-flow successors as executed (not structured roles such as a
     /// loop's merge before the loop exits): the raw edges of this terminator.
     pub fn successors(&self) -> SmallVec<[Block; 4]> {
+        self.successor_slice().iter().copied().collect()
+    }
+
+    /// `successors` without a copy: the executed edges are always one
+    /// contiguous run of `blocks`, so CFG construction can read them in
+    /// place.
+    pub fn successor_slice(&self) -> &[Block] {
         use Opcode::*;
-        let b = &self.blocks;
+        let b = self.blocks.as_slice();
+        let first = |k: usize| &b[..b.len().min(k)];
         match self.opcode {
-            If => b.iter().take(2).copied().collect(),
-            Switch => b.iter().skip(1).copied().collect(),
-            Loop => b.iter().take(1).copied().collect(),
-            SimpleLoop => b.iter().take(1).copied().collect(),
-            RayQueryLoop => b.iter().take(1).copied().collect(),
-            RayQueryDispatch => b.iter().copied().collect(),
-            AutodiffScope | Outline => b.iter().take(1).copied().collect(),
-            Phi => SmallVec::new(),
-            _ if self.is_terminator() => b.iter().copied().collect(),
-            _ => SmallVec::new(),
+            If => first(2),
+            Switch => b.get(1..).unwrap_or(&[]),
+            Loop | SimpleLoop | RayQueryLoop | AutodiffScope | Outline => first(1),
+            RayQueryDispatch => b,
+            Phi => &[],
+            _ if self.is_terminator() => b,
+            _ => &[],
         }
     }
 }
