@@ -551,6 +551,91 @@ impl Function {
         }
     }
 
+    /// Renumber the instructions so that ids follow the block lists (the
+    /// layout's blocks in order, then any other block's list), dropping
+    /// every record that no block lists and no listed instruction uses.
+    ///
+    /// Passes append what they create to the table and leave what they
+    /// remove in it, so after a few rewrites a walk in program order jumps
+    /// around memory; this restores one sequential stream per walk.
+    /// Printing names values by position, so the text is unchanged; use
+    /// lists keep their order (users renumbered). Instruction ids held
+    /// across the call are invalid afterwards; block ids do not change.
+    pub fn compact_insts(&mut self) {
+        const NONE: u32 = u32::MAX;
+        let n = self.insts.len();
+        let mut map = vec![NONE; n];
+        let mut order: Vec<Inst> = Vec::with_capacity(n);
+        let visit = |i: Inst, map: &mut Vec<u32>, order: &mut Vec<Inst>| {
+            if i.index() < n && map[i.index()] == NONE {
+                map[i.index()] = order.len() as u32;
+                order.push(i);
+            }
+        };
+        let mut listed_blocks: Vec<Block> = self.layout.clone();
+        let mut in_layout = vec![false; self.blocks.len()];
+        for &b in &self.layout {
+            in_layout[b.index()] = true;
+        }
+        listed_blocks.extend((0..self.blocks.len()).map(Block::new).filter(|b| !in_layout[b.index()]));
+        for &b in &listed_blocks {
+            for &i in &self.blocks[b.index()].insts {
+                visit(i, &mut map, &mut order);
+            }
+        }
+        // Unlisted instructions still used by listed ones (broken IR, or a
+        // pass's unplaced temporaries) keep a record, after the rest.
+        let mut k = 0;
+        while k < order.len() {
+            let i = order[k];
+            for &v in &self.insts[i.index()].operands {
+                if let Value::Inst(d) = v {
+                    visit(d, &mut map, &mut order);
+                }
+            }
+            k += 1;
+        }
+        if order.len() == n && order.iter().enumerate().all(|(k, i)| i.index() == k) {
+            return;
+        }
+        let remap = |v: Value| match v {
+            Value::Inst(d) if d.index() < n && map[d.index()] != NONE => Value::Inst(Inst(map[d.index()])),
+            other => other,
+        };
+        let remap_use = |u: Use| Use { user: Inst(map[u.user.index()]), index: u.index };
+        let placeholder = || InstData::new(xir_spec::Opcode::Unreachable, super::TypeTable::VOID);
+        let mut insts = Vec::with_capacity(order.len() + n / 8);
+        let mut hot = Vec::with_capacity(order.len() + n / 8);
+        let mut inst_uses = Vec::with_capacity(order.len() + n / 8);
+        for &i in &order {
+            let mut d = std::mem::replace(&mut self.insts[i.index()], placeholder());
+            for v in d.operands.iter_mut() {
+                *v = remap(*v);
+            }
+            hot.push(self.hot[i.index()]);
+            insts.push(d);
+            let uses: SmallVec<[Use; 2]> = self.inst_uses[i.index()]
+                .iter()
+                .filter(|u| map[u.user.index()] != NONE)
+                .map(|&u| remap_use(u))
+                .collect();
+            inst_uses.push(uses);
+        }
+        for list in &mut self.arg_uses {
+            let new: SmallVec<[Use; 2]> =
+                list.iter().filter(|u| map[u.user.index()] != NONE).map(|&u| remap_use(u)).collect();
+            *list = new;
+        }
+        for b in &mut self.blocks {
+            for i in b.insts.iter_mut() {
+                *i = Inst(map[i.index()]);
+            }
+        }
+        self.insts = insts;
+        self.hot = hot;
+        self.inst_uses = inst_uses;
+    }
+
     /// Live instructions in layout order.
     pub fn all_insts(&self) -> impl Iterator<Item = (Block, Inst)> + '_ {
         self.layout.iter().flat_map(move |&b| self.blocks[b.index()].insts.iter().map(move |&i| (b, i)))
