@@ -425,12 +425,16 @@ impl Function {
     /// together in memory for every later sweep.
     pub fn replace_inst(&mut self, i: Inst, data: InstData) {
         let placed = self.is_live(i);
-        if placed {
+        // Same operands in the same slots (a structured terminator becoming
+        // its raw form, say): the use lists already say exactly this, and
+        // rewriting them would visit every operand's list for nothing.
+        let same_operands = self.insts[i.index()].operands == data.operands;
+        if placed && !same_operands {
             self.detach_operands(i);
         }
         self.hot[i.index()].opcode = data.opcode;
         self.insts[i.index()] = data;
-        if placed {
+        if placed && !same_operands {
             self.attach_operands(i);
         }
     }
@@ -689,16 +693,18 @@ impl Function {
         }
     }
 
+    // By index, not over a copy of the operand list: a `SmallVec` clone goes
+    // through its generic `extend`, and this runs for every placement.
     fn attach_operands(&mut self, i: Inst) {
-        let ops = self.insts[i.index()].operands.clone();
-        for (k, v) in ops.into_iter().enumerate() {
+        for k in 0..self.insts[i.index()].operands.len() {
+            let v = self.insts[i.index()].operands[k];
             self.add_use(v, Use { user: i, index: k as u32 });
         }
     }
 
     fn detach_operands(&mut self, i: Inst) {
-        let ops = self.insts[i.index()].operands.clone();
-        for (k, v) in ops.into_iter().enumerate() {
+        for k in 0..self.insts[i.index()].operands.len() {
+            let v = self.insts[i.index()].operands[k];
             self.drop_use(v, Use { user: i, index: k as u32 });
         }
     }
