@@ -20,7 +20,6 @@
 //! Phis, which the pipeline checker cannot express).
 //! Preserves: CFG, dominators, frontiers, loops, call graph.
 
-use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Deserialize;
 use xir::analysis::{Cfg, DomTree};
 use xir::pass::{AnalysisKind, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};
@@ -99,9 +98,22 @@ pub fn mem2reg_function(m: &mut Module, fid: FuncId) -> Mem2RegStats {
     if vars.is_empty() {
         return st;
     }
-    let var_of: FxHashMap<Inst, usize> = vars.iter().enumerate().map(|(k, &a)| (a, k)).collect();
+    // Dense tables by id (instruction, block, variable) rather than hash
+    // maps and sets: one lookup per load and store, and the per-variable
+    // sets of the Phi placement reset in O(1) by stamping them with the
+    // variable's number.
+    const NONE: u32 = u32::MAX;
+    let mut var_of: Vec<u32> = vec![NONE; f.inst_capacity()];
+    for (k, &a) in vars.iter().enumerate() {
+        var_of[a.index()] = k as u32;
+    }
+    let var_at = |var_of: &[u32], addr: Value| -> Option<usize> {
+        let a = addr.as_inst()?;
+        var_of.get(a.index()).copied().filter(|&k| k != NONE).map(|k| k as usize)
+    };
     let var_ty: Vec<_> = vars.iter().map(|&a| f.inst(a).ty).collect();
     let nv = vars.len();
+    let nb = f.block_capacity();
 
     let cfg = Cfg::compute(f);
     let dom = DomTree::from_cfg(&cfg);
@@ -110,18 +122,18 @@ pub fn mem2reg_function(m: &mut Module, fid: FuncId) -> Mem2RegStats {
     // Per variable: blocks with stores, blocks with an upward-exposed load.
     let mut def_blocks: Vec<Vec<Block>> = vec![Vec::new(); nv];
     let mut exposed: Vec<Vec<Block>> = vec![Vec::new(); nv];
-    let mut seen: FxHashMap<usize, ()> = FxHashMap::default();
-    for &b in &cfg.rpo {
-        seen.clear();
+    // Per variable, the RPO position + 1 of the last block that touched it.
+    let mut seen: Vec<u32> = vec![0; nv];
+    for (pos, &b) in cfg.rpo.iter().enumerate() {
+        let stamp = pos as u32 + 1;
         for &i in &f.block(b).insts {
-            let d = f.inst(i);
-            let (is_store, addr) = match d.opcode {
-                Opcode::Load => (false, d.operands[0]),
-                Opcode::Store => (true, d.operands[0]),
+            let is_store = match f.opcode(i) {
+                Opcode::Load => false,
+                Opcode::Store => true,
                 _ => continue,
             };
-            let Some(&v) = addr.as_inst().and_then(|a| var_of.get(&a)) else { continue };
-            if seen.insert(v, ()).is_none() {
+            let Some(v) = var_at(&var_of, f.inst(i).operands[0]) else { continue };
+            if std::mem::replace(&mut seen[v], stamp) != stamp {
                 if is_store {
                     def_blocks[v].push(b);
                 } else {
@@ -134,40 +146,50 @@ pub fn mem2reg_function(m: &mut Module, fid: FuncId) -> Mem2RegStats {
     }
 
     // Phi placement: iterated frontier of the stores, pruned by liveness.
-    let mut block_phis: FxHashMap<Block, Vec<(usize, Inst)>> = FxHashMap::default();
+    // Per block, the Phis placed in it: (variable, Phi, ordinal of the Phi).
+    let mut block_phis: Vec<Vec<(usize, Inst, usize)>> = vec![Vec::new(); nb];
+    let mut phi_blocks: Vec<Block> = Vec::new();
+    let (mut is_def, mut live, mut has_phi, mut queued) =
+        (vec![0u32; nb], vec![0u32; nb], vec![0u32; nb], vec![0u32; nb]);
     for v in 0..nv {
         if def_blocks[v].is_empty() {
             continue;
         }
-        let defs: FxHashSet<Block> = def_blocks[v].iter().copied().collect();
-        let mut live: FxHashSet<Block> = FxHashSet::default();
+        let stamp = v as u32 + 1;
+        for &b in &def_blocks[v] {
+            is_def[b.index()] = stamp;
+        }
         let mut work: Vec<Block> = exposed[v].clone();
         while let Some(b) = work.pop() {
-            if !live.insert(b) {
+            if std::mem::replace(&mut live[b.index()], stamp) == stamp {
                 continue;
             }
             for &p in cfg.preds(b) {
-                if !defs.contains(&p) && cfg.is_reachable(p) && !live.contains(&p) {
+                if is_def[p.index()] != stamp && cfg.is_reachable(p) && live[p.index()] != stamp {
                     work.push(p);
                 }
             }
         }
-        let mut has_phi: FxHashSet<Block> = FxHashSet::default();
         let mut work: Vec<Block> = def_blocks[v].clone();
-        let mut queued: FxHashSet<Block> = work.iter().copied().collect();
+        for &b in &work {
+            queued[b.index()] = stamp;
+        }
         while let Some(b) = work.pop() {
             for &y in &df[b.index()] {
-                if has_phi.contains(&y) || !live.contains(&y) {
+                if has_phi[y.index()] == stamp || live[y.index()] != stamp {
                     continue;
                 }
-                has_phi.insert(y);
+                has_phi[y.index()] = stamp;
                 let mut d = InstData::new(Opcode::Phi, var_ty[v]);
                 d.md = util::name_like(&f.inst(vars[v]).md);
                 let phi = f.create_inst(d);
                 f.insert_inst(y, 0, phi);
-                block_phis.entry(y).or_default().push((v, phi));
+                if block_phis[y.index()].is_empty() {
+                    phi_blocks.push(y);
+                }
+                block_phis[y.index()].push((v, phi, st.phis));
                 st.phis += 1;
-                if queued.insert(y) {
+                if std::mem::replace(&mut queued[y.index()], stamp) != stamp {
                     work.push(y);
                 }
             }
@@ -178,7 +200,7 @@ pub fn mem2reg_function(m: &mut Module, fid: FuncId) -> Mem2RegStats {
     // current definitions when a subtree is done).
     let mut cur: Vec<Option<Value>> = vec![None; nv];
     let mut undo: Vec<(usize, Option<Value>)> = Vec::new();
-    let mut incomings: FxHashMap<Inst, Vec<(Value, Block)>> = FxHashMap::default();
+    let mut incomings: Vec<Vec<(Value, Block)>> = vec![Vec::new(); st.phis];
     let mut dead: Vec<Inst> = Vec::new();
     let mut stack: Vec<(Block, usize, bool)> = vec![(entry, 0, false)];
     while let Some((b, mark, visited)) = stack.pop() {
@@ -191,21 +213,20 @@ pub fn mem2reg_function(m: &mut Module, fid: FuncId) -> Mem2RegStats {
         }
         let mark = undo.len();
         stack.push((b, mark, true));
-        if let Some(ps) = block_phis.get(&b) {
-            for &(v, phi) in ps {
-                undo.push((v, cur[v]));
-                cur[v] = Some(Value::Inst(phi));
-            }
+        for &(v, phi, _) in &block_phis[b.index()] {
+            undo.push((v, cur[v]));
+            cur[v] = Some(Value::Inst(phi));
         }
-        let insts = f.block(b).insts.clone();
-        for i in insts {
-            let d = f.inst(i);
-            let (is_store, addr) = match d.opcode {
-                Opcode::Load => (false, d.operands[0]),
-                Opcode::Store => (true, d.operands[0]),
+        // By position: the block's list does not change while it is walked
+        // (replacing uses and collecting dead accesses leave it alone).
+        for k in 0..f.block(b).insts.len() {
+            let i = f.block(b).insts[k];
+            let is_store = match f.opcode(i) {
+                Opcode::Load => false,
+                Opcode::Store => true,
                 _ => continue,
             };
-            let Some(&v) = addr.as_inst().and_then(|a| var_of.get(&a)) else { continue };
+            let Some(v) = var_at(&var_of, f.inst(i).operands[0]) else { continue };
             if is_store {
                 let val = f.inst(i).operands[1];
                 undo.push((v, cur[v]));
@@ -217,11 +238,9 @@ pub fn mem2reg_function(m: &mut Module, fid: FuncId) -> Mem2RegStats {
             dead.push(i);
         }
         for &s in cfg.succs(b) {
-            if let Some(ps) = block_phis.get(&s) {
-                for &(v, phi) in ps {
-                    let val = cur[v].unwrap_or(Value::Undef(var_ty[v]));
-                    incomings.entry(phi).or_default().push((val, b));
-                }
+            for &(v, _, k) in &block_phis[s.index()] {
+                let val = cur[v].unwrap_or(Value::Undef(var_ty[v]));
+                incomings[k].push((val, b));
             }
         }
         for &c in dom.children(b).iter().rev() {
@@ -230,10 +249,10 @@ pub fn mem2reg_function(m: &mut Module, fid: FuncId) -> Mem2RegStats {
     }
 
     // Finish the Phis: edges from unreachable predecessors carry undef.
-    for (blk, ps) in &block_phis {
-        for &(v, phi) in ps {
-            let mut inc = incomings.remove(&phi).unwrap_or_default();
-            for &p in cfg.preds(*blk) {
+    for &blk in &phi_blocks {
+        for &(v, phi, k) in &block_phis[blk.index()] {
+            let mut inc = std::mem::take(&mut incomings[k]);
+            for &p in cfg.preds(blk) {
                 if !cfg.is_reachable(p) {
                     inc.push((Value::Undef(var_ty[v]), p));
                 }
