@@ -123,14 +123,35 @@ impl ModRef {
 /// neither the module nor the function).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AliasAnalysis {
-    /// Per instruction: the address it computes (lvalues) or the location it
-    /// accesses (loads, stores, buffer element accesses, atomics).
-    insts: Vec<Option<Location>>,
+    /// Per instruction id: 1 + the index in `locs` of the address it
+    /// computes (lvalues) or the location it accesses (loads, stores, buffer
+    /// element accesses, atomics); 0 for every other instruction. A
+    /// `Location` is large (its path holds four 128-bit indices inline), so
+    /// only the instructions that have one get one: a table of
+    /// `Option<Location>` per instruction was ~180 bytes per instruction,
+    /// written whole for every function.
+    slot: Vec<u32>,
+    locs: Vec<Location>,
     /// Per argument: the location of a reference argument.
     args: Vec<Option<Location>>,
     /// Ordered type pairs `(outer, inner)` where `inner` is `outer` or one of
     /// its (transitive) members, over the types of this function's locations.
     contains: FxHashSet<(TypeId, TypeId)>,
+}
+
+/// The opcodes `AliasAnalysis::decompose` gives a location (every other
+/// opcode gets none).
+fn may_have_location(op: Opcode) -> bool {
+    matches!(
+        op,
+        Opcode::Alloca
+            | Opcode::AllocaShared
+            | Opcode::Gep
+            | Opcode::Load
+            | Opcode::Store
+            | Opcode::BufferRead
+            | Opcode::BufferWrite
+    ) || xir_spec::spec().op(op).has(Trait::Atomic)
 }
 
 impl AliasAnalysis {
@@ -145,15 +166,20 @@ impl AliasAnalysis {
                 args[k] = Some(Location { root: Root::RefArg(k as u32), path: SmallVec::new(), ty: a.ty });
             }
         }
-        let mut aa = AliasAnalysis { insts: vec![None; f.inst_capacity()], args, contains: FxHashSet::default() };
+        let mut aa =
+            AliasAnalysis { slot: vec![0; f.inst_capacity()], locs: Vec::new(), args, contains: FxHashSet::default() };
+        // The instructions `decompose` can locate, in layout order, by their
+        // opcodes in the function's dense table.
+        let located: Vec<Inst> = f.all_insts().map(|(_, i)| i).filter(|&i| may_have_location(f.opcode(i))).collect();
         // Layout order defines gep bases first in verified code; a second
         // round covers forward references in unusual layouts.
         for _ in 0..2 {
-            for (_, i) in f.all_insts() {
-                aa.insts[i.index()] = aa.decompose(m, f, i);
+            for &i in &located {
+                let loc = aa.decompose(m, f, i);
+                aa.set(i, loc);
             }
         }
-        let mut types: Vec<TypeId> = aa.insts.iter().chain(&aa.args).flatten().map(|l| l.ty).collect();
+        let mut types: Vec<TypeId> = aa.locs.iter().chain(aa.args.iter().flatten()).map(|l| l.ty).collect();
         types.sort();
         types.dedup();
         let mut memo = FxHashMap::default();
@@ -165,6 +191,27 @@ impl AliasAnalysis {
             }
         }
         aa
+    }
+
+    fn set(&mut self, i: Inst, loc: Option<Location>) {
+        let k = i.index();
+        match (loc, self.slot[k]) {
+            (Some(l), 0) => {
+                self.locs.push(l);
+                self.slot[k] = self.locs.len() as u32;
+            }
+            (Some(l), s) => self.locs[s as usize - 1] = l,
+            // `decompose` answers the same shape in both rounds; a slot
+            // that loses its location is simply forgotten.
+            (None, _) => self.slot[k] = 0,
+        }
+    }
+
+    fn get(&self, i: Inst) -> Option<&Location> {
+        match self.slot.get(i.index()).copied() {
+            None | Some(0) => None,
+            Some(s) => self.locs.get(s as usize - 1),
+        }
     }
 
     fn decompose(&self, m: &Module, f: &Function, i: Inst) -> Option<Location> {
@@ -218,7 +265,7 @@ impl AliasAnalysis {
     /// The location an address value designates (`Unknown` if it is not one).
     fn address(&self, f: &Function, v: Value) -> Location {
         let known = match v {
-            Value::Inst(i) if f.is_lvalue(v) => self.insts.get(i.index()).cloned().flatten(),
+            Value::Inst(i) if f.is_lvalue(v) => self.get(i).cloned(),
             Value::Arg(a) => self.args.get(a as usize).cloned().flatten(),
             _ => None,
         };
@@ -229,7 +276,7 @@ impl AliasAnalysis {
     /// designates.
     pub fn location(&self, v: Value) -> Option<&Location> {
         match v {
-            Value::Inst(i) => self.insts.get(i.index())?.as_ref(),
+            Value::Inst(i) => self.get(i),
             Value::Arg(a) => self.args.get(a as usize)?.as_ref(),
             _ => None,
         }
@@ -239,7 +286,7 @@ impl AliasAnalysis {
     /// buffer.read / buffer.write, atomic) or an address instruction
     /// designates.
     pub fn access(&self, i: Inst) -> Option<&Location> {
-        self.insts.get(i.index())?.as_ref()
+        self.get(i)
     }
 
     /// Alias between two address values.
