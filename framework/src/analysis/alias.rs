@@ -92,7 +92,9 @@ pub enum PathIndex {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Location {
     pub root: Root,
-    pub path: SmallVec<[PathIndex; 4]>,
+    /// Inline up to two steps (almost every path): a step is 32 bytes (a
+    /// 128-bit constant), and locations are copied for every address use.
+    pub path: SmallVec<[PathIndex; 2]>,
     /// The type of the location's contents.
     pub ty: TypeId,
 }
@@ -126,7 +128,7 @@ pub struct AliasAnalysis {
     /// Per instruction id: 1 + the index in `locs` of the address it
     /// computes (lvalues) or the location it accesses (loads, stores, buffer
     /// element accesses, atomics); 0 for every other instruction. A
-    /// `Location` is large (its path holds four 128-bit indices inline), so
+    /// `Location` is large (its path holds two 128-bit indices inline), so
     /// only the instructions that have one get one: a table of
     /// `Option<Location>` per instruction was ~180 bytes per instruction,
     /// written whole for every function.
