@@ -171,6 +171,21 @@ fn mod_ref_is_conservative_for_memory_other_threads_see() {
     assert!(aa.mod_ref(f, ld, &x).reads && !aa.mod_ref(f, ld, &x).writes);
     assert!(!aa.mod_ref(f, ld, &y).reads);
     assert_eq!(aa.mod_ref(f, sum, &sh), xir::analysis::ModRef::NONE, "arithmetic touches no memory");
+    // The opcode-only shortcut scans use agrees with the per-location answer:
+    // where it says "nothing", no instruction touches any location; and it
+    // does not claim the memory operations above.
+    for (_, i) in f.all_insts() {
+        if AliasAnalysis::never_mod_ref(f.opcode(i)) {
+            for l in [&x, &y, &sh] {
+                assert_eq!(aa.mod_ref(f, i, l), xir::analysis::ModRef::NONE, "{i}");
+            }
+        }
+    }
+    assert!(AliasAnalysis::never_mod_ref(xir::Opcode::Add));
+    for i in [call, barrier, atomic, buffer_atomic, ld] {
+        assert!(!AliasAnalysis::never_mod_ref(f.opcode(i)), "{:?}", f.opcode(i));
+    }
+    assert!(!AliasAnalysis::never_mod_ref(xir::Opcode::Store));
 }
 
 const DIVERGENT: &str = r#"

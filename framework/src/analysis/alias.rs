@@ -341,6 +341,19 @@ impl AliasAnalysis {
             .collect()
     }
 
+    /// Whether `mod_ref` answers `ModRef::NONE` for an instruction with this
+    /// opcode whatever the location: a pure, non-convergent computation.
+    /// Scans keeping a set of locations can skip such instructions without
+    /// asking per location.
+    pub fn never_mod_ref(op: Opcode) -> bool {
+        let o = xir_spec::spec().op(op);
+        !matches!(op, Opcode::Load | Opcode::BufferRead | Opcode::Store | Opcode::BufferWrite)
+            && !o.has(Trait::Atomic)
+            && !o.has(Trait::Call)
+            && o.has(Trait::Pure)
+            && !o.has(Trait::Convergent)
+    }
+
     /// What instruction `i` of `f` may do to location `loc`.
     pub fn mod_ref(&self, f: &Function, i: Inst, loc: &Location) -> ModRef {
         let d = f.inst(i);

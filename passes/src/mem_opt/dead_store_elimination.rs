@@ -73,8 +73,11 @@ fn remove_overwritten(m: &mut Module, fid: FuncId) -> usize {
     for &b in f.blocks() {
         let mut later: Vec<Location> = Vec::new();
         for &i in f.block(b).insts.iter().rev() {
-            let d = f.inst(i);
-            if is_write(d.opcode) {
+            let op = f.opcode(i);
+            if AliasAnalysis::never_mod_ref(op) {
+                continue;
+            }
+            if is_write(op) {
                 if let Some(loc) = aa.access(i) {
                     if later.iter().any(|o| aa.sub_path(o, loc).is_some()) {
                         dead.push(i);

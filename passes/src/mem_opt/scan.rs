@@ -92,7 +92,9 @@ pub fn forward_function(m: &mut Module, fid: FuncId, mode: Mode) -> (usize, usiz
                 }
             }
             let f = m.func(fid);
-            avail.retain(|a| !aa.mod_ref(f, i, &a.loc).writes);
+            if !AliasAnalysis::never_mod_ref(opcode) {
+                avail.retain(|a| !aa.mod_ref(f, i, &a.loc).writes);
+            }
             if let (Some(v), Some(loc)) = (written, aa.access(i)) {
                 if !matches!(loc.root, xir::analysis::Root::Unknown(_)) {
                     push(&mut avail, Avail { loc: loc.clone(), value: v });
