@@ -79,17 +79,8 @@ impl Renumbering {
         }
     }
 
-    /// Renumber a copied record's operands; an operand naming an
-    /// instruction not yet in the order (unlisted but used) joins it at the
-    /// end, so its record is copied too.
-    fn remap_operands(&mut self, d: &mut InstData) {
+    fn remap_operands(&self, d: &mut InstData) {
         for v in d.operands.iter_mut() {
-            if let Value::Inst(i) = *v {
-                if i.index() < self.map.len() && self.map[i.index()] == Self::NONE {
-                    self.map[i.index()] = self.order.len() as u32;
-                    self.order.push(i);
-                }
-            }
             *v = self.value(*v);
         }
     }
@@ -615,15 +606,13 @@ impl Function {
     /// lists keep their order (users renumbered). Instruction ids held
     /// across the call are invalid afterwards; block ids do not change.
     pub fn compact_insts(&mut self) {
-        let Some(mut ren) = self.renumbering() else { return };
+        let Some(ren) = self.renumbering() else { return };
         let placeholder = || InstData::new(xir_spec::Opcode::Unreachable, super::TypeTable::VOID);
         let mut insts = Vec::with_capacity(ren.order.len() + ren.order.len() / 8);
-        let mut k = 0;
-        while k < ren.order.len() {
-            let mut d = std::mem::replace(&mut self.insts[ren.order[k].index()], placeholder());
+        for &i in &ren.order {
+            let mut d = std::mem::replace(&mut self.insts[i.index()], placeholder());
             ren.remap_operands(&mut d);
             insts.push(d);
-            k += 1;
         }
         self.insts = insts;
         let (hot, uses) = (std::mem::take(&mut self.hot), std::mem::take(&mut self.inst_uses));
@@ -636,14 +625,12 @@ impl Function {
     /// computed on `self`.
     pub fn compacted_clone(&self) -> (Function, Renumbering) {
         let mut out = self.clone_without_insts();
-        let mut ren = self.renumbering().unwrap_or_else(|| Renumbering::identity(self.insts.len()));
+        let ren = self.renumbering().unwrap_or_else(|| Renumbering::identity(self.insts.len()));
         let mut insts = Vec::with_capacity(ren.order.len() + ren.order.len() / 8);
-        let mut k = 0;
-        while k < ren.order.len() {
-            let mut d = self.insts[ren.order[k].index()].clone();
+        for &i in &ren.order {
+            let mut d = self.insts[i.index()].clone();
             ren.remap_operands(&mut d);
             insts.push(d);
-            k += 1;
         }
         out.insts = insts;
         out.apply_renumbering(&ren, &self.hot, &self.inst_uses);
@@ -692,10 +679,18 @@ impl Function {
                 visit(i, &mut map, &mut order);
             }
         }
-        // Every record listed, in order: nothing to move or drop. (Unlisted
-        // instructions still used by listed ones, in broken IR or a pass's
-        // unplaced temporaries, are appended by `remap_operands` while the
-        // records are copied, so they keep a record after the rest.)
+        // Unlisted instructions still used by listed ones (broken IR, or a
+        // pass's unplaced temporaries) keep a record, after the rest.
+        let mut k = 0;
+        while k < order.len() {
+            let i = order[k];
+            for &v in &self.insts[i.index()].operands {
+                if let Value::Inst(d) = v {
+                    visit(d, &mut map, &mut order);
+                }
+            }
+            k += 1;
+        }
         if order.len() == n && order.iter().enumerate().all(|(k, i)| i.index() == k) {
             return None;
         }
