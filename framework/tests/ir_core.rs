@@ -226,17 +226,7 @@ fn compact_insts_keeps_the_text_and_orders_ids() {
     let uses_before: Vec<_> =
         m.func(fid).uses(Value::Arg(1)).iter().map(|u| (m.func(fid).opcode(u.user), u.index)).collect();
     let listed = m.func(fid).inst_count();
-    // The compacting copy gives the same function as compacting in place,
-    // and says where each old instruction went.
-    let (copy, ren) = m.func(fid).compacted_clone();
-    let early_now = ren.inst(early).expect("kept");
-    assert_eq!(copy.inst(early_now).opcode, Opcode::Add);
-    assert_eq!(ren.inst(a), None, "the removed add is dropped");
-    let mut by_copy = m.clone();
-    *by_copy.func_mut(fid) = copy;
-    assert_eq!(xir::text::print_module(&by_copy), before);
     m.func_mut(fid).compact_insts();
-    assert_eq!(m.func(fid), by_copy.func(fid));
     let f = m.func(fid);
     assert_eq!(xir::text::print_module(&m), before);
     assert_eq!(f.inst_capacity(), listed, "removed and unreferenced records are gone");

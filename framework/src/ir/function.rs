@@ -50,46 +50,6 @@ pub struct BlockData {
     pub span: Option<Span>,
 }
 
-/// How `Function::compact_insts` renumbered instructions: old id -> new.
-#[derive(Clone, Debug)]
-pub struct Renumbering {
-    map: Vec<u32>,
-    /// The old ids, in their new order.
-    order: Vec<Inst>,
-}
-
-impl Renumbering {
-    const NONE: u32 = u32::MAX;
-
-    fn identity(n: usize) -> Self {
-        Renumbering { map: (0..n as u32).collect(), order: (0..n).map(Inst::new).collect() }
-    }
-
-    /// The new id of an old instruction (`None` if it was dropped).
-    pub fn inst(&self, i: Inst) -> Option<Inst> {
-        self.map.get(i.index()).copied().filter(|&k| k != Self::NONE).map(Inst)
-    }
-
-    /// A value with its instruction renumbered (others unchanged; a dropped
-    /// instruction keeps its old id, which no longer names a record).
-    pub fn value(&self, v: Value) -> Value {
-        match v {
-            Value::Inst(i) => self.inst(i).map(Value::Inst).unwrap_or(v),
-            other => other,
-        }
-    }
-
-    fn remap_operands(&self, d: &mut InstData) {
-        for v in d.operands.iter_mut() {
-            *v = self.value(*v);
-        }
-    }
-
-    fn remap_uses(&self, list: &[Use]) -> SmallVec<[Use; 2]> {
-        list.iter().filter_map(|u| Some(Use { user: self.inst(u.user)?, index: u.index })).collect()
-    }
-}
-
 /// The dense per-instruction record of `Function::hot`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 struct InstHot {
@@ -606,75 +566,23 @@ impl Function {
     /// lists keep their order (users renumbered). Instruction ids held
     /// across the call are invalid afterwards; block ids do not change.
     pub fn compact_insts(&mut self) {
-        let Some(ren) = self.renumbering() else { return };
-        let placeholder = || InstData::new(xir_spec::Opcode::Unreachable, super::TypeTable::VOID);
-        let mut insts = Vec::with_capacity(ren.order.len() + ren.order.len() / 8);
-        for &i in &ren.order {
-            let mut d = std::mem::replace(&mut self.insts[i.index()], placeholder());
-            ren.remap_operands(&mut d);
-            insts.push(d);
-        }
-        self.insts = insts;
-        let (hot, uses) = (std::mem::take(&mut self.hot), std::mem::take(&mut self.inst_uses));
-        self.apply_renumbering(&ren, &hot, &uses);
-    }
-
-    /// A copy of the function with its instructions renumbered as by
-    /// `compact_insts` (one pass where a clone and then a compaction would
-    /// copy twice), and the renumbering of values for whatever the caller
-    /// computed on `self`.
-    pub fn compacted_clone(&self) -> (Function, Renumbering) {
-        let mut out = self.clone_without_insts();
-        let ren = self.renumbering().unwrap_or_else(|| Renumbering::identity(self.insts.len()));
-        let mut insts = Vec::with_capacity(ren.order.len() + ren.order.len() / 8);
-        for &i in &ren.order {
-            let mut d = self.insts[i.index()].clone();
-            ren.remap_operands(&mut d);
-            insts.push(d);
-        }
-        out.insts = insts;
-        out.apply_renumbering(&ren, &self.hot, &self.inst_uses);
-        (out, ren)
-    }
-
-    /// Everything but the instruction records, which the caller fills.
-    fn clone_without_insts(&self) -> Function {
-        let Function { name, kind, ret, args, md, blocks, insts: _, hot: _, layout, inst_uses: _, arg_uses, span } =
-            self;
-        Function {
-            name: name.clone(),
-            kind: *kind,
-            ret: *ret,
-            args: args.clone(),
-            md: md.clone(),
-            blocks: blocks.clone(),
-            insts: Vec::new(),
-            hot: Vec::new(),
-            layout: layout.clone(),
-            inst_uses: Vec::new(),
-            arg_uses: arg_uses.clone(),
-            span: *span,
-        }
-    }
-
-    /// The order `compact_insts` gives the instructions, or `None` when the
-    /// table is already in that order with nothing to drop.
-    fn renumbering(&self) -> Option<Renumbering> {
+        const NONE: u32 = u32::MAX;
         let n = self.insts.len();
-        let mut map = vec![Renumbering::NONE; n];
+        let mut map = vec![NONE; n];
         let mut order: Vec<Inst> = Vec::with_capacity(n);
         let visit = |i: Inst, map: &mut Vec<u32>, order: &mut Vec<Inst>| {
-            if i.index() < n && map[i.index()] == Renumbering::NONE {
+            if i.index() < n && map[i.index()] == NONE {
                 map[i.index()] = order.len() as u32;
                 order.push(i);
             }
         };
+        let mut listed_blocks: Vec<Block> = self.layout.clone();
         let mut in_layout = vec![false; self.blocks.len()];
         for &b in &self.layout {
             in_layout[b.index()] = true;
         }
-        let others = (0..self.blocks.len()).map(Block::new).filter(|b| !in_layout[b.index()]);
-        for b in self.layout.iter().copied().chain(others) {
+        listed_blocks.extend((0..self.blocks.len()).map(Block::new).filter(|b| !in_layout[b.index()]));
+        for &b in &listed_blocks {
             for &i in &self.blocks[b.index()].insts {
                 visit(i, &mut map, &mut order);
             }
@@ -692,26 +600,42 @@ impl Function {
             k += 1;
         }
         if order.len() == n && order.iter().enumerate().all(|(k, i)| i.index() == k) {
-            return None;
+            return;
         }
-        Some(Renumbering { map, order })
-    }
-
-    /// Everything but the records: the dense table and instruction use
-    /// lists (order kept) from the old ones given, argument use lists and
-    /// block lists in place.
-    fn apply_renumbering(&mut self, ren: &Renumbering, old_hot: &[InstHot], old_uses: &[SmallVec<[Use; 2]>]) {
-        let hot: Vec<InstHot> = ren.order.iter().map(|&i| old_hot[i.index()]).collect();
-        let inst_uses: Vec<SmallVec<[Use; 2]>> =
-            ren.order.iter().map(|&i| ren.remap_uses(&old_uses[i.index()])).collect();
+        let remap = |v: Value| match v {
+            Value::Inst(d) if d.index() < n && map[d.index()] != NONE => Value::Inst(Inst(map[d.index()])),
+            other => other,
+        };
+        let remap_use = |u: Use| Use { user: Inst(map[u.user.index()]), index: u.index };
+        let placeholder = || InstData::new(xir_spec::Opcode::Unreachable, super::TypeTable::VOID);
+        let mut insts = Vec::with_capacity(order.len() + n / 8);
+        let mut hot = Vec::with_capacity(order.len() + n / 8);
+        let mut inst_uses = Vec::with_capacity(order.len() + n / 8);
+        for &i in &order {
+            let mut d = std::mem::replace(&mut self.insts[i.index()], placeholder());
+            for v in d.operands.iter_mut() {
+                *v = remap(*v);
+            }
+            hot.push(self.hot[i.index()]);
+            insts.push(d);
+            let uses: SmallVec<[Use; 2]> = self.inst_uses[i.index()]
+                .iter()
+                .filter(|u| map[u.user.index()] != NONE)
+                .map(|&u| remap_use(u))
+                .collect();
+            inst_uses.push(uses);
+        }
         for list in &mut self.arg_uses {
-            *list = ren.remap_uses(list);
+            let new: SmallVec<[Use; 2]> =
+                list.iter().filter(|u| map[u.user.index()] != NONE).map(|&u| remap_use(u)).collect();
+            *list = new;
         }
         for b in &mut self.blocks {
             for i in b.insts.iter_mut() {
-                *i = Inst(ren.map[i.index()]);
+                *i = Inst(map[i.index()]);
             }
         }
+        self.insts = insts;
         self.hot = hot;
         self.inst_uses = inst_uses;
     }

@@ -8,11 +8,10 @@
 //! with a diagnostic naming the blocks of the offending cycle and the
 //! blocks where it is entered. Only then is each function rebuilt
 //! (`emit.rs`) in a copy, its dominance repaired (`ssa_repair.rs`), and the
-//! copies committed together. The copy is made with its instruction ids
-//! renumbered in program order (`Function::compacted_clone`, the plan's
-//! values renumbered with it), so the rebuilt function is the old one in
-//! order plus what the rebuild appends, and the passes after this one walk
-//! the table in order (the printed text does not change).
+//! copies committed together, each with its instruction ids renumbered in
+//! program order (`Function::compact_insts`): the rebuild appends about a
+//! tenth of the function as new records, and the passes after it walk the
+//! function in program order (the printed text does not change).
 //!
 //! Blocks keep their identity and instructions; only terminators change,
 //! and fresh blocks are added for loop headers, roles, merges, guards and
@@ -104,15 +103,11 @@ pub fn restructure_module(m: &mut Module) -> Result<RestructureStats, PassError>
     }
     let mut stats = RestructureStats::default();
     let mut done: Vec<(FuncId, xir::Function)> = Vec::new();
-    for (fid, plan, nloops) in &mut plans {
-        // The copy is made in program order (ids renumbered, removed records
-        // dropped; the plan follows): the rebuild then appends only what it
-        // creates, and the passes after this one walk the table in order.
-        let (f, ren) = m.func(*fid).compacted_clone();
-        plan.renumber(&ren);
+    for (fid, plan, nloops) in &plans {
+        let f = m.func(*fid).clone();
         let before = f.block_capacity();
         let mut f = emit::Emitter::new(m, f, plan).run();
-        stats.loops += *nloops;
+        stats.loops += nloops;
         stats.new_blocks += f.block_capacity() - before;
         match repair_dominance(&m.types, &mut f) {
             Ok(n) => stats.demoted += n,
@@ -125,7 +120,10 @@ pub fn restructure_module(m: &mut Module) -> Result<RestructureStats, PassError>
         }
         done.push((*fid, f));
     }
-    for (fid, f) in done {
+    for (fid, mut f) in done {
+        // Instruction ids are invalid from here; nothing of the plan is
+        // used after emission.
+        f.compact_insts();
         *m.func_mut(fid) = f;
     }
     stats.functions = plans.len();

@@ -107,22 +107,6 @@ pub struct FnPlan {
 }
 
 impl FnPlan {
-    /// Point the plan's values (branch conditions and selectors) at their
-    /// new ids in a compacted copy of the function it was planned on.
-    pub fn renumber(&mut self, ren: &xir::Renumbering) {
-        for node in &mut self.nodes {
-            match &mut node.branch {
-                Some(Branch::Cond(v, ..)) | Some(Branch::Indexed(v, ..)) => *v = ren.value(*v),
-                _ => {}
-            }
-        }
-        for l in &mut self.loops {
-            if let Prepare::Cond { cond, .. } = &mut l.prepare {
-                *cond = ren.value(*cond);
-            }
-        }
-    }
-
     pub fn as_loop(&self, n: NodeId) -> Option<LoopId> {
         (n >= self.cap).then(|| n - self.cap)
     }
