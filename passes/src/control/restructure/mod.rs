@@ -8,10 +8,7 @@
 //! with a diagnostic naming the blocks of the offending cycle and the
 //! blocks where it is entered. Only then is each function rebuilt
 //! (`emit.rs`) in a copy, its dominance repaired (`ssa_repair.rs`), and the
-//! copies committed together, each with its instruction ids renumbered in
-//! program order (`Function::compact_insts`): the rebuild appends about a
-//! tenth of the function as new records, and the passes after it walk the
-//! function in program order (the printed text does not change).
+//! copies committed together.
 //!
 //! Blocks keep their identity and instructions; only terminators change,
 //! and fresh blocks are added for loop headers, roles, merges, guards and
@@ -120,10 +117,7 @@ pub fn restructure_module(m: &mut Module) -> Result<RestructureStats, PassError>
         }
         done.push((*fid, f));
     }
-    for (fid, mut f) in done {
-        // Instruction ids are invalid from here; nothing of the plan is
-        // used after emission.
-        f.compact_insts();
+    for (fid, f) in done {
         *m.func_mut(fid) = f;
     }
     stats.functions = plans.len();
