@@ -225,8 +225,19 @@ impl Function {
     }
 
     pub fn terminator(&self, b: Block) -> Option<Inst> {
+        // The record, not the dense table: nearly every caller reads the
+        // terminator's record next (its blocks or operands), so this keeps a
+        // block walk at one random access per block.
         let last = *self.blocks[b.index()].insts.last()?;
-        xir_spec::spec().op(self.opcode(last)).has(xir_spec::Trait::Terminator).then_some(last)
+        self.insts[last.index()].is_terminator().then_some(last)
+    }
+
+    /// The terminator of `b` with its opcode, both from the dense table: for
+    /// walks that decide by opcode whether to read the record at all.
+    pub fn terminator_by_table(&self, b: Block) -> Option<(Inst, xir_spec::Opcode)> {
+        let last = *self.blocks[b.index()].insts.last()?;
+        let op = self.opcode(last);
+        xir_spec::spec().op(op).has(xir_spec::Trait::Terminator).then_some((last, op))
     }
 
     /// Successors of `b` along executed edges.

@@ -143,7 +143,7 @@ fn sweep(f: &mut Function) -> usize {
         let (header, merge, entry) = (c.header, c.merge, prepare.unwrap_or(cont));
         for &b in &members[ci] {
             if let Some(t) = f.terminator(b) {
-                if f.opcode(t) == Opcode::Break && f.inst(t).blocks[0] == merge {
+                if f.inst(t).opcode == Opcode::Break && f.inst(t).blocks[0] == merge {
                     set_terminator(f, b, br(merge));
                 }
             }

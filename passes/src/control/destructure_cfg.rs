@@ -91,15 +91,16 @@ fn has_raw_form_or_refused(op: Opcode) -> bool {
 /// has no raw form. Returns the number of rewritten terminators.
 pub fn destructure_module(m: &mut Module) -> Result<usize, PassError> {
     let mut diags = Vec::new();
-    // The structured terminators, found in one walk (the opcode from the
-    // dense table, the record only for those), rewritten below once all
-    // are known to have a raw form.
+    // The structured terminators, found in one walk and rewritten below
+    // once all are known to have a raw form.
     let mut todo: Vec<(xir::FuncId, xir::Block, xir::Inst)> = Vec::new();
     for fid in defined_functions(m) {
         let f = m.func(fid);
         for &b in f.blocks() {
-            let Some(t) = f.terminator(b) else { continue };
-            if !has_raw_form_or_refused(f.opcode(t)) {
+            // Most blocks end in `br` / `return`: decided from the dense
+            // table, without reading their records.
+            let Some((t, op)) = f.terminator_by_table(b) else { continue };
+            if !has_raw_form_or_refused(op) {
                 continue;
             }
             match raw_form(f.inst(t)) {

@@ -72,7 +72,7 @@ fn eliminate(m: &mut Module, fid: FuncId) -> Result<bool, PassError> {
         .blocks()
         .iter()
         .copied()
-        .filter(|&b| r.visited(b) && f0.terminator(b).is_some_and(|t| f0.opcode(t) == Opcode::Return))
+        .filter(|&b| r.visited(b) && f0.terminator(b).is_some_and(|t| f0.inst(t).opcode == Opcode::Return))
         .collect();
     if returns.is_empty() || (returns.len() == 1 && r.innermost(returns[0]).is_none()) {
         return Ok(false);

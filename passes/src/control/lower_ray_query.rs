@@ -102,7 +102,7 @@ fn find_sites(f: &Function) -> Result<Vec<Site>, Vec<xir::Diagnostic>> {
     let mut owned_dispatch = Vec::new();
     for &h in f.blocks() {
         let Some(t) = f.terminator(h) else { continue };
-        if f.opcode(t) != Opcode::RayQueryLoop {
+        if f.inst(t).opcode != Opcode::RayQueryLoop {
             continue;
         }
         let d = f.inst(t);
@@ -111,7 +111,7 @@ fn find_sites(f: &Function) -> Result<Vec<Site>, Vec<xir::Diagnostic>> {
             continue;
         };
         let dt = f.block_exists(dispatch).then(|| f.terminator(dispatch)).flatten();
-        let Some(dt) = dt.filter(|&dt| f.opcode(dt) == Opcode::RayQueryDispatch) else {
+        let Some(dt) = dt.filter(|&dt| f.inst(dt).opcode == Opcode::RayQueryDispatch) else {
             let msg =
                 format!("the dispatch block {dispatch} of this `ray_query.loop` does not end in `ray_query.dispatch`");
             diags.push(inst_diag(f, t, INFO.name, msg));
@@ -150,7 +150,7 @@ fn find_sites(f: &Function) -> Result<Vec<Site>, Vec<xir::Diagnostic>> {
     }
     for &b in f.blocks() {
         if let Some(t) = f.terminator(b) {
-            if f.opcode(t) == Opcode::RayQueryDispatch && !owned_dispatch.contains(&t) {
+            if f.inst(t).opcode == Opcode::RayQueryDispatch && !owned_dispatch.contains(&t) {
                 let msg = "`ray_query.dispatch` outside the dispatch block of a `ray_query.loop`".to_string();
                 diags.push(inst_diag(f, t, INFO.name, msg));
             }

@@ -180,7 +180,7 @@ fn candidate(f: &Function, cfg: &Edges, forest: &LoopForest, l: LoopId, opts: &O
     let h = data.header;
     let [latch] = data.latches.as_slice() else { return None };
     let latch = *latch;
-    if latch == h || f.opcode(f.terminator(latch)?) != Opcode::Br {
+    if latch == h || f.inst(f.terminator(latch)?).opcode != Opcode::Br {
         return None;
     }
     let t = f.inst(f.terminator(h)?);

@@ -120,11 +120,6 @@ pub fn dce_function(m: &mut Module, fid: FuncId, opts: &Options) -> DceStats {
 
 /// The chosen successor of a terminator whose selector is a constant.
 fn constant_target(m: &Module, f: &Function, t: Inst, opts: &Options) -> Option<Block> {
-    // The opcode from the dense table: most terminators are `br` / `return`,
-    // whose records need not be read.
-    if !matches!(f.opcode(t), Opcode::CondBr | Opcode::If | Opcode::Switch | Opcode::BrIndexed) {
-        return None;
-    }
     let d = f.inst(t);
     match d.opcode {
         Opcode::CondBr | Opcode::If => {
@@ -159,7 +154,12 @@ fn fold_branches(m: &mut Module, fid: FuncId, opts: &Options) -> usize {
     let blocks: Vec<Block> = m.func(fid).blocks().to_vec();
     for b in blocks {
         let f = m.func(fid);
-        let Some(t) = f.terminator(b) else { continue };
+        // Only conditional terminators can fold; the others are recognized
+        // from the dense table without reading their records.
+        let Some((t, op)) = f.terminator_by_table(b) else { continue };
+        if !matches!(op, Opcode::CondBr | Opcode::If | Opcode::Switch | Opcode::BrIndexed) {
+            continue;
+        }
         let Some(target) = constant_target(m, f, t, opts) else { continue };
         let old_succs = f.successors(b);
         let f = m.func_mut(fid);

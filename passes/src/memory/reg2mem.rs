@@ -146,7 +146,8 @@ pub fn reg2mem_function(m: &mut Module, fid: FuncId) -> Reg2MemStats {
     }
 
     // 2. Phis -> tagged slots.
-    let terms: FxHashMap<Block, Inst> = f.blocks().iter().filter_map(|&b| f.terminator(b).map(|t| (b, t))).collect();
+    let terms: FxHashMap<Block, Inst> =
+        f.blocks().iter().filter_map(|&b| f.terminator_by_table(b).map(|(t, _)| (b, t))).collect();
     for &phi in &phis {
         let ty = f.inst(phi).ty;
         let mut md = util::name_like(&f.inst(phi).md);

@@ -40,7 +40,7 @@ impl<'a> Emitter<'a> {
     pub fn run(mut self) -> Function {
         for &b in &self.plan.unreachable {
             if let Some(t) = self.f.terminator(b) {
-                if matches!(self.f.opcode(t), Opcode::Br | Opcode::CondBr | Opcode::BrIndexed) {
+                if matches!(self.f.inst(t).opcode, Opcode::Br | Opcode::CondBr | Opcode::BrIndexed) {
                     set_terminator(&mut self.f, b, unreachable("unreachable block"));
                 }
             }
