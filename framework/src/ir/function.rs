@@ -246,17 +246,8 @@ impl Function {
     }
 
     /// `successors` as a slice of the terminator's block list (no copy).
-    /// The record is read anyway, so the terminator test uses its opcode
-    /// rather than the dense table (one random access per block, not two:
-    /// CFG construction does this for every block).
     pub fn successor_slice(&self, b: Block) -> &[Block] {
-        let Some(&last) = self.blocks[b.index()].insts.last() else { return &[] };
-        let d = &self.insts[last.index()];
-        if d.is_terminator() {
-            d.successor_slice()
-        } else {
-            &[]
-        }
+        self.terminator(b).map(|t| self.insts[t.index()].successor_slice()).unwrap_or(&[])
     }
 
     // ---- instructions -------------------------------------------------

@@ -101,6 +101,7 @@ pub fn destructure_module(m: &mut Module) -> Result<usize, PassError> {
             // table, without reading their records.
             let Some((t, op)) = f.terminator_by_table(b) else { continue };
             if !has_raw_form_or_refused(op) {
+                debug_assert!(matches!(raw_form(f.inst(t)), Ok(None)), "has_raw_form_or_refused misses `{op}`");
                 continue;
             }
             match raw_form(f.inst(t)) {

@@ -140,7 +140,7 @@ fn splittable(m: &Module, fid: FuncId, slot: Inst, n: usize, o: &Options) -> boo
 fn whole_loads_splittable(m: &Module, fid: FuncId, slot: Inst) -> bool {
     let f = m.func(fid);
     let d = f.inst(slot);
-    d.opcode == Opcode::Alloca && f.parent(slot).is_some() && f.parent(slot) == f.body()
+    d.opcode == Opcode::Alloca && f.body().is_some_and(|e| f.parent(slot) == Some(e))
 }
 
 /// Split slots of one function until none qualifies; returns (slots split,

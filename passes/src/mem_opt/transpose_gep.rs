@@ -116,7 +116,7 @@ fn transposable_geps(m: &Module, fid: FuncId, slot: Inst, o: &Options) -> Option
     if d.opcode != Opcode::Alloca || d.md.comments.iter().any(|c| c.trim() == NO_PROMOTE) {
         return None;
     }
-    let in_entry = f.parent(slot).is_some() && f.parent(slot) == f.body();
+    let in_entry = f.body().is_some_and(|e| f.parent(slot) == Some(e));
     let plain = |u: &xir::Use| {
         let ud = f.inst(u.user);
         u.index == 0 && matches!(ud.opcode, Opcode::Load | Opcode::Store)

@@ -111,6 +111,15 @@ pub fn mem2reg_function(m: &mut Module, fid: FuncId) -> Mem2RegStats {
         let a = addr.as_inst()?;
         var_of.get(a.index()).copied().filter(|&k| k != NONE).map(|k| k as usize)
     };
+    // A load (false) or store (true) of a promoted variable, and which.
+    let access = |f: &xir::Function, var_of: &[u32], i: Inst| -> Option<(bool, usize)> {
+        let is_store = match f.opcode(i) {
+            Opcode::Load => false,
+            Opcode::Store => true,
+            _ => return None,
+        };
+        Some((is_store, var_at(var_of, f.inst(i).operands[0])?))
+    };
     let var_ty: Vec<_> = vars.iter().map(|&a| f.inst(a).ty).collect();
     let nv = vars.len();
     let nb = f.block_capacity();
@@ -127,12 +136,7 @@ pub fn mem2reg_function(m: &mut Module, fid: FuncId) -> Mem2RegStats {
     for (pos, &b) in cfg.rpo.iter().enumerate() {
         let stamp = pos as u32 + 1;
         for &i in &f.block(b).insts {
-            let is_store = match f.opcode(i) {
-                Opcode::Load => false,
-                Opcode::Store => true,
-                _ => continue,
-            };
-            let Some(v) = var_at(&var_of, f.inst(i).operands[0]) else { continue };
+            let Some((is_store, v)) = access(f, &var_of, i) else { continue };
             if std::mem::replace(&mut seen[v], stamp) != stamp {
                 if is_store {
                     def_blocks[v].push(b);
@@ -221,12 +225,7 @@ pub fn mem2reg_function(m: &mut Module, fid: FuncId) -> Mem2RegStats {
         // (replacing uses and collecting dead accesses leave it alone).
         for k in 0..f.block(b).insts.len() {
             let i = f.block(b).insts[k];
-            let is_store = match f.opcode(i) {
-                Opcode::Load => false,
-                Opcode::Store => true,
-                _ => continue,
-            };
-            let Some(v) = var_at(&var_of, f.inst(i).operands[0]) else { continue };
+            let Some((is_store, v)) = access(f, &var_of, i) else { continue };
             if is_store {
                 let val = f.inst(i).operands[1];
                 undo.push((v, cur[v]));
