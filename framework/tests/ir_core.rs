@@ -195,7 +195,7 @@ fn dense_opcode_and_parent_table_follows_mutation() {
     agrees(back.func(fid));
     // Moving a list by hand, with set_parent.
     let f = m.func_mut(fid);
-    let moved = f.block_mut(entry).insts.split_off(1);
+    let moved = f.block_mut(entry).insts.drain(1..).collect::<xir::InstList>();
     let side = f.add_block();
     for &i in &moved {
         f.set_parent(i, Some(side));

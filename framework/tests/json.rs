@@ -70,7 +70,7 @@ fn dangling_references_are_reported_not_guessed() {
     // Remove the add while the return still uses it: broken IR.
     f.set_parent(add, None);
     let entry = f.body().expect("body");
-    f.block_mut(entry).insts.retain(|&i| i != add);
+    f.block_mut(entry).insts.retain(|i| *i != add);
     let _ = ret;
     let j = to_json(&m);
     let diags = from_json(&j, "d.json").expect_err("dangling id");

@@ -80,7 +80,7 @@ impl Emitter<'_> {
             }
             match pb.kind {
                 PhysKind::Logical(b) => {
-                    let insts: Vec<Inst> = f.block(b).insts.clone();
+                    let insts: Vec<Inst> = f.block(b).insts.to_vec();
                     for &i in &insts {
                         let d = f.inst(i);
                         if d.opcode == Opcode::Phi || d.is_terminator() {

@@ -279,7 +279,7 @@ fn lower_trace(m: &mut Module, fid: xir::FuncId, trace: Inst) {
         });
     // Split: everything after the trace moves to the tail, and Phi edges
     // from `b` now come from the tail.
-    let moved = f.block_mut(b).insts.split_off(pos + 1);
+    let moved: xir::InstList = f.block_mut(b).insts.drain(pos + 1..).collect();
     for &i in &moved {
         f.set_parent(i, Some(tail));
     }

@@ -224,7 +224,7 @@ fn candidate(f: &Function, cfg: &Edges, forest: &LoopForest, l: LoopId, opts: &O
 
 fn rotate(f: &mut Function, cfg: &mut Edges, forest: &mut LoopForest, c: Candidate) {
     let Candidate { l, pre, header: h, body, exit } = c;
-    let insts: Vec<Inst> = f.block(h).insts.clone();
+    let insts: Vec<Inst> = f.block(h).insts.to_vec();
     let phis: Vec<Inst> = insts.iter().copied().filter(|&i| f.opcode(i) == Opcode::Phi).collect();
     let term = f.terminator(h).expect("candidate header has a terminator");
     let plain: Vec<Inst> = insts.iter().copied().filter(|&i| f.opcode(i) != Opcode::Phi && i != term).collect();

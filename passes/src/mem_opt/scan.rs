@@ -58,7 +58,7 @@ pub fn forward_function(m: &mut Module, fid: FuncId, mode: Mode) -> (usize, usiz
     // keeping it placed until then changes nothing the scan looks at.
     let mut dead: Vec<Inst> = Vec::new();
     for b in blocks {
-        let insts: Vec<Inst> = m.func(fid).block(b).insts.clone();
+        let insts: Vec<Inst> = m.func(fid).block(b).insts.to_vec();
         let mut avail: Vec<Avail> = Vec::new();
         for i in insts {
             let (opcode, ty, written) = {

@@ -137,7 +137,7 @@ pub fn reg2mem_function(m: &mut Module, fid: FuncId) -> Reg2MemStats {
         for b in from {
             f.block_mut(b).insts.retain(|i| !set.contains(i));
         }
-        let mut list = allocas.clone();
+        let mut list: xir::InstList = allocas.iter().copied().collect();
         list.extend(f.block(entry).insts.iter().copied());
         f.block_mut(entry).insts = list;
         for &a in &allocas {
@@ -272,7 +272,7 @@ impl Edits {
         self.blocks.dedup();
         for &b in &self.blocks {
             let old = std::mem::take(&mut f.block_mut(b).insts);
-            let mut list: Vec<Inst> = Vec::with_capacity(old.len());
+            let mut list = xir::InstList::with_capacity(old.len());
             if Some(b) == entry {
                 list.extend(self.slots.iter().copied());
             }
@@ -287,7 +287,7 @@ impl Edits {
     }
     /// Push `i` with whatever goes before and after it (recursively: a
     /// re-materialized GEP has its own loads before it).
-    fn emit(&self, list: &mut Vec<Inst>, i: Inst) {
+    fn emit(&self, list: &mut xir::InstList, i: Inst) {
         if let Some(bs) = self.before.get(&i) {
             for &x in bs {
                 self.emit(list, x);
