@@ -203,3 +203,66 @@ fn dense_opcode_and_parent_table_follows_mutation() {
     f.block_mut(side).insts = moved;
     agrees(f);
 }
+
+/// Renumbering blocks into layout order is a pure relabelling: with every
+/// block named, the printed function is the same text, the layout reads
+/// `0..n`, every instruction's block agrees with the block lists, and a
+/// block outside the layout keeps its instructions after the owned ones.
+#[test]
+fn renumbering_blocks_by_layout_relabels_only() {
+    const RAW: &str = r#"
+kernel @k(%o: buffer<u32>, %n: u32) block_size(1, 1, 1) {
+^entry:
+  %c = lt %n, u32 8 : bool
+  cond_br %c, true ^then, false ^other
+^then:
+  %a = add %n, u32 1 : u32
+  br target ^join
+^other:
+  %s = cast.static %n : u8
+  br_indexed %s, default ^join, case 3 ^three
+^three:
+  br target ^join
+^join:
+  %p = phi [%a, ^then], [%n, ^other], [u32 3, ^three] : u32
+  buffer.write %o, u32 0, %p
+  return
+}
+"#;
+    let mut m = parse_module(RAW, "r.xir").unwrap();
+    let fid = m.find_function("k").unwrap();
+    let f = m.func_mut(fid);
+    // A layout that is not index order, and a block outside the layout.
+    let order: Vec<xir::Block> = f.blocks().to_vec();
+    let spare = f.add_block();
+    f.block_mut(spare).md.name = Some("spare".into());
+    let mut lay = vec![order[0], order[4], order[2], order[3], order[1]];
+    f.set_layout(lay.clone());
+    let before = xir::text::print_module(&m);
+    let old_spare_term = {
+        let f = m.func_mut(fid);
+        let d = xir::InstData::new(Opcode::Unreachable, xir::TypeTable::VOID);
+        f.append_inst(spare, d)
+    };
+    let f = m.func_mut(fid);
+    let map = f.renumber_blocks_by_layout();
+    assert_eq!(f.blocks().iter().map(|b| b.index()).collect::<Vec<_>>(), (0..5).collect::<Vec<_>>());
+    lay.push(spare);
+    for (new, old) in lay.iter().enumerate() {
+        assert_eq!(map[old.index()].index(), new, "{old} -> {new}");
+    }
+    assert_eq!(f.parent(old_spare_term).map(|b| b.index()), Some(5), "the spare block follows the owned ones");
+    for b in 0..f.block_capacity() {
+        let b = xir::Block::new(b);
+        for &i in &f.block(b).insts {
+            assert_eq!(f.parent(i), Some(b));
+        }
+    }
+    f.remove_inst(old_spare_term);
+    assert_eq!(xir::text::print_module(&m), before, "renumbering changed more than the ids");
+    assert!(xir::verify::verify_module(&m).is_empty(), "{}", xir::diag::render(&xir::verify::verify_module(&m)));
+    // Already in layout order: the identity map, nothing moves.
+    let f = m.func_mut(fid);
+    let again = f.renumber_blocks_by_layout();
+    assert!(again.iter().enumerate().all(|(k, b)| b.index() == k));
+}

@@ -227,6 +227,64 @@ impl Function {
         self.blocks.len()
     }
 
+    /// Renumber the blocks so that the owned ones are `0..n` in layout
+    /// order, the others following in their old order. A pass that rebuilds
+    /// the control flow (`restructure_cfg`) creates blocks at the end of the
+    /// table and lays them out between old ones; after this, every later
+    /// walk of the layout reads the block table front to back instead of at
+    /// random. Rewrites every block reference the function holds (the
+    /// layout, each instruction's block and its block operands). Block ids
+    /// kept outside the function (cached analyses, plans) are stale
+    /// afterwards. Returns the map from old id to new.
+    pub fn renumber_blocks_by_layout(&mut self) -> Vec<Block> {
+        const UNSET: u32 = u32::MAX;
+        let n = self.blocks.len();
+        let mut map = vec![UNSET; n];
+        let mut order: Vec<usize> = Vec::with_capacity(n);
+        let mut claim = |b: usize, map: &mut Vec<u32>| {
+            if map[b] == UNSET {
+                map[b] = order.len() as u32;
+                order.push(b);
+            }
+        };
+        for &b in &self.layout {
+            if b.index() < n {
+                claim(b.index(), &mut map);
+            }
+        }
+        for b in 0..n {
+            claim(b, &mut map);
+        }
+        if order.iter().enumerate().all(|(new, &old)| new == old) {
+            return (0..n).map(Block::new).collect();
+        }
+        let mut old = std::mem::take(&mut self.blocks);
+        self.blocks = Vec::with_capacity(old.capacity());
+        self.blocks.extend(order.iter().map(|&o| std::mem::take(&mut old[o])));
+        let to = |b: Block| if b.index() < n { Block(map[b.index()]) } else { b };
+        for b in &mut self.layout {
+            *b = to(*b);
+        }
+        for h in &mut self.hot {
+            if h.parent != NO_PARENT && (h.parent as usize) < n {
+                h.parent = map[h.parent as usize];
+            }
+        }
+        // Only opcodes with block operands can hold any (the verifier's
+        // shape rule), so the records of the others are not read.
+        let spec = xir_spec::spec();
+        for (h, d) in self.hot.iter().zip(self.insts.iter_mut()) {
+            let s = &spec.op(h.opcode).spec;
+            if s.blocks.is_empty() && s.variadic_blocks.is_none() {
+                continue;
+            }
+            for b in d.blocks.iter_mut() {
+                *b = to(*b);
+            }
+        }
+        map.into_iter().map(Block).collect()
+    }
+
     /// Remove a block from the function, deleting its instructions.
     pub fn remove_block(&mut self, b: Block) {
         for i in std::mem::take(&mut self.blocks[b.index()].insts) {

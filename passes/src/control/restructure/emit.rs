@@ -64,6 +64,10 @@ impl<'a> Emitter<'a> {
         let mut layout = cfg.rpo.clone();
         layout.extend(self.f.blocks().iter().copied().filter(|&b| !cfg.is_reachable(b)));
         self.f.set_layout(layout);
+        // The loop headers and fresh merges were created at the end of the
+        // block table; numbering the blocks in layout order keeps every
+        // later block walk a front-to-back read of the table.
+        self.f.renumber_blocks_by_layout();
         self.f
     }
 
