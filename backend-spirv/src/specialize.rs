@@ -150,7 +150,7 @@ fn reaches(m: &Module, from: FuncId, to: FuncId) -> bool {
 
 /// Inline call `call` of `caller` (raw CFG).
 pub fn inline_call(m: &mut Module, caller: FuncId, call: Inst) -> Result<(), String> {
-    let d = m.func(caller).inst(call).clone();
+    let d = m.func(caller).inst_data(call);
     let Some(Value::Func(g)) = d.operands.first().copied() else { return Err("call without callee".into()) };
     let callee = m.func(g).clone();
     let actuals: Vec<Value> = d.operands[1..].to_vec();
@@ -191,7 +191,7 @@ pub fn inline_call(m: &mut Module, caller: FuncId, call: Inst) -> Result<(), Str
                 returns.push((bmap[&cb], cd.operands.first().copied()));
                 continue;
             }
-            let ni = f.create_inst(cd.clone());
+            let ni = f.create_inst(callee.inst_data(ci));
             imap.insert(ci, ni);
             placed.push((bmap[&cb], ni));
         }

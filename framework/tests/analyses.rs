@@ -14,7 +14,7 @@ fn parse(src: &str) -> Module {
 fn inst_named(m: &Module, f: &str, name: &str) -> Value {
     let func = m.func(m.find_function(f).unwrap());
     func.all_insts()
-        .find(|(_, i)| func.inst(*i).md.name.as_deref() == Some(name))
+        .find(|(_, i)| func.inst_md(*i).name.as_deref() == Some(name))
         .map(|(_, i)| Value::Inst(i))
         .unwrap_or_else(|| panic!("no %{name} in @{f}"))
 }

@@ -119,8 +119,8 @@ kernel @k() block_size(1, 1, 1) {
         let insts = &f.block(f.body().unwrap()).insts;
         (insts[0], insts[2])
     };
-    f.inst_mut(s).md.spill = None;
-    f.inst_mut(l).md.spill = Some(SpillKind::CrossBlock);
+    f.inst_md_mut(s).spill = None;
+    f.inst_md_mut(l).spill = Some(SpillKind::CrossBlock);
     let diags = check_module(&m, dialect("xir.raw.phi_free"));
     let d = diags.iter().find(|d| d.rule == "dialect:xir.raw.phi_free:spill_slots_tagged").expect("diagnostic");
     assert_eq!(d.inst, Some(l), "{d}");

@@ -21,7 +21,7 @@ kernel @k(%out: buffer<u32>, %n: u32) block_size(1, 1, 1) {
 
 fn named(m: &xir::Module, f: FuncId, name: &str) -> Value {
     let func = m.func(f);
-    func.all_insts().find(|(_, i)| func.inst(*i).md.name.as_deref() == Some(name)).map(|(_, i)| Value::Inst(i)).unwrap()
+    func.all_insts().find(|(_, i)| func.inst_md(*i).name.as_deref() == Some(name)).map(|(_, i)| Value::Inst(i)).unwrap()
 }
 
 #[test]
@@ -52,13 +52,13 @@ fn cloning_a_function_keeps_its_metadata() {
     let g = m.add_function(copy);
     for name in ["slot", "a", "b", "c"] {
         let (x, y) = (named(&m, f, name).as_inst().unwrap(), named(&m, g, name).as_inst().unwrap());
-        assert_eq!(m.func(f).inst(x).md, m.func(g).inst(y).md, "%{name}");
+        assert_eq!(m.func(f).inst_md(x), m.func(g).inst_md(y), "%{name}");
     }
     let slot = named(&m, g, "slot").as_inst().unwrap();
-    assert_eq!(m.func(g).inst(slot).md.spill, Some(SpillKind::Phi));
-    assert_eq!(m.func(g).inst(slot).md.comments, ["a spill slot"]);
+    assert_eq!(m.func(g).inst_md(slot).spill, Some(SpillKind::Phi));
+    assert_eq!(m.func(g).inst_md(slot).comments, ["a spill slot"]);
     let a = named(&m, g, "a").as_inst().unwrap();
-    assert_eq!(m.func(g).inst(a).md.location, Some(Location { file: "src.cpp".into(), line: 3, col: 7 }));
+    assert_eq!(m.func(g).inst_md(a).location, Some(Location { file: "src.cpp".into(), line: 3, col: 7 }));
     assert_eq!(
         m.func(g).md,
         MetadataFields { name: None, comments: vec!["the kernel".into()], ..(*m.func(g).md).clone() }.into()
@@ -169,7 +169,7 @@ fn dense_opcode_and_parent_table_follows_mutation() {
     let f = m.func_mut(fid);
     let entry = f.body().unwrap();
     // Replace an instruction in place with another opcode.
-    let mut sub = f.inst(a).clone();
+    let mut sub = f.inst_data(a);
     sub.opcode = Opcode::Sub;
     f.replace_inst(a, sub);
     agrees(f);
@@ -265,4 +265,29 @@ kernel @k(%o: buffer<u32>, %n: u32) block_size(1, 1, 1) {
     let f = m.func_mut(fid);
     let again = f.renumber_blocks_by_layout();
     assert!(again.iter().enumerate().all(|(k, b)| b.index() == k));
+}
+
+/// The metadata sweep the spill audit uses yields exactly the placed
+/// instructions (in owned blocks) whose metadata is not empty: a removed
+/// instruction's metadata stays in the table but is not reported.
+#[test]
+fn inst_metadata_sweep_is_the_placed_metadata_owners() {
+    let mut m = parse_module(SRC, "t.xir").unwrap();
+    let fid = m.find_function("k").unwrap();
+    let owners = |m: &xir::Module| {
+        let f = m.func(fid);
+        let mut by_walk: Vec<xir::Inst> = f.all_insts().map(|(_, i)| i).filter(|&i| !f.inst_md(i).is_empty()).collect();
+        by_walk.sort();
+        let by_sweep: Vec<xir::Inst> = f.inst_metadata().map(|(i, _)| i).collect();
+        assert_eq!(by_sweep, by_walk);
+        by_sweep.len()
+    };
+    assert_eq!(owners(&m), 4, "%slot, %a, %b and %c carry metadata");
+    let c = named(&m, fid, "c").as_inst().unwrap();
+    let f = m.func_mut(fid);
+    let ty = f.inst(c).ty;
+    f.replace_all_uses(Value::Inst(c), Value::Undef(ty));
+    f.remove_inst(c);
+    assert!(!m.func(fid).inst_md(c).is_empty(), "the table keeps removed instructions' metadata");
+    assert_eq!(owners(&m), 3);
 }

@@ -19,7 +19,7 @@ fn analyze(m: &Module) -> (LoopForest, ScalarEvolution) {
 /// The instruction named `name` in the first function.
 fn named(m: &Module, name: &str) -> Value {
     let f = &m.functions[0];
-    let i = f.all_insts().map(|(_, i)| i).find(|&i| f.inst(i).md.name.as_deref() == Some(name)).expect("named value");
+    let i = f.all_insts().map(|(_, i)| i).find(|&i| f.inst_md(i).name.as_deref() == Some(name)).expect("named value");
     Value::Inst(i)
 }
 
@@ -29,7 +29,7 @@ fn show(m: &Module, l: &scev::Lin) -> String {
     let mut s = format!("{}", l.konst);
     for (v, c) in &l.terms {
         let n = match v {
-            Value::Inst(i) => f.inst(*i).md.name.as_deref().unwrap_or("?").to_string(),
+            Value::Inst(i) => f.inst_md(*i).name.as_deref().unwrap_or("?").to_string(),
             Value::Arg(a) => format!("arg{a}"),
             other => format!("{other:?}"),
         };
@@ -91,7 +91,7 @@ fn header_phis_and_affine_values_are_add_recurrences() {
     let (_, se) = analyze(&m);
     assert_eq!(se.loops.len(), 1);
     let ivs: Vec<_> =
-        se.loops[0].ivs.iter().map(|iv| m.functions[0].inst(iv.phi).md.name.as_deref().unwrap()).collect();
+        se.loops[0].ivs.iter().map(|iv| m.functions[0].inst_md(iv.phi).name.as_deref().unwrap()).collect();
     assert_eq!(ivs, ["i", "j"], "x accumulates i: not an add recurrence");
     assert_eq!(evo(&m, "i"), "{0,+,1}");
     assert_eq!(evo(&m, "j"), "{5,+,3}");

@@ -81,7 +81,7 @@ fn spans_point_at_functions_blocks_and_instructions() {
     let b = f.body().expect("has a body");
     assert_eq!(f.block(b).span.map(|s| (s.line, s.col)), Some((3, 1)));
     let i = f.block(b).insts[0];
-    assert_eq!(f.inst(i).span.map(|s| (s.line, s.col)), Some((4, 5)));
+    assert_eq!(f.inst_span(i).map(|s| (s.line, s.col)), Some((4, 5)));
     assert_eq!(f.md.comments, vec!["c".to_string()]);
 }
 
@@ -205,7 +205,10 @@ fn corrupt(m: &mut xir::Module, edits: &[(u8, usize, u32)]) {
             4 if !d.operands.is_empty() => d.operands[0] = Value::Arg(value),
             5 if !d.blocks.is_empty() => d.blocks[0] = Block(value),
             6 => d.ty = TypeId(value),
-            7 => d.payload = if value % 2 == 0 { Payload::Cases(vec![1, 2, 3]) } else { Payload::Text("t".into()) },
+            7 => {
+                let p = if value % 2 == 0 { Payload::Cases(vec![1, 2, 3]) } else { Payload::Text("t".into()) };
+                f.set_payload(i, p);
+            }
             _ => {
                 let mut layout = f.blocks().to_vec();
                 layout.push(Block(value));

@@ -537,7 +537,7 @@ fn diagnostics_carry_text_spans() {
     let mut b = fx.at(e);
     let v = b.alloca(TypeTable::VOID);
     b.ret(None);
-    fx.m.func_mut(fx.f).inst_mut(v.as_inst().unwrap()).span = Some(Span { line: 7, col: 3 });
+    fx.m.func_mut(fx.f).set_inst_span(v.as_inst().unwrap(), Some(Span { line: 7, col: 3 }));
     let d = expect_rule(&fx.verify(), "result:explicit", Some(v));
     assert_eq!(d.span, Some(Span { line: 7, col: 3 }));
     assert!(d.to_string().starts_with("<input>:7:3: error: [result:explicit]"), "{d}");

@@ -82,7 +82,7 @@ fn licm_hoists_invariant_pure_code_out_of_a_structured_loop() {
     let f = &m.functions[0];
     let entry = f.body().unwrap();
     let hoisted_div = f.block(entry).insts.iter().find(|&&i| f.inst(i).opcode == Div).copied().unwrap();
-    assert_eq!(f.inst(hoisted_div).md.name.as_deref(), Some("h"));
+    assert_eq!(f.inst_md(hoisted_div).name.as_deref(), Some("h"));
 }
 
 /// Check that a division by a variable is hoisted from the header, where it

@@ -83,7 +83,7 @@ fn reg2mem_demotes_phis_and_cross_block_values() {
     let entry = f.body().unwrap();
     let slots: Vec<_> = f.all_insts().filter(|&(_, i)| f.inst(i).opcode == Opcode::Alloca).collect();
     assert!(slots.iter().all(|&(b, _)| b == entry), "allocas hoisted");
-    let kinds: Vec<_> = slots.iter().map(|&(_, i)| f.inst(i).md.spill).collect();
+    let kinds: Vec<_> = slots.iter().map(|&(_, i)| f.inst_md(i).spill).collect();
     assert_eq!(kinds.iter().filter(|k| **k == Some(SpillKind::Phi)).count(), 1);
     // %a (used in ^l and ^m), %t (used in ^m), %x (the phi's incoming moves to a store in ^l: local).
     assert_eq!(
@@ -107,7 +107,7 @@ fn mem2reg_recovers_ssa_after_reg2mem() {
     assert_eq!(count(&m, Opcode::Phi), 1);
     let f = &m.functions[0];
     let phi = f.all_insts().find(|&(_, i)| f.inst(i).opcode == Opcode::Phi).unwrap().1;
-    assert_eq!(f.inst(phi).md.name.as_deref(), Some("v"));
+    assert_eq!(f.inst_md(phi).name.as_deref(), Some("v"));
 }
 
 // Check that mem2reg leaves shared, GEP-addressed, by-reference and

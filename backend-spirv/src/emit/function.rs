@@ -245,7 +245,7 @@ impl Emitter<'_> {
                 let sel = self.val(d.operands[0])?;
                 let st = self.shape(f.value_type(m, d.operands[0]))?;
                 let default = lab(self, d.blocks[1])?;
-                let Payload::Cases(cases) = &d.payload else { return err("switch without case literals") };
+                let Payload::Cases(cases) = f.payload(t) else { return err("switch without case literals") };
                 let mut targets = Vec::new();
                 for (k, &c) in cases.iter().enumerate() {
                     let l = lab(self, d.blocks[2 + k])?;

@@ -188,7 +188,7 @@ pub fn translate(t: &TypeTable, message: &str, arg_tys: &[TypeId]) -> Result<Tra
 fn site(m: &Module, f: &Function, i: Inst) -> Result<Translation, String> {
     let d = f.inst(i);
     let tys: Vec<TypeId> = d.operands.iter().map(|&v| f.value_type(m, v)).collect();
-    translate(&m.types, d.text().unwrap_or(""), &tys)
+    translate(&m.types, f.text(i).unwrap_or(""), &tys)
 }
 
 /// Every reachable `print` of the planned kernel, in record order: call-graph

@@ -219,7 +219,7 @@ pub fn plan_control_flow(
                 blocks[tail as usize].merge = Merge::Selection { merge: mp };
                 if d.opcode == Opcode::Switch {
                     let sel_bits = m.types.scalar_bits(f.value_type(m, d.operands[0]));
-                    if let Err(e) = limits::plan_switch(d.cases().len(), sel_bits) {
+                    if let Err(e) = limits::plan_switch(f.cases(t).len(), sel_bits) {
                         errs.push((Some(t), Some(b), e));
                     }
                 }

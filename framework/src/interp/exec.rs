@@ -9,7 +9,7 @@
 use smallvec::SmallVec;
 use xir_spec::{Opcode, SpecialRegister};
 
-use crate::ir::{ArgKind, Block, ConstValue, FuncId, Function, Inst, InstData, Module, TypeId, Value};
+use crate::ir::{ArgKind, Block, ConstValue, FuncId, Function, Inst, InstCore, Module, TypeId, Value};
 
 use super::arith::{binop, mask, R};
 use super::memory::{Buf, Mem};
@@ -39,7 +39,8 @@ fn fr_func(t: &Thread) -> FuncId {
 /// the spec's, case lists that do not match the blocks, or references to
 /// ids that do not exist. Verified IR never has these; the interpreter
 /// reports them instead of panicking.
-fn malformed(m: &Module, f: &Function, d: &InstData) -> Option<String> {
+fn malformed(m: &Module, f: &Function, i: Inst) -> Option<String> {
+    let d = f.inst(i);
     let spec = &xir_spec::spec().op(d.opcode).spec;
     let op = d.opcode;
     if d.operands.len() < spec.operands.len() || d.blocks.len() < spec.blocks.len() {
@@ -50,10 +51,10 @@ fn malformed(m: &Module, f: &Function, d: &InstData) -> Option<String> {
         Opcode::BrIndexed => 1,
         _ => usize::MAX,
     };
-    if fixed != usize::MAX && d.cases().len() + fixed != d.blocks.len() {
+    if fixed != usize::MAX && f.cases(i).len() + fixed != d.blocks.len() {
         return Some(format!(
             "`{op}` has {} case literals for {} case blocks",
-            d.cases().len(),
+            f.cases(i).len(),
             d.blocks.len() - fixed
         ));
     }
@@ -185,7 +186,7 @@ impl<'m> Machine<'m> {
                     lead_phis[b.index()] =
                         insts.iter().take_while(|&&i| f.inst_exists(i) && f.opcode(i) == Opcode::Phi).count() as u32;
                     for &i in insts {
-                        if !f.inst_exists(i) || malformed(m, f, f.inst(i)).is_some() {
+                        if !f.inst_exists(i) || malformed(m, f, i).is_some() {
                             if let Some(slot) = bad.get_mut(i.index()) {
                                 *slot = true;
                             }
@@ -246,7 +247,7 @@ impl<'m> Machine<'m> {
 
     pub fn error(&self, func: FuncId, block: Option<Block>, inst: Option<Inst>, msg: impl Into<String>) -> InterpError {
         let f = self.m.func(func);
-        let span = inst.and_then(|i| f.inst(i).span).or_else(|| block.and_then(|b| f.block(b).span));
+        let span = inst.and_then(|i| f.inst_span(i)).or_else(|| block.and_then(|b| f.block(b).span));
         InterpError { message: msg.into(), function: Some(f.name.clone()), block, inst, span, file: None, thread: None }
     }
 
@@ -405,7 +406,7 @@ impl<'m> Machine<'m> {
         }
         let d = f.inst(inst);
         if self.info[fr_func(t).index()].bad[inst.index()] {
-            return Err(malformed(m, f, d).unwrap_or_else(|| "malformed instruction".into()));
+            return Err(malformed(m, f, inst).unwrap_or_else(|| "malformed instruction".into()));
         }
         let regs = t.regs;
         let Thread { frames, locals, .. } = t;
@@ -437,12 +438,12 @@ impl<'m> Machine<'m> {
                 let bits = scalar_kind(&m.types, f.value_type(m, d.operands[0])).map(|s| s.bits()).unwrap_or(64);
                 let first_case = if d.opcode == Switch { 2 } else { 1 };
                 let default = d.blocks[first_case - 1];
-                let hit = d.cases().iter().position(|&c| mask(c, bits) == mask(sel, bits));
+                let hit = f.cases(inst).iter().position(|&c| mask(c, bits) == mask(sel, bits));
                 return Ok(Flow::Jump(hit.map(|k| d.blocks[first_case + k]).unwrap_or(default)));
             }
             Return => return Ok(Flow::Ret(ops.into_iter().next())),
             Unreachable => {
-                return Err(match d.text() {
+                return Err(match f.text(inst) {
                     Some(t) if !t.is_empty() => format!("reached `unreachable`: {t}"),
                     _ => "reached `unreachable`".into(),
                 })
@@ -576,14 +577,14 @@ impl<'m> Machine<'m> {
             // ---- debugging and misc ------------------------------------
             Print => {
                 let tys: Vec<TypeId> = d.operands.iter().map(|&v| f.value_type(m, v)).collect();
-                let line = print::format(&m.types, d.text().unwrap_or(""), &tys, &ops)?;
+                let line = print::format(&m.types, f.text(inst).unwrap_or(""), &tys, &ops)?;
                 self.printed.push(line);
                 return Ok(Flow::Next);
             }
             Assert | Assume => {
                 if !cond(&ops[0])? {
                     let what = if d.opcode == Assert { "assertion failed" } else { "assumption violated" };
-                    return Err(match d.text() {
+                    return Err(match f.text(inst) {
                         Some(t) if !t.is_empty() => format!("{what}: {t}"),
                         _ => what.into(),
                     });
@@ -601,7 +602,7 @@ impl<'m> Machine<'m> {
     /// The address `base[indices...]` where the indices start at operand
     /// `first_index` (gep and atomics): a buffer base takes the element
     /// index first.
-    fn address(&self, f: &Function, d: &InstData, ops: &[Val], first_index: usize) -> R<Val> {
+    fn address(&self, f: &Function, d: &InstCore, ops: &[Val], first_index: usize) -> R<Val> {
         let mut path: SmallVec<[u64; 4]> = SmallVec::new();
         let base = match &ops[0] {
             Val::P(p) => {

@@ -6,7 +6,7 @@
 
 use xir_spec::Opcode;
 
-use crate::ir::{Function, InstData, Module, Type, TypeId, TypeTable};
+use crate::ir::{Function, InstCore, Module, Type, TypeId, TypeTable};
 
 use super::arith::{self, binop, cmp, mask, sext, ternop, unop, R};
 use super::value::{scalar_kind, Sk, Val};
@@ -78,7 +78,7 @@ fn dot(sk: Sk, a: &[u64], b: &[u64]) -> R<u64> {
     Ok(acc)
 }
 
-fn ty_of(m: &Module, f: &Function, d: &InstData, k: usize) -> TypeId {
+fn ty_of(m: &Module, f: &Function, d: &InstCore, k: usize) -> TypeId {
     f.value_type(m, d.operands[k])
 }
 
@@ -88,7 +88,7 @@ fn sk_of(types: &TypeTable, ty: TypeId) -> R<Sk> {
 
 /// Evaluate a pure (non-memory, non-control) instruction.
 /// `sk` is the scalar kind of operand 0 when it has one (precomputed).
-pub(crate) fn eval_pure(m: &Module, f: &Function, d: &InstData, sk: Option<Sk>, ops: &[Val]) -> R<Val> {
+pub(crate) fn eval_pure(m: &Module, f: &Function, d: &InstCore, sk: Option<Sk>, ops: &[Val]) -> R<Val> {
     use Opcode::*;
     let op = d.opcode;
     let types = &m.types;
@@ -345,7 +345,7 @@ pub(crate) fn eval_pure(m: &Module, f: &Function, d: &InstData, sk: Option<Sk>, 
 }
 
 /// The value of index operand `k` as an unsigned position (negative: error).
-pub(crate) fn index_value(m: &Module, f: &Function, d: &InstData, k: usize, v: &Val) -> R<u64> {
+pub(crate) fn index_value(m: &Module, f: &Function, d: &InstCore, k: usize, v: &Val) -> R<u64> {
     let b = v.bits()?;
     match scalar_kind(&m.types, ty_of(m, f, d, k)) {
         Some(Sk::Int { bits, signed: true }) if sext(b, bits) < 0 => Err(format!("negative index {}", sext(b, bits))),

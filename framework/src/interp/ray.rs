@@ -38,7 +38,7 @@
 use serde_json::Value as Json;
 use xir_spec::Opcode;
 
-use crate::ir::{Function, InstData, Module, Type, TypeId, TypeTable};
+use crate::ir::{Function, InstCore, Module, Type, TypeId, TypeTable};
 
 use super::arith::R;
 use super::memory::Buf;
@@ -410,7 +410,7 @@ fn committed_record(types: &TypeTable, ty: TypeId, h: Option<Hit>, ray: &Ray) ->
 pub(crate) fn ray_op(
     m: &Module,
     f: &Function,
-    d: &InstData,
+    d: &InstCore,
     ops: &[Val],
     bufs: &mut [Buf],
     rays: &mut Rays,
@@ -523,7 +523,7 @@ pub(crate) fn ray_op(
     }))
 }
 
-fn instance<'a>(a: &'a mut Accel, m: &Module, f: &Function, d: &InstData, v: &Val) -> R<&'a mut AccelInstance> {
+fn instance<'a>(a: &'a mut Accel, m: &Module, f: &Function, d: &InstCore, v: &Val) -> R<&'a mut AccelInstance> {
     let k = super::ops::index_value(m, f, d, 1, v)?;
     let n = a.instances.len();
     a.instances.get_mut(k as usize).ok_or_else(|| format!("instance {k} out of bounds (the accel has {n})"))

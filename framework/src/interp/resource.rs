@@ -6,7 +6,7 @@
 
 use xir_spec::Opcode;
 
-use crate::ir::{Function, InstData, Module};
+use crate::ir::{Function, InstCore, Module};
 
 use super::arith::{mask, sext, R};
 use super::memory::{decode, encode, Buf};
@@ -41,7 +41,7 @@ pub(crate) fn is_resource_op(op: Opcode) -> bool {
 }
 
 /// Execute a resource operation; `Some(result)` for those with a result.
-pub(crate) fn resource_op(m: &Module, f: &Function, d: &InstData, ops: &[Val], bufs: &mut [Buf]) -> R<Option<Val>> {
+pub(crate) fn resource_op(m: &Module, f: &Function, d: &InstCore, ops: &[Val], bufs: &mut [Buf]) -> R<Option<Val>> {
     use Opcode::*;
     let op = d.opcode;
     let Some(Val::R(b)) = ops.first() else { return Err(format!("operand 0 of `{op}` is not a resource")) };

@@ -47,7 +47,7 @@
 
 use xir_spec::Opcode;
 
-use crate::ir::{Function, InstData, Module};
+use crate::ir::{Function, InstCore, Module};
 
 use super::arith::{sext, to_f64, R};
 use super::memory::Buf;
@@ -271,7 +271,7 @@ pub(crate) fn is_sample_op(op: Opcode) -> bool {
 }
 
 /// Float lanes of operand `k` (a float vector or scalar).
-fn floats(m: &Module, f: &Function, d: &InstData, k: usize, v: &Val) -> R<Vec<f64>> {
+fn floats(m: &Module, f: &Function, d: &InstCore, k: usize, v: &Val) -> R<Vec<f64>> {
     let sk = scalar_kind(&m.types, f.value_type(m, d.operands[k])).ok_or("sampling operand is not a float")?;
     let one = |x: &Val| -> R<f64> {
         let b = x.bits().map_err(|_| "undefined sampling operand".to_string())?;
@@ -284,7 +284,7 @@ fn floats(m: &Module, f: &Function, d: &InstData, k: usize, v: &Val) -> R<Vec<f6
 }
 
 /// Execute a sampling opcode on the texture `buf` (the slot already resolved); `k` is the uv operand.
-pub(crate) fn sample_op(m: &Module, f: &Function, d: &InstData, ops: &[Val], buf: &Buf, k: usize) -> R<Val> {
+pub(crate) fn sample_op(m: &Module, f: &Function, d: &InstCore, ops: &[Val], buf: &Buf, k: usize) -> R<Val> {
     let Buf::Texture { elem, dim, size, levels, data } = buf else {
         return Err(format!("`{}` on a bindless slot that does not hold a texture", d.opcode));
     };

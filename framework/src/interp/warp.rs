@@ -7,7 +7,7 @@
 
 use xir_spec::Opcode;
 
-use crate::ir::{Function, InstData, Module, Type};
+use crate::ir::{Function, InstCore, Module, Type};
 
 use super::arith::{binop, cmp, from_f64, R};
 use super::exec::{Machine, State, Thread};
@@ -87,7 +87,7 @@ fn identity(op: Opcode, sk: Sk, like: &Val) -> Val {
     }
 }
 
-fn compute(m: &Module, f: &Function, d: &InstData, lanes: &[u32], args: &[&[Val]]) -> R<Vec<Val>> {
+fn compute(m: &Module, f: &Function, d: &InstCore, lanes: &[u32], args: &[&[Val]]) -> R<Vec<Val>> {
     use Opcode::*;
     let n = lanes.len();
     let x = |k: usize| -> R<&Val> { args[k].first().ok_or_else(|| format!("`{}` needs an operand", d.opcode)) };

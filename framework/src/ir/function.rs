@@ -9,7 +9,7 @@
 use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
 
-use super::{Block, Inst, InstData, Metadata, Span, TypeId, Use, Value};
+use super::{Block, Inst, InstCore, InstData, Metadata, Payload, Span, TypeId, Use, Value};
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum FunctionKind {
@@ -88,32 +88,36 @@ fn pack_parent(b: Option<Block>) -> u32 {
     }
 }
 
-#[derive(Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, PartialEq)]
 pub struct Function {
     pub name: String,
     pub kind: FunctionKind,
     pub ret: TypeId,
     pub args: Vec<ArgData>,
-    #[serde(default, skip_serializing_if = "Metadata::is_empty")]
     pub md: Metadata,
     /// Every block ever created; only those in `layout` belong to the function.
     blocks: Vec<BlockData>,
-    /// Every instruction ever created; removed ones have no parent.
-    insts: Vec<InstData>,
+    /// Every instruction ever created (its core: opcode, type, operands,
+    /// blocks); removed ones have no parent.
+    insts: Vec<InstCore>,
+    /// Per instruction id, the parts few passes read, out of the core
+    /// records so that those stay one cache line each: the payload (case
+    /// literals, message text), the metadata and the source span. The
+    /// metadata table is also what the spill audit sweeps (8 bytes an
+    /// instruction, not the whole record).
+    payloads: Vec<Payload>,
+    inst_md: Vec<Metadata>,
+    inst_spans: Vec<Option<Span>>,
     /// Per instruction id: its opcode (a copy of `insts[i].opcode`) and its
     /// block. Scans that select instructions by opcode or liveness read this
-    /// 8-byte table instead of the 120-byte records, which on large
+    /// 8-byte table instead of the 64-byte cores, which on large
     /// functions is the difference between streaming a few MB and a few
     /// hundred (BENCHMARKS.md, legalization). Rebuilt after deserializing.
-    #[serde(skip)]
     hot: Vec<InstHot>,
     /// Owned blocks, in print order; the first is the body (entry) block.
     layout: Vec<Block>,
-    #[serde(skip)]
     inst_uses: Vec<SmallVec<[Use; 2]>>,
-    #[serde(skip)]
     arg_uses: Vec<SmallVec<[Use; 2]>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub span: Option<Span>,
 }
 
@@ -129,7 +133,23 @@ impl Clone for Function {
             out
         }
         // Destructured so that a new field cannot be left out silently.
-        let Function { name, kind, ret, args, md, blocks, insts, hot, layout, inst_uses, arg_uses, span } = self;
+        let Function {
+            name,
+            kind,
+            ret,
+            args,
+            md,
+            blocks,
+            insts,
+            payloads,
+            inst_md,
+            inst_spans,
+            hot,
+            layout,
+            inst_uses,
+            arg_uses,
+            span,
+        } = self;
         Function {
             name: name.clone(),
             kind: *kind,
@@ -138,6 +158,9 @@ impl Clone for Function {
             md: md.clone(),
             blocks: with_room(blocks, blocks.capacity()),
             insts: with_room(insts, insts.capacity()),
+            payloads: with_room(payloads, payloads.capacity()),
+            inst_md: with_room(inst_md, inst_md.capacity()),
+            inst_spans: with_room(inst_spans, inst_spans.capacity()),
             hot: with_room(hot, hot.capacity()),
             layout: layout.clone(),
             inst_uses: with_room(inst_uses, inst_uses.capacity()),
@@ -157,6 +180,9 @@ impl Function {
             md: Metadata::default(),
             blocks: Vec::new(),
             insts: Vec::new(),
+            payloads: Vec::new(),
+            inst_md: Vec::new(),
+            inst_spans: Vec::new(),
             hot: Vec::new(),
             layout: Vec::new(),
             inst_uses: Vec::new(),
@@ -322,12 +348,69 @@ impl Function {
 
     // ---- instructions -------------------------------------------------
 
-    pub fn inst(&self, i: Inst) -> &InstData {
+    /// The core of `i` (opcode, type, operands, blocks).
+    pub fn inst(&self, i: Inst) -> &InstCore {
         &self.insts[i.index()]
     }
-    /// Direct access; operand changes must go through `set_operand`.
-    pub fn inst_mut(&mut self, i: Inst) -> &mut InstData {
+    /// Direct access; operand changes must go through `set_operand`, and
+    /// the opcode must not change (use `replace_inst`).
+    pub fn inst_mut(&mut self, i: Inst) -> &mut InstCore {
         &mut self.insts[i.index()]
+    }
+    /// A copy of the whole instruction (core, payload, metadata, span), to
+    /// create or replace another from it.
+    pub fn inst_data(&self, i: Inst) -> InstData {
+        let k = i.index();
+        InstData {
+            core: self.insts[k].clone(),
+            payload: self.payloads[k].clone(),
+            md: self.inst_md[k].clone(),
+            span: self.inst_spans[k],
+        }
+    }
+    /// The payload of `i` (case literals, message text, or none).
+    pub fn payload(&self, i: Inst) -> &Payload {
+        &self.payloads[i.index()]
+    }
+    pub fn set_payload(&mut self, i: Inst, p: Payload) {
+        self.payloads[i.index()] = p;
+    }
+    /// Case literals of `i` (empty unless it carries them).
+    pub fn cases(&self, i: Inst) -> &[u64] {
+        self.payloads[i.index()].cases()
+    }
+    /// Message text of `i`, if it carries one.
+    pub fn text(&self, i: Inst) -> Option<&str> {
+        self.payloads[i.index()].text()
+    }
+    /// Metadata of `i` (name, location, comments, spill provenance).
+    pub fn inst_md(&self, i: Inst) -> &Metadata {
+        &self.inst_md[i.index()]
+    }
+    pub fn inst_md_mut(&mut self, i: Inst) -> &mut Metadata {
+        &mut self.inst_md[i.index()]
+    }
+    /// Source span of `i` in the XIR text it was parsed from.
+    pub fn inst_span(&self, i: Inst) -> Option<Span> {
+        self.inst_spans[i.index()]
+    }
+    pub fn set_inst_span(&mut self, i: Inst, span: Option<Span>) {
+        self.inst_spans[i.index()] = span;
+    }
+    /// Live instructions that carry metadata, in id order: a sweep of the
+    /// 8-byte metadata table that reads only the owners' records.
+    pub fn inst_metadata(&self) -> impl Iterator<Item = (Inst, &Metadata)> + '_ {
+        let mut owned = vec![false; self.blocks.len()];
+        for &b in &self.layout {
+            owned[b.index()] = true;
+        }
+        self.inst_md.iter().enumerate().filter_map(move |(k, md)| {
+            if md.is_empty() {
+                return None;
+            }
+            let p = self.hot[k].parent;
+            (p != NO_PARENT && owned[p as usize]).then_some((Inst::new(k), md))
+        })
     }
     pub fn inst_exists(&self, i: Inst) -> bool {
         i.index() < self.insts.len()
@@ -362,8 +445,12 @@ impl Function {
     /// Create an instruction without placing it.
     pub fn create_inst(&mut self, data: InstData) -> Inst {
         let i = Inst::new(self.insts.len());
-        self.hot.push(InstHot { opcode: data.opcode, parent: NO_PARENT });
-        self.insts.push(data);
+        let InstData { core, payload, md, span } = data;
+        self.hot.push(InstHot { opcode: core.opcode, parent: NO_PARENT });
+        self.insts.push(core);
+        self.payloads.push(payload);
+        self.inst_md.push(md);
+        self.inst_spans.push(span);
         self.inst_uses.push(SmallVec::new());
         i
     }
@@ -510,8 +597,13 @@ impl Function {
         if placed && !same_operands {
             self.detach_operands(i);
         }
-        self.hot[i.index()].opcode = data.opcode;
-        self.insts[i.index()] = data;
+        let InstData { core, payload, md, span } = data;
+        let k = i.index();
+        self.hot[k].opcode = core.opcode;
+        self.insts[k] = core;
+        self.payloads[k] = payload;
+        self.inst_md[k] = md;
+        self.inst_spans[k] = span;
         if placed && !same_operands {
             self.attach_operands(i);
         }
@@ -644,7 +736,7 @@ impl Function {
     /// follows the layout and jumps wherever passes have appended
     /// instructions (new terminators, Phis, slots) to the table.
     /// The same set as `all_insts` (placed in a block of the layout).
-    pub fn live_insts_by_id(&self) -> impl Iterator<Item = (Inst, &InstData)> + '_ {
+    pub fn live_insts_by_id(&self) -> impl Iterator<Item = (Inst, &InstCore)> + '_ {
         self.live_opcodes_by_id().map(|(i, _)| (i, &self.insts[i.index()]))
     }
 

@@ -16,7 +16,7 @@ pub use builder::Builder;
 pub use constant::{ConstData, ConstTable, ConstValue};
 pub use entities::{Block, Const, FuncId, Inst, TypeId};
 pub use function::{ArgData, ArgKind, BlockData, Function, FunctionKind, InstList, INLINE_BLOCK_INSTS};
-pub use inst::{InstData, Payload};
+pub use inst::{InstCore, InstData, Payload};
 pub use metadata::{Location, Metadata, MetadataFields, Span, SpillKind};
 pub use module::{sign_extend, Module};
 pub use types::{FloatFormat, Type, TypeTable};

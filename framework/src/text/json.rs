@@ -97,7 +97,7 @@ fn compact_function(f: &Function) -> FunctionJson {
                 .iter()
                 .filter(|i| f.inst_exists(**i))
                 .map(|&i| {
-                    let mut d = f.inst(i).clone();
+                    let mut d = f.inst_data(i);
                     d.span = None;
                     for v in d.operands.iter_mut() {
                         if let Value::Inst(x) = v {

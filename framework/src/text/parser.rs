@@ -452,7 +452,7 @@ impl<'a> Parser<'a> {
                     }
                 }
             }
-            st.f.inst_mut(inst).payload = Payload::Cases(bits);
+            st.f.set_payload(inst, Payload::Cases(bits));
         }
     }
 

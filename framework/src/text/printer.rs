@@ -214,7 +214,7 @@ impl<'f> FnNames<'f> {
         for i in placed_insts(f) {
             let d = f.inst(i);
             if d.ty != TypeTable::VOID {
-                insts[i.index()] = label(&d.md);
+                insts[i.index()] = label(f.inst_md(i));
             }
         }
         let mut seen = FxHashSet::default();
@@ -361,7 +361,8 @@ impl Printer<'_, '_> {
     fn inst(&mut self, i: Inst) {
         let f = self.f;
         let d = f.inst(i);
-        self.comments(&d.md, "  ");
+        let md = f.inst_md(i);
+        self.comments(md, "  ");
         self.out.push_str("  ");
         if d.ty != TypeTable::VOID {
             write_label(self.out, self.names.insts.get(i.index()), '%', "inst", i.index());
@@ -375,7 +376,7 @@ impl Printer<'_, '_> {
             first = false;
         };
         if spec.payload.as_deref() == Some("text") {
-            if let Payload::Text(t) = &d.payload {
+            if let Payload::Text(t) = f.payload(i) {
                 sep(self.out);
                 escape_str(t, self.out);
             }
@@ -411,7 +412,7 @@ impl Printer<'_, '_> {
                     }
                     None => {
                         self.out.push_str("case ");
-                        self.case_literal(d.operands.first().copied(), d.cases().get(k - spec.blocks.len()));
+                        self.case_literal(d.operands.first().copied(), f.cases(i).get(k - spec.blocks.len()));
                         self.out.push(' ');
                     }
                 }
@@ -422,8 +423,8 @@ impl Printer<'_, '_> {
             self.out.push_str(" : ");
             self.ty(d.ty);
         }
-        self.location(&d.md);
-        if let Some(s) = d.md.spill {
+        self.location(md);
+        if let Some(s) = md.spill {
             let _ = write!(self.out, " !spill({})", s.name());
         }
         self.out.push('\n');

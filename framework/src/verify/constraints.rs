@@ -30,7 +30,7 @@ fn cases_unique(cx: &InstCx) -> Result<(), String> {
     let t = cx.types();
     let w = t.scalar_bits(sel);
     let mut seen = FxHashSet::default();
-    for &c in cx.data.cases() {
+    for &c in cx.func.cases(cx.inst) {
         ensure(w >= 64 || c >> w == 0, || {
             format!("case literal {c:#x} does not fit the selector type `{}`", cx.name(sel))
         })?;

@@ -82,7 +82,7 @@ pub use spec_names::check_spec_names;
 use xir_spec::{OpInfo, Trait};
 
 use crate::diag::Diagnostic;
-use crate::ir::{Block, FuncId, Function, Inst, InstData, Module, Type, TypeId, TypeTable, Value};
+use crate::ir::{Block, FuncId, Function, Inst, InstCore, Module, Type, TypeId, TypeTable, Value};
 
 /// Verify the whole module; an empty list means it is valid.
 pub fn verify_module(m: &Module) -> Vec<Diagnostic> {
@@ -145,7 +145,7 @@ pub struct InstCx<'a> {
     pub module: &'a Module,
     pub func: &'a Function,
     pub inst: Inst,
-    pub data: &'a InstData,
+    pub data: &'a InstCore,
     pub info: &'static OpInfo,
 }
 
@@ -189,8 +189,7 @@ impl<'a> InstCx<'a> {
 
 /// A diagnostic located at instruction `i` of `f`.
 pub fn inst_diag(f: &Function, i: Inst, rule: &str, message: String) -> Diagnostic {
-    let d = f.inst(i);
-    let mut diag = Diagnostic::error(rule, message).in_function(&f.name).at_inst(i).with_span(d.span);
+    let mut diag = Diagnostic::error(rule, message).in_function(&f.name).at_inst(i).with_span(f.inst_span(i));
     diag.block = f.parent(i);
     diag
 }
@@ -216,7 +215,7 @@ fn check_inst(cx: &InstCx, diags: &mut Vec<Diagnostic>) -> bool {
     let nroles = spec.blocks.len();
     let blocks_ok = match spec.variadic_blocks.as_deref() {
         None => d.blocks.len() == nroles,
-        Some("cases") => d.blocks.len() == nroles + d.cases().len(),
+        Some("cases") => d.blocks.len() == nroles + cx.func.cases(cx.inst).len(),
         Some("incoming") => d.blocks.len() == d.operands.len(),
         Some(_) => true, // reported by check_spec_names
     };
@@ -227,7 +226,7 @@ fn check_inst(cx: &InstCx, diags: &mut Vec<Diagnostic>) -> bool {
             cx.diag("block-count", format!("`{op}` takes blocks [{roles}]{tail}, found {} blocks", d.blocks.len())),
         );
     }
-    let payload_ok = match (spec.payload.as_deref(), &d.payload) {
+    let payload_ok = match (spec.payload.as_deref(), cx.func.payload(cx.inst)) {
         (_, crate::ir::Payload::None) => spec.payload.as_deref() != Some("cases"),
         (Some("cases"), crate::ir::Payload::Cases(_)) => true,
         (Some("text"), crate::ir::Payload::Text(_)) => true,
@@ -236,7 +235,11 @@ fn check_inst(cx: &InstCx, diags: &mut Vec<Diagnostic>) -> bool {
     if !payload_ok {
         diags.push(cx.diag(
             "payload",
-            format!("`{op}` payload must be {}, found {:?}", spec.payload.as_deref().unwrap_or("none"), d.payload),
+            format!(
+                "`{op}` payload must be {}, found {:?}",
+                spec.payload.as_deref().unwrap_or("none"),
+                cx.func.payload(cx.inst)
+            ),
         ));
     }
     if !(count_ok && blocks_ok && payload_ok) {

@@ -100,7 +100,7 @@ fn anchors(f: &Function) -> Anchors {
             n += 1;
             for &i in &f.block(b).insts {
                 if f.inst_exists(i) {
-                    n += comment_lines(&f.inst(i).md);
+                    n += comment_lines(f.inst_md(i));
                     insts[i.index()] = Some(n);
                     n += 1;
                 }

@@ -24,7 +24,7 @@ use xir::pass::{
     options_from_ron, AnalysisKind, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces,
 };
 use xir::verify::inst_diag;
-use xir::{InstData, Module, Opcode, Payload, Trait, TypeTable};
+use xir::{Function, Inst, InstData, Module, Opcode, Payload, Trait, TypeTable};
 
 use super::util::{br, defined_functions, set_terminator, term};
 
@@ -63,14 +63,15 @@ pub fn decl() -> PassDecl {
 
 /// The raw replacement of a structured terminator, `None` if it has none
 /// (already raw) — or `Err` when the construct cannot be destructured.
-fn raw_form(d: &InstData) -> Result<Option<InstData>, String> {
+fn raw_form(f: &Function, t: Inst) -> Result<Option<InstData>, String> {
+    let d = f.inst(t);
     let b = &d.blocks;
     let out = match d.opcode {
         Opcode::If => term(Opcode::CondBr, &d.operands, &b[..2]),
         Opcode::Switch => {
-            let mut t = term(Opcode::BrIndexed, &d.operands, &b[1..]);
-            t.payload = d.payload.clone();
-            t
+            let mut raw = term(Opcode::BrIndexed, &d.operands, &b[1..]);
+            raw.payload = f.payload(t).clone();
+            raw
         }
         Opcode::Loop | Opcode::SimpleLoop | Opcode::Break | Opcode::Continue => br(b[0]),
         _ if d.has(Trait::Structured) => {
@@ -101,10 +102,10 @@ pub fn destructure_module(m: &mut Module) -> Result<usize, PassError> {
             // table, without reading their records.
             let Some((t, op)) = f.terminator_by_table(b) else { continue };
             if !has_raw_form_or_refused(op) {
-                debug_assert!(matches!(raw_form(f.inst(t)), Ok(None)), "has_raw_form_or_refused misses `{op}`");
+                debug_assert!(matches!(raw_form(f, t), Ok(None)), "has_raw_form_or_refused misses `{op}`");
                 continue;
             }
-            match raw_form(f.inst(t)) {
+            match raw_form(f, t) {
                 Ok(Some(_)) => todo.push((fid, b, t)),
                 Ok(None) => {}
                 Err(msg) => diags.push(inst_diag(f, t, "destructure_cfg", msg)),
@@ -118,7 +119,7 @@ pub fn destructure_module(m: &mut Module) -> Result<usize, PassError> {
     }
     for &(fid, b, t) in &todo {
         let f = m.func_mut(fid);
-        if let Ok(Some(raw)) = raw_form(f.inst(t)) {
+        if let Ok(Some(raw)) = raw_form(f, t) {
             debug_assert!(raw.ty == TypeTable::VOID && !matches!(raw.payload, Payload::Text(_)));
             set_terminator(f, b, raw);
         }

@@ -201,7 +201,7 @@ fn lower_site(m: &mut Module, fid: xir::FuncId, s: &Site) {
     let phis: Vec<Inst> =
         f.block(s.dispatch).insts.iter().copied().take_while(|&i| f.opcode(i) == Opcode::Phi).collect();
     for p in phis {
-        let d = f.inst(p).clone();
+        let d = f.inst_data(p);
         type Edges = Vec<(Value, Block)>;
         let (moved, kept): (Edges, Edges) =
             d.operands.iter().copied().zip(d.blocks.iter().copied()).partition(|(_, b)| retargeted.contains(b));
@@ -242,7 +242,7 @@ fn lower_site(m: &mut Module, fid: xir::FuncId, s: &Site) {
         f.append_inst(body, term(Opcode::If, &[tri], &[s.surface, s.procedural, join]));
     }
     // The dispatch block proceeds and leaves to the exit when done.
-    let span = f.inst(s.term).span;
+    let span = f.inst_span(s.term);
     let mut proceed = InstData::new(Opcode::RayQueryProceed, TypeTable::BOOL);
     proceed.operands.push(s.query);
     proceed.span = span;
@@ -268,7 +268,7 @@ fn lower_trace(m: &mut Module, fid: xir::FuncId, trace: Inst) {
     let [f0, f1, f2, f3, f4] = [0, 1, 2, 3, 4].map(|k| m.const_u32(k));
     let commit = f0;
     let f = m.func_mut(fid);
-    let d = f.inst(trace).clone();
+    let d = f.inst_data(trace);
     let b = f.parent(trace).expect("placed");
     let pos = f.position(trace).expect("placed");
     let [prepare, body, confirm, join, update, tail] =

@@ -104,7 +104,7 @@ pub fn lower_function(m: &mut Module, fid: xir::FuncId) -> (usize, usize) {
         let default = d.blocks[1];
         // Distinct non-default targets with their literals, in order.
         let mut targets: Vec<(Block, Vec<u64>)> = Vec::new();
-        for (k, &lit) in d.cases().iter().enumerate() {
+        for (k, &lit) in f.cases(c.term).iter().enumerate() {
             let t = d.blocks[2 + k];
             if t == default {
                 continue;

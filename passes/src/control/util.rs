@@ -33,12 +33,11 @@ pub fn unreachable(why: &str) -> InstData {
 /// returned), so the block keeps its instructions together in the table.
 pub fn set_terminator(f: &mut Function, b: Block, mut data: InstData) -> Inst {
     if let Some(old) = f.terminator(b) {
-        let od = f.inst(old);
         if data.md.is_empty() {
-            data.md = od.md.clone();
+            data.md = f.inst_md(old).clone();
         }
         if data.span.is_none() {
-            data.span = od.span;
+            data.span = f.inst_span(old);
         }
         f.replace_inst(old, data);
         return old;

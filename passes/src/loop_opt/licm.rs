@@ -28,7 +28,7 @@ use rustc_hash::FxHashSet;
 use xir::analysis::{Cfg, LoopForest, LoopId};
 use xir::pass::{AnalysisKind, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};
 use xir::{
-    sign_extend, Block, ConstTable, ConstValue, FloatFormat, Function, Inst, InstData, Module, Opcode, Trait, Type,
+    sign_extend, Block, ConstTable, ConstValue, FloatFormat, Function, Inst, InstCore, Module, Opcode, Trait, Type,
     TypeId, TypeTable, Value,
 };
 
@@ -140,7 +140,7 @@ pub fn preheader(cfg: &Cfg, forest: &LoopForest, l: LoopId) -> Option<Block> {
 }
 
 /// Pure, with a result, no memory access, no convergence constraint.
-fn speculatable(d: &InstData) -> bool {
+fn speculatable(d: &InstCore) -> bool {
     d.opcode != Opcode::Phi
         && d.has(Trait::Pure)
         && !d.is_terminator()
@@ -155,7 +155,7 @@ fn speculatable(d: &InstData) -> bool {
 /// Whether evaluating `d` may fail: the interpreter's errors for pure
 /// operations (division by zero, an index out of range or negative) and
 /// the use of an undefined value by an operation that reads its operands.
-pub fn may_trap(types: &TypeTable, consts: &ConstTable, f: &Function, undef: &MaybeUndef, d: &InstData) -> bool {
+pub fn may_trap(types: &TypeTable, consts: &ConstTable, f: &Function, undef: &MaybeUndef, d: &InstCore) -> bool {
     let ty_of = |v: Value| -> Option<TypeId> {
         match v {
             Value::Inst(i) => Some(f.inst(i).ty),

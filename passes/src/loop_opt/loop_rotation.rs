@@ -254,12 +254,12 @@ fn rotate(f: &mut Function, cfg: &mut Edges, forest: &mut LoopForest, c: Candida
     let xe = f.add_block();
     let map = |m: &FxHashMap<Value, Value>, v: Value| m.get(&v).copied().unwrap_or(v);
     for &i in &plain {
-        let mut d = f.inst(i).clone();
+        let mut d = f.inst_data(i);
         d.operands = d.operands.iter().map(|&v| map(&entry_val, v)).collect();
         let ni = f.append_inst(g, d);
         entry_val.insert(Value::Inst(i), Value::Inst(ni));
     }
-    let mut gt = f.inst(term).clone();
+    let mut gt = f.inst_data(term);
     gt.operands = gt.operands.iter().map(|&v| map(&entry_val, v)).collect();
     gt.blocks = gt.blocks.iter().map(|&b| if b == body { ph } else { exit }).collect();
     f.append_inst(g, gt);

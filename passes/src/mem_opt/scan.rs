@@ -7,7 +7,7 @@
 
 use smallvec::SmallVec;
 use xir::analysis::{AliasAnalysis, AliasResult, Location};
-use xir::{ConstData, ConstValue, FuncId, Inst, InstData, Module, Opcode, TypeTable, Value};
+use xir::{ConstData, ConstValue, FuncId, Inst, InstCore, InstData, Module, Opcode, TypeTable, Value};
 
 /// How the scan forwards values.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -38,7 +38,7 @@ fn is_read(op: Opcode) -> bool {
 
 /// The memory writes that record a fact: `store` (value operand 1) and
 /// typed `buffer.write` (value operand 2).
-fn written_value(d: &InstData) -> Option<Value> {
+fn written_value(d: &InstCore) -> Option<Value> {
     match d.opcode {
         Opcode::Store => d.operands.get(1).copied(),
         Opcode::BufferWrite => d.operands.get(2).copied(),

@@ -187,7 +187,7 @@ fn split_slot(m: &mut Module, fid: FuncId, slot: Inst, tys: &[TypeId]) -> Vec<In
     let whole_load = uses.iter().any(|&(u, _)| m.func(fid).opcode(u) == Opcode::Load);
     let zeros: Vec<Option<Value>> = tys.iter().map(|&t| if whole_load { zero_const(m, t) } else { None }).collect();
     let f = m.func_mut(fid);
-    let d = f.inst(slot).clone();
+    let d = f.inst_data(slot);
     let parts: Vec<Inst> = tys
         .iter()
         .enumerate()
@@ -235,7 +235,7 @@ fn split_slot(m: &mut Module, fid: FuncId, slot: Inst, tys: &[TypeId]) -> Vec<In
                 }
                 let mut agg = InstData::new(Opcode::Aggregate, d.ty);
                 agg.operands = loads;
-                agg.md = f.inst(user).md.clone();
+                agg.md = f.inst_md(user).clone();
                 let agg = f.create_inst(agg);
                 insert_before(f, user, agg);
                 f.replace_all_uses(Value::Inst(user), Value::Inst(agg));

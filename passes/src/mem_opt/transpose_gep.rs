@@ -113,7 +113,7 @@ impl Pass for TransposeGep {
 fn transposable_geps(m: &Module, fid: FuncId, slot: Inst, o: &Options) -> Option<Vec<Inst>> {
     let f = m.func(fid);
     let d = f.inst(slot);
-    if d.opcode != Opcode::Alloca || d.md.comments.iter().any(|c| c.trim() == NO_PROMOTE) {
+    if d.opcode != Opcode::Alloca || f.inst_md(slot).comments.iter().any(|c| c.trim() == NO_PROMOTE) {
         return None;
     }
     let in_entry = f.body().is_some_and(|e| f.parent(slot) == Some(e));
@@ -179,7 +179,7 @@ fn transpose_function(m: &mut Module, fid: FuncId, o: &Options) -> (usize, usize
                     let mut e = InstData::new(Opcode::Extract, elem_ty);
                     e.operands.push(whole);
                     e.operands.extend(indices.iter().copied());
-                    e.md = f.inst(access).md.clone();
+                    e.md = f.inst_md(access).clone();
                     let e = f.create_inst(e);
                     insert_before(f, access, e);
                     f.replace_all_uses(Value::Inst(access), Value::Inst(e));

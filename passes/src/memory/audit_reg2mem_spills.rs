@@ -77,12 +77,6 @@ pub fn surviving_spills(m: &Module) -> Vec<Diagnostic> {
                 );
             }
         }
-        // A layout walk, not a sweep of the instruction table: by this point
-        // of the pipeline a third of the table is removed instructions
-        // (mem2reg's loads, stores and slots), which a sweep would stream
-        // through for nothing (16-18 ns per instruction at 10^6 on the
-        // device against 13-14 for this walk over the 208-byte records of
-        // the previous round; BENCHMARKS.md).
         for &b in f.blocks() {
             let bd = f.block(b);
             if let Some(k) = bd.md.spill {
@@ -93,25 +87,27 @@ pub fn surviving_spills(m: &Module) -> Vec<Diagnostic> {
                         .with_span(bd.span),
                 );
             }
-            for &i in &bd.insts {
-                let d = f.inst(i);
-                if let Some(k) = d.md.spill {
-                    let what = match &d.md.name {
-                        Some(n) => format!("`{}` slot %{n}", d.opcode),
-                        None => format!("`{}` slot", d.opcode),
-                    };
-                    let uses = f.uses(xir::Value::Inst(i)).len();
-                    out.push(
-                        Diagnostic::error(
-                            RULE,
-                            format!("{what} tagged `!spill({})` is still in memory ({uses} use(s))", k.name()),
-                        )
-                        .in_function(&f.name)
-                        .at_block(b)
-                        .at_inst(i)
-                        .with_span(d.span),
-                    );
-                }
+        }
+        // A sweep of the function's metadata table (8 bytes an instruction;
+        // only the owners' records are read), not a walk of every record.
+        for (i, md) in f.inst_metadata() {
+            if let Some(k) = md.spill {
+                let op = f.opcode(i);
+                let what = match &md.name {
+                    Some(n) => format!("`{op}` slot %{n}"),
+                    None => format!("`{op}` slot"),
+                };
+                let uses = f.uses(xir::Value::Inst(i)).len();
+                out.push(
+                    Diagnostic::error(
+                        RULE,
+                        format!("{what} tagged `!spill({})` is still in memory ({uses} use(s))", k.name()),
+                    )
+                    .in_function(&f.name)
+                    .at_block(f.parent(i).expect("a metadata owner of the sweep is placed"))
+                    .at_inst(i)
+                    .with_span(f.inst_span(i)),
+                );
             }
         }
     }

@@ -139,7 +139,7 @@ fn constant_target(m: &Module, f: &Function, t: Inst, opts: &Options) -> Option<
             let mask = if w >= 64 || w == 0 { u64::MAX } else { (1u64 << w) - 1 };
             // switch: [merge, default, cases..]; br_indexed: [default, cases..]
             let first = if d.opcode == Opcode::Switch { 1 } else { 0 };
-            let pos = d.cases().iter().position(|&c| c & mask == bits & mask);
+            let pos = f.cases(t).iter().position(|&c| c & mask == bits & mask);
             Some(match pos {
                 Some(k) => d.blocks[first + 1 + k],
                 None => d.blocks[first],
@@ -165,8 +165,8 @@ fn fold_branches(m: &mut Module, fid: FuncId, opts: &Options) -> usize {
         let f = m.func_mut(fid);
         let mut br = InstData::new(Opcode::Br, TypeTable::VOID);
         br.blocks.push(target);
-        br.md = f.inst(t).md.clone();
-        br.span = f.inst(t).span;
+        br.md = f.inst_md(t).clone();
+        br.span = f.inst_span(t);
         f.remove_inst(t);
         f.append_inst(b, br);
         let mut done: Vec<Block> = Vec::new();

@@ -103,7 +103,7 @@ impl Pass for Inline {
                         .in_function(&f.name)
                         .at_block(b)
                         .at_inst(i)
-                        .with_span(f.inst(i).span),
+                        .with_span(f.inst_span(i)),
                     );
                 }
             }
@@ -168,7 +168,7 @@ pub fn inline_call(m: &mut Module, fid: FuncId, call: Inst) {
 
     // Result slot, read at the top of the continuation.
     let slot = if ret_ty != TypeTable::VOID && f.has_uses(Value::Inst(call)) {
-        let md = util::name_like(&f.inst(call).md);
+        let md = util::name_like(&f.inst_md(call));
         let a = util::entry_alloca(f, ret_ty, md.clone()).expect("caller has a body");
         let load = util::make(f, Opcode::Load, ret_ty, &[Value::Inst(a)], md);
         f.insert_inst(cont, 0, load);
@@ -184,7 +184,7 @@ pub fn inline_call(m: &mut Module, fid: FuncId, call: Inst) {
     let mut imap: FxHashMap<Inst, Inst> = FxHashMap::default();
     let cinsts: Vec<(Block, Inst)> = callee.all_insts().collect();
     for &(_, ci) in &cinsts {
-        let d = callee.inst(ci).clone();
+        let d = callee.inst_data(ci);
         imap.insert(ci, f.create_inst(d));
     }
     let map_value = |v: Value| match v {
@@ -206,7 +206,7 @@ pub fn inline_call(m: &mut Module, fid: FuncId, call: Inst) {
             }
             let mut br = InstData::new(Opcode::Br, TypeTable::VOID);
             br.blocks.push(cont);
-            br.span = d.span;
+            br.span = callee.inst_span(ci);
             f.append_inst(nb, br);
             continue;
         }

@@ -4,7 +4,9 @@
 
 use smallvec::SmallVec;
 use xir::analysis::Cfg;
-use xir::{Block, FuncId, Function, Inst, InstData, Metadata, Module, Opcode, Trait, TypeId, TypeTable, Value};
+use xir::{
+    Block, FuncId, Function, Inst, InstCore, InstData, Metadata, Module, Opcode, Trait, TypeId, TypeTable, Value,
+};
 
 /// The comment that marks an alloca as not promotable (`// no_promote` above
 /// it in XIR text). Annotated slots stay in memory through `mem2reg`.
@@ -97,7 +99,7 @@ pub fn edge_count(cfg: &Cfg, pred: Block, succ: Block) -> usize {
 
 /// Whether an instruction may be deleted when its result is unused: pure
 /// computations, Phis and loads (a dead load only loses a possible error).
-pub fn removable_if_dead(d: &InstData) -> bool {
+pub fn removable_if_dead(d: &InstCore) -> bool {
     removable_if_dead_op(d.opcode)
 }
 
@@ -121,7 +123,7 @@ pub fn promotable(types: &TypeTable, f: &Function, alloca: Inst) -> bool {
     if d.opcode != Opcode::Alloca || !types.is_data(d.ty) {
         return false;
     }
-    if d.md.comments.iter().any(|c| c.trim() == NO_PROMOTE) {
+    if f.inst_md(alloca).comments.iter().any(|c| c.trim() == NO_PROMOTE) {
         return false;
     }
     f.uses(Value::Inst(alloca)).iter().all(|u| {

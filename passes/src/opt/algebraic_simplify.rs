@@ -380,7 +380,7 @@ fn materialize(
                         let f = m.func_mut(fid);
                         let mut d = InstData::new(*op, ty);
                         d.operands = key.1.iter().copied().collect();
-                        d.span = f.inst(r).span;
+                        d.span = f.inst_span(r);
                         let i = f.create_inst(d);
                         let pos = f.position(r)?;
                         f.insert_inst(b, pos, i);

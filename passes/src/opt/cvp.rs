@@ -525,7 +525,7 @@ fn edge_facts(m: &Module, f: &Function, p: Block, t: Block) -> Vec<Fact> {
             let signed = matches!(m.types.get(ty), Type::Int { signed: true, .. });
             let lits: Vec<i128> = d.blocks[skip..]
                 .iter()
-                .zip(d.cases())
+                .zip(f.cases(term))
                 .filter(|(&b, _)| b == t)
                 .map(|(_, &c)| sign_extend(c, w, signed))
                 .collect();
@@ -538,7 +538,7 @@ fn edge_facts(m: &Module, f: &Function, p: Block, t: Block) -> Vec<Fact> {
             } else if t == default && lits.is_empty() {
                 // The default block only: the selector is none of the cases
                 // (at most 16 remembered).
-                for &c in d.cases().iter().take(16) {
+                for &c in f.cases(term).iter().take(16) {
                     out.push(Fact::Ne(sel, sign_extend(c, w, signed)));
                 }
             }

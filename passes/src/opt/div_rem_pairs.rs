@@ -82,8 +82,8 @@ fn pair_function(m: &mut Module, fid: FuncId, entry: Block, dom: &xir::analysis:
             }
             let Some(&q) = divs.get(&key) else { continue };
             let (ty, a, bv) = key;
-            let span = d.span;
-            let md = d.md.clone();
+            let span = f.inst_span(i);
+            let md = f.inst_md(i).clone();
             let f = m.func_mut(fid);
             let mut mul = InstData::new(Opcode::Mul, ty);
             mul.operands.extend([Value::Inst(q), bv]);

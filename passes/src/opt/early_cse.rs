@@ -88,7 +88,7 @@ fn key(m: &Module, fid: FuncId, i: Inst, opts: &Options, phis: bool) -> Option<K
     let d = f.inst(i);
     if d.opcode == Opcode::Phi {
         let b = f.parent(i)?;
-        return phis.then(|| (d.opcode, d.ty, d.operands.clone(), d.payload.clone(), Some((b, d.blocks.clone()))));
+        return phis.then(|| (d.opcode, d.ty, d.operands.clone(), f.payload(i).clone(), Some((b, d.blocks.clone()))));
     }
     let spec = xir_spec::spec().op(d.opcode);
     if !spec.has(Trait::Pure)
@@ -104,7 +104,7 @@ fn key(m: &Module, fid: FuncId, i: Inst, opts: &Options, phis: bool) -> Option<K
     if spec.has(Trait::Commutative) && ops.len() == 2 && ops[1] < ops[0] {
         ops.swap(0, 1);
     }
-    Some((d.opcode, d.ty, ops, d.payload.clone(), None))
+    Some((d.opcode, d.ty, ops, f.payload(i).clone(), None))
 }
 
 /// Dedup along the dominator tree; returns the number of instructions removed.

@@ -368,7 +368,7 @@ fn emit_select(m: &mut Module, fid: FuncId, s: &Shape, a: Value, b: Value, opts:
     }
     let mut d = InstData::new(op, ty);
     d.operands = operands.into_iter().collect();
-    d.span = m.func(fid).inst(s.term).span;
+    d.span = m.func(fid).inst_span(s.term);
     let f = m.func_mut(fid);
     st.selects += 1;
     Value::Inst(f.insert_before_terminator(s.head, d))
@@ -405,7 +405,7 @@ fn convert(
         let v = emit_select(m, fid, s, a, b, opts, st);
         let mut d = InstData::new(Opcode::Store, TypeTable::VOID);
         d.operands.extend([addr, v]);
-        d.span = m.func(fid).inst(s.term).span;
+        d.span = m.func(fid).inst_span(s.term);
         m.func_mut(fid).insert_before_terminator(s.head, d);
         st.stores += 1;
     }
@@ -413,7 +413,7 @@ fn convert(
     for arm in [s.t, s.e].into_iter().flatten() {
         f.remove_block(arm);
     }
-    let span = f.inst(s.term).span;
+    let span = f.inst_span(s.term);
     f.remove_inst(s.term);
     let mut br = InstData::new(Opcode::Br, TypeTable::VOID);
     br.blocks.push(s.merge);

@@ -156,7 +156,7 @@ impl State<'_> {
                     let mask = if w >= 64 || w == 0 { u64::MAX } else { (1u64 << w) - 1 };
                     // switch: [merge, default, cases..]; br_indexed: [default, cases..]
                     let first = usize::from(d.opcode == Opcode::Switch);
-                    let pos = d.cases().iter().position(|&c| c & mask == bits & mask);
+                    let pos = self.f.cases(t).iter().position(|&c| c & mask == bits & mask);
                     vec![match pos {
                         Some(k) => d.blocks[first + 1 + k],
                         None => d.blocks[first],

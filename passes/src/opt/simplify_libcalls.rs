@@ -103,8 +103,8 @@ fn simplify_function(m: &mut Module, fid: FuncId, fired: &mut BTreeMap<&'static 
                     let old = f.inst(i);
                     let mut d = InstData::new(op, old.ty);
                     d.operands = ops.into_iter().collect();
-                    d.span = old.span;
-                    d.md = old.md.clone();
+                    d.span = f.inst_span(i);
+                    d.md = f.inst_md(i).clone();
                     let b = f.parent(i).expect("live");
                     let n = f.create_inst(d);
                     let pos = f.position(i).expect("placed");

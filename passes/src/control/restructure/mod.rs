@@ -67,7 +67,7 @@ pub fn restructure_module(m: &mut Module) -> Result<RestructureStats, PassError>
         let f = m.func(fid);
         if let Some((_, phi)) = f.all_insts().find(|&(_, i)| f.opcode(i) == xir::Opcode::Phi) {
             let msg = "restructure_cfg needs Phi-free input (run reg2mem first)".to_string();
-            diags.push(Diagnostic::error(RULE, msg).in_function(&f.name).at_inst(phi).with_span(f.inst(phi).span));
+            diags.push(Diagnostic::error(RULE, msg).in_function(&f.name).at_inst(phi).with_span(f.inst_span(phi)));
             continue;
         }
         let cfg = Cfg::compute(f);

@@ -480,7 +480,7 @@ fn block_branch(fx: &Facts, r: Option<LoopId>, b: Block) -> Result<Branch, Strin
         }
         Opcode::BrIndexed => {
             let ts = d.blocks.iter().map(|&x| fx.map(r, x)).collect::<Result<Vec<_>, _>>()?;
-            let (v, cases) = (d.operands[0], d.cases().to_vec());
+            let (v, cases) = (d.operands[0], f.cases(t).to_vec());
             norm(ts, &|ts| Branch::Indexed(v, cases.clone(), ts[0], ts[1..].to_vec()))
         }
         _ if d.has(Trait::FunctionExit) => Branch::Exit,
