@@ -168,7 +168,7 @@ pub fn inline_call(m: &mut Module, fid: FuncId, call: Inst) {
 
     // Result slot, read at the top of the continuation.
     let slot = if ret_ty != TypeTable::VOID && f.has_uses(Value::Inst(call)) {
-        let md = util::name_like(&f.inst_md(call));
+        let md = util::name_like(f.inst_md(call));
         let a = util::entry_alloca(f, ret_ty, md.clone()).expect("caller has a body");
         let load = util::make(f, Opcode::Load, ret_ty, &[Value::Inst(a)], md);
         f.insert_inst(cont, 0, load);

@@ -185,7 +185,7 @@ pub fn mem2reg_function(m: &mut Module, fid: FuncId) -> Mem2RegStats {
                 }
                 has_phi[y.index()] = stamp;
                 let mut d = InstData::new(Opcode::Phi, var_ty[v]);
-                d.md = util::name_like(&f.inst_md(vars[v]));
+                d.md = util::name_like(f.inst_md(vars[v]));
                 let phi = f.create_inst(d);
                 f.insert_inst(y, 0, phi);
                 if block_phis[y.index()].is_empty() {

@@ -150,7 +150,7 @@ pub fn reg2mem_function(m: &mut Module, fid: FuncId) -> Reg2MemStats {
         f.blocks().iter().filter_map(|&b| f.terminator_by_table(b).map(|(t, _)| (b, t))).collect();
     for &phi in &phis {
         let ty = f.inst(phi).ty;
-        let mut md = util::name_like(&f.inst_md(phi));
+        let mut md = util::name_like(f.inst_md(phi));
         md.spill = Some(SpillKind::Phi);
         let slot = edits.slot(f, entry, ty, md);
         for (v, pred) in util::phi_incomings(f, phi) {
@@ -164,7 +164,7 @@ pub fn reg2mem_function(m: &mut Module, fid: FuncId) -> Reg2MemStats {
                 None => edits.append(f, pred, st_i),
             }
         }
-        let md = util::name_like(&f.inst_md(phi));
+        let md = util::name_like(f.inst_md(phi));
         let load = util::make(f, Opcode::Load, ty, &[Value::Inst(slot)], md);
         let home = f.parent(phi).expect("phi is placed");
         edits.front(f, home, load);
@@ -209,7 +209,7 @@ pub fn reg2mem_function(m: &mut Module, fid: FuncId) -> Reg2MemStats {
         edits.after(f, d, store);
         let mut repl = Vec::with_capacity(foreign.len());
         for u in foreign {
-            let md = util::name_like(&f.inst_md(d));
+            let md = util::name_like(f.inst_md(d));
             let load = util::make(f, Opcode::Load, ty, &[Value::Inst(slot)], md);
             edits.before(f, u.user, load);
             repl.push((u, Value::Inst(load)));
