@@ -126,9 +126,15 @@ fn replace_inst_keeps_the_slot_and_moves_uses() {
     let next = f.blocks()[1];
     let (a, b) = (f.block(f.blocks()[0]).insts[0], f.block(next).insts[0]);
     let before = f.inst_capacity();
+    let md_before = f.inst_md(b).clone();
+    assert!(!md_before.is_empty(), "the replaced instruction is named");
     let mut d = xir::InstData::new(Opcode::Sub, f.inst(b).ty);
     d.operands = [Value::Arg(1), Value::Inst(a)].into_iter().collect();
+    f.replace_inst(b, d.clone());
+    assert_eq!(*f.inst_md(b), md_before, "data without metadata keeps the old");
+    d.md = xir::Metadata::named("renamed");
     f.replace_inst(b, d);
+    assert_eq!(f.inst_md(b).name.as_deref(), Some("renamed"), "data with metadata replaces it");
     assert_eq!(f.inst_capacity(), before, "no new record");
     assert_eq!(f.block(next).insts[0], b);
     assert_eq!(f.inst(b).opcode, Opcode::Sub);

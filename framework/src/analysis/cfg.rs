@@ -5,20 +5,26 @@ use smallvec::SmallVec;
 
 use crate::ir::{Block, Function};
 
-/// A block's successors or predecessors (inline up to two).
+/// A block's successors or predecessors as a list of its own, for code
+/// that edits a copy of the graph (`Cfg::succ_lists` / `pred_lists`).
 pub type Edges = SmallVec<[Block; 2]>;
 
-/// Dense CFG snapshot of one function.
+/// Dense CFG snapshot of one function. The edges sit in flat tables (per
+/// block a range of one list), so building a CFG allocates a handful of
+/// vectors whatever the function's size, and dropping one frees them
+/// without visiting a record per block (a list per block cost a quarter of
+/// a block-level pass on functions of 10^6 instructions: BENCHMARKS.md).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Cfg {
     pub entry: Option<Block>,
-    /// Successors per block id (empty for unowned ids). Inline up to two
-    /// (almost every block): building a CFG allocates per block only for
-    /// switches and merges of more than two edges, which keeps `compute`
-    /// linear in practice on functions of 10^6 instructions.
-    pub succs: Vec<Edges>,
-    /// Predecessors per block id, each predecessor once per edge.
-    pub preds: Vec<Edges>,
+    /// Per block id, `(start, len)` of its successors in `succ_list`
+    /// (empty for unowned ids).
+    succ_span: Vec<(u32, u32)>,
+    succ_list: Vec<Block>,
+    /// Per block id `k`, its predecessors are
+    /// `pred_list[pred_start[k]..pred_start[k + 1]]`, one per edge.
+    pred_start: Vec<u32>,
+    pred_list: Vec<Block>,
     /// Reachable blocks in reverse post order from the entry.
     pub rpo: Vec<Block>,
     /// Position of each block in `rpo` (`usize::MAX` if unreachable).
@@ -28,57 +34,134 @@ pub struct Cfg {
 impl Cfg {
     pub fn compute(f: &Function) -> Cfg {
         let n = f.block_capacity();
-        // `resize_with`, not `vec![Edges::new(); n]`: the latter clones the
-        // empty list per block through `SmallVec`'s generic `extend`.
-        let mut succs: Vec<Edges> = Vec::with_capacity(n);
-        succs.resize_with(n, Edges::new);
-        let mut preds: Vec<Edges> = Vec::with_capacity(n);
-        preds.resize_with(n, Edges::new);
+        let mut succ_span = vec![(0u32, 0u32); n];
+        let mut succ_list: Vec<Block> = Vec::with_capacity(f.blocks().len() * 2);
         for &b in f.blocks() {
             let out = f.successor_slice(b);
-            succs[b.index()] = Edges::from_slice(out);
-            for &s in out {
-                if s.index() < n {
-                    preds[s.index()].push(b);
-                }
+            let start = succ_list.len() as u32;
+            succ_list.extend_from_slice(out);
+            succ_span[b.index()] = (start, succ_list.len() as u32 - start);
+        }
+        Self::from_succs(f.body(), f.blocks().iter().copied(), succ_span, succ_list)
+    }
+
+    /// A CFG over `succs.len()` block ids from explicit successor and
+    /// predecessor lists (virtual exits and roots of derived graphs:
+    /// post-dominators, the unreachable forest). `preds` must hold each
+    /// edge of `succs` reversed; its order is kept.
+    pub fn from_lists(entry: Option<Block>, succs: &[Edges], preds: &[Edges]) -> Cfg {
+        let n = succs.len();
+        let mut succ_span = Vec::with_capacity(n);
+        let mut succ_list = Vec::new();
+        for out in succs {
+            succ_span.push((succ_list.len() as u32, out.len() as u32));
+            succ_list.extend_from_slice(out);
+        }
+        let mut pred_start = Vec::with_capacity(n + 1);
+        let mut pred_list = Vec::new();
+        for p in preds {
+            pred_start.push(pred_list.len() as u32);
+            pred_list.extend_from_slice(p);
+        }
+        pred_start.push(pred_list.len() as u32);
+        let (rpo, rpo_index) = reverse_post_order(entry, n, |b| &succ_list[span(succ_span[b])]);
+        Cfg { entry, succ_span, succ_list, pred_start, pred_list, rpo, rpo_index }
+    }
+
+    /// The predecessors (in the order of `order`'s walk of each block's
+    /// successors) and the reverse post order of a successor table.
+    fn from_succs(
+        entry: Option<Block>,
+        order: impl Iterator<Item = Block>,
+        succ_span: Vec<(u32, u32)>,
+        succ_list: Vec<Block>,
+    ) -> Cfg {
+        let n = succ_span.len();
+        let mut pred_start = vec![0u32; n + 1];
+        // Successor ids past the table (dangling, reported by the
+        // verifier) have no predecessor list.
+        for &s in succ_list.iter().filter(|s| s.index() < n) {
+            pred_start[s.index() + 1] += 1;
+        }
+        for k in 0..n {
+            pred_start[k + 1] += pred_start[k];
+        }
+        let mut fill: Vec<u32> = pred_start[..n].to_vec();
+        let mut pred_list = vec![Block::new(0); pred_start[n] as usize];
+        for b in order {
+            for &s in succ_list[span(succ_span[b.index()])].iter().filter(|s| s.index() < n) {
+                pred_list[fill[s.index()] as usize] = b;
+                fill[s.index()] += 1;
             }
         }
-        let entry = f.body();
-        let mut rpo = Vec::new();
-        if let Some(e) = entry {
-            // Iterative DFS producing post order.
-            let mut visited = vec![false; n];
-            let mut stack: Vec<(Block, usize)> = vec![(e, 0)];
-            visited[e.index()] = true;
-            while let Some((b, i)) = stack.last_mut() {
-                let b = *b;
-                if let Some(&s) = succs[b.index()].get(*i) {
-                    *i += 1;
-                    if s.index() < n && !visited[s.index()] {
-                        visited[s.index()] = true;
-                        stack.push((s, 0));
-                    }
-                } else {
-                    rpo.push(b);
-                    stack.pop();
-                }
-            }
-            rpo.reverse();
-        }
-        let mut rpo_index = vec![usize::MAX; n];
-        for (i, b) in rpo.iter().enumerate() {
-            rpo_index[b.index()] = i;
-        }
-        Cfg { entry, succs, preds, rpo, rpo_index }
+        let (rpo, rpo_index) = reverse_post_order(entry, n, |b| &succ_list[span(succ_span[b])]);
+        Cfg { entry, succ_span, succ_list, pred_start, pred_list, rpo, rpo_index }
+    }
+
+    /// Number of block ids the tables cover.
+    pub fn block_count(&self) -> usize {
+        self.succ_span.len()
     }
 
     pub fn is_reachable(&self, b: Block) -> bool {
         self.rpo_index.get(b.index()).is_some_and(|&i| i != usize::MAX)
     }
     pub fn preds(&self, b: Block) -> &[Block] {
-        &self.preds[b.index()]
+        let k = b.index();
+        match (self.pred_start.get(k), self.pred_start.get(k + 1)) {
+            (Some(&lo), Some(&hi)) => &self.pred_list[lo as usize..hi as usize],
+            _ => &[],
+        }
     }
     pub fn succs(&self, b: Block) -> &[Block] {
-        &self.succs[b.index()]
+        self.succ_span.get(b.index()).map_or(&[], |&s| &self.succ_list[span(s)])
     }
+
+    /// Every block's successors as a list of its own (for passes that edit
+    /// the graph as they go).
+    pub fn succ_lists(&self) -> Vec<Edges> {
+        (0..self.block_count()).map(|k| Edges::from_slice(self.succs(Block::new(k)))).collect()
+    }
+    /// Every block's predecessors as a list of its own.
+    pub fn pred_lists(&self) -> Vec<Edges> {
+        (0..self.block_count()).map(|k| Edges::from_slice(self.preds(Block::new(k)))).collect()
+    }
+}
+
+fn span((start, len): (u32, u32)) -> std::ops::Range<usize> {
+    start as usize..(start + len) as usize
+}
+
+/// Reverse post order from `entry` over `n` block ids (iterative DFS,
+/// successors in order), and each block's position in it.
+fn reverse_post_order<'a>(
+    entry: Option<Block>,
+    n: usize,
+    succs: impl Fn(usize) -> &'a [Block],
+) -> (Vec<Block>, Vec<usize>) {
+    let mut rpo = Vec::new();
+    if let Some(e) = entry.filter(|e| e.index() < n) {
+        let mut visited = vec![false; n];
+        let mut stack: Vec<(Block, usize)> = vec![(e, 0)];
+        visited[e.index()] = true;
+        while let Some((b, i)) = stack.last_mut() {
+            let b = *b;
+            if let Some(&s) = succs(b.index()).get(*i) {
+                *i += 1;
+                if s.index() < n && !visited[s.index()] {
+                    visited[s.index()] = true;
+                    stack.push((s, 0));
+                }
+            } else {
+                rpo.push(b);
+                stack.pop();
+            }
+        }
+        rpo.reverse();
+    }
+    let mut rpo_index = vec![usize::MAX; n];
+    for (i, b) in rpo.iter().enumerate() {
+        rpo_index[b.index()] = i;
+    }
+    (rpo, rpo_index)
 }

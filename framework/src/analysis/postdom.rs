@@ -18,7 +18,7 @@ impl PostDomTree {
     }
 
     pub fn from_cfg(cfg: &Cfg) -> PostDomTree {
-        let n = cfg.succs.len();
+        let n = cfg.block_count();
         let exit = Block::new(n);
         let mut succs = vec![super::cfg::Edges::new(); n + 1];
         let mut preds = vec![super::cfg::Edges::new(); n + 1];
@@ -34,30 +34,7 @@ impl PostDomTree {
                 preds[b.index()].push(s);
             }
         }
-        // Reverse post order of the reversed graph from the virtual exit.
-        let mut visited = vec![false; n + 1];
-        let mut order = Vec::new();
-        let mut stack = vec![(exit, 0usize)];
-        visited[exit.index()] = true;
-        while let Some((b, i)) = stack.last_mut() {
-            let b = *b;
-            if let Some(&s) = succs[b.index()].get(*i) {
-                *i += 1;
-                if !visited[s.index()] {
-                    visited[s.index()] = true;
-                    stack.push((s, 0));
-                }
-            } else {
-                order.push(b);
-                stack.pop();
-            }
-        }
-        order.reverse();
-        let mut rpo_index = vec![usize::MAX; n + 1];
-        for (i, b) in order.iter().enumerate() {
-            rpo_index[b.index()] = i;
-        }
-        let reversed = Cfg { entry: Some(exit), succs, preds, rpo: order, rpo_index };
+        let reversed = Cfg::from_lists(Some(exit), &succs, &preds);
         PostDomTree { tree: DomTree::from_cfg(&reversed), exit }
     }
 

@@ -519,21 +519,39 @@ impl Function {
                 live.push(i);
             }
         }
-        let mut blocks: Vec<Block> = live.iter().filter_map(|&i| self.parent(i)).collect();
-        blocks.sort_unstable();
-        blocks.dedup();
+        // Each holding block is filtered once, and so is each operand's use
+        // list however many of its users go; first occurrences are found
+        // with dense flags (a sort of the lists was a fifth of mem2reg).
+        let mut block_seen = vec![false; self.blocks.len()];
+        let mut blocks: Vec<Block> = Vec::new();
+        for &i in &live {
+            if let Some(b) = self.parent(i) {
+                if !std::mem::replace(&mut block_seen[b.index()], true) {
+                    blocks.push(b);
+                }
+            }
+        }
         for b in blocks {
             self.blocks[b.index()].insts.retain(|x| !set[x.index()]);
         }
-        // Each operand's use list is filtered once, however many of its
-        // users go.
+        let mut inst_seen = vec![false; self.insts.len()];
+        let mut arg_seen = vec![false; self.args.len()];
         let mut operands: Vec<Value> = Vec::new();
         for &i in &live {
-            operands.extend(self.insts[i.index()].operands.iter().copied().filter(|v| v.is_local()));
+            for &v in &self.insts[i.index()].operands {
+                let seen = match v {
+                    Value::Inst(d) => inst_seen.get_mut(d.index()),
+                    Value::Arg(a) => arg_seen.get_mut(a as usize),
+                    _ => None,
+                };
+                if let Some(seen) = seen {
+                    if !std::mem::replace(seen, true) {
+                        operands.push(v);
+                    }
+                }
+            }
             self.hot[i.index()].parent = NO_PARENT;
         }
-        operands.sort_unstable();
-        operands.dedup();
         for v in operands {
             let list = match v {
                 Value::Inst(d) => self.inst_uses.get_mut(d.index()),
@@ -587,7 +605,10 @@ impl Function {
     /// stay (keeping them well-typed is the caller's business). Rewriting
     /// an instruction this way (a terminator into its raw form, say) adds no
     /// record at the end of the table, so the instructions of a block stay
-    /// together in memory for every later sweep.
+    /// together in memory for every later sweep. The metadata and span are
+    /// `data`'s if it carries any, else the old instruction's stay (a
+    /// rewritten instruction keeps its name and source position without
+    /// copying them out and back).
     pub fn replace_inst(&mut self, i: Inst, data: InstData) {
         let placed = self.is_live(i);
         // Same operands in the same slots (a structured terminator becoming
@@ -602,8 +623,12 @@ impl Function {
         self.hot[k].opcode = core.opcode;
         self.insts[k] = core;
         self.payloads[k] = payload;
-        self.inst_md[k] = md;
-        self.inst_spans[k] = span;
+        if !md.is_empty() {
+            self.inst_md[k] = md;
+        }
+        if span.is_some() {
+            self.inst_spans[k] = span;
+        }
         if placed && !same_operands {
             self.attach_operands(i);
         }

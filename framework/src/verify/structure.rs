@@ -219,39 +219,12 @@ fn unreachable_forest(f: &Function, cfg: &Cfg) -> DomTree {
         }
     }
     loop {
-        let sub = forest_cfg(root, &succs, &preds);
+        let sub = Cfg::from_lists(Some(root), &succs, &preds);
         match dead.iter().find(|b| !sub.is_reachable(**b)) {
             Some(&b) => edge(root, b, &mut succs, &mut preds),
             None => return DomTree::from_cfg(&sub),
         }
     }
-}
-
-fn forest_cfg(root: Block, succs: &[Edges], preds: &[Edges]) -> Cfg {
-    let n = succs.len();
-    let mut visited = vec![false; n];
-    let mut post = Vec::new();
-    let mut stack = vec![(root, 0usize)];
-    visited[root.index()] = true;
-    while let Some((b, i)) = stack.last_mut() {
-        let b = *b;
-        if let Some(&s) = succs[b.index()].get(*i) {
-            *i += 1;
-            if !visited[s.index()] {
-                visited[s.index()] = true;
-                stack.push((s, 0));
-            }
-        } else {
-            post.push(b);
-            stack.pop();
-        }
-    }
-    post.reverse();
-    let mut rpo_index = vec![usize::MAX; n];
-    for (k, b) in post.iter().enumerate() {
-        rpo_index[b.index()] = k;
-    }
-    Cfg { entry: Some(root), succs: succs.to_vec(), preds: preds.to_vec(), rpo: post, rpo_index }
 }
 
 /// Whether the definition `def` (in block `db` at position `dpos`) is

@@ -94,7 +94,10 @@ pub fn destructure_module(m: &mut Module) -> Result<usize, PassError> {
     let mut diags = Vec::new();
     // The structured terminators, found in one walk and rewritten below
     // once all are known to have a raw form.
-    let mut todo: Vec<(xir::FuncId, xir::Block, xir::Inst)> = Vec::new();
+    // The raw forms are built once, while the walk has the terminator's
+    // record at hand, and applied after the walk (nothing changes unless
+    // every construct has one).
+    let mut todo: Vec<(xir::FuncId, xir::Block, InstData)> = Vec::new();
     for fid in defined_functions(m) {
         let f = m.func(fid);
         for &b in f.blocks() {
@@ -106,7 +109,7 @@ pub fn destructure_module(m: &mut Module) -> Result<usize, PassError> {
                 continue;
             }
             match raw_form(f, t) {
-                Ok(Some(_)) => todo.push((fid, b, t)),
+                Ok(Some(raw)) => todo.push((fid, b, raw)),
                 Ok(None) => {}
                 Err(msg) => diags.push(inst_diag(f, t, "destructure_cfg", msg)),
             }
@@ -117,14 +120,12 @@ pub fn destructure_module(m: &mut Module) -> Result<usize, PassError> {
         e.diagnostics = diags;
         return Err(e);
     }
-    for &(fid, b, t) in &todo {
-        let f = m.func_mut(fid);
-        if let Ok(Some(raw)) = raw_form(f, t) {
-            debug_assert!(raw.ty == TypeTable::VOID && !matches!(raw.payload, Payload::Text(_)));
-            set_terminator(f, b, raw);
-        }
+    let n = todo.len();
+    for (fid, b, raw) in todo {
+        debug_assert!(raw.ty == TypeTable::VOID && !matches!(raw.payload, Payload::Text(_)));
+        set_terminator(m.func_mut(fid), b, raw);
     }
-    Ok(todo.len())
+    Ok(n)
 }
 
 impl Pass for DestructureCfg {

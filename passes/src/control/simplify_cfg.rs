@@ -92,7 +92,7 @@ pub fn simplify_function(f: &mut Function) -> SimplifyStats {
     loop {
         let before = st.clone();
         let cfg = Cfg::compute(f);
-        let mut preds = cfg.preds.clone();
+        let mut preds = cfg.pred_lists();
         let entry = f.body();
         // Blocks dropped in this sweep; the layout is rebuilt once at its end.
         let mut dead = vec![false; f.block_capacity()];

@@ -31,14 +31,8 @@ pub fn unreachable(why: &str) -> InstData {
 /// keeping the old terminator's metadata and text position. An old
 /// terminator is rewritten in place (`Function::replace_inst`: its id is
 /// returned), so the block keeps its instructions together in the table.
-pub fn set_terminator(f: &mut Function, b: Block, mut data: InstData) -> Inst {
+pub fn set_terminator(f: &mut Function, b: Block, data: InstData) -> Inst {
     if let Some(old) = f.terminator(b) {
-        if data.md.is_empty() {
-            data.md = f.inst_md(old).clone();
-        }
-        if data.span.is_none() {
-            data.span = f.inst_span(old);
-        }
         f.replace_inst(old, data);
         return old;
     }

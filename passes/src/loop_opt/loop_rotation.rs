@@ -112,7 +112,7 @@ pub fn rotate_function(f: &mut Function, opts: &Options) -> usize {
     let cfg = Cfg::compute(f);
     let dom = DomTree::from_cfg(&cfg);
     let Ok(mut forest) = LoopForest::compute(&cfg, &dom) else { return 0 };
-    let mut edges = Edges { succs: cfg.succs, preds: cfg.preds, reachable: Vec::new() };
+    let mut edges = Edges { succs: cfg.succ_lists(), preds: cfg.pred_lists(), reachable: Vec::new() };
     edges.reachable = cfg.rpo_index.iter().map(|&i| i != usize::MAX).collect();
     let mut n = 0;
     for l in 0..forest.loops.len() {

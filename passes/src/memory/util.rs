@@ -126,10 +126,11 @@ pub fn promotable(types: &TypeTable, f: &Function, alloca: Inst) -> bool {
     if f.inst_md(alloca).comments.iter().any(|c| c.trim() == NO_PROMOTE) {
         return false;
     }
-    f.uses(Value::Inst(alloca)).iter().all(|u| {
-        let ud = f.inst(u.user);
-        u.index == 0 && f.is_live(u.user) && matches!(ud.opcode, Opcode::Load | Opcode::Store)
-    })
+    // The users' opcodes from the dense table: a slot's users are spread
+    // over the function, and their records are not needed here.
+    f.uses(Value::Inst(alloca))
+        .iter()
+        .all(|u| u.index == 0 && f.is_live(u.user) && matches!(f.opcode(u.user), Opcode::Load | Opcode::Store))
 }
 
 /// Name a derived value after `md`'s name (no other metadata is copied).
