@@ -622,7 +622,11 @@ impl Function {
         let k = i.index();
         self.hot[k].opcode = core.opcode;
         self.insts[k] = core;
-        self.payloads[k] = payload;
+        // The side tables are written only where something changes, so
+        // rewriting payload-free terminators leaves their lines clean.
+        if !(matches!(payload, Payload::None) && matches!(self.payloads[k], Payload::None)) {
+            self.payloads[k] = payload;
+        }
         if !md.is_empty() {
             self.inst_md[k] = md;
         }

@@ -61,12 +61,12 @@ pub fn decl() -> PassDecl {
     }
 }
 
-/// The raw replacement of a structured terminator, `None` if it has none
-/// (already raw) — or `Err` when the construct cannot be destructured.
-fn raw_form(f: &Function, t: Inst) -> Result<Option<InstData>, String> {
+/// The raw replacement of a structured terminator; `None` if it has none
+/// (already raw, or refused: see `refused`).
+fn raw_form(f: &Function, t: Inst) -> Option<InstData> {
     let d = f.inst(t);
     let b = &d.blocks;
-    let out = match d.opcode {
+    Some(match d.opcode {
         Opcode::If => term(Opcode::CondBr, &d.operands, &b[..2]),
         Opcode::Switch => {
             let mut raw = term(Opcode::BrIndexed, &d.operands, &b[1..]);
@@ -74,44 +74,38 @@ fn raw_form(f: &Function, t: Inst) -> Result<Option<InstData>, String> {
             raw
         }
         Opcode::Loop | Opcode::SimpleLoop | Opcode::Break | Opcode::Continue => br(b[0]),
-        _ if d.has(Trait::Structured) => {
-            return Err(format!("`{}` has no raw form; lower it before destructure_cfg", d.opcode));
-        }
-        _ => return Ok(None),
-    };
-    Ok(Some(out))
+        _ => return None,
+    })
 }
 
-/// The opcodes for which `raw_form` answers anything but `Ok(None)`.
-fn has_raw_form_or_refused(op: Opcode) -> bool {
+/// The opcodes `raw_form` rewrites.
+fn has_raw_form(op: Opcode) -> bool {
     use Opcode::*;
-    matches!(op, If | Switch | Loop | SimpleLoop | Break | Continue) || xir_spec::spec().op(op).has(Trait::Structured)
+    matches!(op, If | Switch | Loop | SimpleLoop | Break | Continue)
+}
+
+/// Structured constructs without a raw form (lowered by earlier passes).
+fn refused(op: Opcode) -> bool {
+    !has_raw_form(op) && xir_spec::spec().op(op).has(Trait::Structured)
 }
 
 /// Destructure every function; refuses (changing nothing) if some construct
 /// has no raw form. Returns the number of rewritten terminators.
+///
+/// Two walks, both deciding from the dense opcode table (most blocks end in
+/// `br` / `return` and their records are never read): the first only
+/// checks that every construct has a raw form, the second rewrites. Nothing
+/// is collected in between, so the rewrite reads each structured
+/// terminator's record once, right before replacing it.
 pub fn destructure_module(m: &mut Module) -> Result<usize, PassError> {
     let mut diags = Vec::new();
-    // The structured terminators, found in one walk and rewritten below
-    // once all are known to have a raw form.
-    // The raw forms are built once, while the walk has the terminator's
-    // record at hand, and applied after the walk (nothing changes unless
-    // every construct has one).
-    let mut todo: Vec<(xir::FuncId, xir::Block, InstData)> = Vec::new();
     for fid in defined_functions(m) {
         let f = m.func(fid);
         for &b in f.blocks() {
-            // Most blocks end in `br` / `return`: decided from the dense
-            // table, without reading their records.
             let Some((t, op)) = f.terminator_by_table(b) else { continue };
-            if !has_raw_form_or_refused(op) {
-                debug_assert!(matches!(raw_form(f, t), Ok(None)), "has_raw_form_or_refused misses `{op}`");
-                continue;
-            }
-            match raw_form(f, t) {
-                Ok(Some(raw)) => todo.push((fid, b, raw)),
-                Ok(None) => {}
-                Err(msg) => diags.push(inst_diag(f, t, "destructure_cfg", msg)),
+            if refused(op) {
+                let msg = format!("`{op}` has no raw form; lower it before destructure_cfg");
+                diags.push(inst_diag(f, t, "destructure_cfg", msg));
             }
         }
     }
@@ -120,10 +114,21 @@ pub fn destructure_module(m: &mut Module) -> Result<usize, PassError> {
         e.diagnostics = diags;
         return Err(e);
     }
-    let n = todo.len();
-    for (fid, b, raw) in todo {
-        debug_assert!(raw.ty == TypeTable::VOID && !matches!(raw.payload, Payload::Text(_)));
-        set_terminator(m.func_mut(fid), b, raw);
+    let mut n = 0;
+    for fid in defined_functions(m) {
+        let f = m.func_mut(fid);
+        for k in 0..f.blocks().len() {
+            let b = f.blocks()[k];
+            let Some((t, op)) = f.terminator_by_table(b) else { continue };
+            if !has_raw_form(op) {
+                debug_assert!(raw_form(f, t).is_none(), "has_raw_form misses `{op}`");
+                continue;
+            }
+            let raw = raw_form(f, t).expect("has_raw_form opcodes have a raw form");
+            debug_assert!(raw.ty == TypeTable::VOID && !matches!(raw.payload, Payload::Text(_)));
+            set_terminator(f, b, raw);
+            n += 1;
+        }
     }
     Ok(n)
 }
