@@ -398,7 +398,7 @@ impl Function {
         self.inst_spans[i.index()] = span;
     }
     /// Live instructions that carry metadata, in id order: a sweep of the
-    /// 8-byte metadata table that reads only the owners' records.
+    /// 8-byte metadata table; only the owners' placement is looked up.
     pub fn inst_metadata(&self) -> impl Iterator<Item = (Inst, &Metadata)> + '_ {
         let mut owned = vec![false; self.blocks.len()];
         for &b in &self.layout {

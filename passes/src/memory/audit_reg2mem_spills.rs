@@ -89,7 +89,8 @@ pub fn surviving_spills(m: &Module) -> Vec<Diagnostic> {
             }
         }
         // A sweep of the function's metadata table (8 bytes an instruction;
-        // only the owners' records are read), not a walk of every record.
+        // an owner's opcode and block come from the dense table), not a
+        // walk of every instruction.
         for (i, md) in f.inst_metadata() {
             if let Some(k) = md.spill {
                 let op = f.opcode(i);
