@@ -168,14 +168,32 @@ impl AliasAnalysis {
                 args[k] = Some(Location { root: Root::RefArg(k as u32), path: SmallVec::new(), ty: a.ty });
             }
         }
-        let mut aa =
-            AliasAnalysis { slot: vec![0; f.inst_capacity()], locs: Vec::new(), args, contains: FxHashSet::default() };
         // The instructions `decompose` can locate, in layout order, by their
         // opcodes in the function's dense table.
         let located: Vec<Inst> = f.all_insts().map(|(_, i)| i).filter(|&i| may_have_location(f.opcode(i))).collect();
-        // Layout order defines gep bases first in verified code; a second
-        // round covers forward references in unusual layouts.
-        for _ in 0..2 {
+        // Room for every location up front: grown by pushes, the table was
+        // copied at each doubling (most of this analysis's cache misses).
+        let mut aa = AliasAnalysis {
+            slot: vec![0; f.inst_capacity()],
+            locs: Vec::with_capacity(located.len()),
+            args,
+            contains: FxHashSet::default(),
+        };
+        // Layout order defines gep bases first in verified code. `decompose`
+        // reads only the location of its address operand, so a second round
+        // is needed only when some address operand that can have a location
+        // was not yet visited (a forward reference in an unusual layout).
+        let mut visited = vec![false; f.inst_capacity()];
+        let mut forward = false;
+        for &i in &located {
+            if let Some(&Value::Inst(j)) = f.inst(i).operands.first() {
+                forward |= visited.get(j.index()) != Some(&true) && f.inst_exists(j) && may_have_location(f.opcode(j));
+            }
+            let loc = aa.decompose(m, f, i);
+            aa.set(i, loc);
+            visited[i.index()] = true;
+        }
+        if forward {
             for &i in &located {
                 let loc = aa.decompose(m, f, i);
                 aa.set(i, loc);
