@@ -297,3 +297,32 @@ fn inst_metadata_sweep_is_the_placed_metadata_owners() {
     assert!(!m.func(fid).inst_md(c).is_empty(), "the table keeps removed instructions' metadata");
     assert_eq!(owners(&m), 3);
 }
+
+/// `select_in_layout_order` is `all_insts` filtered by opcode, in the same
+/// order, whatever the layout and with instructions in a block outside it.
+#[test]
+fn select_in_layout_order_is_the_filtered_layout_walk() {
+    let mut m = parse_module(SRC, "t.xir").unwrap();
+    let fid = m.find_function("k").unwrap();
+    let f = m.func_mut(fid);
+    let entry = f.body().unwrap();
+    // A second block after the entry, then one outside the layout.
+    let second = f.add_block();
+    let outside = f.add_block();
+    let mut slot = xir::InstData::new(Opcode::Alloca, xir::TypeTable::U32);
+    slot.md = xir::Metadata::named("late");
+    f.append_inst(second, slot.clone());
+    f.append_inst(outside, slot);
+    f.set_layout(vec![entry, second]);
+    let f = m.func(fid);
+    for select in [
+        |op: Opcode| op == Opcode::Alloca,
+        |op: Opcode| op == Opcode::Load || op == Opcode::Store,
+        |op: Opcode| op == Opcode::Phi,
+        |_: Opcode| true,
+    ] {
+        let walk: Vec<xir::Inst> = f.all_insts().map(|(_, i)| i).filter(|&i| select(f.opcode(i))).collect();
+        assert_eq!(f.select_in_layout_order(select), walk);
+    }
+    assert_eq!(f.select_in_layout_order(|op| op == Opcode::Alloca).len(), 2, "the entry's slot and the late one");
+}

@@ -754,6 +754,35 @@ impl Function {
         }
     }
 
+    /// The placed instructions (in blocks of the layout) whose opcode
+    /// `select` accepts, in layout order: the same as filtering `all_insts`
+    /// by opcode. A sweep of the dense table finds the blocks that hold one
+    /// and only those are walked, so looking for a few opcodes (allocas,
+    /// geps, Phis) on a large function reads 8 bytes an instruction instead
+    /// of every block record.
+    pub fn select_in_layout_order(&self, select: impl Fn(xir_spec::Opcode) -> bool) -> Vec<Inst> {
+        let mut holds = vec![false; self.blocks.len()];
+        let mut any = false;
+        for h in &self.hot {
+            if h.parent != NO_PARENT && select(h.opcode) {
+                if let Some(x) = holds.get_mut(h.parent as usize) {
+                    *x = true;
+                    any = true;
+                }
+            }
+        }
+        let mut out = Vec::new();
+        if !any {
+            return out;
+        }
+        for &b in &self.layout {
+            if holds.get(b.index()) == Some(&true) {
+                out.extend(self.blocks[b.index()].insts.iter().copied().filter(|i| select(self.hot[i.index()].opcode)));
+            }
+        }
+        out
+    }
+
     /// Live instructions in layout order.
     pub fn all_insts(&self) -> impl Iterator<Item = (Block, Inst)> + '_ {
         self.layout.iter().flat_map(move |&b| self.blocks[b.index()].insts.iter().map(move |&i| (b, i)))

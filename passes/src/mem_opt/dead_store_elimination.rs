@@ -100,7 +100,7 @@ fn remove_overwritten(m: &mut Module, fid: FuncId) -> usize {
 
 /// Rule 2: returns (slots deleted, stores deleted with them).
 fn remove_write_only_slots(f: &mut Function) -> (usize, usize) {
-    let allocas: Vec<Inst> = f.all_insts().filter(|&(_, i)| f.opcode(i) == Opcode::Alloca).map(|(_, i)| i).collect();
+    let allocas: Vec<Inst> = f.select_in_layout_order(|op| op == Opcode::Alloca);
     let (mut slots, mut stores) = (0, 0);
     for a in allocas {
         let mut doomed = vec![a];

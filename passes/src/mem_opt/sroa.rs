@@ -148,10 +148,7 @@ fn whole_loads_splittable(m: &Module, fid: FuncId, slot: Inst) -> bool {
 fn sroa_function(m: &mut Module, fid: FuncId, o: &Options) -> (usize, usize) {
     let mut work: Vec<Inst> = {
         let f = m.func(fid);
-        f.all_insts()
-            .filter(|&(_, i)| matches!(f.opcode(i), Opcode::Alloca | Opcode::AllocaShared))
-            .map(|(_, i)| i)
-            .collect()
+        f.select_in_layout_order(|op| matches!(op, Opcode::Alloca | Opcode::AllocaShared))
     };
     let (mut split, mut kept) = (0, 0);
     while let Some(slot) = work.pop() {

@@ -65,7 +65,7 @@ pub fn trace_function(f: &mut Function) -> (usize, usize) {
     let mut inner: Vec<Inst> = Vec::new();
     loop {
         let mut changed = false;
-        let geps: Vec<Inst> = f.all_insts().filter(|&(_, i)| f.opcode(i) == Opcode::Gep).map(|(_, i)| i).collect();
+        let geps: Vec<Inst> = f.select_in_layout_order(|op| op == Opcode::Gep);
         for g in geps {
             let Some(&base) = f.inst(g).operands.first() else { continue };
             let Some(h) = gep_of(f, base) else { continue };

@@ -148,7 +148,7 @@ fn transposable_geps(m: &Module, fid: FuncId, slot: Inst, o: &Options) -> Option
 fn transpose_function(m: &mut Module, fid: FuncId, o: &Options) -> (usize, usize, usize) {
     let slots: Vec<Inst> = {
         let f = m.func(fid);
-        f.all_insts().filter(|&(_, i)| f.opcode(i) == Opcode::Alloca).map(|(_, i)| i).collect()
+        f.select_in_layout_order(|op| op == Opcode::Alloca)
     };
     let (mut loads, mut stores, mut zeroed) = (0, 0, 0);
     for slot in slots {

@@ -81,7 +81,7 @@ impl Pass for FixSelfReferential {
 pub fn fix_function(m: &mut Module, fid: FuncId) -> (usize, usize) {
     let removed = phi_cleanup::remove_redundant_phis(m.func_mut(fid));
     let f = m.func(fid);
-    let phis: Vec<Inst> = f.all_insts().filter(|&(_, i)| f.opcode(i) == Opcode::Phi).map(|p| p.1).collect();
+    let phis: Vec<Inst> = f.select_in_layout_order(|op| op == Opcode::Phi);
     let is_phi = |v: Value| v.as_inst().filter(|&i| f.opcode(i) == Opcode::Phi);
 
     // Iterative DFS; an edge to a Phi on the current path is a back edge.

@@ -89,22 +89,9 @@ pub fn mem2reg_function(m: &mut Module, fid: FuncId) -> Mem2RegStats {
     let mut st = Mem2RegStats::default();
     let Some(entry) = f.body() else { return st };
 
-    // The allocas in layout order: a sweep of the opcode table finds the
-    // blocks that hold one, and only those are walked.
-    let mut holds_alloca = vec![false; f.block_capacity()];
-    for (i, op) in f.live_opcodes_by_id() {
-        if op == Opcode::Alloca {
-            if let Some(b) = f.parent(i) {
-                holds_alloca[b.index()] = true;
-            }
-        }
-    }
     let vars: Vec<Inst> = f
-        .blocks()
-        .iter()
-        .filter(|b| holds_alloca[b.index()])
-        .flat_map(|&b| f.block(b).insts.iter().copied())
-        .filter(|&i| f.opcode(i) == Opcode::Alloca)
+        .select_in_layout_order(|op| op == Opcode::Alloca)
+        .into_iter()
         .filter(|&a| util::promotable(types, f, a))
         .collect();
     if vars.is_empty() {

@@ -65,7 +65,7 @@ pub fn restructure_module(m: &mut Module) -> Result<RestructureStats, PassError>
     let mut diags = Vec::new();
     for fid in defined_functions(m) {
         let f = m.func(fid);
-        if let Some((_, phi)) = f.all_insts().find(|&(_, i)| f.opcode(i) == xir::Opcode::Phi) {
+        if let Some(&phi) = f.select_in_layout_order(|op| op == xir::Opcode::Phi).first() {
             let msg = "restructure_cfg needs Phi-free input (run reg2mem first)".to_string();
             diags.push(Diagnostic::error(RULE, msg).in_function(&f.name).at_inst(phi).with_span(f.inst_span(phi)));
             continue;
