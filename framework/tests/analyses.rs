@@ -151,3 +151,51 @@ fn argument_usage_propagates_through_calls_and_recursion() {
     assert_eq!(au.get(id("even"), 0), Usage::READ);
     assert_eq!(au.get(id("odd"), 0), Usage::READ);
 }
+
+/// Dominance frontiers of a diamond followed by a loop, exactly: the arms'
+/// frontier is the join, the loop header and body have the header, and
+/// `frontiers` is the flat table block by block.
+#[test]
+fn dominance_frontiers_of_a_diamond_and_a_loop() {
+    const SRC: &str = r#"
+kernel @k(%n: u32) block_size(1, 1, 1) {
+^entry:
+  %c = lt %n, u32 8 : bool
+  cond_br %c, true ^a, false ^b
+^a:
+  br target ^join
+^b:
+  br target ^join
+^join:
+  br target ^head
+^head:
+  %d = lt %n, u32 3 : bool
+  cond_br %d, true ^body, false ^exit
+^body:
+  br target ^head
+^exit:
+  return
+}
+"#;
+    let m = parse(SRC);
+    let f = m.func(m.find_function("k").unwrap());
+    let block = |name: &str| *f.blocks().iter().find(|&&b| f.block(b).md.name.as_deref() == Some(name)).unwrap();
+    let cfg = Cfg::compute(f);
+    let dom = xir::analysis::DomTree::from_cfg(&cfg);
+    let table = dom.frontier_table(&cfg);
+    let lists = dom.frontiers(&cfg);
+    let want = [
+        ("entry", vec![]),
+        ("a", vec!["join"]),
+        ("b", vec!["join"]),
+        ("join", vec![]),
+        ("head", vec!["head"]),
+        ("body", vec!["head"]),
+        ("exit", vec![]),
+    ];
+    for (b, df) in want {
+        let want: Vec<xir::Block> = df.iter().map(|n| block(n)).collect();
+        assert_eq!(table.of(block(b)), &want[..], "DF(^{b})");
+        assert_eq!(lists[block(b).index()], want, "frontiers()[^{b}]");
+    }
+}

@@ -122,8 +122,19 @@ impl DomTree {
 
     /// Dominance frontier of every block (Cytron et al. via the CHK walk).
     pub fn frontiers(&self, cfg: &Cfg) -> Vec<Vec<Block>> {
+        let t = self.frontier_table(cfg);
+        (0..self.idom.len()).map(|k| t.of(Block::new(k)).to_vec()).collect()
+    }
+
+    /// The dominance frontiers in one flat table (`frontiers` without a
+    /// list per block): the same sets in the same order.
+    pub fn frontier_table(&self, cfg: &Cfg) -> Frontiers {
         let n = self.idom.len();
-        let mut df: Vec<Vec<Block>> = vec![Vec::new(); n];
+        // (runner, join) pairs in the order the classic loop adds them; a
+        // join is added to a runner once (`last` stamps the join per
+        // runner: the joins are visited one at a time).
+        let mut pairs: Vec<(Block, Block)> = Vec::new();
+        let mut last: Vec<u32> = vec![u32::MAX; n];
         for &b in &cfg.rpo {
             let preds = cfg.preds(b);
             if preds.len() < 2 {
@@ -133,8 +144,8 @@ impl DomTree {
             for &p in preds {
                 let mut runner = p;
                 while self.is_reachable(runner) && runner != idom_b {
-                    if !df[runner.index()].contains(&b) {
-                        df[runner.index()].push(b);
+                    if std::mem::replace(&mut last[runner.index()], b.0) != b.0 {
+                        pairs.push((runner, b));
                     }
                     match self.idom(runner) {
                         Some(next) => runner = next,
@@ -143,7 +154,20 @@ impl DomTree {
                 }
             }
         }
-        df
+        let mut start = vec![0u32; n + 1];
+        for &(r, _) in &pairs {
+            start[r.index() + 1] += 1;
+        }
+        for k in 0..n {
+            start[k + 1] += start[k];
+        }
+        let mut fill: Vec<u32> = start[..n].to_vec();
+        let mut list = vec![Block::new(0); pairs.len()];
+        for &(r, b) in &pairs {
+            list[fill[r.index()] as usize] = b;
+            fill[r.index()] += 1;
+        }
+        Frontiers { start, list }
     }
 }
 
@@ -157,4 +181,22 @@ fn intersect(idom: &[Option<Block>], rpo_index: &[usize], mut a: Block, mut b: B
         }
     }
     a
+}
+
+/// Dominance frontiers of every block id, flat: block `k`'s are
+/// `list[start[k]..start[k + 1]]`, in reverse post order of the joins.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Frontiers {
+    start: Vec<u32>,
+    list: Vec<Block>,
+}
+
+impl Frontiers {
+    /// The frontier of `b` (empty for ids past the table).
+    pub fn of(&self, b: Block) -> &[Block] {
+        match (self.start.get(b.index()), self.start.get(b.index() + 1)) {
+            (Some(&lo), Some(&hi)) => &self.list[lo as usize..hi as usize],
+            _ => &[],
+        }
+    }
 }

@@ -18,7 +18,7 @@ pub use arg_usage::{ArgumentUsage, Usage};
 pub use callgraph::CallGraph;
 pub use cfg::{Cfg, Edges};
 pub use convergence::{Convergence, DivergenceRegion};
-pub use dom::DomTree;
+pub use dom::{DomTree, Frontiers};
 pub use loops::{Irreducible, LoopForest, LoopId};
 pub use postdom::PostDomTree;
 pub use scev::{analyze as scalar_evolution, ScalarEvolution, Scev};

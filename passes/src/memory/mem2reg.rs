@@ -125,7 +125,7 @@ pub fn mem2reg_function(m: &mut Module, fid: FuncId) -> Mem2RegStats {
 
     let cfg = Cfg::compute(f);
     let dom = DomTree::from_cfg(&cfg);
-    let df = dom.frontiers(&cfg);
+    let df = dom.frontier_table(&cfg);
 
     // Per variable: blocks with stores, blocks with an upward-exposed load.
     let mut def_blocks: Vec<Vec<Block>> = vec![Vec::new(); nv];
@@ -178,7 +178,7 @@ pub fn mem2reg_function(m: &mut Module, fid: FuncId) -> Mem2RegStats {
             queued[b.index()] = stamp;
         }
         while let Some(b) = work.pop() {
-            for &y in &df[b.index()] {
+            for &y in df.of(b) {
                 if has_phi[y.index()] == stamp || live[y.index()] != stamp {
                     continue;
                 }
