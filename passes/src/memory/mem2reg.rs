@@ -132,10 +132,14 @@ pub fn mem2reg_function(m: &mut Module, fid: FuncId) -> Mem2RegStats {
     let mut exposed: Vec<Vec<Block>> = vec![Vec::new(); nv];
     // Per variable, the RPO position + 1 of the last block that touched it.
     let mut seen: Vec<u32> = vec![0; nv];
+    // Loads and stores of promoted variables in reachable blocks: the
+    // renaming walk below retires exactly these (room for them up front).
+    let mut accesses = 0usize;
     for (pos, &b) in cfg.rpo.iter().enumerate() {
         let stamp = pos as u32 + 1;
         for &i in &f.block(b).insts {
             let Some((is_store, v)) = access(f, &var_of, i) else { continue };
+            accesses += 1;
             if std::mem::replace(&mut seen[v], stamp) != stamp {
                 if is_store {
                     def_blocks[v].push(b);
@@ -204,7 +208,7 @@ pub fn mem2reg_function(m: &mut Module, fid: FuncId) -> Mem2RegStats {
     let mut cur: Vec<Option<Value>> = vec![None; nv];
     let mut undo: Vec<(usize, Option<Value>)> = Vec::new();
     let mut incomings: Vec<Vec<(Value, Block)>> = vec![Vec::new(); st.phis];
-    let mut dead: Vec<Inst> = Vec::new();
+    let mut dead: Vec<Inst> = Vec::with_capacity(accesses);
     let mut stack: Vec<(Block, usize, bool)> = vec![(entry, 0, false)];
     while let Some((b, mark, visited)) = stack.pop() {
         if visited {
