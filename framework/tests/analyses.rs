@@ -195,7 +195,7 @@ kernel @k(%n: u32) block_size(1, 1, 1) {
     ];
     for (b, df) in want {
         let want: Vec<xir::Block> = df.iter().map(|n| block(n)).collect();
-        assert_eq!(table.of(block(b)), &want[..], "DF(^{b})");
+        assert_eq!(table.get(block(b).index()), &want[..], "DF(^{b})");
         assert_eq!(lists[block(b).index()], want, "frontiers()[^{b}]");
     }
 }

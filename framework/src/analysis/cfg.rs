@@ -3,6 +3,7 @@
 
 use smallvec::SmallVec;
 
+use super::flat_lists::FlatLists;
 use crate::ir::{Block, Function};
 
 /// A block's successors or predecessors as a list of its own, for code
@@ -21,10 +22,8 @@ pub struct Cfg {
     /// (empty for unowned ids).
     succ_span: Vec<(u32, u32)>,
     succ_list: Vec<Block>,
-    /// Per block id `k`, its predecessors are
-    /// `pred_list[pred_start[k]..pred_start[k + 1]]`, one per edge.
-    pred_start: Vec<u32>,
-    pred_list: Vec<Block>,
+    /// Per block id, its predecessors, one per edge.
+    preds: FlatLists<Block>,
     /// Reachable blocks in reverse post order from the entry.
     pub rpo: Vec<Block>,
     /// Position of each block in `rpo` (`usize::MAX` if unreachable).
@@ -42,7 +41,15 @@ impl Cfg {
             succ_list.extend_from_slice(out);
             succ_span[b.index()] = (start, succ_list.len() as u32 - start);
         }
-        Self::from_succs(f.body(), f.blocks().iter().copied(), succ_span, succ_list)
+        // Predecessors in layout order; successor ids past the table
+        // (dangling, reported by the verifier) have none.
+        let edges = f.blocks().iter().flat_map(|&b| {
+            let out = &succ_list[span(succ_span[b.index()])];
+            out.iter().filter(|s| s.index() < n).map(move |&s| (s.index(), b))
+        });
+        let preds = FlatLists::from_pairs(n, edges);
+        let (rpo, rpo_index) = reverse_post_order(f.body(), n, |b| &succ_list[span(succ_span[b])]);
+        Cfg { entry: f.body(), succ_span, succ_list, preds, rpo, rpo_index }
     }
 
     /// A CFG over `succs.len()` block ids from explicit successor and
@@ -57,45 +64,10 @@ impl Cfg {
             succ_span.push((succ_list.len() as u32, out.len() as u32));
             succ_list.extend_from_slice(out);
         }
-        let mut pred_start = Vec::with_capacity(n + 1);
-        let mut pred_list = Vec::new();
-        for p in preds {
-            pred_start.push(pred_list.len() as u32);
-            pred_list.extend_from_slice(p);
-        }
-        pred_start.push(pred_list.len() as u32);
+        let preds =
+            FlatLists::from_pairs(n, preds.iter().enumerate().flat_map(|(k, p)| p.iter().map(move |&x| (k, x))));
         let (rpo, rpo_index) = reverse_post_order(entry, n, |b| &succ_list[span(succ_span[b])]);
-        Cfg { entry, succ_span, succ_list, pred_start, pred_list, rpo, rpo_index }
-    }
-
-    /// The predecessors (in the order of `order`'s walk of each block's
-    /// successors) and the reverse post order of a successor table.
-    fn from_succs(
-        entry: Option<Block>,
-        order: impl Iterator<Item = Block>,
-        succ_span: Vec<(u32, u32)>,
-        succ_list: Vec<Block>,
-    ) -> Cfg {
-        let n = succ_span.len();
-        let mut pred_start = vec![0u32; n + 1];
-        // Successor ids past the table (dangling, reported by the
-        // verifier) have no predecessor list.
-        for &s in succ_list.iter().filter(|s| s.index() < n) {
-            pred_start[s.index() + 1] += 1;
-        }
-        for k in 0..n {
-            pred_start[k + 1] += pred_start[k];
-        }
-        let mut fill: Vec<u32> = pred_start[..n].to_vec();
-        let mut pred_list = vec![Block::new(0); pred_start[n] as usize];
-        for b in order {
-            for &s in succ_list[span(succ_span[b.index()])].iter().filter(|s| s.index() < n) {
-                pred_list[fill[s.index()] as usize] = b;
-                fill[s.index()] += 1;
-            }
-        }
-        let (rpo, rpo_index) = reverse_post_order(entry, n, |b| &succ_list[span(succ_span[b])]);
-        Cfg { entry, succ_span, succ_list, pred_start, pred_list, rpo, rpo_index }
+        Cfg { entry, succ_span, succ_list, preds, rpo, rpo_index }
     }
 
     /// Number of block ids the tables cover.
@@ -107,11 +79,7 @@ impl Cfg {
         self.rpo_index.get(b.index()).is_some_and(|&i| i != usize::MAX)
     }
     pub fn preds(&self, b: Block) -> &[Block] {
-        let k = b.index();
-        match (self.pred_start.get(k), self.pred_start.get(k + 1)) {
-            (Some(&lo), Some(&hi)) => &self.pred_list[lo as usize..hi as usize],
-            _ => &[],
-        }
+        self.preds.get(b.index())
     }
     pub fn succs(&self, b: Block) -> &[Block] {
         self.succ_span.get(b.index()).map_or(&[], |&s| &self.succ_list[span(s)])

@@ -3,6 +3,7 @@
 //! immediate dominator and dominate nothing.
 
 use super::cfg::Cfg;
+use super::flat_lists::FlatLists;
 use crate::ir::{Block, Function};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -10,11 +11,10 @@ pub struct DomTree {
     /// Immediate dominator per block id; the entry maps to itself.
     idom: Vec<Option<Block>>,
     rpo_index: Vec<usize>,
-    /// Children of block `b`, in RPO order: `children[child_start[b] ..
-    /// child_start[b + 1]]` (one flat table, not a list per block: the tree
-    /// is built for every pass that asks, on functions of 10^5 blocks).
-    child_start: Vec<u32>,
-    children: Vec<Block>,
+    /// Children of each block, in RPO order (one flat table, not a list per
+    /// block: the tree is built for every pass that asks, on functions of
+    /// 10^5 blocks).
+    children: FlatLists<Block>,
     /// Pre/post numbers of a DFS of the tree, for O(1) dominance queries.
     pre: Vec<u32>,
     post: Vec<u32>,
@@ -54,24 +54,8 @@ impl DomTree {
         // Counting sort of the RPO by parent keeps each parent's children in
         // RPO order.
         let parent_of = |b: Block| idom[b.index()].filter(|&p| p != b);
-        let mut child_start = vec![0u32; n + 1];
-        for &b in &cfg.rpo {
-            if let Some(p) = parent_of(b) {
-                child_start[p.index() + 1] += 1;
-            }
-        }
-        for k in 0..n {
-            child_start[k + 1] += child_start[k];
-        }
-        let mut fill = child_start.clone();
-        let mut children = vec![Block(0); child_start[n] as usize];
-        for &b in &cfg.rpo {
-            if let Some(p) = parent_of(b) {
-                children[fill[p.index()] as usize] = b;
-                fill[p.index()] += 1;
-            }
-        }
-        let kids = |b: Block| &children[child_start[b.index()] as usize..child_start[b.index() + 1] as usize];
+        let children = FlatLists::from_pairs(n, cfg.rpo.iter().filter_map(|&b| Some((parent_of(b)?.index(), b))));
+        let kids = |b: Block| children.get(b.index());
         let mut pre = vec![u32::MAX; n];
         let mut post = vec![u32::MAX; n];
         if let Some(entry) = cfg.entry {
@@ -93,7 +77,7 @@ impl DomTree {
                 }
             }
         }
-        DomTree { idom, rpo_index: cfg.rpo_index.clone(), child_start, children, pre, post }
+        DomTree { idom, rpo_index: cfg.rpo_index.clone(), children, pre, post }
     }
 
     /// Immediate dominator (`None` for the entry and unreachable blocks).
@@ -114,16 +98,13 @@ impl DomTree {
     }
 
     pub fn children(&self, b: Block) -> &[Block] {
-        match self.child_start.get(b.index()..b.index() + 2) {
-            Some(&[lo, hi]) => &self.children[lo as usize..hi as usize],
-            _ => &[],
-        }
+        self.children.get(b.index())
     }
 
     /// Dominance frontier of every block (Cytron et al. via the CHK walk).
     pub fn frontiers(&self, cfg: &Cfg) -> Vec<Vec<Block>> {
         let t = self.frontier_table(cfg);
-        (0..self.idom.len()).map(|k| t.of(Block::new(k)).to_vec()).collect()
+        (0..self.idom.len()).map(|k| t.get(k).to_vec()).collect()
     }
 
     /// The dominance frontiers in one flat table (`frontiers` without a
@@ -154,20 +135,7 @@ impl DomTree {
                 }
             }
         }
-        let mut start = vec![0u32; n + 1];
-        for &(r, _) in &pairs {
-            start[r.index() + 1] += 1;
-        }
-        for k in 0..n {
-            start[k + 1] += start[k];
-        }
-        let mut fill: Vec<u32> = start[..n].to_vec();
-        let mut list = vec![Block::new(0); pairs.len()];
-        for &(r, b) in &pairs {
-            list[fill[r.index()] as usize] = b;
-            fill[r.index()] += 1;
-        }
-        Frontiers { start, list }
+        FlatLists::from_pairs(n, pairs.iter().map(|&(r, b)| (r.index(), b)))
     }
 }
 
@@ -183,20 +151,6 @@ fn intersect(idom: &[Option<Block>], rpo_index: &[usize], mut a: Block, mut b: B
     a
 }
 
-/// Dominance frontiers of every block id, flat: block `k`'s are
-/// `list[start[k]..start[k + 1]]`, in reverse post order of the joins.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Frontiers {
-    start: Vec<u32>,
-    list: Vec<Block>,
-}
-
-impl Frontiers {
-    /// The frontier of `b` (empty for ids past the table).
-    pub fn of(&self, b: Block) -> &[Block] {
-        match (self.start.get(b.index()), self.start.get(b.index() + 1)) {
-            (Some(&lo), Some(&hi)) => &self.list[lo as usize..hi as usize],
-            _ => &[],
-        }
-    }
-}
+/// Dominance frontiers of every block id, flat (`get(b.index())`), each in
+/// reverse post order of the joins.
+pub type Frontiers = FlatLists<Block>;

@@ -72,6 +72,12 @@ struct InstHot {
 
 const NO_PARENT: u32 = u32::MAX;
 
+/// Whether a dense-table parent names a block of the layout (`owned` from
+/// `Function::owned_flags`).
+fn is_owned_parent(owned: &[bool], parent: u32) -> bool {
+    parent != NO_PARENT && owned.get(parent as usize).copied().unwrap_or(false)
+}
+
 impl InstHot {
     fn parent(self) -> Option<Block> {
         (self.parent != NO_PARENT).then_some(Block(self.parent))
@@ -400,17 +406,12 @@ impl Function {
     /// Live instructions that carry metadata, in id order: a sweep of the
     /// 8-byte metadata table; only the owners' placement is looked up.
     pub fn inst_metadata(&self) -> impl Iterator<Item = (Inst, &Metadata)> + '_ {
-        let mut owned = vec![false; self.blocks.len()];
-        for &b in &self.layout {
-            owned[b.index()] = true;
-        }
-        self.inst_md.iter().enumerate().filter_map(move |(k, md)| {
-            if md.is_empty() {
-                return None;
-            }
-            let p = self.hot[k].parent;
-            (p != NO_PARENT && owned[p as usize]).then_some((Inst::new(k), md))
-        })
+        let owned = self.owned_flags();
+        self.inst_md
+            .iter()
+            .enumerate()
+            .filter(move |(k, md)| !md.is_empty() && is_owned_parent(&owned, self.hot[*k].parent))
+            .map(|(k, md)| (Inst::new(k), md))
     }
     pub fn inst_exists(&self, i: Inst) -> bool {
         i.index() < self.insts.len()
@@ -802,15 +803,23 @@ impl Function {
     /// table alone: a scan that looks for a few opcodes (allocas, Phis,
     /// calls) touches only the records it selects.
     pub fn live_opcodes_by_id(&self) -> impl Iterator<Item = (Inst, xir_spec::Opcode)> + '_ {
-        let mut owned = vec![false; self.blocks.len()];
-        for &b in &self.layout {
-            owned[b.index()] = true;
-        }
+        let owned = self.owned_flags();
         self.hot
             .iter()
             .enumerate()
-            .filter(move |(_, h)| h.parent != NO_PARENT && owned.get(h.parent as usize).copied().unwrap_or(false))
+            .filter(move |(_, h)| is_owned_parent(&owned, h.parent))
             .map(|(k, h)| (Inst::new(k), h.opcode))
+    }
+
+    /// Per block id, whether the layout holds it (for sweeps by id).
+    fn owned_flags(&self) -> Vec<bool> {
+        let mut owned = vec![false; self.blocks.len()];
+        for &b in &self.layout {
+            if let Some(x) = owned.get_mut(b.index()) {
+                *x = true;
+            }
+        }
+        owned
     }
 
     /// Number of live instructions.

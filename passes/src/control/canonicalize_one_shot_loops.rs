@@ -16,7 +16,7 @@
 //! - Preserves: the call graph.
 
 use serde::{Deserialize, Serialize};
-use xir::analysis::Cfg;
+use xir::analysis::{Cfg, FlatLists};
 use xir::pass::{
     options_from_ron, AnalysisKind, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces,
 };
@@ -69,29 +69,11 @@ fn sweep(f: &mut Function) -> usize {
     let r = Regions::compute(f);
     let cfg = Cfg::compute(f);
     let nc = r.constructs.len();
-    // Blocks inside each construct, at any depth, in layout order, as one
-    // flat table: construct `c`'s are `member_list[member_start[c]..
-    // member_start[c + 1]]` (two counting walks, where a list per construct
-    // grew by pushes: a quarter of this pass's work on large functions).
+    // Blocks inside each construct, at any depth, in layout order, in one
+    // flat table (a list per construct, grown by pushes, was a quarter of
+    // this pass's work on large functions).
     let ancestors = |b: Block| std::iter::successors(r.innermost(b), |&c| r.constructs[c].parent);
-    let mut member_start = vec![0usize; nc + 1];
-    for &b in f.blocks() {
-        for c in ancestors(b) {
-            member_start[c + 1] += 1;
-        }
-    }
-    for c in 0..nc {
-        member_start[c + 1] += member_start[c];
-    }
-    let mut fill = member_start.clone();
-    let mut member_list = vec![Block::new(0); member_start[nc]];
-    for &b in f.blocks() {
-        for c in ancestors(b) {
-            member_list[fill[c]] = b;
-            fill[c] += 1;
-        }
-    }
-    let members = |c: usize| &member_list[member_start[c]..member_start[c + 1]];
+    let members = FlatLists::from_pairs(nc, f.blocks().iter().flat_map(|&b| ancestors(b).map(move |c| (c, b))));
     // Per block, the first block whose terminator names it (roles
     // included) and whether any other block does: all the continue test
     // below asks ("is it named by a block other than the header?").
@@ -165,7 +147,7 @@ fn sweep(f: &mut Function) -> usize {
         done.push(ci);
         count += 1;
         let (header, merge, entry) = (c.header, c.merge, prepare.unwrap_or(cont));
-        for &b in members(ci) {
+        for &b in members.get(ci) {
             if let Some(t) = f.terminator(b) {
                 if f.inst(t).opcode == Opcode::Break && f.inst(t).blocks[0] == merge {
                     set_terminator(f, b, br(merge));

@@ -182,7 +182,7 @@ pub fn mem2reg_function(m: &mut Module, fid: FuncId) -> Mem2RegStats {
             queued[b.index()] = stamp;
         }
         while let Some(b) = work.pop() {
-            for &y in df.of(b) {
+            for &y in df.get(b.index()) {
                 if has_phi[y.index()] == stamp || live[y.index()] != stamp {
                     continue;
                 }
