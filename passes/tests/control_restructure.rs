@@ -374,3 +374,57 @@ kernel @k(%out: buffer<u32>) block_size(8, 1, 1) {
 fn count_phis(f: &xir::Function) -> usize {
     f.all_insts().filter(|&(_, i)| f.inst(i).opcode == xir::Opcode::Phi).count()
 }
+
+// Check that a reference the new loop-exit dispatch separates from its use
+// (a `gep` cannot live in a local slot) is rejected with a diagnostic naming
+// it, the module unchanged; and that the same shape with a data value
+// instead is demoted and computes the same.
+#[test]
+fn undemotable_reference_is_rejected_unchanged() {
+    let shape = |def: &str, use_: &str| {
+        format!(
+            r#"
+kernel @k(%out: buffer<u32>) block_size(8, 1, 1) {{
+^entry:
+  %t = extract $dispatch_id, u32 0 : u32
+  %arr = alloca : array<u32, 8>
+  %i = alloca : u32
+  store %i, u32 0
+  br target ^head
+^head:
+  %iv = load %i : u32
+  %c = lt %iv, u32 8 : bool
+  cond_br %c, true ^body, false ^after
+^body:
+  {def}
+  %z = eq %iv, %t : bool
+  cond_br %z, true ^found, false ^step
+^step:
+  %inext = add %iv, u32 1 : u32
+  store %i, %inext
+  br target ^head
+^found:
+  {use_}
+  br target ^end
+^after:
+  buffer.write %out, %t, u32 1000
+  br target ^end
+^end:
+  return
+}}
+"#
+        )
+    };
+    let bad = shape("%p = gep %arr, %iv : u32", "store %p, %t\n  buffer.write %out, %t, %iv");
+    let mut m = parse(&bad);
+    check(&m, "xir.raw.phi_free");
+    let before = xir::text::print_module(&m);
+    let err = run_pass(&mut m, restructure::decl()).expect_err("an undemotable reference must be rejected");
+    assert_eq!(xir::text::print_module(&m), before, "module changed");
+    let msg = xir::diag::render(&err.diagnostics);
+    assert!(msg.contains("no longer dominates") && msg.contains("local slot"), "{msg}");
+    assert!(msg.contains("@k"), "{msg}");
+    let good = shape("%p = mul %iv, u32 3 : u32", "buffer.write %out, %t, %p");
+    let m = check_passes(&good, &[restructure::decl()], &["xir.restructured"], "k", OUT8);
+    assert!(xir::text::print_module(&m).contains("%p.slot = alloca"), "{}", xir::text::print_module(&m));
+}

@@ -17,11 +17,55 @@ pub struct NotDemotable {
     pub message: String,
 }
 
+/// Whether every value that cannot live in a slot (a non-data type, or an
+/// lvalue) is defined in the entry block, when `entry_kept`, or else used
+/// only by non-terminator instructions of its own block.
+///
+/// A rewrite that changes only terminators, keeps every other instruction
+/// in its block and order, and adds blocks and instructions of its own
+/// (restructure_cfg's emission) keeps those uses dominated: the entry, if
+/// it stays the entry, dominates every block. So `repair_dominance` after
+/// it can only demote data values; it cannot fail, and the rewrite may
+/// edit the function in place instead of a copy kept for the error.
+pub fn undemotable_values_stay_local(types: &TypeTable, f: &Function, entry_kept: bool) -> bool {
+    let entry = if entry_kept { f.body() } else { None };
+    // `is_data` walks aggregates; memoize it per type id.
+    let mut data: Vec<Option<bool>> = Vec::new();
+    for k in 0..f.inst_capacity() {
+        let i = Inst::new(k);
+        let Some(b) = f.parent(i) else { continue };
+        if Some(b) == entry {
+            continue;
+        }
+        let core = f.inst(i);
+        let ty = core.ty.index();
+        if ty >= data.len() {
+            data.resize(ty + 1, None);
+        }
+        let is_data = *data[ty].get_or_insert_with(|| types.is_data(core.ty));
+        if is_data && !f.is_lvalue(Value::Inst(i)) {
+            continue;
+        }
+        for u in f.uses(Value::Inst(i)) {
+            if f.parent(u.user) != Some(b) || f.inst(u.user).is_terminator() {
+                return false;
+            }
+        }
+    }
+    true
+}
+
 /// Demote every value whose definition does not dominate all its uses.
 /// Returns how many values were demoted.
 pub fn repair_dominance(types: &TypeTable, f: &mut Function) -> Result<usize, NotDemotable> {
     let cfg = Cfg::compute(f);
-    let dom = DomTree::from_cfg(&cfg);
+    repair_dominance_in(types, f, &cfg)
+}
+
+/// `repair_dominance` with the function's current CFG already at hand
+/// (the rewrite that changed it computed it).
+pub fn repair_dominance_in(types: &TypeTable, f: &mut Function, cfg: &Cfg) -> Result<usize, NotDemotable> {
+    let dom = DomTree::from_cfg(cfg);
     let mut pos = vec![usize::MAX; f.inst_capacity()];
     for &b in f.blocks() {
         for (k, &i) in f.block(b).insts.iter().enumerate() {
@@ -138,7 +182,7 @@ pub fn repair_dominance(types: &TypeTable, f: &mut Function) -> Result<usize, No
 
 #[cfg(test)]
 mod tests {
-    use super::repair_dominance;
+    use super::{repair_dominance, undemotable_values_stay_local};
     use xir::interp::{run_kernel, Inputs};
     use xir::{Module, Opcode};
 
@@ -189,5 +233,42 @@ kernel @k(%out: buffer<u32>) block_size(8, 1, 1) {
         assert_eq!(before.buffers, after.buffers);
         let expect: Vec<String> = (0..8).map(|t| (10 * t + 1).to_string()).collect();
         assert_eq!(after.buffers["out"].to_string(), format!("[{}]", expect.join(",")), "{text}");
+    }
+
+    // Check which functions count as safe for an in-place rewrite: data
+    // values may cross blocks; a reference may cross blocks only out of a
+    // kept entry block.
+    #[test]
+    fn undemotable_values_staying_local() {
+        let src = |tail: &str| {
+            format!(
+                r#"
+kernel @k(%out: buffer<u32>) block_size(8, 1, 1) {{
+^entry:
+  %t = extract $dispatch_id, u32 0 : u32
+  %arr = alloca : array<array<u32, 2>, 8>
+  %p0 = gep %arr, %t : array<u32, 2>
+  br target ^a
+^a:
+  %p = gep %p0, u32 0 : u32
+  store %p, %t
+  %x = add %t, u32 1 : u32
+  br target ^b
+^b:
+  {tail}
+  return
+}}
+"#
+            )
+        };
+        let safe = |tail: &str, entry_kept: bool| {
+            let m = xir::text::parse_module(&src(tail), "local.xir").expect("parses");
+            let d = xir::verify::verify_module(&m);
+            assert!(d.is_empty(), "{tail}: {}", xir::diag::render(&d));
+            undemotable_values_stay_local(&m.types, &m.functions[0], entry_kept)
+        };
+        assert!(safe("buffer.write %out, %t, %x", true));
+        assert!(!safe("buffer.write %out, %t, %x", false), "entry references used in ^a");
+        assert!(!safe("store %p, %x", true), "a reference defined in ^a is used in ^b");
     }
 }

@@ -36,8 +36,9 @@ impl<'a> Emitter<'a> {
         e
     }
 
-    /// Emit the whole function; returns it.
-    pub fn run(mut self) -> Function {
+    /// Emit the whole function; returns it with its final CFG (its layout
+    /// is that CFG's reverse post order, then the blocks it never reaches).
+    pub fn run(mut self) -> (Function, Cfg) {
         for &b in &self.plan.unreachable {
             if let Some(t) = self.f.terminator(b) {
                 if matches!(self.f.inst(t).opcode, Opcode::Br | Opcode::CondBr | Opcode::BrIndexed) {
@@ -49,10 +50,19 @@ impl<'a> Emitter<'a> {
         self.emit_d(root, None, false);
         let entry = self.entry(root);
         self.f.set_body(entry);
-        // Merges that nothing reaches say so.
-        let cfg = Cfg::compute(&self.f);
+        // Merges that nothing branches to say so. A block without
+        // predecessors is unreachable (the entry is no fresh merge), so
+        // this changes no reachable path.
+        let mut targeted = vec![false; self.f.block_capacity()];
+        for &b in self.f.blocks() {
+            for &s in self.f.successor_slice(b) {
+                if let Some(t) = targeted.get_mut(s.index()) {
+                    *t = true;
+                }
+            }
+        }
         for &b in &self.fresh_merges {
-            if cfg.preds(b).is_empty() {
+            if !targeted[b.index()] {
                 set_terminator(&mut self.f, b, unreachable("merge of a construct whose arms never fall through"));
             }
         }
@@ -64,11 +74,7 @@ impl<'a> Emitter<'a> {
         let mut layout = cfg.rpo.clone();
         layout.extend(self.f.blocks().iter().copied().filter(|&b| !cfg.is_reachable(b)));
         self.f.set_layout(layout);
-        // The loop headers and fresh merges were created at the end of the
-        // block table; numbering the blocks in layout order keeps every
-        // later block walk a front-to-back read of the table.
-        self.f.renumber_blocks_by_layout();
-        self.f
+        (self.f, cfg)
     }
 
     fn entry(&self, n: NodeId) -> Block {

@@ -28,7 +28,7 @@ use xir::pass::{
 };
 use xir::{Diagnostic, FuncId, Module};
 
-use super::ssa_repair::repair_dominance;
+use super::ssa_repair::{repair_dominance_in, undemotable_values_stay_local};
 use super::util::{defined_functions, label};
 
 /// No options.
@@ -98,30 +98,68 @@ pub fn restructure_module(m: &mut Module) -> Result<RestructureStats, PassError>
         e.diagnostics = diags;
         return Err(e);
     }
+    // A function whose undemotable values stay in their blocks cannot fail
+    // dominance repair (`undemotable_values_stay_local`): it is rebuilt in
+    // place. The others are rebuilt in copies first, so that an error
+    // leaves every function as it was; the in-place ones follow only then.
     let mut stats = RestructureStats::default();
-    let mut done: Vec<(FuncId, xir::Function)> = Vec::new();
-    for (fid, plan, nloops) in &plans {
-        let f = m.func(*fid).clone();
-        let before = f.block_capacity();
-        let mut f = emit::Emitter::new(m, f, plan).run();
-        stats.loops += nloops;
-        stats.new_blocks += f.block_capacity() - before;
-        match repair_dominance(&m.types, &mut f) {
-            Ok(n) => stats.demoted += n,
-            Err(e) => {
-                let d = Diagnostic::error(RULE, e.message.clone()).in_function(&f.name).at_inst(e.inst);
-                let mut err = PassError::new(RULE, e.message);
-                err.diagnostics.push(d);
-                return Err(err);
-            }
-        }
-        done.push((*fid, f));
+    let (in_place, copied): (Vec<_>, Vec<_>) = plans
+        .iter()
+        .partition(|(fid, plan, _)| undemotable_values_stay_local(&m.types, m.func(*fid), plan.keeps_entry()));
+    let mut done: Vec<(FuncId, xir::Function)> = Vec::with_capacity(copied.len());
+    for &(fid, ref plan, nloops) in copied {
+        let (f, result) = restructure_one(m, m.func(fid).clone(), plan, nloops, &mut stats);
+        result?;
+        done.push((fid, f));
+    }
+    for &(fid, ref plan, nloops) in in_place {
+        let f = m.func(fid);
+        let placeholder = xir::Function::new(String::new(), f.kind, f.ret);
+        let f = std::mem::replace(m.func_mut(fid), placeholder);
+        let (f, result) = restructure_one(m, f, plan, nloops, &mut stats);
+        *m.func_mut(fid) = f;
+        result.map_err(|mut e| {
+            e.message = format!("internal error, the function was already rewritten: {}", e.message);
+            e
+        })?;
     }
     for (fid, f) in done {
         *m.func_mut(fid) = f;
     }
     stats.functions = plans.len();
     Ok(stats)
+}
+
+/// Emit one function's plan into `f` and repair its dominance; the
+/// function comes back with the result, rewritten as far as it got.
+fn restructure_one(
+    m: &mut Module,
+    f: xir::Function,
+    plan: &plan::FnPlan,
+    nloops: usize,
+    stats: &mut RestructureStats,
+) -> (xir::Function, Result<(), PassError>) {
+    let before = f.block_capacity();
+    let (mut f, cfg) = emit::Emitter::new(m, f, plan).run();
+    stats.loops += nloops;
+    stats.new_blocks += f.block_capacity() - before;
+    let result = match repair_dominance_in(&m.types, &mut f, &cfg) {
+        Ok(n) => {
+            stats.demoted += n;
+            // The loop headers and fresh merges were created at the end of
+            // the block table; numbering the blocks in layout order keeps
+            // every later block walk a front-to-back read of the table.
+            f.renumber_blocks_by_layout();
+            Ok(())
+        }
+        Err(e) => {
+            let d = Diagnostic::error(RULE, e.message.clone()).in_function(&f.name).at_inst(e.inst);
+            let mut err = PassError::new(RULE, e.message);
+            err.diagnostics.push(d);
+            Err(err)
+        }
+    };
+    (f, result)
 }
 
 /// What a run did.

@@ -110,6 +110,11 @@ impl FnPlan {
     pub fn as_loop(&self, n: NodeId) -> Option<LoopId> {
         (n >= self.cap).then(|| n - self.cap)
     }
+    /// Whether the entry block stays the entry (the root is no loop; a loop
+    /// at the entry gets a fresh header block in front of it).
+    pub fn keeps_entry(&self) -> bool {
+        self.as_loop(self.root).is_none()
+    }
     /// The selector id of a node: its (header) block index.
     pub fn id(&self, n: NodeId) -> u32 {
         match self.as_loop(n) {
