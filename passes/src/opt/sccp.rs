@@ -18,7 +18,7 @@
 //! Consumes: `xir` (any dialect). Produces: the same dialect. Preserves: the
 //! CFG and everything derived from it.
 
-use rustc_hash::FxHashSet;
+use smallvec::SmallVec;
 use xir::pass::{AnalysisKind, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};
 use xir::{Block, FuncId, Function, Inst, Module, Opcode, TypeTable, Value};
 use xir_spec::Trait;
@@ -79,7 +79,10 @@ struct State<'a> {
     f: &'a Function,
     /// Per instruction id.
     lat: Vec<Lat>,
-    edges: FxHashSet<(Block, Block)>,
+    /// Per block id, the predecessors whose edge into it is executable.
+    /// (A hash set of edges was a random access per edge and per Phi
+    /// incoming on large functions; these lists sit next to the block.)
+    exec_in: Vec<SmallVec<[Block; 2]>>,
     /// Executable, per block id.
     blocks: Vec<bool>,
 }
@@ -98,7 +101,7 @@ impl State<'_> {
         if d.opcode == Opcode::Phi {
             let mut acc = Lat::Top;
             for (k, &v) in d.operands.iter().enumerate() {
-                if d.blocks.get(k).is_some_and(|&p| self.edges.contains(&(p, b))) {
+                if d.blocks.get(k).is_some_and(|p| self.exec_in[b.index()].contains(p)) {
                     acc = meet(acc, self.val(v));
                 }
             }
@@ -123,7 +126,7 @@ impl State<'_> {
                 Lat::Bottom => meet(self.val(d.operands[1]), self.val(d.operands[2])),
             };
         }
-        let mut bits = Vec::with_capacity(d.operands.len());
+        let mut bits: SmallVec<[u64; 4]> = SmallVec::new();
         let mut top = false;
         for &v in &d.operands {
             match self.val(v) {
@@ -140,24 +143,24 @@ impl State<'_> {
     }
 
     /// The successors of `b` its terminator may take, given the lattice.
-    fn feasible(&self, t: Inst) -> Vec<Block> {
+    fn feasible(&self, t: Inst) -> SmallVec<[Block; 2]> {
         let d = self.f.inst(t);
-        let all = || d.successors().to_vec();
+        let all = || SmallVec::from_slice(d.successor_slice());
         match d.opcode {
             Opcode::CondBr | Opcode::If => match self.val(d.operands[0]) {
-                Lat::Top => Vec::new(),
-                Lat::Const(c) => vec![if c & 1 == 1 { d.blocks[0] } else { d.blocks[1] }],
+                Lat::Top => SmallVec::new(),
+                Lat::Const(c) => smallvec::smallvec![if c & 1 == 1 { d.blocks[0] } else { d.blocks[1] }],
                 Lat::Bottom => all(),
             },
             Opcode::Switch | Opcode::BrIndexed => match self.val(d.operands[0]) {
-                Lat::Top => Vec::new(),
+                Lat::Top => SmallVec::new(),
                 Lat::Const(bits) => {
                     let w = self.m.types.scalar_bits(self.f.value_type(self.m, d.operands[0]));
                     let mask = if w >= 64 || w == 0 { u64::MAX } else { (1u64 << w) - 1 };
                     // switch: [merge, default, cases..]; br_indexed: [default, cases..]
                     let first = usize::from(d.opcode == Opcode::Switch);
                     let pos = self.f.cases(t).iter().position(|&c| c & mask == bits & mask);
-                    vec![match pos {
+                    smallvec::smallvec![match pos {
                         Some(k) => d.blocks[first + 1 + k],
                         None => d.blocks[first],
                     }]
@@ -178,7 +181,7 @@ fn sccp_function(m: &mut Module, fid: FuncId) -> (usize, usize) {
         m,
         f,
         lat: vec![Lat::Top; f.inst_capacity()],
-        edges: FxHashSet::default(),
+        exec_in: vec![SmallVec::new(); f.block_capacity()],
         blocks: vec![false; f.block_capacity()],
     };
     st.blocks[entry.index()] = true;
@@ -206,12 +209,12 @@ fn sccp_function(m: &mut Module, fid: FuncId) -> (usize, usize) {
                 }
                 if d.is_terminator() {
                     for s in st.feasible(i) {
-                        if st.edges.insert((b, s)) {
+                        let Some(into) = st.exec_in.get_mut(s.index()) else { continue };
+                        if !into.contains(&b) {
+                            into.push(b);
                             changed = true;
                         }
-                        if let Some(x) = st.blocks.get_mut(s.index()) {
-                            *x = true;
-                        }
+                        st.blocks[s.index()] = true;
                     }
                 }
             }
