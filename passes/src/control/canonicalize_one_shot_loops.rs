@@ -16,7 +16,7 @@
 //! - Preserves: the call graph.
 
 use serde::{Deserialize, Serialize};
-use xir::analysis::{Cfg, FlatLists};
+use xir::analysis::FlatLists;
 use xir::pass::{
     options_from_ron, AnalysisKind, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces,
 };
@@ -67,31 +67,50 @@ pub fn canonicalize_function(f: &mut Function) -> usize {
 
 fn sweep(f: &mut Function) -> usize {
     let r = Regions::compute(f);
-    let cfg = Cfg::compute(f);
     let nc = r.constructs.len();
     // Blocks inside each construct, at any depth, in layout order, in one
     // flat table (a list per construct, grown by pushes, was a quarter of
     // this pass's work on large functions).
     let ancestors = |b: Block| std::iter::successors(r.innermost(b), |&c| r.constructs[c].parent);
     let members = FlatLists::from_pairs(nc, f.blocks().iter().flat_map(|&b| ancestors(b).map(move |c| (c, b))));
-    // Per block, the first block whose terminator names it (roles
-    // included) and whether any other block does: all the continue test
-    // below asks ("is it named by a block other than the header?").
+    // One walk of the terminators finds all the tests below ask about:
+    // - per block, the first block whose terminator names it (roles
+    //   included) and whether any other block does ("is it named by a
+    //   block other than the header?");
+    // - the predecessors (in layout order) of the loops' prepares and
+    //   merges only; a whole CFG was half of this pass.
     const NOBODY: Block = Block(u32::MAX);
-    let mut first_namer = vec![NOBODY; f.block_capacity()];
-    let mut other_namer = vec![false; f.block_capacity()];
-    for &b in f.blocks() {
-        if let Some(t) = f.terminator(b) {
-            for &x in &f.inst(t).blocks {
-                let first = &mut first_namer[x.index()];
-                if *first == NOBODY {
-                    *first = b;
-                } else if *first != b {
-                    other_namer[x.index()] = true;
-                }
+    let cap = f.block_capacity();
+    let mut first_namer = vec![NOBODY; cap];
+    let mut other_namer = vec![false; cap];
+    let mut wanted = vec![false; cap];
+    for c in &r.constructs {
+        if let Kind::Loop { prepare, .. } = c.kind {
+            wanted[c.merge.index()] = true;
+            if let Some(p) = prepare {
+                wanted[p.index()] = true;
             }
         }
     }
+    let mut edges: Vec<(usize, Block)> = Vec::new();
+    for &b in f.blocks() {
+        let Some(t) = f.terminator(b) else { continue };
+        let d = f.inst(t);
+        for &x in &d.blocks {
+            let first = &mut first_namer[x.index()];
+            if *first == NOBODY {
+                *first = b;
+            } else if *first != b {
+                other_namer[x.index()] = true;
+            }
+        }
+        for &s in d.successor_slice() {
+            if wanted.get(s.index()).copied().unwrap_or(false) {
+                edges.push((s.index(), b));
+            }
+        }
+    }
+    let preds = FlatLists::from_pairs(cap, edges.iter().copied());
     let mut touched = vec![false; nc];
     let mut done: Vec<usize> = Vec::new();
     let mut count = 0;
@@ -102,12 +121,13 @@ fn sweep(f: &mut Function) -> usize {
         // naming its roles), nor back to `prepare`.
         let first = first_namer[cont.index()];
         let continues = (first != NOBODY && first != c.header) || other_namer[cont.index()];
-        let repeats = continues || prepare.is_some_and(|p| cfg.preds(p).iter().any(|&b| b != c.header && b != cont));
+        let repeats =
+            continues || prepare.is_some_and(|p| preds.get(p.index()).iter().any(|&b| b != c.header && b != cont));
         if repeats {
             continue;
         }
         // Every transfer to the merge comes from the top level of the body.
-        if !cfg.preds(c.merge).iter().all(|&b| r.innermost(b) == Some(ci)) {
+        if !preds.get(c.merge.index()).iter().all(|&b| r.innermost(b) == Some(ci)) {
             continue;
         }
         // One rewrite per nest per sweep: the nesting facts of the others

@@ -141,9 +141,10 @@ impl<'a> Emitter<'a> {
     fn emit_d(&mut self, n: NodeId, k: Option<Block>, free: bool) {
         let (mut n, mut k, mut free) = (n, k, free);
         'node: loop {
-            let mc = self.plan.nodes[n].merge_children.clone();
+            let plan = self.plan;
+            let mc = &plan.nodes[n].merge_children;
             let m = mc.len();
-            let bounds: Vec<Block> =
+            let bounds: SmallVec<[Block; 2]> =
                 mc.iter().map(|&c| if self.plan.nodes[c].guarded { self.new_block() } else { self.entry(c) }).collect();
             let (s0k, s0free) = if m >= 1 { (Some(bounds[0]), true) } else { (k, free) };
             let tail = self.stage0(n, s0k, s0free);
@@ -186,23 +187,25 @@ impl<'a> Emitter<'a> {
             Some(l) => self.emit_loop(n, l, k, free),
             None => {
                 let b = Block::new(n);
-                let branch = self.plan.nodes[n].branch.clone().expect("live node has a branch");
-                self.emit_branch(n, b, &branch, k, free, false)
+                let plan = self.plan;
+                let branch = plan.nodes[n].branch.as_ref().expect("live node has a branch");
+                self.emit_branch(n, b, branch, k, free, false)
             }
         }
     }
 
     fn emit_loop(&mut self, n: NodeId, l: LoopId, k: Option<Block>, free: bool) -> Option<Tail> {
-        let lp = self.plan.loops[l].clone();
+        let plan = self.plan;
+        let lp = &plan.loops[l];
         let x = self.headers[l];
         let h = lp.header;
         let update = match lp.update {
             Some(u) => u,
             None => self.new_block(),
         };
-        let branch = self.plan.nodes[n].branch.clone().expect("loop node has a branch");
+        let branch = plan.nodes[n].branch.as_ref().expect("loop node has a branch");
         let direct = match branch {
-            Branch::Br(Tgt::Node(s)) if self.plan.is_arm_child(n, s) => Some(s),
+            &Branch::Br(Tgt::Node(s)) if self.plan.is_arm_child(n, s) => Some(s),
             _ => None,
         };
         let merge = match direct {
@@ -247,7 +250,7 @@ impl<'a> Emitter<'a> {
             return Some((s, k, free));
         }
         let stored = matches!(branch, Branch::Dispatch(_));
-        self.emit_branch(n, merge, &branch, k, free, stored)
+        self.emit_branch(n, merge, branch, k, free, stored)
     }
 
     fn loop_ctx(&self) -> &LoopCtx {
@@ -303,7 +306,8 @@ impl<'a> Emitter<'a> {
                 self.inline_arms(inl, mg);
                 None
             }
-            Branch::Indexed(v, cases, d, cs) => {
+            Branch::Indexed(v, ia) => {
+                let (cases, d, cs) = (&ia.cases, &ia.default, &ia.arms);
                 let mg = self.merge_for(k, free);
                 let mut inl = Vec::new();
                 let mut memo: Vec<(Tgt, Block)> = Vec::new();

@@ -25,8 +25,8 @@
 //! A loop with several exit targets stores the target's id before breaking
 //! and dispatches on it after its merge.
 
-use rustc_hash::FxHashMap;
-use xir::analysis::{Cfg, DomTree, LoopForest, LoopId};
+use smallvec::SmallVec;
+use xir::analysis::{Cfg, DomTree, FlatLists, LoopForest, LoopId};
 use xir::{Block, Function, Opcode, Trait, Value};
 
 /// A node of a region: a block (`id < cap`) or a collapsed loop (`cap + loop`).
@@ -49,12 +49,25 @@ pub enum Branch {
     Exit,
     Br(Tgt),
     Cond(Value, Tgt, Tgt),
-    Indexed(Value, Vec<u64>, Tgt, Vec<Tgt>),
+    /// `br_indexed`: selector and arms (boxed: rare, and the node table
+    /// holds one `Branch` per block).
+    Indexed(Value, Box<IndexedArms>),
     /// After a loop with several exit targets: `(selector id, target)`.
     Dispatch(Vec<(u32, Tgt)>),
     /// After a loop that is never left.
     Dead,
 }
+
+/// The arms of an indexed branch.
+#[derive(Clone, Debug)]
+pub struct IndexedArms {
+    pub cases: Vec<u64>,
+    pub default: Tgt,
+    pub arms: Vec<Tgt>,
+}
+
+/// Node lists of the plan: almost always one or two nodes, kept inline.
+pub type NodeList = SmallVec<[NodeId; 2]>;
 
 /// How a loop's `prepare` and `body` roles are filled.
 #[derive(Clone, Debug)]
@@ -84,7 +97,7 @@ pub struct NodeInfo {
     pub idom: Option<NodeId>,
     /// Whether only the idom enters this node (it is inlined in an arm).
     pub arm: bool,
-    pub merge_children: Vec<NodeId>,
+    pub merge_children: NodeList,
     /// Guarded merge child (entered under `if (sel == id)`).
     pub guarded: bool,
     /// Position among the parent's merge children, 1-based (0 for arms).
@@ -92,7 +105,7 @@ pub struct NodeInfo {
     /// First stage boundary reached when control falls out of `D(node)`.
     pub next_boundary: Option<(NodeId, usize)>,
     /// Targets outside `D(node)` that gotos from inside it reach.
-    pub exits: Vec<NodeId>,
+    pub exits: NodeList,
     pub rpo: usize,
 }
 
@@ -306,7 +319,7 @@ pub fn plan_function(f: &Function, cfg: &Cfg, dom: &DomTree, lf: &LoopForest) ->
         if !nodes[n].live {
             continue;
         }
-        let mut ex: Vec<NodeId> = Vec::new();
+        let mut ex = NodeList::new();
         for t in node_targets(nodes[n].branch.as_ref()) {
             if nodes[t].idom != Some(n) || !nodes[t].arm {
                 ex.push(t);
@@ -381,8 +394,8 @@ fn absorb_exit_blocks(cfg: &Cfg, lf: &LoopForest) -> LoopForest {
 }
 
 /// Node targets of a branch, each once.
-pub fn node_targets(b: Option<&Branch>) -> Vec<NodeId> {
-    let mut out = Vec::new();
+pub fn node_targets(b: Option<&Branch>) -> NodeList {
+    let mut out = NodeList::new();
     let mut add = |t: &Tgt| {
         if let Tgt::Node(n) = t {
             if !out.contains(n) {
@@ -396,9 +409,9 @@ pub fn node_targets(b: Option<&Branch>) -> Vec<NodeId> {
             add(a);
             add(b);
         }
-        Some(Branch::Indexed(_, _, d, cs)) => {
-            add(d);
-            cs.iter().for_each(add);
+        Some(Branch::Indexed(_, ia)) => {
+            add(&ia.default);
+            ia.arms.iter().for_each(add);
         }
         Some(Branch::Dispatch(ts)) => ts.iter().for_each(|(_, t)| add(t)),
         _ => {}
@@ -409,43 +422,43 @@ pub fn node_targets(b: Option<&Branch>) -> Vec<NodeId> {
 /// Complete `exits`, stage numbers, guards and fall-through boundaries.
 /// `nodes[n].exits` holds only `n`'s own goto targets on entry.
 fn finish_exits(nodes: &mut [NodeInfo], order: &[NodeId]) {
-    // Children lists.
-    let mut arm_children: FxHashMap<NodeId, Vec<NodeId>> = FxHashMap::default();
-    for &c in order {
-        if nodes[c].live && nodes[c].arm {
-            if let Some(d) = nodes[c].idom {
-                arm_children.entry(d).or_default().push(c);
-            }
+    // Arm children of each node, in `order`.
+    let arm_pairs = order.iter().filter_map(|&c| {
+        let ci = &nodes[c];
+        if ci.live && ci.arm {
+            ci.idom.map(|d| (d, c))
+        } else {
+            None
         }
-    }
+    });
+    let arm_children = FlatLists::from_pairs(nodes.len(), arm_pairs);
     for &n in order {
         let mut mc = std::mem::take(&mut nodes[n].merge_children);
         mc.sort_by_key(|&c| nodes[c].rpo);
         nodes[n].merge_children = mc;
     }
     // Bottom-up: pending gotos through the stages of D(n).
+    fn add_all(pending: &mut NodeList, from: &[NodeId]) {
+        for &e in from {
+            if !pending.contains(&e) {
+                pending.push(e);
+            }
+        }
+    }
     for &n in order.iter().rev() {
         if !nodes[n].live {
             continue;
         }
-        let mut pending: Vec<NodeId> = nodes[n].exits.clone();
-        for c in arm_children.get(&n).cloned().unwrap_or_default() {
-            for &e in &nodes[c].exits {
-                if !pending.contains(&e) {
-                    pending.push(e);
-                }
-            }
+        let mut pending = std::mem::take(&mut nodes[n].exits);
+        for &c in arm_children.get(n) {
+            add_all(&mut pending, &nodes[c].exits);
         }
-        let mc = nodes[n].merge_children.clone();
-        for (j, &c) in mc.iter().enumerate() {
+        for j in 0..nodes[n].merge_children.len() {
+            let c = nodes[n].merge_children[j];
             nodes[c].stage = j + 1;
             nodes[c].guarded = !(pending.len() == 1 && pending[0] == c);
-            pending.retain(|&x| x != c);
-            for &e in &nodes[c].exits {
-                if !pending.contains(&e) {
-                    pending.push(e);
-                }
-            }
+            pending.retain(|x| *x != c);
+            add_all(&mut pending, &nodes[c].exits);
         }
         nodes[n].exits = pending;
     }
@@ -456,10 +469,11 @@ fn finish_exits(nodes: &mut [NodeInfo], order: &[NodeId]) {
         }
         let m = nodes[n].merge_children.len();
         let nb = nodes[n].next_boundary;
-        for c in arm_children.get(&n).cloned().unwrap_or_default() {
+        for &c in arm_children.get(n) {
             nodes[c].next_boundary = if m >= 1 { Some((n, 1)) } else { nb };
         }
-        for (j, c) in nodes[n].merge_children.clone().into_iter().enumerate() {
+        for j in 0..m {
+            let c = nodes[n].merge_children[j];
             nodes[c].next_boundary = if j + 1 < m { Some((n, j + 2)) } else { nb };
         }
     }
@@ -469,24 +483,24 @@ fn block_branch(fx: &Facts, r: Option<LoopId>, b: Block) -> Result<Branch, Strin
     let f = fx.f;
     let t = f.terminator(b).ok_or_else(|| format!("{b} has no terminator"))?;
     let d = f.inst(t);
-    let norm = |ts: Vec<Tgt>, make: &dyn Fn(Vec<Tgt>) -> Branch| {
-        if ts.iter().all(|x| *x == ts[0]) {
-            Branch::Br(ts[0])
-        } else {
-            make(ts)
-        }
-    };
     Ok(match d.opcode {
         Opcode::Br => Branch::Br(fx.map(r, d.blocks[0])?),
         Opcode::CondBr => {
-            let ts = vec![fx.map(r, d.blocks[0])?, fx.map(r, d.blocks[1])?];
-            let c = d.operands[0];
-            norm(ts, &|ts| Branch::Cond(c, ts[0], ts[1]))
+            let (a, b) = (fx.map(r, d.blocks[0])?, fx.map(r, d.blocks[1])?);
+            if a == b {
+                Branch::Br(a)
+            } else {
+                Branch::Cond(d.operands[0], a, b)
+            }
         }
         Opcode::BrIndexed => {
             let ts = d.blocks.iter().map(|&x| fx.map(r, x)).collect::<Result<Vec<_>, _>>()?;
-            let (v, cases) = (d.operands[0], f.cases(t).to_vec());
-            norm(ts, &|ts| Branch::Indexed(v, cases.clone(), ts[0], ts[1..].to_vec()))
+            if ts.iter().all(|x| *x == ts[0]) {
+                Branch::Br(ts[0])
+            } else {
+                let arms = IndexedArms { cases: f.cases(t).to_vec(), default: ts[0], arms: ts[1..].to_vec() };
+                Branch::Indexed(d.operands[0], Box::new(arms))
+            }
         }
         _ if d.has(Trait::FunctionExit) => Branch::Exit,
         op => return Err(format!("{b} ends in `{op}`, which is not a raw terminator")),
