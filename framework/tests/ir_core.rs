@@ -273,6 +273,54 @@ kernel @k(%o: buffer<u32>, %n: u32) block_size(1, 1, 1) {
     assert!(again.iter().enumerate().all(|(k, b)| b.index() == k));
 }
 
+/// Compacting the blocks relabels like renumbering, and drops the blocks
+/// that no longer mean anything (removed: empty, outside the layout), while
+/// an unowned block that still holds an instruction is kept after the
+/// owned ones.
+#[test]
+fn compacting_blocks_drops_only_removed_ones() {
+    const RAW: &str = r#"
+kernel @k(%o: buffer<u32>, %n: u32) block_size(1, 1, 1) {
+^entry:
+  %c = lt %n, u32 8 : bool
+  cond_br %c, true ^then, false ^join
+^then:
+  %a = add %n, u32 1 : u32
+  br target ^join
+^join:
+  %p = phi [%a, ^then], [%n, ^entry] : u32
+  buffer.write %o, u32 0, %p
+  return
+}
+"#;
+    let mut m = parse_module(RAW, "c.xir").unwrap();
+    let fid = m.find_function("k").unwrap();
+    let f = m.func_mut(fid);
+    let order: Vec<xir::Block> = f.blocks().to_vec();
+    let gone = f.add_block();
+    f.append_inst(gone, xir::InstData::new(Opcode::Unreachable, xir::TypeTable::VOID));
+    f.remove_block(gone);
+    let spare = f.add_block();
+    let spare_term = f.append_inst(spare, xir::InstData::new(Opcode::Unreachable, xir::TypeTable::VOID));
+    f.set_layout(vec![order[0], order[2], order[1]]);
+    let before = xir::text::print_module(&m);
+    let f = m.func_mut(fid);
+    let map = f.compact_blocks();
+    assert_eq!(f.block_capacity(), 4, "three owned blocks and the spare one");
+    assert_eq!(map[gone.index()], None);
+    assert_eq!(map[spare.index()], Some(xir::Block::new(3)));
+    assert_eq!(map[order[2].index()], Some(xir::Block::new(1)));
+    assert_eq!(f.parent(spare_term), Some(xir::Block::new(3)));
+    for b in 0..f.block_capacity() {
+        let b = xir::Block::new(b);
+        for &i in &f.block(b).insts {
+            assert_eq!(f.parent(i), Some(b));
+        }
+    }
+    assert_eq!(xir::text::print_module(&m), before, "compacting changed more than the ids");
+    assert!(xir::verify::verify_module(&m).is_empty(), "{}", xir::diag::render(&xir::verify::verify_module(&m)));
+}
+
 /// The metadata sweep the spill audit uses yields exactly the placed
 /// instructions (in owned blocks) whose metadata is not empty: a removed
 /// instruction's metadata stays in the table but is not reported.

@@ -269,31 +269,81 @@ impl Function {
     /// kept outside the function (cached analyses, plans) are stale
     /// afterwards. Returns the map from old id to new.
     pub fn renumber_blocks_by_layout(&mut self) -> Vec<Block> {
+        let map = self.renumber_blocks(true);
+        map.into_iter().map(|b| b.expect("every block is kept")).collect()
+    }
+
+    /// `renumber_blocks_by_layout`, and the block table shrinks to the
+    /// blocks that still mean something: owned ones, and unowned ones that
+    /// hold an instruction or that an instruction names. Blocks removed by
+    /// a pass (empty, outside the layout) are dropped, so the per-block
+    /// tables of every later walk are as long as the function, not its
+    /// history. Returns the map from old id to new (`None`: dropped).
+    pub fn compact_blocks(&mut self) -> Vec<Option<Block>> {
+        self.renumber_blocks(false)
+    }
+
+    fn renumber_blocks(&mut self, keep_all: bool) -> Vec<Option<Block>> {
         const UNSET: u32 = u32::MAX;
         let n = self.blocks.len();
         let mut map = vec![UNSET; n];
         let mut order: Vec<usize> = Vec::with_capacity(n);
-        let mut claim = |b: usize, map: &mut Vec<u32>| {
+        fn claim(b: usize, map: &mut [u32], order: &mut Vec<usize>) {
             if map[b] == UNSET {
                 map[b] = order.len() as u32;
                 order.push(b);
             }
-        };
+        }
         for &b in &self.layout {
             if b.index() < n {
-                claim(b.index(), &mut map);
+                claim(b.index(), &mut map, &mut order);
             }
         }
-        for b in 0..n {
-            claim(b, &mut map);
+        // Only opcodes with block operands can hold any (the verifier's
+        // shape rule), so the records of the others are not read.
+        let spec = xir_spec::spec();
+        let names_blocks = |op: xir_spec::Opcode| {
+            let s = &spec.op(op).spec;
+            !s.blocks.is_empty() || s.variadic_blocks.is_some()
+        };
+        if keep_all {
+            for b in 0..n {
+                claim(b, &mut map, &mut order);
+            }
+        } else if order.len() < n {
+            let mut needed = vec![false; n];
+            for (b, d) in self.blocks.iter().enumerate() {
+                needed[b] = !d.insts.is_empty();
+            }
+            for (h, d) in self.hot.iter().zip(&self.insts) {
+                if h.parent != NO_PARENT && names_blocks(h.opcode) {
+                    for b in &d.blocks {
+                        if let Some(x) = needed.get_mut(b.index()) {
+                            *x = true;
+                        }
+                    }
+                }
+            }
+            for (b, &keep) in needed.iter().enumerate() {
+                if keep {
+                    claim(b, &mut map, &mut order);
+                }
+            }
         }
-        if order.iter().enumerate().all(|(new, &old)| new == old) {
-            return (0..n).map(Block::new).collect();
+        let to_opt = |map: &[u32]| map.iter().map(|&m| (m != UNSET).then_some(Block(m))).collect::<Vec<_>>();
+        if order.len() == n && order.iter().enumerate().all(|(new, &old)| new == old) {
+            return to_opt(&map);
         }
         let mut old = std::mem::take(&mut self.blocks);
         self.blocks = Vec::with_capacity(old.capacity());
         self.blocks.extend(order.iter().map(|&o| std::mem::take(&mut old[o])));
-        let to = |b: Block| if b.index() < n { Block(map[b.index()]) } else { b };
+        drop(old);
+        // Ids of dropped blocks stay as they were in the records of removed
+        // instructions (nothing reads those).
+        let to = |b: Block| match map.get(b.index()) {
+            Some(&m) if m != UNSET => Block(m),
+            _ => b,
+        };
         for b in &mut self.layout {
             *b = to(*b);
         }
@@ -302,19 +352,14 @@ impl Function {
                 h.parent = map[h.parent as usize];
             }
         }
-        // Only opcodes with block operands can hold any (the verifier's
-        // shape rule), so the records of the others are not read.
-        let spec = xir_spec::spec();
         for (h, d) in self.hot.iter().zip(self.insts.iter_mut()) {
-            let s = &spec.op(h.opcode).spec;
-            if s.blocks.is_empty() && s.variadic_blocks.is_none() {
-                continue;
-            }
-            for b in d.blocks.iter_mut() {
-                *b = to(*b);
+            if names_blocks(h.opcode) {
+                for b in d.blocks.iter_mut() {
+                    *b = to(*b);
+                }
             }
         }
-        map.into_iter().map(Block).collect()
+        to_opt(&map)
     }
 
     /// Remove a block from the function, deleting its instructions.

@@ -80,7 +80,7 @@ impl<'a> Emitter<'a> {
     fn entry(&self, n: NodeId) -> Block {
         match self.plan.as_loop(n) {
             Some(l) => self.headers[l],
-            None => Block::new(n),
+            None => self.plan.block(n),
         }
     }
 
@@ -186,7 +186,7 @@ impl<'a> Emitter<'a> {
         match self.plan.as_loop(n) {
             Some(l) => self.emit_loop(n, l, k, free),
             None => {
-                let b = Block::new(n);
+                let b = self.plan.block(n);
                 let plan = self.plan;
                 let branch = plan.nodes[n].branch.as_ref().expect("live node has a branch");
                 self.emit_branch(n, b, branch, k, free, false)
@@ -216,7 +216,7 @@ impl<'a> Emitter<'a> {
             Prepare::Fresh => {
                 let p = self.new_block();
                 set_terminator(&mut self.f, p, br(h));
-                (p, h, Some(h.index()))
+                (p, h, Some(lp.header_node))
             }
             Prepare::Cond { cond, body, exit } => {
                 let be = match body {

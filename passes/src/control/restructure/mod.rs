@@ -149,7 +149,7 @@ fn restructure_one(
             // The loop headers and fresh merges were created at the end of
             // the block table; numbering the blocks in layout order keeps
             // every later block walk a front-to-back read of the table.
-            f.renumber_blocks_by_layout();
+            f.compact_blocks();
             Ok(())
         }
         Err(e) => {

@@ -29,7 +29,9 @@ use smallvec::SmallVec;
 use xir::analysis::{Cfg, DomTree, FlatLists, LoopForest, LoopId};
 use xir::{Block, Function, Opcode, Trait, Value};
 
-/// A node of a region: a block (`id < cap`) or a collapsed loop (`cap + loop`).
+/// A node of a region: a reachable block, numbered by its position in the
+/// reverse post order (`< cap`), or a collapsed loop (`cap + loop`). RPO
+/// numbers keep the node table dense and walked front to back.
 pub type NodeId = usize;
 
 /// Where a transfer goes, seen from inside a region.
@@ -84,6 +86,8 @@ pub enum Prepare {
 #[derive(Clone, Debug)]
 pub struct LoopPlan {
     pub header: Block,
+    /// The header's block node (the first of the loop's own region).
+    pub header_node: NodeId,
     /// The only latch, reused as the `update` block.
     pub update: Option<Block>,
     pub prepare: Prepare,
@@ -110,7 +114,10 @@ pub struct NodeInfo {
 }
 
 pub struct FnPlan {
+    /// Number of block nodes (reachable blocks).
     pub cap: usize,
+    /// The block of each block node (the CFG's reverse post order).
+    pub blocks: Vec<Block>,
     pub nodes: Vec<NodeInfo>,
     pub loops: Vec<LoopPlan>,
     /// The top-level region's entry node.
@@ -123,6 +130,10 @@ impl FnPlan {
     pub fn as_loop(&self, n: NodeId) -> Option<LoopId> {
         (n >= self.cap).then(|| n - self.cap)
     }
+    /// The block of a block node.
+    pub fn block(&self, n: NodeId) -> Block {
+        self.blocks[n]
+    }
     /// Whether the entry block stays the entry (the root is no loop; a loop
     /// at the entry gets a fresh header block in front of it).
     pub fn keeps_entry(&self) -> bool {
@@ -132,7 +143,7 @@ impl FnPlan {
     pub fn id(&self, n: NodeId) -> u32 {
         match self.as_loop(n) {
             Some(l) => self.loops[l].header.0,
-            None => n as u32,
+            None => self.blocks[n].0,
         }
     }
     /// First stage boundary reached when control falls out of `n`'s branch.
@@ -169,7 +180,7 @@ impl Facts<'_> {
     fn node_containing(&self, r: Option<LoopId>, t: Block) -> Result<NodeId, String> {
         let mut l = self.lf.innermost(t);
         if l == r {
-            return Ok(t.index());
+            return self.node_of(t);
         }
         while let Some(c) = l {
             if self.lf.loops[c].parent == r {
@@ -204,9 +215,17 @@ impl Facts<'_> {
         Ok(Tgt::Node(self.node_in(r, t)?))
     }
 
+    /// The node of a reachable block.
+    fn node_of(&self, b: Block) -> Result<NodeId, String> {
+        match self.cfg.rpo_index.get(b.index()) {
+            Some(&k) if k < self.cap => Ok(k),
+            _ => Err(format!("{b} is not reached from the entry")),
+        }
+    }
+
     fn entry_block(&self, n: NodeId) -> Block {
         if n < self.cap {
-            Block::new(n)
+            self.cfg.rpo[n]
         } else {
             self.lf.loops[n - self.cap].header
         }
@@ -214,7 +233,7 @@ impl Facts<'_> {
 
     fn region_of(&self, n: NodeId) -> Option<LoopId> {
         if n < self.cap {
-            self.lf.innermost(Block::new(n))
+            self.lf.innermost(self.cfg.rpo[n])
         } else {
             self.lf.loops[n - self.cap].parent
         }
@@ -224,7 +243,7 @@ impl Facts<'_> {
 /// Build the plan. `Err` carries a message for CFG shapes the planner
 /// cannot handle (never produced for verified, reducible raw input).
 pub fn plan_function(f: &Function, cfg: &Cfg, dom: &DomTree, lf: &LoopForest) -> Result<FnPlan, String> {
-    let cap = f.block_capacity();
+    let cap = cfg.rpo.len();
     let nl = lf.loops.len();
     let lf = &absorb_exit_blocks(cfg, lf);
     // Choose the latch that doubles as `update`.
@@ -240,18 +259,17 @@ pub fn plan_function(f: &Function, cfg: &Cfg, dom: &DomTree, lf: &LoopForest) ->
     let fx = Facts { f, cfg, lf, cap, updates };
     let mut nodes = vec![NodeInfo::default(); cap + nl];
     let mut order: Vec<NodeId> = Vec::new();
-    let mut is_update = vec![false; cap];
+    let mut is_update = vec![false; f.block_capacity()];
     for u in fx.updates.iter().flatten() {
         is_update[u.index()] = true;
     }
-    for &b in &cfg.rpo {
-        let n = b.index();
-        nodes[n].live = !is_update[n];
-        nodes[n].rpo = cfg.rpo_index[n];
+    for (n, &b) in cfg.rpo.iter().enumerate() {
+        nodes[n].live = !is_update[b.index()];
+        nodes[n].rpo = n;
         if let Some(l) = lf.innermost(b).filter(|&l| lf.loops[l].header == b) {
             let ln = cap + l;
             nodes[ln].live = true;
-            nodes[ln].rpo = cfg.rpo_index[n];
+            nodes[ln].rpo = n;
             order.push(ln);
         }
         order.push(n);
@@ -272,7 +290,7 @@ pub fn plan_function(f: &Function, cfg: &Cfg, dom: &DomTree, lf: &LoopForest) ->
                 _ => Branch::Dispatch(ex.iter().map(|&t| Ok((t.0, fx.map(r, t)?))).collect::<Result<_, String>>()?),
             }
         } else {
-            block_branch(&fx, r, Block::new(n))?
+            block_branch(&fx, r, fx.entry_block(n))?
         };
         nodes[n].branch = Some(branch);
     }
@@ -330,6 +348,7 @@ pub fn plan_function(f: &Function, cfg: &Cfg, dom: &DomTree, lf: &LoopForest) ->
     finish_exits(&mut nodes, &order);
     Ok(FnPlan {
         cap,
+        blocks: cfg.rpo.clone(),
         nodes,
         loops: loop_plans(&fx, &loop_exits)?,
         root: root_node(&fx)?,
@@ -511,13 +530,14 @@ fn loop_plans(fx: &Facts, loop_exits: &[Vec<Block>]) -> Result<Vec<LoopPlan>, St
     let mut out = Vec::new();
     for (l, ld) in fx.lf.loops.iter().enumerate() {
         let h = ld.header;
+        let hn = fx.node_of(h)?;
         let r = Some(l);
         let multi_exit = loop_exits[l].len() > 1;
         let t = fx.f.terminator(h).ok_or_else(|| format!("{h} has no terminator"))?;
         let d = fx.f.inst(t);
         let prepare = match d.opcode {
             Opcode::CondBr if d.blocks[0] != d.blocks[1] => match (fx.map(r, d.blocks[0])?, fx.map(r, d.blocks[1])?) {
-                (Tgt::Node(body), Tgt::Break(exit)) if body != h.index() => {
+                (Tgt::Node(body), Tgt::Break(exit)) if body != hn => {
                     Prepare::Cond { cond: d.operands[0], body: Some(body), exit }
                 }
                 (Tgt::Continue, Tgt::Break(exit)) if fx.updates[l] == Some(d.blocks[0]) => {
@@ -526,12 +546,12 @@ fn loop_plans(fx: &Facts, loop_exits: &[Vec<Block>]) -> Result<Vec<LoopPlan>, St
                 _ => Prepare::Fresh,
             },
             Opcode::Br => match fx.map(r, d.blocks[0])? {
-                Tgt::Node(body) if body != h.index() => Prepare::Br { body },
+                Tgt::Node(body) if body != hn => Prepare::Br { body },
                 _ => Prepare::Fresh,
             },
             _ => Prepare::Fresh,
         };
-        out.push(LoopPlan { header: h, update: fx.updates[l], prepare, multi_exit });
+        out.push(LoopPlan { header: h, header_node: hn, update: fx.updates[l], prepare, multi_exit });
     }
     Ok(out)
 }
