@@ -21,7 +21,7 @@
 //! Preserves: CFG, dominators, frontiers, loops, call graph.
 
 use serde::Deserialize;
-use xir::analysis::{Cfg, DomTree};
+use xir::analysis::{Cfg, DomTree, FlatLists};
 use xir::pass::{AnalysisKind, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};
 use xir::{Block, FuncId, Inst, InstData, Module, Opcode, Value};
 
@@ -132,14 +132,16 @@ pub fn mem2reg_function(m: &mut Module, fid: FuncId) -> Mem2RegStats {
     let mut exposed: Vec<Vec<Block>> = vec![Vec::new(); nv];
     // Per variable, the RPO position + 1 of the last block that touched it.
     let mut seen: Vec<u32> = vec![0; nv];
-    // Loads and stores of promoted variables in reachable blocks: the
-    // renaming walk below retires exactly these (room for them up front).
-    let mut accesses = 0usize;
+    // Loads and stores of promoted variables in reachable blocks, per block
+    // in order: the renaming walk below visits the blocks in dominator-tree
+    // order and reads these lists instead of every instruction of the block
+    // (and the record of every load) again. It retires exactly these.
+    let mut access_pairs: Vec<(usize, (Inst, bool, u32))> = Vec::new();
     for (pos, &b) in cfg.rpo.iter().enumerate() {
         let stamp = pos as u32 + 1;
         for &i in &f.block(b).insts {
             let Some((is_store, v)) = access(f, &var_of, i) else { continue };
-            accesses += 1;
+            access_pairs.push((b.index(), (i, is_store, v as u32)));
             if std::mem::replace(&mut seen[v], stamp) != stamp {
                 if is_store {
                     def_blocks[v].push(b);
@@ -151,6 +153,10 @@ pub fn mem2reg_function(m: &mut Module, fid: FuncId) -> Mem2RegStats {
             }
         }
     }
+
+    let accesses = access_pairs.len();
+    let block_accesses = FlatLists::from_pairs(nb, access_pairs.iter().copied());
+    drop(access_pairs);
 
     // Phi placement: iterated frontier of the stores, pruned by liveness.
     // Per block, the Phis placed in it: (variable, Phi, ordinal of the Phi).
@@ -224,12 +230,11 @@ pub fn mem2reg_function(m: &mut Module, fid: FuncId) -> Mem2RegStats {
             undo.push((v, cur[v]));
             cur[v] = Some(Value::Inst(phi));
         }
-        // By position: the block's list does not change while it is walked
-        // (replacing uses and collecting dead accesses leave it alone).
-        for k in 0..f.block(b).insts.len() {
-            let i = f.block(b).insts[k];
-            let Some((is_store, v)) = access(f, &var_of, i) else { continue };
+        for &(i, is_store, v) in block_accesses.get(b.index()) {
+            let v = v as usize;
             if is_store {
+                // Read now, not in the first walk: the stored value may be
+                // a load replaced earlier in this walk.
                 let val = f.inst(i).operands[1];
                 undo.push((v, cur[v]));
                 cur[v] = Some(val);
