@@ -101,23 +101,24 @@ pub fn mem2reg_function(m: &mut Module, fid: FuncId) -> Mem2RegStats {
     // maps and sets: one lookup per load and store, and the per-variable
     // sets of the Phi placement reset in O(1) by stamping them with the
     // variable's number.
+    // Every use of a promotable slot is a load or a store addressing it
+    // (`util::promotable`), so its use list names exactly its accesses:
+    // per instruction id, the variable it accesses and whether it stores.
+    // The walks below then decide from this table, not from each load's
+    // and store's record.
     const NONE: u32 = u32::MAX;
-    let mut var_of: Vec<u32> = vec![NONE; f.inst_capacity()];
+    const STORE: u32 = 1 << 31;
+    let mut access_of: Vec<u32> = vec![NONE; f.inst_capacity()];
     for (k, &a) in vars.iter().enumerate() {
-        var_of[a.index()] = k as u32;
+        for u in f.uses(Value::Inst(a)) {
+            let store = if f.opcode(u.user) == Opcode::Store { STORE } else { 0 };
+            access_of[u.user.index()] = k as u32 | store;
+        }
     }
-    let var_at = |var_of: &[u32], addr: Value| -> Option<usize> {
-        let a = addr.as_inst()?;
-        var_of.get(a.index()).copied().filter(|&k| k != NONE).map(|k| k as usize)
-    };
     // A load (false) or store (true) of a promoted variable, and which.
-    let access = |f: &xir::Function, var_of: &[u32], i: Inst| -> Option<(bool, usize)> {
-        let is_store = match f.opcode(i) {
-            Opcode::Load => false,
-            Opcode::Store => true,
-            _ => return None,
-        };
-        Some((is_store, var_at(var_of, f.inst(i).operands[0])?))
+    let access = |i: Inst| -> Option<(bool, usize)> {
+        let a = access_of[i.index()];
+        (a != NONE).then_some((a & STORE != 0, (a & !STORE) as usize))
     };
     let var_ty: Vec<_> = vars.iter().map(|&a| f.inst(a).ty).collect();
     let nv = vars.len();
@@ -140,7 +141,7 @@ pub fn mem2reg_function(m: &mut Module, fid: FuncId) -> Mem2RegStats {
     for (pos, &b) in cfg.rpo.iter().enumerate() {
         let stamp = pos as u32 + 1;
         for &i in &f.block(b).insts {
-            let Some((is_store, v)) = access(f, &var_of, i) else { continue };
+            let Some((is_store, v)) = access(i) else { continue };
             access_pairs.push((b.index(), (i, is_store, v as u32)));
             if std::mem::replace(&mut seen[v], stamp) != stamp {
                 if is_store {
