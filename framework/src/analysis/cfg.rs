@@ -35,8 +35,8 @@ impl Cfg {
         let n = f.block_capacity();
         let mut succ_span = vec![(0u32, 0u32); n];
         let mut succ_list: Vec<Block> = Vec::with_capacity(f.blocks().len() * 2);
-        for &b in f.blocks() {
-            let out = f.successor_slice(b);
+        for (b, t) in f.terminators_in_layout() {
+            let out = t.map(|t| f.inst(t).successor_slice()).unwrap_or(&[]);
             let start = succ_list.len() as u32;
             succ_list.extend_from_slice(out);
             succ_span[b.index()] = (start, succ_list.len() as u32 - start);

@@ -93,8 +93,8 @@ fn sweep(f: &mut Function) -> usize {
         }
     }
     let mut edges: Vec<(usize, Block)> = Vec::new();
-    for &b in f.blocks() {
-        let Some(t) = f.terminator(b) else { continue };
+    for (b, t) in f.terminators_in_layout() {
+        let Some(t) = t else { continue };
         let d = f.inst(t);
         for &x in &d.blocks {
             let first = &mut first_namer[x.index()];

@@ -96,7 +96,11 @@ pub fn simplify_function(f: &mut Function) -> SimplifyStats {
         let entry = f.body();
         // Blocks dropped in this sweep; the layout is rebuilt once at its end.
         let mut dead = vec![false; f.block_capacity()];
-        for b in f.blocks().to_vec() {
+        let layout = f.blocks().to_vec();
+        for (k, &b) in layout.iter().enumerate() {
+            if let Some(&next) = layout.get(k + 6) {
+                f.prefetch_terminator(next);
+            }
             if dead[b.index()] {
                 continue;
             }

@@ -276,7 +276,10 @@ pub fn plan_function(f: &Function, cfg: &Cfg, dom: &DomTree, lf: &LoopForest) ->
     }
     // Branches.
     let loop_exits = loop_exits(cfg, lf);
-    for &n in &order {
+    for (k, &n) in order.iter().enumerate() {
+        if let Some(&ahead) = order.get(k + 6).filter(|&&a| a < cap) {
+            f.prefetch_terminator(cfg.rpo[ahead]);
+        }
         if !nodes[n].live {
             continue;
         }
