@@ -23,6 +23,7 @@
 
 use rustc_hash::FxHashSet;
 use serde::Deserialize;
+use xir::analysis::FlatLists;
 use xir::pass::{OptionDoc, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};
 use xir::{Block, FuncId, Function, Inst, InstData, Module, Opcode, TypeTable, Value};
 
@@ -188,19 +189,36 @@ fn fold_branches(m: &mut Module, fid: FuncId, opts: &Options) -> usize {
 
 /// Blocks named by terminators, transitively from the entry, as a dense
 /// flag per block id.
+///
+/// The named blocks of every owned block are read first in one walk of the
+/// layout (terminator records in order, prefetched ahead), into a flat
+/// table; the search from the entry then runs over that table. Searching
+/// the records themselves visited them in search order, a cache miss per
+/// block on large functions.
 fn kept_blocks(f: &Function) -> Vec<bool> {
-    let mut keep = vec![false; f.block_capacity()];
+    let n = f.block_capacity();
+    let mut keep = vec![false; n];
     let Some(entry) = f.body() else { return keep };
-    let mut owned = vec![false; f.block_capacity()];
+    let mut pairs: Vec<(usize, Block)> = Vec::with_capacity(f.blocks().len() * 2);
+    for (b, t) in f.terminators_in_layout() {
+        if let Some(t) = t {
+            pairs.extend(f.inst(t).blocks.iter().map(|&s| (b.index(), s)));
+        }
+    }
+    // Only owned blocks are followed: a block outside the layout is never
+    // kept, so it names nothing here.
+    let mut owned = vec![false; n];
     for &b in f.blocks() {
         owned[b.index()] = true;
     }
+    pairs.retain(|&(_, s)| owned.get(s.index()).copied().unwrap_or(false));
+    let named = FlatLists::from_pairs(n, pairs.iter().copied());
+    drop(pairs);
     let mut work = vec![entry];
     keep[entry.index()] = true;
     while let Some(b) = work.pop() {
-        let Some(t) = f.terminator(b) else { continue };
-        for &s in &f.inst(t).blocks {
-            if owned.get(s.index()).copied().unwrap_or(false) && !keep[s.index()] {
+        for &s in named.get(b.index()) {
+            if !keep[s.index()] {
                 keep[s.index()] = true;
                 work.push(s);
             }
