@@ -38,7 +38,15 @@ impl Regions {
         let mut r = Regions { constructs: Vec::new(), owner: vec![None; f.block_capacity()] };
         let Some(entry) = f.body() else { return r };
         let mut work: Vec<(Block, Option<usize>)> = vec![(entry, None)];
+        // The search reads each block's terminator record in search order;
+        // asking for the records of the blocks it has queued, when it
+        // queues them, overlaps those misses on large functions.
+        let mut prefetched = 0;
         while let Some((b, ctx)) = work.pop() {
+            for &(q, _) in &work[prefetched.min(work.len())..] {
+                f.prefetch_terminator(q);
+            }
+            prefetched = work.len();
             if r.owner[b.index()].is_some() {
                 continue;
             }

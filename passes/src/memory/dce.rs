@@ -118,7 +118,11 @@ pub fn dce_function(m: &mut Module, fid: FuncId, opts: &Options) -> DceStats {
         st.insts += insts;
         if allocas + insts == 0 {
             debug_assert_eq!(fold_branches(m, fid, opts), 0, "dce: a fold after the control flow was final");
-            debug_assert_eq!(remove_orphan_blocks(m.func_mut(fid)), 0, "dce: an orphan after the control flow was final");
+            debug_assert_eq!(
+                remove_orphan_blocks(m.func_mut(fid)),
+                0,
+                "dce: an orphan after the control flow was final"
+            );
             return st;
         }
     }
