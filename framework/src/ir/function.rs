@@ -310,22 +310,9 @@ impl Function {
             for b in 0..n {
                 claim(b, &mut map, &mut order);
             }
-        } else if order.len() < n {
-            let mut needed = vec![false; n];
+        } else {
             for (b, d) in self.blocks.iter().enumerate() {
-                needed[b] = !d.insts.is_empty();
-            }
-            for (h, d) in self.hot.iter().zip(&self.insts) {
-                if h.parent != NO_PARENT && names_blocks(h.opcode) {
-                    for b in &d.blocks {
-                        if let Some(x) = needed.get_mut(b.index()) {
-                            *x = true;
-                        }
-                    }
-                }
-            }
-            for (b, &keep) in needed.iter().enumerate() {
-                if keep {
+                if !d.insts.is_empty() {
                     claim(b, &mut map, &mut order);
                 }
             }
@@ -334,29 +321,38 @@ impl Function {
         if order.len() == n && order.iter().enumerate().all(|(new, &old)| new == old) {
             return to_opt(&map);
         }
+        // One walk of the instructions rewrites their blocks and their block
+        // operands. A live instruction naming a block nobody claimed (empty,
+        // outside the layout) claims it: it still means something. Ids of
+        // dropped blocks stay as they were in the records of removed
+        // instructions (nothing reads those).
+        for (h, d) in self.hot.iter_mut().zip(self.insts.iter_mut()) {
+            let live = h.parent != NO_PARENT;
+            if live && (h.parent as usize) < n {
+                h.parent = map[h.parent as usize];
+            }
+            if names_blocks(h.opcode) {
+                for b in d.blocks.iter_mut() {
+                    let k = b.index();
+                    if k >= n {
+                        continue;
+                    }
+                    if live {
+                        claim(k, &mut map, &mut order);
+                    }
+                    if map[k] != UNSET {
+                        *b = Block(map[k]);
+                    }
+                }
+            }
+        }
         let mut old = std::mem::take(&mut self.blocks);
         self.blocks = Vec::with_capacity(old.capacity());
         self.blocks.extend(order.iter().map(|&o| std::mem::take(&mut old[o])));
         drop(old);
-        // Ids of dropped blocks stay as they were in the records of removed
-        // instructions (nothing reads those).
-        let to = |b: Block| match map.get(b.index()) {
-            Some(&m) if m != UNSET => Block(m),
-            _ => b,
-        };
         for b in &mut self.layout {
-            *b = to(*b);
-        }
-        for h in &mut self.hot {
-            if h.parent != NO_PARENT && (h.parent as usize) < n {
-                h.parent = map[h.parent as usize];
-            }
-        }
-        for (h, d) in self.hot.iter().zip(self.insts.iter_mut()) {
-            if names_blocks(h.opcode) {
-                for b in d.blocks.iter_mut() {
-                    *b = to(*b);
-                }
+            if let Some(&m) = map.get(b.index()) {
+                *b = Block(m);
             }
         }
         to_opt(&map)

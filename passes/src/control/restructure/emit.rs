@@ -141,6 +141,12 @@ impl<'a> Emitter<'a> {
     fn emit_d(&mut self, n: NodeId, k: Option<Block>, free: bool) {
         let (mut n, mut k, mut free) = (n, k, free);
         'node: loop {
+            // Nodes are numbered in reverse post order, which emission
+            // roughly follows: ask for the terminator records of the next
+            // few blocks while this one is emitted.
+            if let Some(&ahead) = self.plan.blocks.get(n + 6) {
+                self.f.prefetch_terminator(ahead);
+            }
             let plan = self.plan;
             let mc = &plan.nodes[n].merge_children;
             let m = mc.len();
