@@ -191,15 +191,18 @@ pub fn reg2mem_function(m: &mut Module, fid: FuncId) -> Reg2MemStats {
     // 4. Cross-block data values -> tagged slots.
     let defs: Vec<(Block, Inst)> = f.all_insts().collect();
     for (home, d) in defs {
+        // Most values are used only in their own block: the use list (and
+        // the users' blocks from the dense table) says so without reading
+        // the instruction's record.
+        let is_foreign = |u: &xir::Use| f.parent(u.user) != Some(home);
+        if !f.uses(Value::Inst(d)).iter().any(is_foreign) {
+            continue;
+        }
         let data = f.inst(d);
         if data.ty == TypeTable::VOID || data.has(Trait::Lvalue) || !types.is_data(data.ty) {
             continue;
         }
-        let foreign: Vec<_> =
-            f.uses(Value::Inst(d)).iter().copied().filter(|u| f.parent(u.user) != Some(home)).collect();
-        if foreign.is_empty() {
-            continue;
-        }
+        let foreign: Vec<_> = f.uses(Value::Inst(d)).iter().copied().filter(is_foreign).collect();
         let ty = data.ty;
         let mut md = util::name_like(f.inst_md(d));
         md.spill = Some(SpillKind::CrossBlock);
