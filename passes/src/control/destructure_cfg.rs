@@ -119,6 +119,9 @@ pub fn destructure_module(m: &mut Module) -> Result<usize, PassError> {
         let f = m.func_mut(fid);
         for k in 0..f.blocks().len() {
             let b = f.blocks()[k];
+            if let Some(&next) = f.blocks().get(k + 6) {
+                f.prefetch_terminator(next);
+            }
             let Some((t, op)) = f.terminator_by_table(b) else { continue };
             if !has_raw_form(op) {
                 debug_assert!(raw_form(f, t).is_none(), "has_raw_form misses `{op}`");
