@@ -24,7 +24,7 @@ use xir::pass::{
     options_from_ron, AnalysisKind, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces,
 };
 use xir::verify::inst_diag;
-use xir::{Function, Inst, InstData, Module, Opcode, Payload, Trait, TypeTable};
+use xir::{Block, FuncId, Function, Inst, InstData, Module, Opcode, Payload, Trait, TypeTable};
 
 use super::util::{br, defined_functions, set_terminator, term};
 
@@ -92,22 +92,30 @@ fn refused(op: Opcode) -> bool {
 /// Destructure every function; refuses (changing nothing) if some construct
 /// has no raw form. Returns the number of rewritten terminators.
 ///
-/// Two walks, both deciding from the dense opcode table (most blocks end in
-/// `br` / `return` and their records are never read): the first only
-/// checks that every construct has a raw form, the second rewrites. Nothing
-/// is collected in between, so the rewrite reads each structured
-/// terminator's record once, right before replacing it.
+/// The first walk decides from the dense opcode table alone (most blocks
+/// end in `br` / `return` and their records are never read): it checks
+/// that every construct has a raw form and lists the blocks to rewrite.
+/// The rewrite then visits only those, asking for their terminator records
+/// a few blocks ahead, and reads each record once, right before replacing
+/// it.
 pub fn destructure_module(m: &mut Module) -> Result<usize, PassError> {
     let mut diags = Vec::new();
+    let mut todo: Vec<(FuncId, Vec<Block>)> = Vec::new();
     for fid in defined_functions(m) {
         let f = m.func(fid);
+        let mut blocks = Vec::new();
         for &b in f.blocks() {
             let Some((t, op)) = f.terminator_by_table(b) else { continue };
             if refused(op) {
                 let msg = format!("`{op}` has no raw form; lower it before destructure_cfg");
                 diags.push(inst_diag(f, t, "destructure_cfg", msg));
+            } else if has_raw_form(op) {
+                blocks.push(b);
+            } else {
+                debug_assert!(raw_form(f, t).is_none(), "has_raw_form misses `{op}`");
             }
         }
+        todo.push((fid, blocks));
     }
     if !diags.is_empty() {
         let mut e = PassError::new("destructure_cfg", format!("{} construct(s) have no raw form", diags.len()));
@@ -115,18 +123,13 @@ pub fn destructure_module(m: &mut Module) -> Result<usize, PassError> {
         return Err(e);
     }
     let mut n = 0;
-    for fid in defined_functions(m) {
+    for (fid, blocks) in todo {
         let f = m.func_mut(fid);
-        for k in 0..f.blocks().len() {
-            let b = f.blocks()[k];
-            if let Some(&next) = f.blocks().get(k + 6) {
+        for (k, &b) in blocks.iter().enumerate() {
+            if let Some(&next) = blocks.get(k + 4) {
                 f.prefetch_terminator(next);
             }
-            let Some((t, op)) = f.terminator_by_table(b) else { continue };
-            if !has_raw_form(op) {
-                debug_assert!(raw_form(f, t).is_none(), "has_raw_form misses `{op}`");
-                continue;
-            }
+            let t = f.terminator(b).expect("listed blocks end in a structured terminator");
             let raw = raw_form(f, t).expect("has_raw_form opcodes have a raw form");
             debug_assert!(raw.ty == TypeTable::VOID && !matches!(raw.payload, Payload::Text(_)));
             set_terminator(f, b, raw);
