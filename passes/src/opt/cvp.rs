@@ -621,10 +621,11 @@ fn cvp_function(m: &mut Module, fid: FuncId, cfg: &Cfg, dom: &DomTree, st: &mut 
     let mut by_from: Vec<Vec<usize>> = vec![Vec::new(); f.block_capacity()];
     for &b in &order {
         for &i in &f.block(b).insts {
-            let d = f.inst(i);
-            if d.opcode != Opcode::Phi {
+            // The opcode from the dense table: only Phi records are read.
+            if f.opcode(i) != Opcode::Phi {
                 continue;
             }
+            let d = f.inst(i);
             for (k, &from) in d.blocks.iter().enumerate().take(d.operands.len()) {
                 if cfg.is_reachable(from) {
                     by_from[from.index()].push(incoming.len());
