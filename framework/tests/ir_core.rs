@@ -321,6 +321,24 @@ kernel @k(%o: buffer<u32>, %n: u32) block_size(1, 1, 1) {
     assert!(xir::verify::verify_module(&m).is_empty(), "{}", xir::diag::render(&xir::verify::verify_module(&m)));
 }
 
+/// The prefetching layout walk yields each owned block with exactly its
+/// terminator, in layout order; a prefetch of an empty or unknown block is
+/// a no-op.
+#[test]
+fn terminators_in_layout_is_the_terminator_walk() {
+    let mut m = parse_module(SRC, "t.xir").unwrap();
+    let fid = m.find_function("k").unwrap();
+    let f = m.func_mut(fid);
+    let empty = f.add_block();
+    let f = m.func(fid);
+    let walked: Vec<_> = f.terminators_in_layout().collect();
+    let expected: Vec<_> = f.blocks().iter().map(|&b| (b, f.terminator(b))).collect();
+    assert_eq!(walked, expected);
+    assert_eq!(walked.last(), Some(&(empty, None)), "a block without instructions has no terminator");
+    f.prefetch_terminator(empty);
+    f.prefetch_terminator(xir::Block::new(f.block_capacity() + 10));
+}
+
 /// The metadata sweep the spill audit uses yields exactly the placed
 /// instructions (in owned blocks) whose metadata is not empty: a removed
 /// instruction's metadata stays in the table but is not reported.
