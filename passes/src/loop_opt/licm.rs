@@ -24,7 +24,6 @@
 //! CFG and everything derived from it (dominators, post-dominators,
 //! frontiers, loops).
 
-use rustc_hash::FxHashSet;
 use xir::analysis::{Cfg, LoopForest, LoopId};
 use xir::pass::{AnalysisKind, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};
 use xir::{
@@ -244,40 +243,45 @@ pub fn may_trap(types: &TypeTable, consts: &ConstTable, f: &Function, undef: &Ma
 /// exist; Phis and selections are undefined only through an operand (a
 /// fixed point over the function); aggregate moves, loads and calls may
 /// carry undefined parts.
-pub struct MaybeUndef(FxHashSet<Inst>);
+pub struct MaybeUndef(Vec<bool>);
 
 impl MaybeUndef {
     /// The least fixed point, by a worklist over the use lists (each
     /// instruction enters the set once; only Phis and selections depend on
-    /// their operands).
+    /// their operands). Opcodes come from the dense table and the set is a
+    /// flag per instruction id: most instructions are in it, and the
+    /// records of the others are read only for Phis and selections.
     pub fn compute(f: &Function) -> MaybeUndef {
-        let mut set: FxHashSet<Inst> = FxHashSet::default();
+        let mut set = vec![false; f.inst_capacity()];
         let mut work: Vec<Inst> = Vec::new();
         let mut in_layout = vec![false; f.block_capacity()];
         for &b in f.blocks() {
             in_layout[b.index()] = true;
         }
+        let spec = xir_spec::spec();
         for (_, i) in f.all_insts() {
-            let d = f.inst(i);
-            let undef = match d.opcode {
-                Opcode::Phi => d.operands.iter().any(|v| matches!(v, Value::Undef(_))),
-                Opcode::Select => d.operands.iter().skip(1).any(|v| matches!(v, Value::Undef(_))),
+            let op = f.opcode(i);
+            let undef = match op {
+                Opcode::Phi => f.inst(i).operands.iter().any(|v| matches!(v, Value::Undef(_))),
+                Opcode::Select => f.inst(i).operands.iter().skip(1).any(|v| matches!(v, Value::Undef(_))),
                 Opcode::Extract | Opcode::Insert | Opcode::Shuffle => true,
-                _ => !(d.has(Trait::Arithmetic) || d.opcode == Opcode::CastStatic),
+                _ => !(spec.op(op).has(Trait::Arithmetic) || op == Opcode::CastStatic),
             };
-            if undef && set.insert(i) {
+            if undef && !std::mem::replace(&mut set[i.index()], true) {
                 work.push(i);
             }
         }
         while let Some(i) = work.pop() {
             for u in f.uses(Value::Inst(i)) {
-                let d = f.inst(u.user);
-                let through = match d.opcode {
+                let through = match f.opcode(u.user) {
                     Opcode::Phi => true,
                     Opcode::Select => u.index >= 1,
                     _ => false,
                 };
-                if through && f.parent(u.user).is_some_and(|b| in_layout[b.index()]) && set.insert(u.user) {
+                if through
+                    && f.parent(u.user).is_some_and(|b| in_layout[b.index()])
+                    && !std::mem::replace(&mut set[u.user.index()], true)
+                {
                     work.push(u.user);
                 }
             }
@@ -288,7 +292,7 @@ impl MaybeUndef {
     pub fn contains(&self, v: Value) -> bool {
         match v {
             Value::Undef(_) => true,
-            Value::Inst(i) => self.0.contains(&i),
+            Value::Inst(i) => self.0.get(i.index()).copied().unwrap_or(false),
             _ => false,
         }
     }
