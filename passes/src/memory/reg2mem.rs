@@ -20,6 +20,7 @@
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Deserialize;
+use xir::analysis::FlatLists;
 use xir::pass::{AnalysisKind, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};
 use xir::{
     Block, FuncId, Function, Inst, InstData, Metadata, Module, Opcode, SpillKind, Trait, TypeId, TypeTable, Value,
@@ -228,22 +229,37 @@ pub fn reg2mem_function(m: &mut Module, fid: FuncId) -> Reg2MemStats {
 /// Insertions collected during the pass and placed in one reordering per
 /// block, so the pass stays linear on large blocks. A new instruction is
 /// appended to its block at once (which records its operand uses) and moved
-/// to its final position by `apply`.
+/// to its final position by `apply`. The placements are lists of pairs,
+/// grouped by anchor in flat tables when applied (hash maps of lists, one
+/// entry per anchor, were a random access and an allocation per inserted
+/// load or store).
 #[derive(Default)]
 struct Edits {
     slots: Vec<Inst>,
-    before: FxHashMap<Inst, Vec<Inst>>,
-    after: FxHashMap<Inst, Vec<Inst>>,
-    front: FxHashMap<Block, Vec<Inst>>,
-    new: FxHashSet<Inst>,
+    /// (anchor instruction id, instruction to place before / after it)
+    before: Vec<(usize, Inst)>,
+    after: Vec<(usize, Inst)>,
+    /// (block id, instruction to place at its top)
+    front: Vec<(usize, Inst)>,
+    /// Per instruction id: created by this pass.
+    new: Vec<bool>,
     blocks: Vec<Block>,
+}
+
+/// The placements of `Edits`, grouped.
+struct Placements {
+    before: FlatLists<Inst>,
+    after: FlatLists<Inst>,
 }
 
 impl Edits {
     fn append(&mut self, f: &mut Function, b: Block, i: Inst) {
         let n = f.block(b).insts.len();
         f.insert_inst(b, n, i);
-        self.new.insert(i);
+        if i.index() >= self.new.len() {
+            self.new.resize(i.index() + 1, false);
+        }
+        self.new[i.index()] = true;
         self.blocks.push(b);
     }
     fn slot(&mut self, f: &mut Function, entry: Block, ty: TypeId, md: Metadata) -> Inst {
@@ -257,20 +273,27 @@ impl Edits {
     fn before(&mut self, f: &mut Function, anchor: Inst, i: Inst) {
         let b = f.parent(anchor).expect("anchor is placed");
         self.append(f, b, i);
-        self.before.entry(anchor).or_default().push(i);
+        self.before.push((anchor.index(), i));
     }
     fn after(&mut self, f: &mut Function, anchor: Inst, i: Inst) {
         let b = f.parent(anchor).expect("anchor is placed");
         self.append(f, b, i);
-        self.after.entry(anchor).or_default().push(i);
+        self.after.push((anchor.index(), i));
     }
     /// Place `i` at the top of `b` (after earlier `front` instructions).
     fn front(&mut self, f: &mut Function, b: Block, i: Inst) {
         self.append(f, b, i);
-        self.front.entry(b).or_default().push(i);
+        self.front.push((b.index(), i));
     }
     fn apply(mut self, f: &mut Function) {
         let entry = f.body();
+        let n = f.inst_capacity();
+        let at = Placements {
+            before: FlatLists::from_pairs(n, self.before.iter().copied()),
+            after: FlatLists::from_pairs(n, self.after.iter().copied()),
+        };
+        let front = FlatLists::from_pairs(f.block_capacity(), self.front.iter().copied());
+        let is_new = |i: &Inst| self.new.get(i.index()).copied().unwrap_or(false);
         self.blocks.sort();
         self.blocks.dedup();
         for &b in &self.blocks {
@@ -279,28 +302,27 @@ impl Edits {
             if Some(b) == entry {
                 list.extend(self.slots.iter().copied());
             }
-            for &i in self.front.get(&b).into_iter().flatten() {
-                self.emit(&mut list, i);
+            for &i in front.get(b.index()) {
+                at.emit(&mut list, i);
             }
-            for &i in old.iter().filter(|i| !self.new.contains(i)) {
-                self.emit(&mut list, i);
+            for &i in old.iter().filter(|i| !is_new(i)) {
+                at.emit(&mut list, i);
             }
             f.block_mut(b).insts = list;
         }
     }
+}
+
+impl Placements {
     /// Push `i` with whatever goes before and after it (recursively: a
     /// re-materialized GEP has its own loads before it).
     fn emit(&self, list: &mut xir::InstList, i: Inst) {
-        if let Some(bs) = self.before.get(&i) {
-            for &x in bs {
-                self.emit(list, x);
-            }
+        for &x in self.before.get(i.index()) {
+            self.emit(list, x);
         }
         list.push(i);
-        if let Some(xs) = self.after.get(&i) {
-            for &x in xs {
-                self.emit(list, x);
-            }
+        for &x in self.after.get(i.index()) {
+            self.emit(list, x);
         }
     }
 }
