@@ -380,13 +380,21 @@ impl Function {
     /// (`prefetch_terminator`): on functions far larger than the caches,
     /// block walks wait on exactly this chain.
     pub fn terminators_in_layout(&self) -> impl Iterator<Item = (Block, Option<Inst>)> + '_ {
-        const AHEAD: usize = 6;
         self.layout.iter().enumerate().map(move |(k, &b)| {
-            if let Some(&next) = self.layout.get(k + AHEAD) {
-                self.prefetch_terminator(next);
-            }
+            self.prefetch_terminator_ahead(&self.layout, k);
             (b, self.terminator(b))
         })
+    }
+
+    /// For a walk at position `k` of `blocks` that reads each block's
+    /// terminator: ask for the terminator record of the block a fixed
+    /// distance ahead (`prefetch_terminator`). One distance for every walk.
+    #[inline]
+    pub fn prefetch_terminator_ahead(&self, blocks: &[Block], k: usize) {
+        const AHEAD: usize = 6;
+        if let Some(&next) = blocks.get(k + AHEAD) {
+            self.prefetch_terminator(next);
+        }
     }
 
     /// Ask the cache for the record of `b`'s terminator, ahead of a walk
@@ -887,7 +895,7 @@ impl Function {
     }
 
     /// Per block id, whether the layout holds it (for sweeps by id).
-    fn owned_flags(&self) -> Vec<bool> {
+    pub fn owned_flags(&self) -> Vec<bool> {
         let mut owned = vec![false; self.blocks.len()];
         for &b in &self.layout {
             if let Some(x) = owned.get_mut(b.index()) {

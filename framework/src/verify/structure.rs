@@ -119,10 +119,7 @@ pub(super) fn check_terminators(f: &Function, diags: &mut Vec<Diagnostic>) -> bo
 
 /// Every block an instruction names is owned by the function.
 pub(super) fn check_block_ownership(f: &Function, diags: &mut Vec<Diagnostic>) -> bool {
-    let mut owned = vec![false; f.block_capacity()];
-    for &b in f.blocks() {
-        owned[b.index()] = true;
-    }
+    let owned = f.owned_flags();
     let mut ok = true;
     for (_, i) in f.all_insts() {
         for &b in &f.inst(i).blocks {

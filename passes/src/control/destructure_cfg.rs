@@ -126,9 +126,7 @@ pub fn destructure_module(m: &mut Module) -> Result<usize, PassError> {
     for (fid, blocks) in todo {
         let f = m.func_mut(fid);
         for (k, &b) in blocks.iter().enumerate() {
-            if let Some(&next) = blocks.get(k + 4) {
-                f.prefetch_terminator(next);
-            }
+            f.prefetch_terminator_ahead(&blocks, k);
             let t = f.terminator(b).expect("listed blocks end in a structured terminator");
             let raw = raw_form(f, t).expect("has_raw_form opcodes have a raw form");
             debug_assert!(raw.ty == TypeTable::VOID && !matches!(raw.payload, Payload::Text(_)));

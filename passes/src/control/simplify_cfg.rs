@@ -98,9 +98,7 @@ pub fn simplify_function(f: &mut Function) -> SimplifyStats {
         let mut dead = vec![false; f.block_capacity()];
         let layout = f.blocks().to_vec();
         for (k, &b) in layout.iter().enumerate() {
-            if let Some(&next) = layout.get(k + 6) {
-                f.prefetch_terminator(next);
-            }
+            f.prefetch_terminator_ahead(&layout, k);
             if dead[b.index()] {
                 continue;
             }

@@ -17,6 +17,12 @@ pub struct NotDemotable {
     pub message: String,
 }
 
+/// Whether the value of `i` (of a data type when `is_data`) can live in a
+/// local slot: the one test of both the repair and its safety check.
+fn demotable(is_data: bool, f: &Function, i: Inst) -> bool {
+    is_data && !f.is_lvalue(Value::Inst(i))
+}
+
 /// Whether every value that cannot live in a slot (a non-data type, or an
 /// lvalue) is defined in the entry block, when `entry_kept`, or else used
 /// only by non-terminator instructions of its own block.
@@ -43,7 +49,7 @@ pub fn undemotable_values_stay_local(types: &TypeTable, f: &Function, entry_kept
             data.resize(ty + 1, None);
         }
         let is_data = *data[ty].get_or_insert_with(|| types.is_data(core.ty));
-        if is_data && !f.is_lvalue(Value::Inst(i)) {
+        if demotable(is_data, f, i) {
             continue;
         }
         for u in f.uses(Value::Inst(i)) {
@@ -101,8 +107,7 @@ pub fn repair_dominance_in(types: &TypeTable, f: &mut Function, cfg: &Cfg) -> Re
     let mut defs: Vec<Inst> = bad.iter().map(|b| b.0).collect();
     defs.dedup();
     for &def in &defs {
-        let ty = f.inst(def).ty;
-        if !types.is_data(ty) || f.is_lvalue(Value::Inst(def)) {
+        if !demotable(types.is_data(f.inst(def).ty), f, def) {
             return Err(NotDemotable {
                 inst: def,
                 message: format!("{def} no longer dominates its uses and its type cannot be kept in a local slot"),

@@ -254,10 +254,7 @@ impl MaybeUndef {
     pub fn compute(f: &Function) -> MaybeUndef {
         let mut set = vec![false; f.inst_capacity()];
         let mut work: Vec<Inst> = Vec::new();
-        let mut in_layout = vec![false; f.block_capacity()];
-        for &b in f.blocks() {
-            in_layout[b.index()] = true;
-        }
+        let in_layout = f.owned_flags();
         let spec = xir_spec::spec();
         for (_, i) in f.all_insts() {
             let op = f.opcode(i);

@@ -211,10 +211,7 @@ fn kept_blocks(f: &Function) -> Vec<bool> {
     }
     // Only owned blocks are followed: a block outside the layout is never
     // kept, so it names nothing here.
-    let mut owned = vec![false; n];
-    for &b in f.blocks() {
-        owned[b.index()] = true;
-    }
+    let owned = f.owned_flags();
     pairs.retain(|&(_, s)| owned.get(s.index()).copied().unwrap_or(false));
     let named = FlatLists::from_pairs(n, pairs.iter().copied());
     drop(pairs);

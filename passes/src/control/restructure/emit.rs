@@ -144,9 +144,7 @@ impl<'a> Emitter<'a> {
             // Nodes are numbered in reverse post order, which emission
             // roughly follows: ask for the terminator records of the next
             // few blocks while this one is emitted.
-            if let Some(&ahead) = self.plan.blocks.get(n + 6) {
-                self.f.prefetch_terminator(ahead);
-            }
+            self.f.prefetch_terminator_ahead(&self.plan.blocks, n);
             let plan = self.plan;
             let mc = &plan.nodes[n].merge_children;
             let m = mc.len();

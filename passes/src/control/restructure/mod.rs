@@ -147,8 +147,9 @@ fn restructure_one(
         Ok(n) => {
             stats.demoted += n;
             // The loop headers and fresh merges were created at the end of
-            // the block table; numbering the blocks in layout order keeps
-            // every later block walk a front-to-back read of the table.
+            // the block table, and removed blocks leave holes in it:
+            // compacting it in layout order keeps every later block walk a
+            // front-to-back read of the table.
             f.compact_blocks();
             Ok(())
         }

@@ -276,9 +276,11 @@ pub fn plan_function(f: &Function, cfg: &Cfg, dom: &DomTree, lf: &LoopForest) ->
     }
     // Branches.
     let loop_exits = loop_exits(cfg, lf);
-    for (k, &n) in order.iter().enumerate() {
-        if let Some(&ahead) = order.get(k + 6).filter(|&&a| a < cap) {
-            f.prefetch_terminator(cfg.rpo[ahead]);
+    for &n in &order {
+        // Block nodes are RPO positions, and `order` is the RPO with the
+        // loop nodes interleaved.
+        if n < cap {
+            f.prefetch_terminator_ahead(&cfg.rpo, n);
         }
         if !nodes[n].live {
             continue;
