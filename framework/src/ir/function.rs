@@ -397,6 +397,21 @@ impl Function {
         }
     }
 
+    /// Ask the cache for the record of `i`, ahead of a walk that reads it.
+    /// Only a hint: nothing observable changes.
+    #[inline]
+    pub fn prefetch_inst(&self, i: Inst) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(core) = self.insts.get(i.index()) {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            // SAFETY: SSE is part of x86_64; a prefetch of a valid address
+            // (a live reference) reads and writes nothing.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>((core as *const InstCore).cast()) };
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = i;
+    }
+
     /// Ask the cache for the record of `b`'s terminator, ahead of a walk
     /// that reads it (reads `b`'s block record). Only a hint: nothing
     /// observable changes. Walks over large functions call it a few blocks
@@ -404,17 +419,9 @@ impl Function {
     /// next blocks is already on its way while this one is processed.
     #[inline]
     pub fn prefetch_terminator(&self, b: Block) {
-        #[cfg(target_arch = "x86_64")]
-        if let Some(last) = self.blocks.get(b.index()).and_then(|d| d.insts.last()) {
-            if let Some(core) = self.insts.get(last.index()) {
-                use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-                // SAFETY: SSE is part of x86_64; a prefetch of a valid
-                // address (a live reference) reads and writes nothing.
-                unsafe { _mm_prefetch::<_MM_HINT_T0>((core as *const InstCore).cast()) };
-            }
+        if let Some(&last) = self.blocks.get(b.index()).and_then(|d| d.insts.last()) {
+            self.prefetch_inst(last);
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = b;
     }
 
     /// The terminator of `b` with its opcode, both from the dense table: for
@@ -704,11 +711,15 @@ impl Function {
         }
         let InstData { core, payload, md, span } = data;
         let k = i.index();
+        let old_opcode = self.hot[k].opcode;
         self.hot[k].opcode = core.opcode;
         self.insts[k] = core;
         // The side tables are written only where something changes, so
-        // rewriting payload-free terminators leaves their lines clean.
-        if !(matches!(payload, Payload::None) && matches!(self.payloads[k], Payload::None)) {
+        // rewriting payload-free terminators leaves their lines clean. An
+        // opcode the spec declares without a payload holds none (the
+        // verifier's `payload` rule), so its entry is not even read.
+        let may_hold_payload = xir_spec::spec().op(old_opcode).spec.payload.is_some();
+        if !matches!(payload, Payload::None) || (may_hold_payload && !matches!(self.payloads[k], Payload::None)) {
             self.payloads[k] = payload;
         }
         if !md.is_empty() {
@@ -886,12 +897,20 @@ impl Function {
     /// table alone: a scan that looks for a few opcodes (allocas, Phis,
     /// calls) touches only the records it selects.
     pub fn live_opcodes_by_id(&self) -> impl Iterator<Item = (Inst, xir_spec::Opcode)> + '_ {
+        self.live_placements_by_id().map(|(i, _, op)| (i, op))
+    }
+
+    /// `live_opcodes_by_id` with each instruction's block: the whole dense
+    /// table, for sweeps that find the few blocks they work on by opcode
+    /// (a block's terminator is its one instruction with a terminator
+    /// opcode) instead of reading every block record.
+    pub fn live_placements_by_id(&self) -> impl Iterator<Item = (Inst, Block, xir_spec::Opcode)> + '_ {
         let owned = self.owned_flags();
         self.hot
             .iter()
             .enumerate()
             .filter(move |(_, h)| is_owned_parent(&owned, h.parent))
-            .map(|(k, h)| (Inst::new(k), h.opcode))
+            .map(|(k, h)| (Inst::new(k), Block(h.parent), h.opcode))
     }
 
     /// Per block id, whether the layout holds it (for sweeps by id).

@@ -26,7 +26,7 @@ use xir::pass::{
 use xir::verify::inst_diag;
 use xir::{Block, FuncId, Function, Inst, InstData, Module, Opcode, Payload, Trait, TypeTable};
 
-use super::util::{br, defined_functions, set_terminator, term};
+use super::util::{br, defined_functions, term};
 
 /// No options.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -92,30 +92,31 @@ fn refused(op: Opcode) -> bool {
 /// Destructure every function; refuses (changing nothing) if some construct
 /// has no raw form. Returns the number of rewritten terminators.
 ///
-/// The first walk decides from the dense opcode table alone (most blocks
-/// end in `br` / `return` and their records are never read): it checks
-/// that every construct has a raw form and lists the blocks to rewrite.
-/// The rewrite then visits only those, asking for their terminator records
-/// a few blocks ahead, and reads each record once, right before replacing
-/// it.
+/// The first sweep decides from the dense opcode table alone, in id order:
+/// a block's terminator is its one placed instruction with a terminator
+/// opcode (the verifier's rule), so the structured ones and their blocks
+/// are found without reading any block record, and most blocks (ending in
+/// `br` / `return`) are never touched. It checks that every construct has
+/// a raw form and lists (block, terminator) pairs. The rewrite then visits
+/// only those, asking for each terminator record a few entries ahead, and
+/// reads each record once, right before replacing it.
 pub fn destructure_module(m: &mut Module) -> Result<usize, PassError> {
     let mut diags = Vec::new();
-    let mut todo: Vec<(FuncId, Vec<Block>)> = Vec::new();
+    let mut todo: Vec<(FuncId, Vec<(Block, Inst)>)> = Vec::new();
     for fid in defined_functions(m) {
         let f = m.func(fid);
-        let mut blocks = Vec::new();
-        for &b in f.blocks() {
-            let Some((t, op)) = f.terminator_by_table(b) else { continue };
+        let mut found = Vec::new();
+        for (t, b, op) in f.live_placements_by_id() {
             if refused(op) {
                 let msg = format!("`{op}` has no raw form; lower it before destructure_cfg");
                 diags.push(inst_diag(f, t, "destructure_cfg", msg));
             } else if has_raw_form(op) {
-                blocks.push(b);
+                found.push((b, t));
             } else {
                 debug_assert!(raw_form(f, t).is_none(), "has_raw_form misses `{op}`");
             }
         }
-        todo.push((fid, blocks));
+        todo.push((fid, found));
     }
     if !diags.is_empty() {
         let mut e = PassError::new("destructure_cfg", format!("{} construct(s) have no raw form", diags.len()));
@@ -123,19 +124,24 @@ pub fn destructure_module(m: &mut Module) -> Result<usize, PassError> {
         return Err(e);
     }
     let mut n = 0;
-    for (fid, blocks) in todo {
+    for (fid, found) in todo {
         let f = m.func_mut(fid);
-        for (k, &b) in blocks.iter().enumerate() {
-            f.prefetch_terminator_ahead(&blocks, k);
-            let t = f.terminator(b).expect("listed blocks end in a structured terminator");
+        for (k, &(b, t)) in found.iter().enumerate() {
+            if let Some(&(_, ahead)) = found.get(k + PREFETCH_AHEAD) {
+                f.prefetch_inst(ahead);
+            }
+            debug_assert_eq!(f.terminator(b), Some(t), "a structured opcode ends its block");
             let raw = raw_form(f, t).expect("has_raw_form opcodes have a raw form");
             debug_assert!(raw.ty == TypeTable::VOID && !matches!(raw.payload, Payload::Text(_)));
-            set_terminator(f, b, raw);
+            f.replace_inst(t, raw);
             n += 1;
         }
     }
     Ok(n)
 }
+
+/// How many terminators ahead the rewrite asks for records.
+const PREFETCH_AHEAD: usize = 8;
 
 impl Pass for DestructureCfg {
     fn info(&self) -> &PassInfo {
