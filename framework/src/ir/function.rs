@@ -412,6 +412,31 @@ impl Function {
         let _ = i;
     }
 
+    /// Ask the cache for the block record of `b` (its instruction list),
+    /// ahead of a walk that reads it. Only a hint.
+    #[inline]
+    pub fn prefetch_block(&self, b: Block) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(d) = self.blocks.get(b.index()) {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            // SAFETY: as in `prefetch_inst`.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>((d as *const BlockData).cast()) };
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = b;
+    }
+
+    /// Ask the cache for the records of every instruction of `b` (reads
+    /// `b`'s block record: ask for that earlier with `prefetch_block`).
+    #[inline]
+    pub fn prefetch_block_insts(&self, b: Block) {
+        if let Some(d) = self.blocks.get(b.index()) {
+            for &i in &d.insts {
+                self.prefetch_inst(i);
+            }
+        }
+    }
+
     /// Ask the cache for the record of `b`'s terminator, ahead of a walk
     /// that reads it (reads `b`'s block record). Only a hint: nothing
     /// observable changes. Walks over large functions call it a few blocks

@@ -34,7 +34,7 @@
 //! become constants; no edge is removed).
 
 use rustc_hash::FxHashMap;
-use xir::analysis::{Cfg, DomTree};
+use xir::analysis::{Cfg, DomTree, FlatLists};
 use xir::pass::{AnalysisKind, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};
 use xir::{sign_extend, Block, FuncId, Function, Inst, Module, Opcode, Type, TypeId, Value};
 
@@ -85,7 +85,7 @@ impl Pass for Cvp {
 }
 
 /// What holds in a block.
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 enum Fact {
     /// A bool value is known.
     Bool(Value, bool),
@@ -157,19 +157,14 @@ impl Facts {
         self.all.len()
     }
 
-    fn push(&mut self, f: &Function, x: Fact) {
+    /// Push `x`, indexed under its comparison operands `pair` (`pair_of`).
+    fn push(&mut self, x: Fact, pair: Option<(Value, Value)>) {
         let at = self.all.len();
-        let mut pair = None;
         match &x {
             Fact::Bool(v, _) => {
                 self.bools.entry(*v).or_default().push(at);
-                if let Some(j) = v.as_inst() {
-                    let e = f.inst(j);
-                    if let (Some(_), Some(&a), Some(&b)) = (relation(e.opcode), e.operands.first(), e.operands.get(1)) {
-                        let k = pair_key(a, b);
-                        self.pairs.entry(k).or_default().push(at);
-                        pair = Some(k);
-                    }
+                if let Some(k) = pair {
+                    self.pairs.entry(k).or_default().push(at);
                 }
             }
             Fact::Range(v, ..) => self.ranges.entry(*v).or_default().push(at),
@@ -194,6 +189,13 @@ impl Facts {
                 pop_index(&mut self.pairs, k);
             }
         }
+    }
+
+    /// Whether some fact in scope is about `v` (a bool or a range):
+    /// most operands have none, and this decides it without reading their
+    /// definitions.
+    fn knows(&self, v: &Value) -> bool {
+        self.bools.contains_key(v) || self.ranges.contains_key(v)
     }
 
     /// The facts of one kind about `v`, oldest first.
@@ -548,102 +550,152 @@ fn edge_facts(m: &Module, f: &Function, p: Block, t: Block) -> Vec<Fact> {
     out
 }
 
-/// One step of the dominator-tree walk.
-enum Visit {
-    Enter(Block),
-    /// Leave a block: drop the facts above this many.
-    Leave(usize),
+/// The dominator tree in the preorder of a stack that pushes each block's
+/// children in order (so the last child is visited first).
+fn preorder(dom: &DomTree, entry: Block) -> Vec<Block> {
+    let mut order = Vec::new();
+    let mut stack = vec![entry];
+    while let Some(b) = stack.pop() {
+        order.push(b);
+        stack.extend_from_slice(dom.children(b));
+    }
+    order
 }
 
-/// Walk the dominator tree in the preorder of a stack that pushes each
-/// block's children in order (the last child first), with the facts of
-/// each block in scope when `visit` sees it.
-fn walk(f: &Function, dom: &DomTree, entry: Block, own: &[Vec<Fact>], mut visit: impl FnMut(Block, &Facts)) {
-    let mut facts = Facts::default();
-    let mut stack = vec![Visit::Enter(entry)];
-    while let Some(step) = stack.pop() {
-        match step {
-            Visit::Leave(len) => facts.truncate(len),
-            Visit::Enter(b) => {
-                let len = facts.len();
-                for x in &own[b.index()] {
-                    facts.push(f, x.clone());
-                }
-                visit(b, &facts);
-                stack.push(Visit::Leave(len));
-                stack.extend(dom.children(b).iter().map(|&c| Visit::Enter(c)));
+/// A fact with the comparison operand pair it is indexed under
+/// (`Facts::pairs`), found once when the fact is derived.
+type OwnFact = (Fact, Option<(Value, Value)>);
+
+/// The operand pair a `Bool` fact on a comparison is indexed under.
+fn pair_of(f: &Function, x: &Fact) -> Option<(Value, Value)> {
+    let Fact::Bool(v, _) = x else { return None };
+    let e = f.inst(v.as_inst()?);
+    relation(e.opcode)?;
+    Some(pair_key(*e.operands.first()?, *e.operands.get(1)?))
+}
+
+/// The facts in scope along a walk of the dominator tree in preorder: a
+/// block's own facts and its dominators'. Entering a block first drops the
+/// facts of the blocks the walk has left (those that are not its
+/// dominators).
+struct Scope<'a> {
+    facts: Facts,
+    own: &'a FlatLists<OwnFact>,
+    /// The dominators being walked, innermost last, each with the number of
+    /// facts in scope before its own.
+    open: Vec<(Block, usize)>,
+}
+
+impl<'a> Scope<'a> {
+    fn new(own: &'a FlatLists<OwnFact>) -> Self {
+        Scope { facts: Facts::default(), own, open: Vec::new() }
+    }
+
+    fn enter(&mut self, dom: &DomTree, b: Block) -> &Facts {
+        let parent = dom.idom(b);
+        while let Some(&(top, len)) = self.open.last() {
+            if Some(top) == parent {
+                break;
             }
+            self.facts.truncate(len);
+            self.open.pop();
         }
+        self.open.push((b, self.facts.len()));
+        for &(x, pair) in self.own.get(b.index()) {
+            self.facts.push(x, pair);
+        }
+        &self.facts
     }
 }
 
+/// How far ahead in a walk over blocks records are asked for: block
+/// records twice this far, the records they name this far.
+const AHEAD: usize = 4;
+
 fn cvp_function(m: &mut Module, fid: FuncId, cfg: &Cfg, dom: &DomTree, st: &mut Stats) {
     let Some(entry) = cfg.entry else { return };
+    // One preorder for all three walks below; walking a list (instead of
+    // the tree) lets each ask for the records of blocks a few steps ahead.
+    let order = preorder(dom, entry);
     // Each block's own facts: those of its edge when it has one predecessor
     // (its immediate dominator), read before any rewrite. The facts of a
     // block are its own and its dominators'.
     let f = m.func(fid);
-    let mut own: Vec<Vec<Fact>> = vec![Vec::new(); f.block_capacity()];
-    let mut order = Vec::new();
-    walk(f, dom, entry, &own, |b, _| order.push(b));
-    for &b in &order {
-        if let [p] = cfg.preds(b) {
-            own[b.index()] = edge_facts(m, f, *p, b);
+    let single_pred = |k: usize| match order.get(k).map(|&b| cfg.preds(b)) {
+        Some(&[p]) => Some(p),
+        _ => None,
+    };
+    let mut pairs: Vec<(usize, OwnFact)> = Vec::new();
+    for (k, &b) in order.iter().enumerate() {
+        if let Some(p) = single_pred(k + 2 * AHEAD) {
+            f.prefetch_block(p);
+        }
+        if let Some(p) = single_pred(k + AHEAD) {
+            f.prefetch_terminator(p);
+        }
+        if let Some(p) = single_pred(k) {
+            pairs.extend(edge_facts(m, f, p, b).into_iter().map(|x| (b.index(), (x, pair_of(f, &x)))));
         }
     }
+    let own = FlatLists::from_pairs(f.block_capacity(), pairs.iter().copied());
     // Simplify each block with its facts, in the walk's order (a rewrite
     // can change what later blocks see of earlier definitions).
-    // (`walk` with the module mutable between blocks.)
-    {
-        let mut facts = Facts::default();
-        let mut stack = vec![Visit::Enter(entry)];
-        while let Some(step) = stack.pop() {
-            match step {
-                Visit::Leave(len) => facts.truncate(len),
-                Visit::Enter(b) => {
-                    let len = facts.len();
-                    for x in &own[b.index()] {
-                        facts.push(m.func(fid), x.clone());
-                    }
-                    if facts.len() > 0 {
-                        simplify_block(m, fid, b, &facts, st);
-                    }
-                    stack.push(Visit::Leave(len));
-                    stack.extend(dom.children(b).iter().map(|&c| Visit::Enter(c)));
-                }
-            }
+    let mut scope = Scope::new(&own);
+    for (k, &b) in order.iter().enumerate() {
+        let f = m.func(fid);
+        if let Some(&x) = order.get(k + 2 * AHEAD) {
+            f.prefetch_block(x);
+        }
+        if let Some(&x) = order.get(k + AHEAD) {
+            f.prefetch_block_insts(x);
+        }
+        let facts = scope.enter(dom, b);
+        if facts.len() > 0 {
+            simplify_block(m, fid, b, facts, st);
         }
     }
     // Phi incomings: a use at the end of the incoming block. Decided with
-    // the incoming block's facts, applied in block order.
+    // the incoming block's facts, applied in block order. The blocks that
+    // hold Phis come from the dense table: only their records are read.
     let f = m.func(fid);
+    let mut holds_phi = vec![false; f.block_capacity()];
+    for (_, b, op) in f.live_placements_by_id() {
+        if op == Opcode::Phi {
+            holds_phi[b.index()] = true;
+        }
+    }
     let mut incoming: Vec<(Inst, usize)> = Vec::new();
-    let mut by_from: Vec<Vec<usize>> = vec![Vec::new(); f.block_capacity()];
-    for &b in &order {
+    let mut from_pairs: Vec<(usize, usize)> = Vec::new();
+    for &b in order.iter().filter(|b| holds_phi[b.index()]) {
         for &i in &f.block(b).insts {
-            // The opcode from the dense table: only Phi records are read.
             if f.opcode(i) != Opcode::Phi {
                 continue;
             }
             let d = f.inst(i);
             for (k, &from) in d.blocks.iter().enumerate().take(d.operands.len()) {
                 if cfg.is_reachable(from) {
-                    by_from[from.index()].push(incoming.len());
+                    from_pairs.push((from.index(), incoming.len()));
                     incoming.push((i, k));
                 }
             }
         }
     }
+    if incoming.is_empty() {
+        return;
+    }
+    let by_from = FlatLists::from_pairs(f.block_capacity(), from_pairs.iter().copied());
     let mut known: Vec<Option<Known>> = vec![None; incoming.len()];
-    walk(f, dom, entry, &own, |from, facts| {
+    let mut scope = Scope::new(&own);
+    for &from in &order {
+        let facts = scope.enter(dom, from);
         if facts.len() == 0 {
-            return;
+            continue;
         }
-        for &at in &by_from[from.index()] {
+        for &at in by_from.get(from.index()) {
             let (i, k) = incoming[at];
             known[at] = known_constant(m, f, f.inst(i).operands[k], facts);
         }
-    });
+    }
     for (&(i, k), kn) in incoming.iter().zip(known) {
         let Some(kn) = kn else { continue };
         let (c, is_bool) = kn.materialize(m);
@@ -675,7 +727,7 @@ impl Known {
 
 /// The constant `v` is known to equal under `facts`.
 fn known_constant(m: &Module, f: &Function, v: Value, facts: &Facts) -> Option<Known> {
-    if !v.is_local() {
+    if !v.is_local() || !facts.knows(&v) {
         return None;
     }
     let cx = Ctx { m, f, facts };
