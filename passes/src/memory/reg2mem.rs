@@ -90,16 +90,18 @@ pub fn reg2mem_function(m: &mut Module, fid: FuncId) -> Reg2MemStats {
     if m.func(fid).body().is_none() {
         return st;
     }
-    // One layout walk collects what steps 1-3 work on (the allocas, Phis
-    // and GEPs, each in program order; steps 1 and 2 create none of the
-    // others' kinds) and the types of undef Phi incomings: undef incomings
-    // are stored as zero (a refinement of undef), since the slot is loaded
+    // One walk collects what steps 1-3 work on (the allocas, Phis and
+    // GEPs, each in program order; steps 1 and 2 create none of the others'
+    // kinds) and the types of undef Phi incomings: undef incomings are
+    // stored as zero (a refinement of undef), since the slot is loaded
     // unconditionally and a load of nothing is an error.
     let (allocas, phis, geps, undef_tys) = {
         let f = m.func(fid);
         let (mut allocas, mut phis, mut geps, mut undef_tys) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        // Opcodes from the dense table; only Phi records are read.
-        for (_, i) in f.all_insts() {
+        // Opcodes from the dense table: only the blocks holding one of
+        // these are walked, and only Phi records are read.
+        let wanted = |op: Opcode| matches!(op, Opcode::Phi | Opcode::Gep) || xir_spec::spec().op(op).has(Trait::Alloca);
+        for i in f.select_in_layout_order(wanted) {
             let op = f.opcode(i);
             match op {
                 Opcode::Phi => {
@@ -147,8 +149,6 @@ pub fn reg2mem_function(m: &mut Module, fid: FuncId) -> Reg2MemStats {
     }
 
     // 2. Phis -> tagged slots.
-    let terms: FxHashMap<Block, Inst> =
-        f.blocks().iter().filter_map(|&b| f.terminator_by_table(b).map(|(t, _)| (b, t))).collect();
     for &phi in &phis {
         let ty = f.inst(phi).ty;
         let mut md = util::name_like(f.inst_md(phi));
@@ -160,8 +160,8 @@ pub fn reg2mem_function(m: &mut Module, fid: FuncId) -> Reg2MemStats {
                 v => v,
             };
             let st_i = util::make(f, Opcode::Store, TypeTable::VOID, &[Value::Inst(slot), v], Metadata::default());
-            match terms.get(&pred) {
-                Some(&t) => edits.before(f, t, st_i),
+            match f.terminator_by_table(pred) {
+                Some((t, _)) => edits.before(f, t, st_i),
                 None => edits.append(f, pred, st_i),
             }
         }
@@ -189,16 +189,22 @@ pub fn reg2mem_function(m: &mut Module, fid: FuncId) -> Reg2MemStats {
         }
     }
 
-    // 4. Cross-block data values -> tagged slots.
-    let defs: Vec<(Block, Inst)> = f.all_insts().collect();
-    for (home, d) in defs {
-        // Most values are used only in their own block: the use list (and
-        // the users' blocks from the dense table) says so without reading
-        // the instruction's record.
-        let is_foreign = |u: &xir::Use| f.parent(u.user) != Some(home);
-        if !f.uses(Value::Inst(d)).iter().any(is_foreign) {
-            continue;
+    // 4. Cross-block data values -> tagged slots. Candidates in id order:
+    // one sweep of the dense table and the use lists, no block record. Most
+    // values are used only in their own block, and the use list (with the
+    // users' blocks from the dense table) says so without reading the
+    // value's record. Each value is demoted on its own (demoting one adds
+    // no foreign use of another), so the order only numbers the slots.
+    let crossing: Vec<(Inst, Block)> = f
+        .live_placements_by_id()
+        .filter(|&(d, home, _)| f.uses(Value::Inst(d)).iter().any(|u| f.parent(u.user) != Some(home)))
+        .map(|(d, home, _)| (d, home))
+        .collect();
+    for (k, &(d, home)) in crossing.iter().enumerate() {
+        if let Some(&(ahead, _)) = crossing.get(k + 8) {
+            f.prefetch_inst(ahead);
         }
+        let is_foreign = |u: &xir::Use| f.parent(u.user) != Some(home);
         let data = f.inst(d);
         if data.ty == TypeTable::VOID || data.has(Trait::Lvalue) || !types.is_data(data.ty) {
             continue;
@@ -296,7 +302,10 @@ impl Edits {
         let is_new = |i: &Inst| self.new.get(i.index()).copied().unwrap_or(false);
         self.blocks.sort();
         self.blocks.dedup();
-        for &b in &self.blocks {
+        for (k, &b) in self.blocks.iter().enumerate() {
+            if let Some(&ahead) = self.blocks.get(k + 8) {
+                f.prefetch_block(ahead);
+            }
             let old = std::mem::take(&mut f.block_mut(b).insts);
             let mut list = xir::InstList::with_capacity(old.len());
             if Some(b) == entry {
