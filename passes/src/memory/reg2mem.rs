@@ -148,7 +148,17 @@ pub fn reg2mem_function(m: &mut Module, fid: FuncId) -> Reg2MemStats {
         }
     }
 
-    // 2. Phis -> tagged slots.
+    // 2. Phis -> tagged slots. The predecessors' terminators are looked up
+    // before any store is appended to those blocks (appending moves the
+    // terminator off the end until `apply`).
+    let mut term_of: Vec<Option<Inst>> = vec![None; f.block_capacity()];
+    for &phi in &phis {
+        for &pred in f.inst(phi).blocks.iter() {
+            if let Some(x) = term_of.get_mut(pred.index()) {
+                *x = f.terminator_by_table(pred).map(|(t, _)| t);
+            }
+        }
+    }
     for &phi in &phis {
         let ty = f.inst(phi).ty;
         let mut md = util::name_like(f.inst_md(phi));
@@ -160,8 +170,8 @@ pub fn reg2mem_function(m: &mut Module, fid: FuncId) -> Reg2MemStats {
                 v => v,
             };
             let st_i = util::make(f, Opcode::Store, TypeTable::VOID, &[Value::Inst(slot), v], Metadata::default());
-            match f.terminator_by_table(pred) {
-                Some((t, _)) => edits.before(f, t, st_i),
+            match term_of.get(pred.index()).copied().flatten() {
+                Some(t) => edits.before(f, t, st_i),
                 None => edits.append(f, pred, st_i),
             }
         }
