@@ -179,7 +179,7 @@ kernel @k(%n: u32) block_size(1, 1, 1) {
 "#;
     let m = parse(SRC);
     let f = m.func(m.find_function("k").unwrap());
-    let block = |name: &str| *f.blocks().iter().find(|&&b| f.block(b).md.name.as_deref() == Some(name)).unwrap();
+    let block = |name: &str| *f.blocks().iter().find(|&&b| f.block_md(b).name.as_deref() == Some(name)).unwrap();
     let cfg = Cfg::compute(f);
     let dom = xir::analysis::DomTree::from_cfg(&cfg);
     let table = dom.frontier_table(&cfg);

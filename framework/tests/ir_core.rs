@@ -241,7 +241,7 @@ kernel @k(%o: buffer<u32>, %n: u32) block_size(1, 1, 1) {
     // A layout that is not index order, and a block outside the layout.
     let order: Vec<xir::Block> = f.blocks().to_vec();
     let spare = f.add_block();
-    f.block_mut(spare).md.name = Some("spare".into());
+    f.block_md_mut(spare).name = Some("spare".into());
     let mut lay = vec![order[0], order[4], order[2], order[3], order[1]];
     f.set_layout(lay.clone());
     let before = xir::text::print_module(&m);

@@ -112,7 +112,7 @@ fn loop_shape_facts() {
     let m = while_loop("lt", "%n", "u32 1", "u32 0");
     let (_, se) = analyze(&m);
     let f = &m.functions[0];
-    let label = |b: xir::Block| f.block(b).md.name.as_deref().map(str::to_string);
+    let label = |b: xir::Block| f.block_md(b).name.as_deref().map(str::to_string);
     let l = &se.loops[0];
     assert_eq!(label(l.header).as_deref(), Some("head"));
     assert_eq!(label(l.preheader.unwrap()).as_deref(), Some("entry"));

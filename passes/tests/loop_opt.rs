@@ -13,7 +13,7 @@ use xir::{Module, Opcode};
 /// Opcodes of the block labelled `label` in the first function.
 fn block_ops(m: &Module, label: &str) -> Vec<Opcode> {
     let f = &m.functions[0];
-    let b = f.blocks().iter().copied().find(|&b| f.block(b).md.name.as_deref() == Some(label)).expect("block");
+    let b = f.blocks().iter().copied().find(|&b| f.block_md(b).name.as_deref() == Some(label)).expect("block");
     f.block(b).insts.iter().map(|&i| f.inst(i).opcode).collect()
 }
 
@@ -256,7 +256,7 @@ fn rotation_makes_a_guarded_do_while() {
         // the latch incoming, and it exits.
         use Opcode::*;
         assert_eq!(block_ops(&m, "head"), [Phi, Phi, Mul, Lt, CondBr]);
-        let head = f.blocks().iter().copied().find(|&b| f.block(b).md.name.as_deref() == Some("head")).unwrap();
+        let head = f.blocks().iter().copied().find(|&b| f.block_md(b).name.as_deref() == Some("head")).unwrap();
         for &i in &f.block(head).insts {
             if f.inst(i).opcode == Phi {
                 assert_eq!(f.inst(i).operands.len(), 1);

@@ -188,7 +188,7 @@ fn no_spill_markers(m: &Module) -> Vec<Diagnostic> {
             }
         }
         for &b in f.blocks() {
-            if f.block(b).md.spill.is_some() {
+            if f.block_md(b).spill.is_some() {
                 out.push(block_diag(
                     f,
                     b,

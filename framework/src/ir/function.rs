@@ -52,12 +52,15 @@ pub type InstList = SmallVec<[Inst; INLINE_BLOCK_INSTS]>;
 /// How many instruction ids a block holds without a heap list.
 pub const INLINE_BLOCK_INSTS: usize = 8;
 
+/// A block's record: its instructions (and its text position). Its
+/// metadata lives in a side table (`Function::block_md`), so that walks of
+/// the instruction lists and sweeps of the metadata (the spill audit, the
+/// dialect check) each read only what they need: 8 bytes a block for a
+/// metadata sweep instead of the whole record.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[repr(align(64))]
 pub struct BlockData {
     pub insts: InstList,
-    #[serde(default, skip_serializing_if = "Metadata::is_empty")]
-    pub md: Metadata,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub span: Option<Span>,
 }
@@ -103,6 +106,8 @@ pub struct Function {
     pub md: Metadata,
     /// Every block ever created; only those in `layout` belong to the function.
     blocks: Vec<BlockData>,
+    /// Per block id, its metadata (name, comments, spill provenance).
+    block_md: Vec<Metadata>,
     /// Every instruction ever created (its core: opcode, type, operands,
     /// blocks); removed ones have no parent.
     insts: Vec<InstCore>,
@@ -146,6 +151,7 @@ impl Clone for Function {
             args,
             md,
             blocks,
+            block_md,
             insts,
             payloads,
             inst_md,
@@ -163,6 +169,7 @@ impl Clone for Function {
             args: args.clone(),
             md: md.clone(),
             blocks: with_room(blocks, blocks.capacity()),
+            block_md: with_room(block_md, block_md.capacity()),
             insts: with_room(insts, insts.capacity()),
             payloads: with_room(payloads, payloads.capacity()),
             inst_md: with_room(inst_md, inst_md.capacity()),
@@ -185,6 +192,7 @@ impl Function {
             args: Vec::new(),
             md: Metadata::default(),
             blocks: Vec::new(),
+            block_md: Vec::new(),
             insts: Vec::new(),
             payloads: Vec::new(),
             inst_md: Vec::new(),
@@ -216,6 +224,7 @@ impl Function {
     pub fn add_block(&mut self) -> Block {
         let b = Block::new(self.blocks.len());
         self.blocks.push(BlockData::default());
+        self.block_md.push(Metadata::default());
         self.layout.push(b);
         b
     }
@@ -246,6 +255,23 @@ impl Function {
     }
     pub fn block_mut(&mut self, b: Block) -> &mut BlockData {
         &mut self.blocks[b.index()]
+    }
+    /// Metadata of block `b` (name, comments, spill provenance).
+    pub fn block_md(&self, b: Block) -> &Metadata {
+        &self.block_md[b.index()]
+    }
+    pub fn block_md_mut(&mut self, b: Block) -> &mut Metadata {
+        &mut self.block_md[b.index()]
+    }
+    /// Blocks of the layout that carry metadata, in id order: a sweep of
+    /// the 8-byte metadata table, no block record read.
+    pub fn block_metadata(&self) -> impl Iterator<Item = (Block, &Metadata)> + '_ {
+        let owned = self.owned_flags();
+        self.block_md
+            .iter()
+            .enumerate()
+            .filter(move |(k, md)| !md.is_empty() && owned[*k])
+            .map(|(k, md)| (Block::new(k), md))
     }
     /// Whether `b` is a valid id (owned or not).
     pub fn block_exists(&self, b: Block) -> bool {
@@ -350,6 +376,9 @@ impl Function {
         self.blocks = Vec::with_capacity(old.capacity());
         self.blocks.extend(order.iter().map(|&o| std::mem::take(&mut old[o])));
         drop(old);
+        let mut old = std::mem::take(&mut self.block_md);
+        self.block_md = Vec::with_capacity(old.capacity());
+        self.block_md.extend(order.iter().map(|&o| std::mem::take(&mut old[o])));
         for b in &mut self.layout {
             if let Some(&m) = map.get(b.index()) {
                 *b = Block(m);
@@ -410,6 +439,21 @@ impl Function {
         }
         #[cfg(not(target_arch = "x86_64"))]
         let _ = i;
+    }
+
+    /// For a walk at position `k` of `blocks` that reads every instruction
+    /// record of each block: ask for the block record twice the prefetch
+    /// distance ahead and, for the block at the distance (whose record
+    /// has had time to arrive), its instruction records.
+    #[inline]
+    pub fn prefetch_block_walk_ahead(&self, blocks: &[Block], k: usize) {
+        const AHEAD: usize = 4;
+        if let Some(&b) = blocks.get(k + 2 * AHEAD) {
+            self.prefetch_block(b);
+        }
+        if let Some(&b) = blocks.get(k + AHEAD) {
+            self.prefetch_block_insts(b);
+        }
     }
 
     /// Ask the cache for the block record of `b` (its instruction list),

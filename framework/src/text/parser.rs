@@ -405,9 +405,9 @@ impl<'a> Parser<'a> {
                     st.blocks[k].3 = true;
                     st.layout.push(b);
                     let location = self.opt_location()?;
-                    let data = st.f.block_mut(b);
-                    data.md = MetadataFields { name: Some(name.to_string()), comments, location, spill: None }.into();
-                    data.span = Some(span);
+                    *st.f.block_md_mut(b) =
+                        MetadataFields { name: Some(name.to_string()), comments, location, spill: None }.into();
+                    st.f.block_mut(b).span = Some(span);
                     current = Some(b);
                 }
                 Tok::Eof => return Err(self.unexpected("`}`")),

@@ -221,7 +221,7 @@ impl<'f> FnNames<'f> {
         let mut blocks = vec![Label::None; f.block_capacity()];
         let owned: Vec<Block> = f.blocks().iter().copied().filter(|b| f.block_exists(*b)).collect();
         for &b in &owned {
-            if let Some(n) = named(&f.block(b).md) {
+            if let Some(n) = named(f.block_md(b)) {
                 if matches!(blocks[b.index()], Label::None) {
                     blocks[b.index()] = Label::Name(unique(&mut seen, n));
                 }
@@ -344,10 +344,10 @@ impl Printer<'_, '_> {
                 continue;
             }
             let data = f.block(b);
-            self.comments(&data.md, "");
+            self.comments(f.block_md(b), "");
             self.block_ref(b);
             self.out.push(':');
-            self.location(&data.md);
+            self.location(f.block_md(b));
             self.out.push('\n');
             for &i in &data.insts {
                 if f.inst_exists(i) {

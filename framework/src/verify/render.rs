@@ -95,7 +95,7 @@ fn anchors(f: &Function) -> Anchors {
             if !f.block_exists(b) {
                 continue;
             }
-            n += comment_lines(&f.block(b).md);
+            n += comment_lines(f.block_md(b));
             blocks[b.index()] = Some(n);
             n += 1;
             for &i in &f.block(b).insts {

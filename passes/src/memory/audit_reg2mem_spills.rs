@@ -77,20 +77,19 @@ pub fn surviving_spills(m: &Module) -> Vec<Diagnostic> {
                 );
             }
         }
-        for &b in f.blocks() {
-            let bd = f.block(b);
-            if let Some(k) = bd.md.spill {
+        // Sweeps of the functions' metadata tables (8 bytes a block or an
+        // instruction; an owner's opcode and block come from the dense
+        // table), not walks of every block and instruction record.
+        for (b, md) in f.block_metadata() {
+            if let Some(k) = md.spill {
                 out.push(
                     Diagnostic::error(RULE, format!("block carries spill metadata `{}`", k.name()))
                         .in_function(&f.name)
                         .at_block(b)
-                        .with_span(bd.span),
+                        .with_span(f.block(b).span),
                 );
             }
         }
-        // A sweep of the function's metadata table (8 bytes an instruction;
-        // an owner's opcode and block come from the dense table), not a
-        // walk of every instruction.
         for (i, md) in f.inst_metadata() {
             if let Some(k) = md.spill {
                 let op = f.opcode(i);

@@ -139,6 +139,11 @@ pub fn mem2reg_function(m: &mut Module, fid: FuncId) -> Mem2RegStats {
     // (and the record of every load) again. It retires exactly these.
     let mut access_pairs: Vec<(usize, (Inst, bool, u32))> = Vec::new();
     for (pos, &b) in cfg.rpo.iter().enumerate() {
+        // Only the block records are read here (accesses come from the
+        // table): ask for them a few blocks ahead.
+        if let Some(&ahead) = cfg.rpo.get(pos + 8) {
+            f.prefetch_block(ahead);
+        }
         let stamp = pos as u32 + 1;
         for &i in &f.block(b).insts {
             let Some((is_store, v)) = access(i) else { continue };
@@ -163,6 +168,9 @@ pub fn mem2reg_function(m: &mut Module, fid: FuncId) -> Mem2RegStats {
     // Per block, the Phis placed in it: (variable, Phi, ordinal of the Phi).
     let mut block_phis: Vec<Vec<(usize, Inst, usize)>> = vec![Vec::new(); nb];
     let mut phi_blocks: Vec<Block> = Vec::new();
+    // The metadata of each variable's Phis (its name), made once per
+    // variable rather than read from the slot for every Phi.
+    let phi_md: Vec<xir::Metadata> = vars.iter().map(|&a| util::name_like(f.inst_md(a))).collect();
     let (mut is_def, mut live, mut has_phi, mut queued) =
         (vec![0u32; nb], vec![0u32; nb], vec![0u32; nb], vec![0u32; nb]);
     for v in 0..nv {
@@ -195,7 +203,7 @@ pub fn mem2reg_function(m: &mut Module, fid: FuncId) -> Mem2RegStats {
                 }
                 has_phi[y.index()] = stamp;
                 let mut d = InstData::new(Opcode::Phi, var_ty[v]);
-                d.md = util::name_like(f.inst_md(vars[v]));
+                d.md = phi_md[v].clone();
                 let phi = f.create_inst(d);
                 f.insert_inst(y, 0, phi);
                 if block_phis[y.index()].is_empty() {
@@ -210,23 +218,46 @@ pub fn mem2reg_function(m: &mut Module, fid: FuncId) -> Mem2RegStats {
         }
     }
 
-    // Renaming over the dominator tree (iterative; an undo log restores the
-    // current definitions when a subtree is done).
+    // Renaming over the dominator tree in preorder (children in order),
+    // walked as a list so that the stores' records are asked for a few
+    // blocks ahead. An undo log restores the current definitions when the
+    // walk leaves a subtree: entering a block first closes the open blocks
+    // that do not dominate it.
+    let order = {
+        let mut order = Vec::with_capacity(cfg.rpo.len());
+        let mut stack = vec![entry];
+        while let Some(b) = stack.pop() {
+            order.push(b);
+            stack.extend(dom.children(b).iter().rev());
+        }
+        order
+    };
     let mut cur: Vec<Option<Value>> = vec![None; nv];
     let mut undo: Vec<(usize, Option<Value>)> = Vec::new();
     let mut incomings: Vec<Vec<(Value, Block)>> = vec![Vec::new(); st.phis];
     let mut dead: Vec<Inst> = Vec::with_capacity(accesses);
-    let mut stack: Vec<(Block, usize, bool)> = vec![(entry, 0, false)];
-    while let Some((b, mark, visited)) = stack.pop() {
-        if visited {
+    // The dominators being walked, innermost last, with their undo marks.
+    let mut open: Vec<(Block, usize)> = Vec::new();
+    for (pos, &b) in order.iter().enumerate() {
+        if let Some(&ahead) = order.get(pos + 8) {
+            for &(i, is_store, _) in block_accesses.get(ahead.index()) {
+                if is_store {
+                    f.prefetch_inst(i);
+                }
+            }
+        }
+        let parent = dom.idom(b);
+        while let Some(&(top, mark)) = open.last() {
+            if Some(top) == parent {
+                break;
+            }
             while undo.len() > mark {
                 let (v, old) = undo.pop().expect("undo entry");
                 cur[v] = old;
             }
-            continue;
+            open.pop();
         }
-        let mark = undo.len();
-        stack.push((b, mark, true));
+        open.push((b, undo.len()));
         for &(v, phi, _) in &block_phis[b.index()] {
             undo.push((v, cur[v]));
             cur[v] = Some(Value::Inst(phi));
@@ -250,9 +281,6 @@ pub fn mem2reg_function(m: &mut Module, fid: FuncId) -> Mem2RegStats {
                 let val = cur[v].unwrap_or(Value::Undef(var_ty[v]));
                 incomings[k].push((val, b));
             }
-        }
-        for &c in dom.children(b).iter().rev() {
-            stack.push((c, 0, false));
         }
     }
 

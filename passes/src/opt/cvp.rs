@@ -608,8 +608,8 @@ impl<'a> Scope<'a> {
     }
 }
 
-/// How far ahead in a walk over blocks records are asked for: block
-/// records twice this far, the records they name this far.
+/// How far ahead the walk over the single predecessors' terminators asks
+/// for records: block records twice this far, terminators this far.
 const AHEAD: usize = 4;
 
 fn cvp_function(m: &mut Module, fid: FuncId, cfg: &Cfg, dom: &DomTree, st: &mut Stats) {
@@ -642,13 +642,7 @@ fn cvp_function(m: &mut Module, fid: FuncId, cfg: &Cfg, dom: &DomTree, st: &mut 
     // can change what later blocks see of earlier definitions).
     let mut scope = Scope::new(&own);
     for (k, &b) in order.iter().enumerate() {
-        let f = m.func(fid);
-        if let Some(&x) = order.get(k + 2 * AHEAD) {
-            f.prefetch_block(x);
-        }
-        if let Some(&x) = order.get(k + AHEAD) {
-            f.prefetch_block_insts(x);
-        }
+        m.func(fid).prefetch_block_walk_ahead(&order, k);
         let facts = scope.enter(dom, b);
         if facts.len() > 0 {
             simplify_block(m, fid, b, facts, st);

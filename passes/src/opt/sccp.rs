@@ -188,7 +188,8 @@ fn sccp_function(m: &mut Module, fid: FuncId) -> (usize, usize) {
     // Iterate in layout order to the fixed point (the lattice only descends).
     loop {
         let mut changed = false;
-        for &b in f.blocks() {
+        for (k, &b) in f.blocks().iter().enumerate() {
+            f.prefetch_block_walk_ahead(f.blocks(), k);
             if !st.blocks[b.index()] {
                 continue;
             }
@@ -226,7 +227,8 @@ fn sccp_function(m: &mut Module, fid: FuncId) -> (usize, usize) {
     // Rewrite.
     let mut consts: Vec<(Inst, u64)> = Vec::new();
     let mut selectors: Vec<(Inst, u64)> = Vec::new();
-    for &b in f.blocks() {
+    for (k, &b) in f.blocks().iter().enumerate() {
+        f.prefetch_block_walk_ahead(f.blocks(), k);
         if !st.blocks[b.index()] {
             continue;
         }
