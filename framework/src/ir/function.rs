@@ -87,6 +87,21 @@ impl InstHot {
     }
 }
 
+/// Ask the cache for the line holding `x`. Only a hint: nothing
+/// observable changes.
+#[inline]
+fn prefetch_line<T>(x: &T) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // SAFETY: SSE is part of x86_64; a prefetch of a valid address (a
+        // live reference) reads and writes nothing.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>((x as *const T).cast()) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
+}
+
 fn pack_parent(b: Option<Block>) -> u32 {
     match b {
         Some(b) => {
@@ -352,7 +367,16 @@ impl Function {
         // outside the layout) claims it: it still means something. Ids of
         // dropped blocks stay as they were in the records of removed
         // instructions (nothing reads those).
-        for (h, d) in self.hot.iter_mut().zip(self.insts.iter_mut()) {
+        // The records read are those naming blocks (terminators, Phis),
+        // sparse in the table: each is asked for a few entries ahead.
+        const AHEAD: usize = 16;
+        for k in 0..self.hot.len() {
+            if let Some(h) = self.hot.get(k + AHEAD) {
+                if names_blocks(h.opcode) {
+                    prefetch_line(&self.insts[k + AHEAD]);
+                }
+            }
+            let (h, d) = (&mut self.hot[k], &mut self.insts[k]);
             let live = h.parent != NO_PARENT;
             if live && (h.parent as usize) < n {
                 h.parent = map[h.parent as usize];
@@ -374,7 +398,25 @@ impl Function {
         }
         let mut old = std::mem::take(&mut self.blocks);
         self.blocks = Vec::with_capacity(old.capacity());
-        self.blocks.extend(order.iter().map(|&o| std::mem::take(&mut old[o])));
+        for (k, &o) in order.iter().enumerate() {
+            if let Some(&ahead) = order.get(k + 8) {
+                prefetch_line(&old[ahead]);
+            }
+            self.blocks.push(std::mem::take(&mut old[o]));
+        }
+        // Every claimed record was moved out above; the unclaimed ones
+        // (removed blocks) are dropped here, found from the map. The buffer
+        // is then freed without visiting each moved-out record again.
+        for (k, &m) in map.iter().enumerate() {
+            if m == UNSET {
+                drop(std::mem::take(&mut old[k]));
+            }
+        }
+        debug_assert!(old.iter().all(|d| !d.insts.spilled()));
+        // SAFETY: shrinking the length to 0 is always in bounds; every
+        // element it forgets was replaced by an empty default above and
+        // owns no heap memory, so nothing leaks and nothing is read again.
+        unsafe { old.set_len(0) };
         drop(old);
         let mut old = std::mem::take(&mut self.block_md);
         self.block_md = Vec::with_capacity(old.capacity());
@@ -430,15 +472,9 @@ impl Function {
     /// Only a hint: nothing observable changes.
     #[inline]
     pub fn prefetch_inst(&self, i: Inst) {
-        #[cfg(target_arch = "x86_64")]
         if let Some(core) = self.insts.get(i.index()) {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            // SAFETY: SSE is part of x86_64; a prefetch of a valid address
-            // (a live reference) reads and writes nothing.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>((core as *const InstCore).cast()) };
+            prefetch_line(core);
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = i;
     }
 
     /// For a walk at position `k` of `blocks` that reads every instruction
@@ -460,14 +496,9 @@ impl Function {
     /// ahead of a walk that reads it. Only a hint.
     #[inline]
     pub fn prefetch_block(&self, b: Block) {
-        #[cfg(target_arch = "x86_64")]
         if let Some(d) = self.blocks.get(b.index()) {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            // SAFETY: as in `prefetch_inst`.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>((d as *const BlockData).cast()) };
+            prefetch_line(d);
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = b;
     }
 
     /// Ask the cache for the records of every instruction of `b` (reads

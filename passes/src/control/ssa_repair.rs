@@ -73,29 +73,37 @@ pub fn repair_dominance(types: &TypeTable, f: &mut Function) -> Result<usize, No
 pub fn repair_dominance_in(types: &TypeTable, f: &mut Function, cfg: &Cfg) -> Result<usize, NotDemotable> {
     let dom = DomTree::from_cfg(cfg);
     let mut pos = vec![usize::MAX; f.inst_capacity()];
-    for &b in f.blocks() {
+    let layout = f.blocks();
+    for (k, &b) in layout.iter().enumerate() {
+        if let Some(&ahead) = layout.get(k + 8) {
+            f.prefetch_block(ahead);
+        }
         for (k, &i) in f.block(b).insts.iter().enumerate() {
             pos[i.index()] = k;
         }
     }
-    // (definition, user, operand index)
+    // (definition, user, operand index). Found from the definitions' use
+    // lists in id order (the dense table and the lists are read front to
+    // back; a user's record is read only when it is a Phi), not from every
+    // user's record in CFG order.
     let mut bad: Vec<(Inst, Inst, usize)> = Vec::new();
-    for &ub in &cfg.rpo {
-        for &u in &f.block(ub).insts {
-            let d = f.inst(u);
-            let is_phi = d.opcode == Opcode::Phi;
-            for (k, v) in d.operands.iter().enumerate() {
-                let Value::Inst(def) = *v else { continue };
-                let Some(db) = f.parent(def) else { continue };
-                let (at_block, at_pos) = if is_phi { (d.blocks[k], usize::MAX) } else { (ub, pos[u.index()]) };
-                let ok = if db == at_block {
-                    pos[def.index()] < at_pos || (is_phi && !cfg.is_reachable(at_block))
-                } else {
-                    dom.dominates(db, at_block) || !cfg.is_reachable(db) && !cfg.is_reachable(at_block)
-                };
-                if !ok && cfg.is_reachable(at_block) {
-                    bad.push((def, u, k));
-                }
+    for (def, db, _) in f.live_placements_by_id() {
+        for u in f.uses(Value::Inst(def)) {
+            let Some(ub) = f.parent(u.user) else { continue };
+            if !cfg.is_reachable(ub) {
+                continue;
+            }
+            let k = u.index as usize;
+            let is_phi = f.opcode(u.user) == Opcode::Phi;
+            let (at_block, at_pos) =
+                if is_phi { (f.inst(u.user).blocks[k], usize::MAX) } else { (ub, pos[u.user.index()]) };
+            let ok = if db == at_block {
+                pos[def.index()] < at_pos || (is_phi && !cfg.is_reachable(at_block))
+            } else {
+                dom.dominates(db, at_block) || !cfg.is_reachable(db) && !cfg.is_reachable(at_block)
+            };
+            if !ok && cfg.is_reachable(at_block) {
+                bad.push((def, u.user, k));
             }
         }
     }

@@ -165,56 +165,85 @@ pub fn mem2reg_function(m: &mut Module, fid: FuncId) -> Mem2RegStats {
     drop(access_pairs);
 
     // Phi placement: iterated frontier of the stores, pruned by liveness.
-    // Per block, the Phis placed in it: (variable, Phi, ordinal of the Phi).
-    let mut block_phis: Vec<Vec<(usize, Inst, usize)>> = vec![Vec::new(); nb];
-    let mut phi_blocks: Vec<Block> = Vec::new();
+    // The per-block stamps sit together (one line per block visited, not
+    // four tables), and the Phis are placed into their blocks afterwards,
+    // all of a block's at once.
+    #[derive(Clone, Copy, Default)]
+    struct Marks {
+        def: u32,
+        live: u32,
+        phi: u32,
+        queued: u32,
+    }
+    let mut marks = vec![Marks::default(); nb];
+    // (block, (variable, Phi, ordinal of the Phi)), in creation order.
+    let mut placed: Vec<(usize, (usize, Inst, usize))> = Vec::new();
     // The metadata of each variable's Phis (its name), made once per
     // variable rather than read from the slot for every Phi.
     let phi_md: Vec<xir::Metadata> = vars.iter().map(|&a| util::name_like(f.inst_md(a))).collect();
-    let (mut is_def, mut live, mut has_phi, mut queued) =
-        (vec![0u32; nb], vec![0u32; nb], vec![0u32; nb], vec![0u32; nb]);
     for v in 0..nv {
         if def_blocks[v].is_empty() {
             continue;
         }
         let stamp = v as u32 + 1;
         for &b in &def_blocks[v] {
-            is_def[b.index()] = stamp;
+            marks[b.index()].def = stamp;
         }
         let mut work: Vec<Block> = exposed[v].clone();
         while let Some(b) = work.pop() {
-            if std::mem::replace(&mut live[b.index()], stamp) == stamp {
+            if std::mem::replace(&mut marks[b.index()].live, stamp) == stamp {
                 continue;
             }
             for &p in cfg.preds(b) {
-                if is_def[p.index()] != stamp && cfg.is_reachable(p) && live[p.index()] != stamp {
+                let mp = marks[p.index()];
+                if mp.def != stamp && mp.live != stamp && cfg.is_reachable(p) {
                     work.push(p);
                 }
             }
         }
         let mut work: Vec<Block> = def_blocks[v].clone();
         for &b in &work {
-            queued[b.index()] = stamp;
+            marks[b.index()].queued = stamp;
         }
         while let Some(b) = work.pop() {
             for &y in df.get(b.index()) {
-                if has_phi[y.index()] == stamp || live[y.index()] != stamp {
+                let my = &mut marks[y.index()];
+                if my.phi == stamp || my.live != stamp {
                     continue;
                 }
-                has_phi[y.index()] = stamp;
+                my.phi = stamp;
+                let requeue = std::mem::replace(&mut my.queued, stamp) != stamp;
                 let mut d = InstData::new(Opcode::Phi, var_ty[v]);
                 d.md = phi_md[v].clone();
                 let phi = f.create_inst(d);
-                f.insert_inst(y, 0, phi);
-                if block_phis[y.index()].is_empty() {
-                    phi_blocks.push(y);
-                }
-                block_phis[y.index()].push((v, phi, st.phis));
+                placed.push((y.index(), (v, phi, st.phis)));
                 st.phis += 1;
-                if std::mem::replace(&mut queued[y.index()], stamp) != stamp {
+                if requeue {
                     work.push(y);
                 }
             }
+        }
+    }
+    drop(marks);
+    let block_phis = FlatLists::from_pairs(nb, placed.iter().copied());
+    // The blocks that got Phis, in the order of their first Phi.
+    let mut phi_blocks: Vec<Block> = Vec::new();
+    for &(y, (_, phi, _)) in &placed {
+        if block_phis.get(y).first().map(|p| p.1) == Some(phi) {
+            phi_blocks.push(Block::new(y));
+        }
+    }
+    drop(placed);
+    // Each block's Phis go in front of it, the last created first (as
+    // inserting each at the front would leave them). A Phi has no
+    // operands yet, so placing it records no use.
+    for &y in &phi_blocks {
+        let phis = block_phis.get(y.index());
+        let mut list: xir::InstList = phis.iter().rev().map(|p| p.1).collect();
+        list.extend(f.block(y).insts.iter().copied());
+        f.block_mut(y).insts = list;
+        for &(_, phi, _) in phis {
+            f.set_parent(phi, Some(y));
         }
     }
 
@@ -234,7 +263,8 @@ pub fn mem2reg_function(m: &mut Module, fid: FuncId) -> Mem2RegStats {
     };
     let mut cur: Vec<Option<Value>> = vec![None; nv];
     let mut undo: Vec<(usize, Option<Value>)> = Vec::new();
-    let mut incomings: Vec<Vec<(Value, Block)>> = vec![Vec::new(); st.phis];
+    // (Phi ordinal, (incoming value, from block)), grouped at the end.
+    let mut incoming_pairs: Vec<(usize, (Value, Block))> = Vec::new();
     let mut dead: Vec<Inst> = Vec::with_capacity(accesses);
     // The dominators being walked, innermost last, with their undo marks.
     let mut open: Vec<(Block, usize)> = Vec::new();
@@ -258,7 +288,7 @@ pub fn mem2reg_function(m: &mut Module, fid: FuncId) -> Mem2RegStats {
             open.pop();
         }
         open.push((b, undo.len()));
-        for &(v, phi, _) in &block_phis[b.index()] {
+        for &(v, phi, _) in block_phis.get(b.index()) {
             undo.push((v, cur[v]));
             cur[v] = Some(Value::Inst(phi));
         }
@@ -277,17 +307,19 @@ pub fn mem2reg_function(m: &mut Module, fid: FuncId) -> Mem2RegStats {
             dead.push(i);
         }
         for &s in cfg.succs(b) {
-            for &(v, _, k) in &block_phis[s.index()] {
+            for &(v, _, k) in block_phis.get(s.index()) {
                 let val = cur[v].unwrap_or(Value::Undef(var_ty[v]));
-                incomings[k].push((val, b));
+                incoming_pairs.push((k, (val, b)));
             }
         }
     }
 
     // Finish the Phis: edges from unreachable predecessors carry undef.
+    let incomings = FlatLists::from_pairs(st.phis, incoming_pairs.iter().copied());
+    drop(incoming_pairs);
     for &blk in &phi_blocks {
-        for &(v, phi, k) in &block_phis[blk.index()] {
-            let mut inc = std::mem::take(&mut incomings[k]);
+        for &(v, phi, k) in block_phis.get(blk.index()) {
+            let mut inc = incomings.get(k).to_vec();
             for &p in cfg.preds(blk) {
                 if !cfg.is_reachable(p) {
                     inc.push((Value::Undef(var_ty[v]), p));
