@@ -10,8 +10,10 @@
 #   cp target/release/deps/legalize-<hash> .bench/legalize-new   # and an old one
 #   passes/benches/ab.sh '<criterion filter>' legalize-old legalize-new
 #
-# ROUNDS=1 runs the order once; MS sets XIR_BENCH_MEASURE_S (default 0.5);
-# CPU the core (default 4). Binaries are looked up in .bench/.
+# ROUNDS=1 runs the order once; SMALL_REPS=k runs the 10^3 size k times
+# per visit (it is cheap, and its speed moves most with the host's load);
+# MS sets XIR_BENCH_MEASURE_S (default 0.5); CPU the core (default 4).
+# Binaries are looked up in .bench/.
 set -eu
 F="$1"; shift
 OUT="${OUT:-/tmp/ab}"; mkdir -p "$OUT"
@@ -21,7 +23,7 @@ k=0
 for round in $(seq 1 "${ROUNDS:-2}"); do
   if [ "$round" = 1 ]; then order="$*"; else order=$(echo "$*" | tr ' ' '\n' | tac | tr '\n' ' '); fi
   for b in $order; do
-    for n in 1000 1000000; do
+    for n in $(yes 1000 | head -n "${SMALL_REPS:-1}") 1000000; do
       k=$((k + 1))
       XIR_BENCH_SIZES=$n taskset -c "${CPU:-4}" ".bench/$b" --bench "$F" > "$OUT/$k-$b-$n.txt" 2>&1
     done
