@@ -107,9 +107,9 @@ fn remove_write_only_slots(f: &mut Function) -> (usize, usize) {
         let mut k = 0;
         let mut write_only = true;
         while k < doomed.len() && write_only {
+            // The users' opcodes from the dense table: no record is read.
             for u in f.uses(Value::Inst(doomed[k])) {
-                let ud = f.inst(u.user);
-                match ud.opcode {
+                match f.opcode(u.user) {
                     Opcode::Gep if u.index == 0 => doomed.push(u.user),
                     Opcode::Store if u.index == 0 => doomed.push(u.user),
                     _ => write_only = false,
