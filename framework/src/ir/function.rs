@@ -87,6 +87,18 @@ impl InstHot {
     }
 }
 
+/// How many entries ahead a walk over a list of blocks or instructions asks
+/// the cache for the records it will read: one distance for every walk
+/// (walks that first need a block record to find the instruction records
+/// ask for the block at this distance and its instructions at half).
+pub const PREFETCH_DISTANCE: usize = 8;
+
+/// The entry of `list` a walk at position `k` asks the cache for.
+#[inline]
+pub fn prefetch_ahead<T: Copy>(list: &[T], k: usize) -> Option<T> {
+    list.get(k + PREFETCH_DISTANCE).copied()
+}
+
 /// Ask the cache for the line holding `x`. Only a hint: nothing
 /// observable changes.
 #[inline]
@@ -368,8 +380,10 @@ impl Function {
         // dropped blocks stay as they were in the records of removed
         // instructions (nothing reads those).
         // The records read are those naming blocks (terminators, Phis),
-        // sparse in the table: each is asked for a few entries ahead.
-        const AHEAD: usize = 16;
+        // about one in four of the table: each is asked for twice the
+        // distance ahead, so that as many requests are in flight as in a
+        // walk that reads every entry.
+        const AHEAD: usize = 2 * PREFETCH_DISTANCE;
         for k in 0..self.hot.len() {
             if let Some(h) = self.hot.get(k + AHEAD) {
                 if names_blocks(h.opcode) {
@@ -399,7 +413,7 @@ impl Function {
         let mut old = std::mem::take(&mut self.blocks);
         self.blocks = Vec::with_capacity(old.capacity());
         for (k, &o) in order.iter().enumerate() {
-            if let Some(&ahead) = order.get(k + 8) {
+            if let Some(ahead) = prefetch_ahead(&order, k) {
                 prefetch_line(&old[ahead]);
             }
             self.blocks.push(std::mem::take(&mut old[o]));
@@ -459,11 +473,10 @@ impl Function {
 
     /// For a walk at position `k` of `blocks` that reads each block's
     /// terminator: ask for the terminator record of the block a fixed
-    /// distance ahead (`prefetch_terminator`). One distance for every walk.
+    /// distance ahead (`prefetch_terminator`).
     #[inline]
     pub fn prefetch_terminator_ahead(&self, blocks: &[Block], k: usize) {
-        const AHEAD: usize = 6;
-        if let Some(&next) = blocks.get(k + AHEAD) {
+        if let Some(next) = prefetch_ahead(blocks, k) {
             self.prefetch_terminator(next);
         }
     }
@@ -478,16 +491,15 @@ impl Function {
     }
 
     /// For a walk at position `k` of `blocks` that reads every instruction
-    /// record of each block: ask for the block record twice the prefetch
-    /// distance ahead and, for the block at the distance (whose record
-    /// has had time to arrive), its instruction records.
+    /// record of each block: ask for the block record at the prefetch
+    /// distance and, for the block at half of it (whose record has had
+    /// time to arrive), its instruction records.
     #[inline]
     pub fn prefetch_block_walk_ahead(&self, blocks: &[Block], k: usize) {
-        const AHEAD: usize = 4;
-        if let Some(&b) = blocks.get(k + 2 * AHEAD) {
+        if let Some(b) = prefetch_ahead(blocks, k) {
             self.prefetch_block(b);
         }
-        if let Some(&b) = blocks.get(k + AHEAD) {
+        if let Some(&b) = blocks.get(k + PREFETCH_DISTANCE / 2) {
             self.prefetch_block_insts(b);
         }
     }

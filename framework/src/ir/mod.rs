@@ -15,7 +15,10 @@ mod value;
 pub use builder::Builder;
 pub use constant::{ConstData, ConstTable, ConstValue};
 pub use entities::{Block, Const, FuncId, Inst, TypeId};
-pub use function::{ArgData, ArgKind, BlockData, Function, FunctionKind, InstList, INLINE_BLOCK_INSTS};
+pub use function::{
+    prefetch_ahead, ArgData, ArgKind, BlockData, Function, FunctionKind, InstList, INLINE_BLOCK_INSTS,
+    PREFETCH_DISTANCE,
+};
 pub use inst::{InstCore, InstData, Payload};
 pub use metadata::{Location, Metadata, MetadataFields, Span, SpillKind};
 pub use module::{sign_extend, Module};

@@ -127,7 +127,7 @@ pub fn destructure_module(m: &mut Module) -> Result<usize, PassError> {
     for (fid, found) in todo {
         let f = m.func_mut(fid);
         for (k, &(b, t)) in found.iter().enumerate() {
-            if let Some(&(_, ahead)) = found.get(k + PREFETCH_AHEAD) {
+            if let Some((_, ahead)) = xir::prefetch_ahead(&found, k) {
                 f.prefetch_inst(ahead);
             }
             debug_assert_eq!(f.terminator(b), Some(t), "a structured opcode ends its block");
@@ -139,9 +139,6 @@ pub fn destructure_module(m: &mut Module) -> Result<usize, PassError> {
     }
     Ok(n)
 }
-
-/// How many terminators ahead the rewrite asks for records.
-const PREFETCH_AHEAD: usize = 8;
 
 impl Pass for DestructureCfg {
     fn info(&self) -> &PassInfo {

@@ -75,7 +75,7 @@ pub fn repair_dominance_in(types: &TypeTable, f: &mut Function, cfg: &Cfg) -> Re
     let mut pos = vec![usize::MAX; f.inst_capacity()];
     let layout = f.blocks();
     for (k, &b) in layout.iter().enumerate() {
-        if let Some(&ahead) = layout.get(k + 8) {
+        if let Some(ahead) = xir::prefetch_ahead(layout, k) {
             f.prefetch_block(ahead);
         }
         for (k, &i) in f.block(b).insts.iter().enumerate() {

@@ -141,7 +141,7 @@ pub fn mem2reg_function(m: &mut Module, fid: FuncId) -> Mem2RegStats {
     for (pos, &b) in cfg.rpo.iter().enumerate() {
         // Only the block records are read here (accesses come from the
         // table): ask for them a few blocks ahead.
-        if let Some(&ahead) = cfg.rpo.get(pos + 8) {
+        if let Some(ahead) = xir::prefetch_ahead(&cfg.rpo, pos) {
             f.prefetch_block(ahead);
         }
         let stamp = pos as u32 + 1;
@@ -269,7 +269,7 @@ pub fn mem2reg_function(m: &mut Module, fid: FuncId) -> Mem2RegStats {
     // The dominators being walked, innermost last, with their undo marks.
     let mut open: Vec<(Block, usize)> = Vec::new();
     for (pos, &b) in order.iter().enumerate() {
-        if let Some(&ahead) = order.get(pos + 8) {
+        if let Some(ahead) = xir::prefetch_ahead(&order, pos) {
             for &(i, is_store, _) in block_accesses.get(ahead.index()) {
                 if is_store {
                     f.prefetch_inst(i);

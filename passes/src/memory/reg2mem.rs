@@ -211,7 +211,7 @@ pub fn reg2mem_function(m: &mut Module, fid: FuncId) -> Reg2MemStats {
         .map(|(d, home, _)| (d, home))
         .collect();
     for (k, &(d, home)) in crossing.iter().enumerate() {
-        if let Some(&(ahead, _)) = crossing.get(k + 8) {
+        if let Some((ahead, _)) = xir::prefetch_ahead(&crossing, k) {
             f.prefetch_inst(ahead);
         }
         let is_foreign = |u: &xir::Use| f.parent(u.user) != Some(home);
@@ -313,7 +313,7 @@ impl Edits {
         self.blocks.sort();
         self.blocks.dedup();
         for (k, &b) in self.blocks.iter().enumerate() {
-            if let Some(&ahead) = self.blocks.get(k + 8) {
+            if let Some(ahead) = xir::prefetch_ahead(&self.blocks, k) {
                 f.prefetch_block(ahead);
             }
             let old = std::mem::take(&mut f.block_mut(b).insts);

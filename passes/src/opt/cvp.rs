@@ -157,7 +157,7 @@ impl Facts {
         self.all.len()
     }
 
-    /// Push `x`, indexed under its comparison operands `pair` (`pair_of`).
+    /// Push `x`, indexed under its comparison operands `pair` (`comparison_pair`).
     fn push(&mut self, x: Fact, pair: Option<(Value, Value)>) {
         let at = self.all.len();
         match &x {
@@ -567,7 +567,7 @@ fn preorder(dom: &DomTree, entry: Block) -> Vec<Block> {
 type OwnFact = (Fact, Option<(Value, Value)>);
 
 /// The operand pair a `Bool` fact on a comparison is indexed under.
-fn pair_of(f: &Function, x: &Fact) -> Option<(Value, Value)> {
+fn comparison_pair(f: &Function, x: &Fact) -> Option<(Value, Value)> {
     let Fact::Bool(v, _) = x else { return None };
     let e = f.inst(v.as_inst()?);
     relation(e.opcode)?;
@@ -608,10 +608,6 @@ impl<'a> Scope<'a> {
     }
 }
 
-/// How far ahead the walk over the single predecessors' terminators asks
-/// for records: block records twice this far, terminators this far.
-const AHEAD: usize = 4;
-
 fn cvp_function(m: &mut Module, fid: FuncId, cfg: &Cfg, dom: &DomTree, st: &mut Stats) {
     let Some(entry) = cfg.entry else { return };
     // One preorder for all three walks below; walking a list (instead of
@@ -627,14 +623,16 @@ fn cvp_function(m: &mut Module, fid: FuncId, cfg: &Cfg, dom: &DomTree, st: &mut 
     };
     let mut pairs: Vec<(usize, OwnFact)> = Vec::new();
     for (k, &b) in order.iter().enumerate() {
-        if let Some(p) = single_pred(k + 2 * AHEAD) {
+        // The predecessor's block record at the prefetch distance, its
+        // terminator at half of it (as `prefetch_block_walk_ahead`).
+        if let Some(p) = single_pred(k + xir::PREFETCH_DISTANCE) {
             f.prefetch_block(p);
         }
-        if let Some(p) = single_pred(k + AHEAD) {
+        if let Some(p) = single_pred(k + xir::PREFETCH_DISTANCE / 2) {
             f.prefetch_terminator(p);
         }
         if let Some(p) = single_pred(k) {
-            pairs.extend(edge_facts(m, f, p, b).into_iter().map(|x| (b.index(), (x, pair_of(f, &x)))));
+            pairs.extend(edge_facts(m, f, p, b).into_iter().map(|x| (b.index(), (x, comparison_pair(f, &x)))));
         }
     }
     let own = FlatLists::from_pairs(f.block_capacity(), pairs.iter().copied());
