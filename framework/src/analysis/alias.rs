@@ -309,6 +309,19 @@ impl AliasAnalysis {
         self.get(i)
     }
 
+    /// Ask the cache for the locations `insts` access, ahead of a walk
+    /// that asks `access` for each (reads this analysis's per-id table).
+    #[inline]
+    pub fn prefetch_accesses(&self, insts: &[Inst]) {
+        for &i in insts {
+            if let Some(&s) = self.slot.get(i.index()) {
+                if let Some(l) = s.checked_sub(1).and_then(|s| self.locs.get(s as usize)) {
+                    crate::ir::prefetch_line(l);
+                }
+            }
+        }
+    }
+
     /// Alias between two address values.
     pub fn alias(&self, a: Value, b: Value) -> AliasResult {
         match (self.location(a), self.location(b)) {

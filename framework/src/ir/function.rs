@@ -9,6 +9,12 @@
 use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
 
+mod prefetch;
+mod table;
+pub(crate) use prefetch::prefetch_line;
+pub use prefetch::{prefetch_ahead, PREFETCH_DISTANCE};
+use table::Table;
+
 use super::{Block, Inst, InstCore, InstData, Metadata, Payload, Span, TypeId, Use, Value};
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -87,33 +93,6 @@ impl InstHot {
     }
 }
 
-/// How many entries ahead a walk over a list of blocks or instructions asks
-/// the cache for the records it will read: one distance for every walk
-/// (walks that first need a block record to find the instruction records
-/// ask for the block at this distance and its instructions at half).
-pub const PREFETCH_DISTANCE: usize = 8;
-
-/// The entry of `list` a walk at position `k` asks the cache for.
-#[inline]
-pub fn prefetch_ahead<T: Copy>(list: &[T], k: usize) -> Option<T> {
-    list.get(k + PREFETCH_DISTANCE).copied()
-}
-
-/// Ask the cache for the line holding `x`. Only a hint: nothing
-/// observable changes.
-#[inline]
-fn prefetch_line<T>(x: &T) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        // SAFETY: SSE is part of x86_64; a prefetch of a valid address (a
-        // live reference) reads and writes nothing.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>((x as *const T).cast()) };
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = x;
-}
-
 fn pack_parent(b: Option<Block>) -> u32 {
     match b {
         Some(b) => {
@@ -137,24 +116,24 @@ pub struct Function {
     block_md: Vec<Metadata>,
     /// Every instruction ever created (its core: opcode, type, operands,
     /// blocks); removed ones have no parent.
-    insts: Vec<InstCore>,
+    insts: Table<InstCore>,
     /// Per instruction id, the parts few passes read, out of the core
     /// records so that those stay one cache line each: the payload (case
     /// literals, message text), the metadata and the source span. The
     /// metadata table is also what the spill audit sweeps (8 bytes an
     /// instruction, not the whole record).
-    payloads: Vec<Payload>,
-    inst_md: Vec<Metadata>,
-    inst_spans: Vec<Option<Span>>,
+    payloads: Table<Payload>,
+    inst_md: Table<Metadata>,
+    inst_spans: Table<Option<Span>>,
     /// Per instruction id: its opcode (a copy of `insts[i].opcode`) and its
     /// block. Scans that select instructions by opcode or liveness read this
     /// 8-byte table instead of the 64-byte cores, which on large
     /// functions is the difference between streaming a few MB and a few
     /// hundred (BENCHMARKS.md, legalization). Rebuilt after deserializing.
-    hot: Vec<InstHot>,
+    hot: Table<InstHot>,
     /// Owned blocks, in print order; the first is the body (entry) block.
     layout: Vec<Block>,
-    inst_uses: Vec<SmallVec<[Use; 2]>>,
+    inst_uses: Table<SmallVec<[Use; 2]>>,
     arg_uses: Vec<SmallVec<[Use; 2]>>,
     pub span: Option<Span>,
 }
@@ -197,13 +176,13 @@ impl Clone for Function {
             md: md.clone(),
             blocks: with_room(blocks, blocks.capacity()),
             block_md: with_room(block_md, block_md.capacity()),
-            insts: with_room(insts, insts.capacity()),
-            payloads: with_room(payloads, payloads.capacity()),
-            inst_md: with_room(inst_md, inst_md.capacity()),
-            inst_spans: with_room(inst_spans, inst_spans.capacity()),
-            hot: with_room(hot, hot.capacity()),
+            insts: insts.clone(),
+            payloads: payloads.clone(),
+            inst_md: inst_md.clone(),
+            inst_spans: inst_spans.clone(),
+            hot: hot.clone(),
             layout: layout.clone(),
-            inst_uses: with_room(inst_uses, inst_uses.capacity()),
+            inst_uses: inst_uses.clone(),
             arg_uses: arg_uses.clone(),
             span: *span,
         }
@@ -220,13 +199,13 @@ impl Function {
             md: Metadata::default(),
             blocks: Vec::new(),
             block_md: Vec::new(),
-            insts: Vec::new(),
-            payloads: Vec::new(),
-            inst_md: Vec::new(),
-            inst_spans: Vec::new(),
-            hot: Vec::new(),
+            insts: Table::default(),
+            payloads: Table::default(),
+            inst_md: Table::default(),
+            inst_spans: Table::default(),
+            hot: Table::default(),
             layout: Vec::new(),
-            inst_uses: Vec::new(),
+            inst_uses: Table::default(),
             arg_uses: Vec::new(),
             span: None,
         }
@@ -471,71 +450,6 @@ impl Function {
         })
     }
 
-    /// For a walk at position `k` of `blocks` that reads each block's
-    /// terminator: ask for the terminator record of the block a fixed
-    /// distance ahead (`prefetch_terminator`).
-    #[inline]
-    pub fn prefetch_terminator_ahead(&self, blocks: &[Block], k: usize) {
-        if let Some(next) = prefetch_ahead(blocks, k) {
-            self.prefetch_terminator(next);
-        }
-    }
-
-    /// Ask the cache for the record of `i`, ahead of a walk that reads it.
-    /// Only a hint: nothing observable changes.
-    #[inline]
-    pub fn prefetch_inst(&self, i: Inst) {
-        if let Some(core) = self.insts.get(i.index()) {
-            prefetch_line(core);
-        }
-    }
-
-    /// For a walk at position `k` of `blocks` that reads every instruction
-    /// record of each block: ask for the block record at the prefetch
-    /// distance and, for the block at half of it (whose record has had
-    /// time to arrive), its instruction records.
-    #[inline]
-    pub fn prefetch_block_walk_ahead(&self, blocks: &[Block], k: usize) {
-        if let Some(b) = prefetch_ahead(blocks, k) {
-            self.prefetch_block(b);
-        }
-        if let Some(&b) = blocks.get(k + PREFETCH_DISTANCE / 2) {
-            self.prefetch_block_insts(b);
-        }
-    }
-
-    /// Ask the cache for the block record of `b` (its instruction list),
-    /// ahead of a walk that reads it. Only a hint.
-    #[inline]
-    pub fn prefetch_block(&self, b: Block) {
-        if let Some(d) = self.blocks.get(b.index()) {
-            prefetch_line(d);
-        }
-    }
-
-    /// Ask the cache for the records of every instruction of `b` (reads
-    /// `b`'s block record: ask for that earlier with `prefetch_block`).
-    #[inline]
-    pub fn prefetch_block_insts(&self, b: Block) {
-        if let Some(d) = self.blocks.get(b.index()) {
-            for &i in &d.insts {
-                self.prefetch_inst(i);
-            }
-        }
-    }
-
-    /// Ask the cache for the record of `b`'s terminator, ahead of a walk
-    /// that reads it (reads `b`'s block record). Only a hint: nothing
-    /// observable changes. Walks over large functions call it a few blocks
-    /// ahead, so that the block record -> terminator record chain of the
-    /// next blocks is already on its way while this one is processed.
-    #[inline]
-    pub fn prefetch_terminator(&self, b: Block) {
-        if let Some(&last) = self.blocks.get(b.index()).and_then(|d| d.insts.last()) {
-            self.prefetch_inst(last);
-        }
-    }
-
     /// The terminator of `b` with its opcode, both from the dense table: for
     /// walks that decide by opcode whether to read the record at all.
     pub fn terminator_by_table(&self, b: Block) -> Option<(Inst, xir_spec::Opcode)> {
@@ -609,9 +523,16 @@ impl Function {
     /// 8-byte metadata table; only the owners' placement is looked up.
     pub fn inst_metadata(&self) -> impl Iterator<Item = (Inst, &Metadata)> + '_ {
         let owned = self.owned_flags();
+        // The boxes are scattered over the heap: ask for them ahead.
+        const AHEAD: usize = 2 * PREFETCH_DISTANCE;
         self.inst_md
             .iter()
             .enumerate()
+            .inspect(|(k, _)| {
+                if let Some(md) = self.inst_md.get(k + AHEAD) {
+                    md.prefetch();
+                }
+            })
             .filter(move |(k, md)| !md.is_empty() && is_owned_parent(&owned, self.hot[*k].parent))
             .map(|(k, md)| (Inst::new(k), md))
     }
@@ -944,7 +865,7 @@ impl Function {
     /// scratch (after deserializing): an instruction is placed iff a block of
     /// the layout lists it.
     pub fn rebuild_uses(&mut self) {
-        self.inst_uses = vec![SmallVec::new(); self.insts.len()];
+        self.inst_uses = Table::from_fn(self.insts.len(), |_| SmallVec::new());
         self.arg_uses = vec![SmallVec::new(); self.args.len()];
         self.hot = self.insts.iter().map(|d| InstHot { opcode: d.opcode, parent: NO_PARENT }).collect();
         for &b in &self.layout {
@@ -970,7 +891,7 @@ impl Function {
     pub fn select_in_layout_order(&self, select: impl Fn(xir_spec::Opcode) -> bool) -> Vec<Inst> {
         let mut holds = vec![false; self.blocks.len()];
         let mut any = false;
-        for h in &self.hot {
+        for h in self.hot.iter() {
             if h.parent != NO_PARENT && select(h.opcode) {
                 if let Some(x) = holds.get_mut(h.parent as usize) {
                     *x = true;

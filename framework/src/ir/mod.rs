@@ -15,6 +15,7 @@ mod value;
 pub use builder::Builder;
 pub use constant::{ConstData, ConstTable, ConstValue};
 pub use entities::{Block, Const, FuncId, Inst, TypeId};
+pub(crate) use function::prefetch_line;
 pub use function::{
     prefetch_ahead, ArgData, ArgKind, BlockData, Function, FunctionKind, InstList, INLINE_BLOCK_INSTS,
     PREFETCH_DISTANCE,

@@ -70,7 +70,14 @@ fn remove_overwritten(m: &mut Module, fid: FuncId) -> usize {
     let aa = AliasAnalysis::compute(m, fid);
     let f = m.func(fid);
     let mut dead: Vec<Inst> = Vec::new();
-    for &b in f.blocks() {
+    let blocks = f.blocks();
+    for (k, &b) in blocks.iter().enumerate() {
+        // Opcodes decide for most instructions: ask for the block records
+        // and the table lines of their instructions ahead.
+        f.prefetch_opcode_walk_ahead(blocks, k);
+        if let Some(&next) = blocks.get(k + xir::PREFETCH_DISTANCE / 2) {
+            aa.prefetch_accesses(&f.block(next).insts);
+        }
         let mut later: Vec<Location> = Vec::new();
         for &i in f.block(b).insts.iter().rev() {
             let op = f.opcode(i);
@@ -102,7 +109,8 @@ fn remove_overwritten(m: &mut Module, fid: FuncId) -> usize {
 fn remove_write_only_slots(f: &mut Function) -> (usize, usize) {
     let allocas: Vec<Inst> = f.select_in_layout_order(|op| op == Opcode::Alloca);
     let (mut slots, mut stores) = (0, 0);
-    for a in allocas {
+    for (k, &a) in allocas.iter().enumerate() {
+        f.prefetch_user_opcode_walk_ahead(&allocas, k);
         let mut doomed = vec![a];
         let mut k = 0;
         let mut write_only = true;

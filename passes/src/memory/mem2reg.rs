@@ -89,11 +89,19 @@ pub fn mem2reg_function(m: &mut Module, fid: FuncId) -> Mem2RegStats {
     let mut st = Mem2RegStats::default();
     let Some(entry) = f.body() else { return st };
 
-    let vars: Vec<Inst> = f
-        .select_in_layout_order(|op| op == Opcode::Alloca)
-        .into_iter()
-        .filter(|&a| util::promotable(types, f, a))
-        .collect();
+    // `promotable` reads each slot's record and its users' opcodes: ask
+    // for them ahead.
+    let allocas = f.select_in_layout_order(|op| op == Opcode::Alloca);
+    let mut vars: Vec<Inst> = Vec::new();
+    for (k, &a) in allocas.iter().enumerate() {
+        if let Some(ahead) = xir::prefetch_ahead(&allocas, k) {
+            f.prefetch_inst(ahead);
+        }
+        f.prefetch_user_opcode_walk_ahead(&allocas, k);
+        if util::promotable(types, f, a) {
+            vars.push(a);
+        }
+    }
     if vars.is_empty() {
         return st;
     }
@@ -109,7 +117,10 @@ pub fn mem2reg_function(m: &mut Module, fid: FuncId) -> Mem2RegStats {
     const NONE: u32 = u32::MAX;
     const STORE: u32 = 1 << 31;
     let mut access_of: Vec<u32> = vec![NONE; f.inst_capacity()];
+    let mut uses_of_vars = 0;
     for (k, &a) in vars.iter().enumerate() {
+        f.prefetch_user_opcode_walk_ahead(&vars, k);
+        uses_of_vars += f.uses(Value::Inst(a)).len();
         for u in f.uses(Value::Inst(a)) {
             let store = if f.opcode(u.user) == Opcode::Store { STORE } else { 0 };
             access_of[u.user.index()] = k as u32 | store;
@@ -137,7 +148,9 @@ pub fn mem2reg_function(m: &mut Module, fid: FuncId) -> Mem2RegStats {
     // in order: the renaming walk below visits the blocks in dominator-tree
     // order and reads these lists instead of every instruction of the block
     // (and the record of every load) again. It retires exactly these.
-    let mut access_pairs: Vec<(usize, (Inst, bool, u32))> = Vec::new();
+    // At most one entry per use of a variable (their use lists hold exactly
+    // its accesses), so the list is allocated once.
+    let mut access_pairs: Vec<(usize, (Inst, bool, u32))> = Vec::with_capacity(uses_of_vars);
     for (pos, &b) in cfg.rpo.iter().enumerate() {
         // Only the block records are read here (accesses come from the
         // table): ask for them a few blocks ahead.
@@ -237,7 +250,10 @@ pub fn mem2reg_function(m: &mut Module, fid: FuncId) -> Mem2RegStats {
     // Each block's Phis go in front of it, the last created first (as
     // inserting each at the front would leave them). A Phi has no
     // operands yet, so placing it records no use.
-    for &y in &phi_blocks {
+    for (k, &y) in phi_blocks.iter().enumerate() {
+        if let Some(ahead) = xir::prefetch_ahead(&phi_blocks, k) {
+            f.prefetch_block(ahead);
+        }
         let phis = block_phis.get(y.index());
         let mut list: xir::InstList = phis.iter().rev().map(|p| p.1).collect();
         list.extend(f.block(y).insts.iter().copied());
@@ -264,15 +280,28 @@ pub fn mem2reg_function(m: &mut Module, fid: FuncId) -> Mem2RegStats {
     let mut cur: Vec<Option<Value>> = vec![None; nv];
     let mut undo: Vec<(usize, Option<Value>)> = Vec::new();
     // (Phi ordinal, (incoming value, from block)), grouped at the end.
-    let mut incoming_pairs: Vec<(usize, (Value, Block))> = Vec::new();
+    // At most one incoming per Phi and edge into its block.
+    let edges_into_phis: usize = phi_blocks.iter().map(|&y| block_phis.get(y.index()).len() * cfg.preds(y).len()).sum();
+    let mut incoming_pairs: Vec<(usize, (Value, Block))> = Vec::with_capacity(edges_into_phis);
     let mut dead: Vec<Inst> = Vec::with_capacity(accesses);
     // The dominators being walked, innermost last, with their undo marks.
     let mut open: Vec<(Block, usize)> = Vec::new();
     for (pos, &b) in order.iter().enumerate() {
+        // Stores' records (their values) and loads' use lists, then the
+        // records of the loads' users (rewritten by `replace_all_uses`).
         if let Some(ahead) = xir::prefetch_ahead(&order, pos) {
             for &(i, is_store, _) in block_accesses.get(ahead.index()) {
                 if is_store {
                     f.prefetch_inst(i);
+                } else {
+                    f.prefetch_uses(Value::Inst(i));
+                }
+            }
+        }
+        if let Some(&half) = order.get(pos + xir::PREFETCH_DISTANCE / 2) {
+            for &(i, is_store, _) in block_accesses.get(half.index()) {
+                if !is_store {
+                    f.prefetch_user_records(Value::Inst(i));
                 }
             }
         }

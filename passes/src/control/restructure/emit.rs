@@ -54,8 +54,8 @@ impl<'a> Emitter<'a> {
         // predecessors is unreachable (the entry is no fresh merge), so
         // this changes no reachable path.
         let mut targeted = vec![false; self.f.block_capacity()];
-        for &b in self.f.blocks() {
-            for &s in self.f.successor_slice(b) {
+        for (_, t) in self.f.terminators_in_layout() {
+            for &s in t.map(|t| self.f.inst(t).successor_slice()).unwrap_or(&[]) {
                 if let Some(t) = targeted.get_mut(s.index()) {
                     *t = true;
                 }

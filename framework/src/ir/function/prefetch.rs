@@ -1,0 +1,189 @@
+//! Cache prefetch hints for walks over large functions. A walk in list
+//! order (layout, dominator preorder, a plan's node order) reads records
+//! scattered over the tables: blocks and instructions that passes created
+//! or moved sit far from their neighbours. These helpers ask for the
+//! records a fixed distance ahead, so the misses of the next entries
+//! overlap with the work on this one. They are hints only: nothing
+//! observable changes, whatever is asked for.
+
+use super::{Block, Function, Inst, InstHot, Value};
+
+/// How many entries ahead a walk over a list of blocks or instructions asks
+/// the cache for the records it will read: one distance for every walk
+/// (walks that first need a block record to find the instruction records
+/// ask for the block at this distance and its instructions at half).
+pub const PREFETCH_DISTANCE: usize = 8;
+
+/// The entry of `list` a walk at position `k` asks the cache for.
+#[inline]
+pub fn prefetch_ahead<T: Copy>(list: &[T], k: usize) -> Option<T> {
+    list.get(k + PREFETCH_DISTANCE).copied()
+}
+
+/// Ask the cache for the line holding `x`. Only a hint: nothing
+/// observable changes.
+#[inline]
+pub(crate) fn prefetch_line<T>(x: &T) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // SAFETY: SSE is part of x86_64; a prefetch of a valid address (a
+        // live reference) reads and writes nothing.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>((x as *const T).cast()) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
+}
+
+impl Function {
+    /// For a walk at position `k` of `blocks` that reads each block's
+    /// terminator: ask for the terminator record of the block a fixed
+    /// distance ahead (`prefetch_terminator`).
+    #[inline]
+    pub fn prefetch_terminator_ahead(&self, blocks: &[Block], k: usize) {
+        if let Some(next) = prefetch_ahead(blocks, k) {
+            self.prefetch_terminator(next);
+        }
+    }
+
+    /// Ask the cache for the record of `i`, ahead of a walk that reads it.
+    /// Only a hint: nothing observable changes.
+    #[inline]
+    pub fn prefetch_inst(&self, i: Inst) {
+        if let Some(core) = self.insts.get(i.index()) {
+            prefetch_line(core);
+        }
+    }
+
+    /// For a walk at position `k` of `blocks` that reads every instruction
+    /// record of each block: ask for the block record at the prefetch
+    /// distance and, for the block at half of it (whose record has had
+    /// time to arrive), its instruction records.
+    #[inline]
+    pub fn prefetch_block_walk_ahead(&self, blocks: &[Block], k: usize) {
+        if let Some(b) = prefetch_ahead(blocks, k) {
+            self.prefetch_block(b);
+        }
+        if let Some(&b) = blocks.get(k + PREFETCH_DISTANCE / 2) {
+            self.prefetch_block_insts(b);
+        }
+    }
+
+    /// Ask the cache for the block record of `b` (its instruction list),
+    /// ahead of a walk that reads it. Only a hint.
+    #[inline]
+    pub fn prefetch_block(&self, b: Block) {
+        if let Some(d) = self.blocks.get(b.index()) {
+            prefetch_line(d);
+        }
+    }
+
+    /// Ask the cache for the records of every instruction of `b` (reads
+    /// `b`'s block record: ask for that earlier with `prefetch_block`).
+    #[inline]
+    pub fn prefetch_block_insts(&self, b: Block) {
+        if let Some(d) = self.blocks.get(b.index()) {
+            for &i in &d.insts {
+                self.prefetch_inst(i);
+            }
+        }
+    }
+
+    /// Ask the cache for the record of `b`'s terminator, ahead of a walk
+    /// that reads it (reads `b`'s block record). Only a hint: nothing
+    /// observable changes. Walks over large functions call it a few blocks
+    /// ahead, so that the block record -> terminator record chain of the
+    /// next blocks is already on its way while this one is processed.
+    #[inline]
+    pub fn prefetch_terminator(&self, b: Block) {
+        if let Some(&last) = self.blocks.get(b.index()).and_then(|d| d.insts.last()) {
+            self.prefetch_inst(last);
+        }
+    }
+
+    /// For a walk at position `k` of `blocks` that reads every
+    /// instruction's opcode (the dense table) but few records: ask for the
+    /// block record at the prefetch distance and, for the block at half of
+    /// it, the table lines of its instructions. Instructions a pass appended
+    /// (terminators, Phis, slots) sit far from their neighbours' entries.
+    #[inline]
+    pub fn prefetch_opcode_walk_ahead(&self, blocks: &[Block], k: usize) {
+        if let Some(&b) = blocks.get(k + 2 * PREFETCH_DISTANCE) {
+            self.prefetch_block(b);
+        }
+        if let Some(&b) = blocks.get(k + PREFETCH_DISTANCE) {
+            self.prefetch_block_opcodes(b);
+        }
+    }
+
+    /// Ask the cache for the dense-table entries of `b`'s instructions,
+    /// one request per table line (reads `b`'s block record).
+    #[inline]
+    pub fn prefetch_block_opcodes(&self, b: Block) {
+        if let Some(d) = self.blocks.get(b.index()) {
+            self.prefetch_opcodes(&d.insts);
+        }
+    }
+
+    /// Ask the cache for the dense-table entries of `insts`, one request
+    /// per table line (consecutive ids share one).
+    #[inline]
+    pub fn prefetch_opcodes(&self, insts: &[Inst]) {
+        const PER_LINE: usize = 64 / std::mem::size_of::<InstHot>();
+        let mut last = usize::MAX;
+        for &i in insts {
+            let line = i.index() / PER_LINE;
+            if line != last {
+                if let Some(h) = self.hot.get(i.index()) {
+                    prefetch_line(h);
+                }
+                last = line;
+            }
+        }
+    }
+
+    /// For a walk at position `k` of `insts` that reads each one's users'
+    /// opcodes: ask for the use list at the prefetch distance and, at half
+    /// of it, the users' table entries.
+    #[inline]
+    pub fn prefetch_user_opcode_walk_ahead(&self, insts: &[Inst], k: usize) {
+        if let Some(i) = prefetch_ahead(insts, k) {
+            self.prefetch_uses(Value::Inst(i));
+        }
+        if let Some(&i) = insts.get(k + PREFETCH_DISTANCE / 2) {
+            self.prefetch_user_opcodes(Value::Inst(i));
+        }
+    }
+
+    /// Ask the cache for the use list of `v` (its inline part or the
+    /// pointer to the rest), ahead of a walk that reads it.
+    #[inline]
+    pub fn prefetch_uses(&self, v: Value) {
+        if let Value::Inst(i) = v {
+            if let Some(u) = self.inst_uses.get(i.index()) {
+                prefetch_line(u);
+            }
+        }
+    }
+
+    /// Ask the cache for the dense-table entries of `v`'s users (reads the
+    /// use list: ask for that earlier with `prefetch_uses`).
+    #[inline]
+    pub fn prefetch_user_opcodes(&self, v: Value) {
+        for u in self.uses(v) {
+            if let Some(h) = self.hot.get(u.user.index()) {
+                prefetch_line(h);
+            }
+        }
+    }
+
+    /// Ask the cache for the records of `v`'s users (reads the use list:
+    /// ask for that earlier with `prefetch_uses`), ahead of rewriting their
+    /// operands.
+    #[inline]
+    pub fn prefetch_user_records(&self, v: Value) {
+        for u in self.uses(v) {
+            self.prefetch_inst(u.user);
+        }
+    }
+}

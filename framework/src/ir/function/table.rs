@@ -1,0 +1,167 @@
+//! `Table<T>`: a function's per-instruction tables (cores, payloads,
+//! metadata, spans, the dense opcode table, use lists), indexed by
+//! instruction id and stored in chunks of a fixed number of entries.
+//!
+//! Why not a `Vec`: a pass that adds a few instructions to a large function
+//! whose tables happen to be full made every table double, copying all of
+//! them and faulting in twice their memory (on a 10^6-instruction function,
+//! a sixth of `restructure_cfg`). Here adding an entry allocates at most one
+//! new chunk: the cost of growth is proportional to what is added, never to
+//! what is there. The first chunk grows like a `Vec`, so a small function
+//! holds no more memory than before; indexing is one more load (the chunk's
+//! header, from a table of a few dozen entries).
+
+use std::ops::{Index, IndexMut};
+
+/// Entries per chunk (a power of two): 16 Ki entries, 1 MiB of 64-byte
+/// instruction cores.
+const SHIFT: usize = 14;
+const CHUNK: usize = 1 << SHIFT;
+const MASK: usize = CHUNK - 1;
+
+pub(super) struct Table<T> {
+    /// Every chunk but the last holds exactly `CHUNK` entries.
+    chunks: Vec<Vec<T>>,
+    len: usize,
+}
+
+impl<T> Default for Table<T> {
+    fn default() -> Self {
+        Table { chunks: Vec::new(), len: 0 }
+    }
+}
+
+impl<T> Table<T> {
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn push(&mut self, x: T) {
+        match self.chunks.last_mut() {
+            Some(c) if c.len() < CHUNK => c.push(x),
+            _ => {
+                // Later chunks are allocated whole: they never move.
+                let mut c = if self.chunks.is_empty() { Vec::new() } else { Vec::with_capacity(CHUNK) };
+                c.push(x);
+                self.chunks.push(c);
+            }
+        }
+        self.len += 1;
+    }
+
+    #[inline]
+    pub fn get(&self, k: usize) -> Option<&T> {
+        self.chunks.get(k >> SHIFT)?.get(k & MASK)
+    }
+
+    #[inline]
+    pub fn get_mut(&mut self, k: usize) -> Option<&mut T> {
+        self.chunks.get_mut(k >> SHIFT)?.get_mut(k & MASK)
+    }
+
+    /// The entries in id order.
+    pub fn iter(&self) -> impl Iterator<Item = &T> + '_ {
+        self.chunks.iter().flat_map(|c| c.iter())
+    }
+
+    /// A table of `n` entries, entry `k` being `f(k)`.
+    pub fn from_fn(n: usize, mut f: impl FnMut(usize) -> T) -> Self {
+        let mut t = Table::default();
+        for k in 0..n {
+            t.push(f(k));
+        }
+        t
+    }
+}
+
+impl<T> Index<usize> for Table<T> {
+    type Output = T;
+    #[inline]
+    fn index(&self, k: usize) -> &T {
+        &self.chunks[k >> SHIFT][k & MASK]
+    }
+}
+
+impl<T> IndexMut<usize> for Table<T> {
+    #[inline]
+    fn index_mut(&mut self, k: usize) -> &mut T {
+        &mut self.chunks[k >> SHIFT][k & MASK]
+    }
+}
+
+impl<T> FromIterator<T> for Table<T> {
+    fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Self {
+        let mut t = Table::default();
+        for x in iter {
+            t.push(x);
+        }
+        t
+    }
+}
+
+/// A clone keeps each chunk's spare capacity, so a pass run on a copy grows
+/// the tables exactly as it would on the original.
+impl<T: Clone> Clone for Table<T> {
+    fn clone(&self) -> Self {
+        let chunks = self
+            .chunks
+            .iter()
+            .map(|c| {
+                let mut out = Vec::with_capacity(c.capacity());
+                out.extend_from_slice(c);
+                out
+            })
+            .collect();
+        Table { chunks, len: self.len }
+    }
+}
+
+impl<T: PartialEq> PartialEq for Table<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.len == other.len && self.iter().eq(other.iter())
+    }
+}
+
+impl<T: std::fmt::Debug> std::fmt::Debug for Table<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Table, CHUNK};
+
+    #[test]
+    fn entries_keep_their_ids_across_chunks() {
+        let n = 2 * CHUNK + 5;
+        let mut t: Table<usize> = Table::default();
+        for k in 0..n {
+            t.push(k * 3);
+        }
+        assert_eq!(t.len(), n);
+        assert_eq!(t[CHUNK - 1], (CHUNK - 1) * 3);
+        assert_eq!(t[CHUNK], CHUNK * 3);
+        assert_eq!(t.get(n - 1), Some(&((n - 1) * 3)));
+        assert_eq!(t.get(n), None);
+        t[CHUNK + 1] = 7;
+        assert_eq!(t.get_mut(CHUNK + 1).copied(), Some(7));
+        assert!(t.iter().enumerate().all(|(k, &x)| x == if k == CHUNK + 1 { 7 } else { k * 3 }));
+        let c = t.clone();
+        assert_eq!(c, t);
+        assert_eq!(Table::from_fn(n, |k| k).iter().copied().collect::<Table<_>>(), Table::from_fn(n, |k| k));
+    }
+
+    #[test]
+    fn growth_never_moves_a_full_chunk() {
+        let mut t: Table<u64> = Table::default();
+        for k in 0..CHUNK as u64 + 1 {
+            t.push(k);
+        }
+        let first: *const u64 = &t[0];
+        for k in 0..3 * CHUNK as u64 {
+            t.push(k);
+        }
+        assert_eq!(first, &t[0] as *const u64, "a full chunk was copied");
+    }
+}
