@@ -13,9 +13,11 @@ macro_rules! entity {
         pub struct $name(pub u32);
 
         impl $name {
+            #[inline]
             pub fn new(i: usize) -> Self {
                 $name(u32::try_from(i).expect("entity index fits in u32"))
             }
+            #[inline]
             pub fn index(self) -> usize {
                 self.0 as usize
             }

@@ -522,19 +522,17 @@ impl Function {
     /// Live instructions that carry metadata, in id order: a sweep of the
     /// 8-byte metadata table; only the owners' placement is looked up.
     pub fn inst_metadata(&self) -> impl Iterator<Item = (Inst, &Metadata)> + '_ {
-        let owned = self.owned_flags();
-        // The boxes are scattered over the heap: ask for them ahead.
-        const AHEAD: usize = 2 * PREFETCH_DISTANCE;
-        self.inst_md
-            .iter()
-            .enumerate()
-            .inspect(|(k, _)| {
-                if let Some(md) = self.inst_md.get(k + AHEAD) {
-                    md.prefetch();
-                }
-            })
-            .filter(move |(k, md)| !md.is_empty() && is_owned_parent(&owned, self.hot[*k].parent))
-            .map(|(k, md)| (Inst::new(k), md))
+        // Chunk by chunk (the two tables share their chunking), so each
+        // chunk is a plain slice loop.
+        let owned = std::rc::Rc::new(self.owned_flags());
+        self.inst_md.chunks().zip(self.hot.chunks()).flat_map(move |((base, mds), (_, hots))| {
+            let owned = owned.clone();
+            mds.iter()
+                .zip(hots)
+                .enumerate()
+                .filter(move |(_, (md, h))| !md.is_empty() && is_owned_parent(&owned, h.parent))
+                .map(move |(j, (md, _))| (Inst::new(base + j), md))
+        })
     }
     pub fn inst_exists(&self, i: Inst) -> bool {
         i.index() < self.insts.len()
@@ -891,7 +889,7 @@ impl Function {
     pub fn select_in_layout_order(&self, select: impl Fn(xir_spec::Opcode) -> bool) -> Vec<Inst> {
         let mut holds = vec![false; self.blocks.len()];
         let mut any = false;
-        for h in self.hot.iter() {
+        for h in self.hot.chunks().flat_map(|(_, c)| c) {
             if h.parent != NO_PARENT && select(h.opcode) {
                 if let Some(x) = holds.get_mut(h.parent as usize) {
                     *x = true;
@@ -938,12 +936,14 @@ impl Function {
     /// (a block's terminator is its one instruction with a terminator
     /// opcode) instead of reading every block record.
     pub fn live_placements_by_id(&self) -> impl Iterator<Item = (Inst, Block, xir_spec::Opcode)> + '_ {
-        let owned = self.owned_flags();
-        self.hot
-            .iter()
-            .enumerate()
-            .filter(move |(_, h)| is_owned_parent(&owned, h.parent))
-            .map(|(k, h)| (Inst::new(k), Block(h.parent), h.opcode))
+        let owned = std::rc::Rc::new(self.owned_flags());
+        self.hot.chunks().flat_map(move |(base, hots)| {
+            let owned = owned.clone();
+            hots.iter()
+                .enumerate()
+                .filter(move |(_, h)| is_owned_parent(&owned, h.parent))
+                .map(move |(j, h)| (Inst::new(base + j), Block(h.parent), h.opcode))
+        })
     }
 
     /// Per block id, whether the layout holds it (for sweeps by id).

@@ -84,16 +84,6 @@ impl Metadata {
     pub fn is_empty(&self) -> bool {
         self.0.as_deref().is_none_or(MetadataFields::is_empty)
     }
-    /// Ask the cache for the boxed fields, ahead of a sweep that reads
-    /// them (both ends: a box may straddle two lines). Only a hint.
-    #[inline]
-    pub(crate) fn prefetch(&self) {
-        if let Some(b) = &self.0 {
-            let fields: &MetadataFields = b;
-            super::prefetch_line(fields);
-            super::prefetch_line(&fields.spill);
-        }
-    }
     /// The fields by value (a copy of the empty record when there are none).
     pub fn into_fields(self) -> MetadataFields {
         self.0.map(|b| *b).unwrap_or_default()

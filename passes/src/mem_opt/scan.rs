@@ -57,10 +57,21 @@ pub fn forward_function(m: &mut Module, fid: FuncId, mode: Mode) -> (usize, usiz
     // replaced read has no uses left and is never recorded as a fact, so
     // keeping it placed until then changes nothing the scan looks at.
     let mut dead: Vec<Inst> = Vec::new();
-    for b in blocks {
-        let insts: Vec<Inst> = m.func(fid).block(b).insts.to_vec();
+    for (k, &b) in blocks.iter().enumerate() {
+        // Opcodes decide for most instructions (pure computations touch no
+        // fact): ask for the block records, the table lines of their
+        // instructions and their locations ahead.
+        let f = m.func(fid);
+        f.prefetch_opcode_walk_ahead(&blocks, k);
+        if let Some(&next) = blocks.get(k + xir::PREFETCH_DISTANCE / 2) {
+            aa.prefetch_accesses(&f.block(next).insts);
+        }
+        let insts: Vec<Inst> = f.block(b).insts.to_vec();
         let mut avail: Vec<Avail> = Vec::new();
         for i in insts {
+            if AliasAnalysis::never_mod_ref(m.func(fid).opcode(i)) {
+                continue;
+            }
             let (opcode, ty, written) = {
                 let d = m.func(fid).inst(i);
                 (d.opcode, d.ty, written_value(d))

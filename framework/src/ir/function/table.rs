@@ -64,6 +64,12 @@ impl<T> Table<T> {
         self.chunks.iter().flat_map(|c| c.iter())
     }
 
+    /// The entries chunk by chunk, each slice with the id of its first
+    /// entry: sweeps run a plain slice loop per chunk.
+    pub fn chunks(&self) -> impl Iterator<Item = (usize, &[T])> + '_ {
+        self.chunks.iter().enumerate().map(|(c, v)| (c << SHIFT, v.as_slice()))
+    }
+
     /// A table of `n` entries, entry `k` being `f(k)`.
     pub fn from_fn(n: usize, mut f: impl FnMut(usize) -> T) -> Self {
         let mut t = Table::default();
@@ -146,6 +152,7 @@ mod tests {
         assert_eq!(t.get(n), None);
         t[CHUNK + 1] = 7;
         assert_eq!(t.get_mut(CHUNK + 1).copied(), Some(7));
+        assert!(t.chunks().all(|(base, c)| c.iter().enumerate().all(|(j, &x)| x == t[base + j])));
         assert!(t.iter().enumerate().all(|(k, &x)| x == if k == CHUNK + 1 { 7 } else { k * 3 }));
         let c = t.clone();
         assert_eq!(c, t);
