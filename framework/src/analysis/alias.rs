@@ -313,6 +313,9 @@ impl AliasAnalysis {
     /// that asks `access` for each (reads this analysis's per-id table).
     #[inline]
     pub fn prefetch_accesses(&self, insts: &[Inst]) {
+        if self.slot.len() < crate::ir::PREFETCH_MIN_INSTS {
+            return;
+        }
         for &i in insts {
             if let Some(&s) = self.slot.get(i.index()) {
                 if let Some(l) = s.checked_sub(1).and_then(|s| self.locs.get(s as usize)) {

@@ -12,7 +12,7 @@ use smallvec::SmallVec;
 mod prefetch;
 mod table;
 pub(crate) use prefetch::prefetch_line;
-pub use prefetch::{prefetch_ahead, PREFETCH_DISTANCE};
+pub use prefetch::{prefetch_ahead, PREFETCH_DISTANCE, PREFETCH_MIN_INSTS};
 use table::Table;
 
 use super::{Block, Inst, InstCore, InstData, Metadata, Payload, Span, TypeId, Use, Value};

@@ -18,7 +18,7 @@ pub use entities::{Block, Const, FuncId, Inst, TypeId};
 pub(crate) use function::prefetch_line;
 pub use function::{
     prefetch_ahead, ArgData, ArgKind, BlockData, Function, FunctionKind, InstList, INLINE_BLOCK_INSTS,
-    PREFETCH_DISTANCE,
+    PREFETCH_DISTANCE, PREFETCH_MIN_INSTS,
 };
 pub use inst::{InstCore, InstData, Payload};
 pub use metadata::{Location, Metadata, MetadataFields, Span, SpillKind};

@@ -57,6 +57,10 @@ pub fn forward_function(m: &mut Module, fid: FuncId, mode: Mode) -> (usize, usiz
     // replaced read has no uses left and is never recorded as a fact, so
     // keeping it placed until then changes nothing the scan looks at.
     let mut dead: Vec<Inst> = Vec::new();
+    // One fact list and one instruction list for every block (cleared,
+    // not reallocated, per block).
+    let mut avail: Vec<Avail> = Vec::new();
+    let mut insts: Vec<Inst> = Vec::new();
     for (k, &b) in blocks.iter().enumerate() {
         // Opcodes decide for most instructions (pure computations touch no
         // fact): ask for the block records, the table lines of their
@@ -66,9 +70,10 @@ pub fn forward_function(m: &mut Module, fid: FuncId, mode: Mode) -> (usize, usiz
         if let Some(&next) = blocks.get(k + xir::PREFETCH_DISTANCE / 2) {
             aa.prefetch_accesses(&f.block(next).insts);
         }
-        let insts: Vec<Inst> = f.block(b).insts.to_vec();
-        let mut avail: Vec<Avail> = Vec::new();
-        for i in insts {
+        insts.clear();
+        insts.extend_from_slice(&f.block(b).insts);
+        avail.clear();
+        for &i in &insts {
             if AliasAnalysis::never_mod_ref(m.func(fid).opcode(i)) {
                 continue;
             }

@@ -14,6 +14,12 @@ use super::{Block, Function, Inst, InstHot, Value};
 /// ask for the block at this distance and its instructions at half).
 pub const PREFETCH_DISTANCE: usize = 8;
 
+/// Functions with fewer instructions than this get no prefetch hints: their
+/// tables (64-byte cores: 2 MiB at this size) stay in a core's caches, and
+/// asking for what is already there is pure overhead (reading block
+/// records and lists a second time).
+pub const PREFETCH_MIN_INSTS: usize = 1 << 15;
+
 /// The entry of `list` a walk at position `k` asks the cache for.
 #[inline]
 pub fn prefetch_ahead<T: Copy>(list: &[T], k: usize) -> Option<T> {
@@ -36,6 +42,12 @@ pub(crate) fn prefetch_line<T>(x: &T) {
 }
 
 impl Function {
+    /// Whether hints pay on this function (`PREFETCH_MIN_INSTS`).
+    #[inline]
+    fn prefetch_pays(&self) -> bool {
+        self.insts.len() >= PREFETCH_MIN_INSTS
+    }
+
     /// For a walk at position `k` of `blocks` that reads each block's
     /// terminator: ask for the block record at twice the prefetch distance
     /// and the terminator record of the block at the distance
@@ -43,6 +55,9 @@ impl Function {
     /// earlier, it no longer waits on it).
     #[inline]
     pub fn prefetch_terminator_ahead(&self, blocks: &[Block], k: usize) {
+        if !self.prefetch_pays() {
+            return;
+        }
         if let Some(&far) = blocks.get(k + 2 * PREFETCH_DISTANCE) {
             self.prefetch_block(far);
         }
@@ -55,6 +70,9 @@ impl Function {
     /// Only a hint: nothing observable changes.
     #[inline]
     pub fn prefetch_inst(&self, i: Inst) {
+        if !self.prefetch_pays() {
+            return;
+        }
         if let Some(core) = self.insts.get(i.index()) {
             prefetch_line(core);
         }
@@ -66,6 +84,9 @@ impl Function {
     /// time to arrive), its instruction records.
     #[inline]
     pub fn prefetch_block_walk_ahead(&self, blocks: &[Block], k: usize) {
+        if !self.prefetch_pays() {
+            return;
+        }
         if let Some(b) = prefetch_ahead(blocks, k) {
             self.prefetch_block(b);
         }
@@ -78,6 +99,9 @@ impl Function {
     /// ahead of a walk that reads it. Only a hint.
     #[inline]
     pub fn prefetch_block(&self, b: Block) {
+        if !self.prefetch_pays() {
+            return;
+        }
         if let Some(d) = self.blocks.get(b.index()) {
             prefetch_line(d);
         }
@@ -87,6 +111,9 @@ impl Function {
     /// `b`'s block record: ask for that earlier with `prefetch_block`).
     #[inline]
     pub fn prefetch_block_insts(&self, b: Block) {
+        if !self.prefetch_pays() {
+            return;
+        }
         if let Some(d) = self.blocks.get(b.index()) {
             for &i in &d.insts {
                 self.prefetch_inst(i);
@@ -101,6 +128,9 @@ impl Function {
     /// next blocks is already on its way while this one is processed.
     #[inline]
     pub fn prefetch_terminator(&self, b: Block) {
+        if !self.prefetch_pays() {
+            return;
+        }
         if let Some(&last) = self.blocks.get(b.index()).and_then(|d| d.insts.last()) {
             self.prefetch_inst(last);
         }
@@ -113,6 +143,9 @@ impl Function {
     /// (terminators, Phis, slots) sit far from their neighbours' entries.
     #[inline]
     pub fn prefetch_opcode_walk_ahead(&self, blocks: &[Block], k: usize) {
+        if !self.prefetch_pays() {
+            return;
+        }
         if let Some(&b) = blocks.get(k + 2 * PREFETCH_DISTANCE) {
             self.prefetch_block(b);
         }
@@ -125,6 +158,9 @@ impl Function {
     /// one request per table line (reads `b`'s block record).
     #[inline]
     pub fn prefetch_block_opcodes(&self, b: Block) {
+        if !self.prefetch_pays() {
+            return;
+        }
         if let Some(d) = self.blocks.get(b.index()) {
             self.prefetch_opcodes(&d.insts);
         }
@@ -134,6 +170,9 @@ impl Function {
     /// per table line (consecutive ids share one).
     #[inline]
     pub fn prefetch_opcodes(&self, insts: &[Inst]) {
+        if !self.prefetch_pays() {
+            return;
+        }
         const PER_LINE: usize = 64 / std::mem::size_of::<InstHot>();
         let mut last = usize::MAX;
         for &i in insts {
@@ -152,6 +191,9 @@ impl Function {
     /// of it, the users' table entries.
     #[inline]
     pub fn prefetch_user_opcode_walk_ahead(&self, insts: &[Inst], k: usize) {
+        if !self.prefetch_pays() {
+            return;
+        }
         if let Some(i) = prefetch_ahead(insts, k) {
             self.prefetch_uses(Value::Inst(i));
         }
@@ -164,6 +206,9 @@ impl Function {
     /// pointer to the rest), ahead of a walk that reads it.
     #[inline]
     pub fn prefetch_uses(&self, v: Value) {
+        if !self.prefetch_pays() {
+            return;
+        }
         if let Value::Inst(i) = v {
             if let Some(u) = self.inst_uses.get(i.index()) {
                 prefetch_line(u);
@@ -175,6 +220,9 @@ impl Function {
     /// use list: ask for that earlier with `prefetch_uses`).
     #[inline]
     pub fn prefetch_user_opcodes(&self, v: Value) {
+        if !self.prefetch_pays() {
+            return;
+        }
         for u in self.uses(v) {
             if let Some(h) = self.hot.get(u.user.index()) {
                 prefetch_line(h);
@@ -187,6 +235,9 @@ impl Function {
     /// operands.
     #[inline]
     pub fn prefetch_user_records(&self, v: Value) {
+        if !self.prefetch_pays() {
+            return;
+        }
         for u in self.uses(v) {
             self.prefetch_inst(u.user);
         }

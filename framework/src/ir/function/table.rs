@@ -7,9 +7,10 @@
 //! them and faulting in twice their memory (on a 10^6-instruction function,
 //! a sixth of `restructure_cfg`). Here adding an entry allocates at most one
 //! new chunk: the cost of growth is proportional to what is added, never to
-//! what is there. The first chunk grows like a `Vec`, so a small function
-//! holds no more memory than before; indexing is one more load (the chunk's
-//! header, from a table of a few dozen entries).
+//! what is there. The first chunk is a plain `Vec` field, so a small
+//! function holds no more memory than before and indexes its tables as
+//! fast; ids past it cost one more load (the chunk's header, from a table
+//! of a few dozen entries).
 
 use std::ops::{Index, IndexMut};
 
@@ -20,14 +21,18 @@ const CHUNK: usize = 1 << SHIFT;
 const MASK: usize = CHUNK - 1;
 
 pub(super) struct Table<T> {
-    /// Every chunk but the last holds exactly `CHUNK` entries.
-    chunks: Vec<Vec<T>>,
+    /// Entries `0..CHUNK`, directly: a function of fewer instructions (most
+    /// of them) indexes its tables exactly as it would a `Vec`.
+    first: Vec<T>,
+    /// Entries from `CHUNK` on, `CHUNK` per chunk; every chunk but the
+    /// last is full.
+    rest: Vec<Vec<T>>,
     len: usize,
 }
 
 impl<T> Default for Table<T> {
     fn default() -> Self {
-        Table { chunks: Vec::new(), len: 0 }
+        Table { first: Vec::new(), rest: Vec::new(), len: 0 }
     }
 }
 
@@ -37,13 +42,17 @@ impl<T> Table<T> {
     }
 
     pub fn push(&mut self, x: T) {
-        match self.chunks.last_mut() {
-            Some(c) if c.len() < CHUNK => c.push(x),
-            _ => {
+        if self.first.len() < CHUNK {
+            self.first.push(x);
+        } else {
+            match self.rest.last_mut() {
+                Some(c) if c.len() < CHUNK => c.push(x),
                 // Later chunks are allocated whole: they never move.
-                let mut c = if self.chunks.is_empty() { Vec::new() } else { Vec::with_capacity(CHUNK) };
-                c.push(x);
-                self.chunks.push(c);
+                _ => {
+                    let mut c = Vec::with_capacity(CHUNK);
+                    c.push(x);
+                    self.rest.push(c);
+                }
             }
         }
         self.len += 1;
@@ -51,23 +60,32 @@ impl<T> Table<T> {
 
     #[inline]
     pub fn get(&self, k: usize) -> Option<&T> {
-        self.chunks.get(k >> SHIFT)?.get(k & MASK)
+        if k < CHUNK {
+            self.first.get(k)
+        } else {
+            self.rest.get((k >> SHIFT) - 1)?.get(k & MASK)
+        }
     }
 
     #[inline]
     pub fn get_mut(&mut self, k: usize) -> Option<&mut T> {
-        self.chunks.get_mut(k >> SHIFT)?.get_mut(k & MASK)
-    }
-
-    /// The entries in id order.
-    pub fn iter(&self) -> impl Iterator<Item = &T> + '_ {
-        self.chunks.iter().flat_map(|c| c.iter())
+        if k < CHUNK {
+            self.first.get_mut(k)
+        } else {
+            self.rest.get_mut((k >> SHIFT) - 1)?.get_mut(k & MASK)
+        }
     }
 
     /// The entries chunk by chunk, each slice with the id of its first
     /// entry: sweeps run a plain slice loop per chunk.
     pub fn chunks(&self) -> impl Iterator<Item = (usize, &[T])> + '_ {
-        self.chunks.iter().enumerate().map(|(c, v)| (c << SHIFT, v.as_slice()))
+        std::iter::once((0, self.first.as_slice()))
+            .chain(self.rest.iter().enumerate().map(|(c, v)| ((c + 1) << SHIFT, v.as_slice())))
+    }
+
+    /// The entries in id order.
+    pub fn iter(&self) -> impl Iterator<Item = &T> + '_ {
+        self.chunks().flat_map(|(_, c)| c.iter())
     }
 
     /// A table of `n` entries, entry `k` being `f(k)`.
@@ -84,14 +102,22 @@ impl<T> Index<usize> for Table<T> {
     type Output = T;
     #[inline]
     fn index(&self, k: usize) -> &T {
-        &self.chunks[k >> SHIFT][k & MASK]
+        if k < CHUNK {
+            &self.first[k]
+        } else {
+            &self.rest[(k >> SHIFT) - 1][k & MASK]
+        }
     }
 }
 
 impl<T> IndexMut<usize> for Table<T> {
     #[inline]
     fn index_mut(&mut self, k: usize) -> &mut T {
-        &mut self.chunks[k >> SHIFT][k & MASK]
+        if k < CHUNK {
+            &mut self.first[k]
+        } else {
+            &mut self.rest[(k >> SHIFT) - 1][k & MASK]
+        }
     }
 }
 
@@ -109,16 +135,12 @@ impl<T> FromIterator<T> for Table<T> {
 /// the tables exactly as it would on the original.
 impl<T: Clone> Clone for Table<T> {
     fn clone(&self) -> Self {
-        let chunks = self
-            .chunks
-            .iter()
-            .map(|c| {
-                let mut out = Vec::with_capacity(c.capacity());
-                out.extend_from_slice(c);
-                out
-            })
-            .collect();
-        Table { chunks, len: self.len }
+        fn with_room<T: Clone>(c: &Vec<T>) -> Vec<T> {
+            let mut out = Vec::with_capacity(c.capacity());
+            out.extend_from_slice(c);
+            out
+        }
+        Table { first: with_room(&self.first), rest: self.rest.iter().map(with_room).collect(), len: self.len }
     }
 }
 
@@ -165,10 +187,11 @@ mod tests {
         for k in 0..CHUNK as u64 + 1 {
             t.push(k);
         }
-        let first: *const u64 = &t[0];
+        let second: *const u64 = &t[CHUNK];
         for k in 0..3 * CHUNK as u64 {
             t.push(k);
         }
-        assert_eq!(first, &t[0] as *const u64, "a full chunk was copied");
+        assert_eq!(second, &t[CHUNK] as *const u64, "a full chunk was copied");
+        assert_eq!(t.len(), 4 * CHUNK + 1);
     }
 }
