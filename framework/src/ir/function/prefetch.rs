@@ -41,6 +41,19 @@ pub(crate) fn prefetch_line<T>(x: &T) {
     let _ = x;
 }
 
+/// The two stages of a walk whose records are reached through another
+/// record: `first` for the entry `far` ahead of position `k`, `then` for
+/// the entry `near` ahead (whose first record has had time to arrive).
+#[inline]
+fn in_two_stages<T: Copy>(list: &[T], k: usize, (far, near): (usize, usize), first: impl Fn(T), then: impl Fn(T)) {
+    if let Some(&x) = list.get(k + far) {
+        first(x);
+    }
+    if let Some(&x) = list.get(k + near) {
+        then(x);
+    }
+}
+
 impl Function {
     /// Whether hints pay on this function (`PREFETCH_MIN_INSTS`).
     #[inline]
@@ -58,12 +71,8 @@ impl Function {
         if !self.prefetch_pays() {
             return;
         }
-        if let Some(&far) = blocks.get(k + 2 * PREFETCH_DISTANCE) {
-            self.prefetch_block(far);
-        }
-        if let Some(next) = prefetch_ahead(blocks, k) {
-            self.prefetch_terminator(next);
-        }
+        let stages = (2 * PREFETCH_DISTANCE, PREFETCH_DISTANCE);
+        in_two_stages(blocks, k, stages, |b| self.prefetch_block(b), |b| self.prefetch_terminator(b));
     }
 
     /// Ask the cache for the record of `i`, ahead of a walk that reads it.
@@ -87,12 +96,8 @@ impl Function {
         if !self.prefetch_pays() {
             return;
         }
-        if let Some(b) = prefetch_ahead(blocks, k) {
-            self.prefetch_block(b);
-        }
-        if let Some(&b) = blocks.get(k + PREFETCH_DISTANCE / 2) {
-            self.prefetch_block_insts(b);
-        }
+        let stages = (PREFETCH_DISTANCE, PREFETCH_DISTANCE / 2);
+        in_two_stages(blocks, k, stages, |b| self.prefetch_block(b), |b| self.prefetch_block_insts(b));
     }
 
     /// Ask the cache for the block record of `b` (its instruction list),
@@ -146,12 +151,8 @@ impl Function {
         if !self.prefetch_pays() {
             return;
         }
-        if let Some(&b) = blocks.get(k + 2 * PREFETCH_DISTANCE) {
-            self.prefetch_block(b);
-        }
-        if let Some(&b) = blocks.get(k + PREFETCH_DISTANCE) {
-            self.prefetch_block_opcodes(b);
-        }
+        let stages = (2 * PREFETCH_DISTANCE, PREFETCH_DISTANCE);
+        in_two_stages(blocks, k, stages, |b| self.prefetch_block(b), |b| self.prefetch_block_opcodes(b));
     }
 
     /// Ask the cache for the dense-table entries of `b`'s instructions,
@@ -194,12 +195,9 @@ impl Function {
         if !self.prefetch_pays() {
             return;
         }
-        if let Some(i) = prefetch_ahead(insts, k) {
-            self.prefetch_uses(Value::Inst(i));
-        }
-        if let Some(&i) = insts.get(k + PREFETCH_DISTANCE / 2) {
-            self.prefetch_user_opcodes(Value::Inst(i));
-        }
+        let stages = (PREFETCH_DISTANCE, PREFETCH_DISTANCE / 2);
+        let (uses, users) = (|i| self.prefetch_uses(Value::Inst(i)), |i| self.prefetch_user_opcodes(Value::Inst(i)));
+        in_two_stages(insts, k, stages, uses, users);
     }
 
     /// Ask the cache for the use list of `v` (its inline part or the
