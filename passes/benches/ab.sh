@@ -10,7 +10,8 @@
 #   cp target/release/deps/legalize-<hash> .bench/legalize-new   # and an old one
 #   passes/benches/ab.sh '<criterion filter>' legalize-old legalize-new
 #
-# ROUNDS=1 runs the order once; SMALL_REPS=k runs the 10^3 size k times
+# ROUNDS=1 runs the order once; more rounds alternate it (ABBAAB...), so
+# that a slow stretch of the host falls on both binaries; SMALL_REPS=k runs the 10^3 size k times
 # per visit (it is cheap, and its speed moves most with the host's load);
 # MS sets XIR_BENCH_MEASURE_S (default 0.5); CPU the core (default 4).
 # Binaries are looked up in .bench/.
@@ -21,7 +22,7 @@ export XIR_PIPELINES_DIR=pipelines MIMALLOC_PURGE_DELAY=-1 XIR_BENCH_MEASURE_S="
 lscpu | grep -E "Model name|L2|L3" > "$OUT/cpu.txt" || true
 k=0
 for round in $(seq 1 "${ROUNDS:-2}"); do
-  if [ "$round" = 1 ]; then order="$*"; else order=$(echo "$*" | tr ' ' '\n' | tac | tr '\n' ' '); fi
+  if [ $((round % 2)) = 1 ]; then order="$*"; else order=$(echo "$*" | tr ' ' '\n' | tac | tr '\n' ' '); fi
   for b in $order; do
     for n in $(yes 1000 | head -n "${SMALL_REPS:-1}") 1000000; do
       k=$((k + 1))
