@@ -44,7 +44,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use smallvec::SmallVec;
 use xir_spec::Trait;
 
-use crate::ir::{ArgKind, FuncId, Function, Inst, Module, Opcode, Type, TypeId, TypeTable, Value};
+use crate::ir::{ArgKind, Block, FuncId, Function, Inst, Module, Opcode, Type, TypeId, TypeTable, Value};
 
 /// The answer to an alias query.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -307,6 +307,18 @@ impl AliasAnalysis {
     /// designates.
     pub fn access(&self, i: Inst) -> Option<&Location> {
         self.get(i)
+    }
+
+    /// For a block-local memory scan at position `k` of `blocks` (of `f`)
+    /// that decides most instructions by opcode and asks `access` for the
+    /// rest: the opcode walk's hints (`Function::prefetch_opcode_walk_ahead`)
+    /// and, for the block at half the distance, its instructions' locations.
+    #[inline]
+    pub fn prefetch_scan_ahead(&self, f: &Function, blocks: &[Block], k: usize) {
+        f.prefetch_opcode_walk_ahead(blocks, k);
+        if let Some(&next) = blocks.get(k + crate::ir::PREFETCH_DISTANCE / 2) {
+            self.prefetch_accesses(&f.block(next).insts);
+        }
     }
 
     /// Ask the cache for the locations `insts` access, ahead of a walk

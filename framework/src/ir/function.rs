@@ -889,7 +889,7 @@ impl Function {
     pub fn select_in_layout_order(&self, select: impl Fn(xir_spec::Opcode) -> bool) -> Vec<Inst> {
         let mut holds = vec![false; self.blocks.len()];
         let mut any = false;
-        for h in self.hot.chunks().flat_map(|(_, c)| c) {
+        for h in self.hot.iter() {
             if h.parent != NO_PARENT && select(h.opcode) {
                 if let Some(x) = holds.get_mut(h.parent as usize) {
                     *x = true;

@@ -72,12 +72,9 @@ fn remove_overwritten(m: &mut Module, fid: FuncId) -> usize {
     let mut dead: Vec<Inst> = Vec::new();
     let blocks = f.blocks();
     for (k, &b) in blocks.iter().enumerate() {
-        // Opcodes decide for most instructions: ask for the block records
-        // and the table lines of their instructions ahead.
-        f.prefetch_opcode_walk_ahead(blocks, k);
-        if let Some(&next) = blocks.get(k + xir::PREFETCH_DISTANCE / 2) {
-            aa.prefetch_accesses(&f.block(next).insts);
-        }
+        // Opcodes decide for most instructions: ask for the block records,
+        // the table lines of their instructions and their locations ahead.
+        aa.prefetch_scan_ahead(f, blocks, k);
         let mut later: Vec<Location> = Vec::new();
         for &i in f.block(b).insts.iter().rev() {
             let op = f.opcode(i);

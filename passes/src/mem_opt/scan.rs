@@ -65,13 +65,9 @@ pub fn forward_function(m: &mut Module, fid: FuncId, mode: Mode) -> (usize, usiz
         // Opcodes decide for most instructions (pure computations touch no
         // fact): ask for the block records, the table lines of their
         // instructions and their locations ahead.
-        let f = m.func(fid);
-        f.prefetch_opcode_walk_ahead(&blocks, k);
-        if let Some(&next) = blocks.get(k + xir::PREFETCH_DISTANCE / 2) {
-            aa.prefetch_accesses(&f.block(next).insts);
-        }
+        aa.prefetch_scan_ahead(m.func(fid), &blocks, k);
         insts.clear();
-        insts.extend_from_slice(&f.block(b).insts);
+        insts.extend_from_slice(&m.func(fid).block(b).insts);
         avail.clear();
         for &i in &insts {
             if AliasAnalysis::never_mod_ref(m.func(fid).opcode(i)) {

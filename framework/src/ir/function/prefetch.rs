@@ -61,6 +61,15 @@ impl Function {
         self.insts.len() >= PREFETCH_MIN_INSTS
     }
 
+    /// The one place a hint is given: the line of `x`, if there is one and
+    /// hints pay on this function.
+    #[inline]
+    fn hint<T>(&self, x: Option<&T>) {
+        if let Some(x) = x.filter(|_| self.prefetch_pays()) {
+            prefetch_line(x);
+        }
+    }
+
     /// For a walk at position `k` of `blocks` that reads each block's
     /// terminator: ask for the block record at twice the prefetch distance
     /// and the terminator record of the block at the distance
@@ -68,9 +77,6 @@ impl Function {
     /// earlier, it no longer waits on it).
     #[inline]
     pub fn prefetch_terminator_ahead(&self, blocks: &[Block], k: usize) {
-        if !self.prefetch_pays() {
-            return;
-        }
         let stages = (2 * PREFETCH_DISTANCE, PREFETCH_DISTANCE);
         in_two_stages(blocks, k, stages, |b| self.prefetch_block(b), |b| self.prefetch_terminator(b));
     }
@@ -79,12 +85,7 @@ impl Function {
     /// Only a hint: nothing observable changes.
     #[inline]
     pub fn prefetch_inst(&self, i: Inst) {
-        if !self.prefetch_pays() {
-            return;
-        }
-        if let Some(core) = self.insts.get(i.index()) {
-            prefetch_line(core);
-        }
+        self.hint(self.insts.get(i.index()));
     }
 
     /// For a walk at position `k` of `blocks` that reads every instruction
@@ -93,9 +94,6 @@ impl Function {
     /// time to arrive), its instruction records.
     #[inline]
     pub fn prefetch_block_walk_ahead(&self, blocks: &[Block], k: usize) {
-        if !self.prefetch_pays() {
-            return;
-        }
         let stages = (PREFETCH_DISTANCE, PREFETCH_DISTANCE / 2);
         in_two_stages(blocks, k, stages, |b| self.prefetch_block(b), |b| self.prefetch_block_insts(b));
     }
@@ -104,12 +102,7 @@ impl Function {
     /// ahead of a walk that reads it. Only a hint.
     #[inline]
     pub fn prefetch_block(&self, b: Block) {
-        if !self.prefetch_pays() {
-            return;
-        }
-        if let Some(d) = self.blocks.get(b.index()) {
-            prefetch_line(d);
-        }
+        self.hint(self.blocks.get(b.index()));
     }
 
     /// Ask the cache for the records of every instruction of `b` (reads
@@ -143,14 +136,11 @@ impl Function {
 
     /// For a walk at position `k` of `blocks` that reads every
     /// instruction's opcode (the dense table) but few records: ask for the
-    /// block record at the prefetch distance and, for the block at half of
-    /// it, the table lines of its instructions. Instructions a pass appended
+    /// block record at twice the prefetch distance and, for the block at the
+    /// distance, the table lines of its instructions. Instructions a pass appended
     /// (terminators, Phis, slots) sit far from their neighbours' entries.
     #[inline]
     pub fn prefetch_opcode_walk_ahead(&self, blocks: &[Block], k: usize) {
-        if !self.prefetch_pays() {
-            return;
-        }
         let stages = (2 * PREFETCH_DISTANCE, PREFETCH_DISTANCE);
         in_two_stages(blocks, k, stages, |b| self.prefetch_block(b), |b| self.prefetch_block_opcodes(b));
     }
@@ -179,9 +169,7 @@ impl Function {
         for &i in insts {
             let line = i.index() / PER_LINE;
             if line != last {
-                if let Some(h) = self.hot.get(i.index()) {
-                    prefetch_line(h);
-                }
+                self.hint(self.hot.get(i.index()));
                 last = line;
             }
         }
@@ -192,9 +180,6 @@ impl Function {
     /// of it, the users' table entries.
     #[inline]
     pub fn prefetch_user_opcode_walk_ahead(&self, insts: &[Inst], k: usize) {
-        if !self.prefetch_pays() {
-            return;
-        }
         let stages = (PREFETCH_DISTANCE, PREFETCH_DISTANCE / 2);
         let (uses, users) = (|i| self.prefetch_uses(Value::Inst(i)), |i| self.prefetch_user_opcodes(Value::Inst(i)));
         in_two_stages(insts, k, stages, uses, users);
@@ -204,13 +189,8 @@ impl Function {
     /// pointer to the rest), ahead of a walk that reads it.
     #[inline]
     pub fn prefetch_uses(&self, v: Value) {
-        if !self.prefetch_pays() {
-            return;
-        }
         if let Value::Inst(i) = v {
-            if let Some(u) = self.inst_uses.get(i.index()) {
-                prefetch_line(u);
-            }
+            self.hint(self.inst_uses.get(i.index()));
         }
     }
 
@@ -222,9 +202,7 @@ impl Function {
             return;
         }
         for u in self.uses(v) {
-            if let Some(h) = self.hot.get(u.user.index()) {
-                prefetch_line(h);
-            }
+            self.hint(self.hot.get(u.user.index()));
         }
     }
 
