@@ -31,8 +31,10 @@ fn fp8_is_carried_as_u8_bits_with_exact_constants() {
     assert!(dis.contains("OpTypeInt 8 0"), "{dis}");
     // the constant keeps its bits (0x7e = 448 in E4M3)
     assert!(dis.lines().any(|l| l.contains("OpConstant") && l.trim_end().ends_with(" 126")), "{dis}");
-    // decode uses RoundEven only on the encode side; one encode (e4m3 -> e5m2) here
-    assert_eq!(count(&dis, "RoundEven"), 1, "{dis}");
+    // encode rounds with integer operations only: no float rounding
+    // instruction, whose f64 form lavapipe on LLVM 15 got wrong
+    assert_eq!(count(&dis, "RoundEven"), 0, "{dis}");
+    assert!(count(&dis, "OpShiftRightLogical") >= 3, "{dis}");
 }
 
 #[test]

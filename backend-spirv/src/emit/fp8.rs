@@ -11,9 +11,9 @@
 //!   with integer operations; subnormals as `mantissa * 2^(1-bias-m)`;
 //! - encode: f32 -> FP8 rounding to nearest even, with the interpreter's
 //!   overflow rule (past the largest finite code: infinity for E5M2, NaN for
-//!   E4M3) and NaN to the format's NaN, signs kept. Normal results round on
-//!   the f32 bits; subnormal ones scale by a power of two (exact) and use
-//!   `RoundEven`.
+//!   E4M3) and NaN to the format's NaN, signs kept. Normal and subnormal
+//!   results both round on the source's bits with integer operations (no
+//!   float rounding instruction, whose f64 form a driver got wrong).
 //!
 //! Casts from other types reach f32 first (exactly: f16, bool and 32-bit
 //! or narrower integers, whose values past 2^24 overflow FP8 anyway), or f64
@@ -21,7 +21,7 @@
 //! arbitrarily close to an FP8 midpoint, so rounding it to f32 first could
 //! make a false tie.
 
-use rspirv::spirv::{GlslStd450Op as GLOp, Op, Word};
+use rspirv::spirv::{Op, Word};
 use xir::{FloatFormat, Module, Type, TypeId};
 
 use super::instructions::ids;
@@ -127,7 +127,7 @@ impl Emitter<'_> {
         let (mant, src_bias) = if w == 64 { (52u32, 1023u64) } else { (23, 127) };
         let us = s.with_scalar(ScalarKind::Int { bits: w, signed: false });
         let is = s.with_scalar(ScalarKind::Int { bits: w, signed: true });
-        let (ut, it, ft) = (self.shape_ty(us), self.shape_ty(is), self.shape_ty(s));
+        let (ut, it) = (self.shape_ty(us), self.shape_ty(is));
         let bt = self.shape_ty(s.with_scalar(ScalarKind::Bool));
         let out_t = self.shape_ty(s.with_scalar(ScalarKind::Int { bits: 8, signed: false }));
         let k = |e: &mut Self, c: u64| e.splat(us, c);
@@ -161,22 +161,29 @@ impl Emitter<'_> {
         let rest_mask = k(self, (1u64 << (mant - f.mant)) - 1);
         let rest = bin(self, Op::BitwiseAnd, mantissa, rest_mask)?;
         let half = k(self, 1u64 << (mant - f.mant - 1));
-        let above = cmp(self, Op::UGreaterThan, rest, half)?;
-        let tie = cmp(self, Op::IEqual, rest, half)?;
+        let normal = self.round_half_even(us, truncated, rest, half)?;
+        // subnormal results: the significand (implicit bit set) shifted
+        // right by `mant - f.mant + 1 - eb`, rounded to even in integers.
+        // The shift is capped at `mant + 2`, past which every significand
+        // rounds to zero (this also covers zero and the source's own
+        // subnormals, all far below half the smallest FP8 subnormal), and
+        // normal lanes use the cap so that no lane shifts by its width.
+        let implicit = k(self, 1u64 << mant);
+        let sig = bin(self, Op::BitwiseOr, mantissa, implicit)?;
+        let base = self.splat(is, u64::from(mant - f.mant + 1));
+        let shift_i = self.op(Op::ISub, Some(it), None, ids(&[base, eb]))?;
+        let shift_u = self.op(Op::Bitcast, Some(ut), None, ids(&[shift_i]))?;
+        let cap = k(self, u64::from(mant + 2));
+        let below_cap = cmp(self, Op::ULessThan, shift_u, cap)?;
+        let shift = sel(self, below_cap, shift_u, cap)?;
+        let shift = sel(self, is_normal, cap, shift)?;
         let one = k(self, 1);
-        let low = bin(self, Op::BitwiseAnd, truncated, one)?;
-        let odd = cmp(self, Op::IEqual, low, one)?;
-        let tie_up = self.op(Op::LogicalAnd, Some(bt), None, ids(&[tie, odd]))?;
-        let up = self.op(Op::LogicalOr, Some(bt), None, ids(&[above, tie_up]))?;
-        let zero = k(self, 0);
-        let inc = sel(self, up, one, zero)?;
-        let normal = bin(self, Op::IAdd, truncated, inc)?;
-        // subnormal results: scale by a power of two (exact), round to even
-        let a = self.op(Op::Bitcast, Some(ft), None, ids(&[a_bits]))?;
-        let scale = self.float_splat(s, 2f64.powi(f.bias as i32 + f.mant as i32 - 1));
-        let scaled = self.op(Op::FMul, Some(ft), None, ids(&[a, scale]))?;
-        let rounded = self.glsl(ft, None, GLOp::RoundEven, &[scaled])?;
-        let tiny = self.op(Op::ConvertFToU, Some(ut), None, ids(&[rounded]))?;
+        let q = bin(self, Op::ShiftRightLogical, sig, shift)?;
+        let unit = bin(self, Op::ShiftLeftLogical, one, shift)?;
+        let low_mask = bin(self, Op::ISub, unit, one)?;
+        let rest = bin(self, Op::BitwiseAnd, sig, low_mask)?;
+        let half = bin(self, Op::ShiftRightLogical, unit, one)?;
+        let tiny = self.round_half_even(us, q, rest, half)?;
         let code = sel(self, is_normal, normal, tiny)?;
         // past the largest finite code (also infinities), then NaN
         let max = k(self, f.max_code);
@@ -188,5 +195,24 @@ impl Emitter<'_> {
         let code = sel(self, is_nan, nan, code)?;
         let signed = bin(self, Op::BitwiseOr, code, sign8)?;
         self.op(Op::UConvert, Some(out_t), rid, ids(&[signed]))
+    }
+
+    /// `q` rounded to nearest even by its dropped bits `rest`, of which
+    /// `half` is the midpoint (unsigned lanes of shape `us`). Integer-only,
+    /// so that every driver rounds alike: lavapipe on LLVM 15 returned 0
+    /// from an f64 `RoundEven` of a value just above 0.5.
+    fn round_half_even(&mut self, us: Shape, q: Word, rest: Word, half: Word) -> EResult<Word> {
+        let ut = self.shape_ty(us);
+        let bt = self.shape_ty(us.with_scalar(ScalarKind::Bool));
+        let above = self.op(Op::UGreaterThan, Some(bt), None, ids(&[rest, half]))?;
+        let tie = self.op(Op::IEqual, Some(bt), None, ids(&[rest, half]))?;
+        let one = self.splat(us, 1);
+        let low = self.op(Op::BitwiseAnd, Some(ut), None, ids(&[q, one]))?;
+        let odd = self.op(Op::IEqual, Some(bt), None, ids(&[low, one]))?;
+        let tie_up = self.op(Op::LogicalAnd, Some(bt), None, ids(&[tie, odd]))?;
+        let up = self.op(Op::LogicalOr, Some(bt), None, ids(&[above, tie_up]))?;
+        let zero = self.splat(us, 0);
+        let inc = self.op(Op::Select, Some(ut), None, ids(&[up, one, zero]))?;
+        self.op(Op::IAdd, Some(ut), None, ids(&[q, inc]))
     }
 }
