@@ -69,11 +69,14 @@ const OPT_ROWS: &[&str] = &["sccp", "cvp", "licm", "indvar_simplify", "loop_rota
 /// The opt level whose pass sequence is measured pass by pass.
 const OPT_LEVEL: u8 = 1;
 
-fn run_pass(p: &dyn xir::pass::Pass, name: &str, m: &mut Module) {
+/// Runs one pass; returns its statistics as `name=value` pairs (the probe
+/// prints them, so that how much work a pass did is visible by size).
+fn run_pass(p: &dyn xir::pass::Pass, name: &str, m: &mut Module) -> String {
     let mut cache = AnalysisCache::default();
     let mut cx = PassContext { analyses: &mut cache, opt_level: OPT_LEVEL, fast_math: false };
-    if let Err(e) = p.run(m, &mut cx) {
-        panic!("{name} failed: {e}\n{}", xir::diag::render(&e.diagnostics));
+    match p.run(m, &mut cx) {
+        Ok(out) => out.stats.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" "),
+        Err(e) => panic!("{name} failed: {e}\n{}", xir::diag::render(&e.diagnostics)),
     }
 }
 
@@ -144,10 +147,10 @@ fn bench(c: &mut Criterion) {
                 opt_input = Some(input.clone());
             }
             let t = Instant::now();
-            run_pass(step.pass.as_ref(), &step.name, &mut cur);
+            let stats = run_pass(step.pass.as_ref(), &step.name, &mut cur);
             let took = t.elapsed();
             eprintln!(
-                "PROBE {} n={n}: {:.3?} single run, {:.1} ns/inst, {} -> {} instructions",
+                "PROBE {} n={n}: {:.3?} single run, {:.1} ns/inst, {} -> {} instructions; {stats}",
                 step.name,
                 took,
                 took.as_nanos() as f64 / insts as f64,
