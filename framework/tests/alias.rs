@@ -68,7 +68,7 @@ fn allocas_and_constant_geps() {
     assert_eq!(q("s1y", "s0"), NoAlias, "different struct members");
     assert_eq!(q("a", "a"), MustAlias);
     // `sub_path`: where an element lies inside its container.
-    let loc = |x: &str| aa.location(named(f, x)).unwrap().clone();
+    let loc = |x: &str| *aa.location(named(f, x)).unwrap();
     assert_eq!(aa.sub_path(&loc("s"), &loc("s1y")).unwrap().as_slice(), &[1, 1]);
     assert_eq!(aa.sub_path(&loc("s1"), &loc("s1y")).unwrap().as_slice(), &[1]);
     assert!(aa.sub_path(&loc("s0"), &loc("s1y")).is_none());
@@ -81,14 +81,14 @@ fn buffer_elements() {
     let fid = m.find_function("k").unwrap();
     let f = m.func(fid);
     let aa = AliasAnalysis::compute(&m, fid);
-    let acc = |x: &str| aa.access(named(f, x).as_inst().unwrap()).unwrap().clone();
+    let acc = |x: &str| *aa.access(named(f, x).as_inst().unwrap()).unwrap();
     let q = |x: &str, y: &str| aa.alias_locations(&acc(x), &acc(y));
     assert_eq!(q("r0", "r1"), NoAlias, "distinct constant elements");
     assert_eq!(q("r0", "r0b"), MustAlias);
     assert_eq!(q("r0", "ri"), MayAlias);
     assert_eq!(q("r0", "o0"), MayAlias, "two buffer arguments may be one resource");
     assert_eq!(q("r0", "l"), NoAlias, "a buffer is not a local slot");
-    assert_eq!(acc("l"), aa.location(named(f, "a0")).unwrap().clone(), "a load accesses its address");
+    assert_eq!(acc("l"), *aa.location(named(f, "a0")).unwrap(), "a load accesses its address");
 }
 
 const REFS: &str = r#"
@@ -151,7 +151,7 @@ fn mod_ref_is_conservative_for_memory_other_threads_see() {
     let fid = m.find_function("k").unwrap();
     let f = m.func(fid);
     let aa = AliasAnalysis::compute(&m, fid);
-    let loc = |x: &str| aa.location(named(f, x)).unwrap().clone();
+    let loc = |x: &str| *aa.location(named(f, x)).unwrap();
     let inst = |op: xir::Opcode| f.all_insts().find(|&(_, i)| f.inst(i).opcode == op).unwrap().1;
     let call = inst(xir::Opcode::Call);
     let barrier = inst(xir::Opcode::SyncBlock);

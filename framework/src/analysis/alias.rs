@@ -57,6 +57,19 @@ pub enum AliasResult {
     MustAlias,
 }
 
+/// Which instruction records a memory scan reads, for its prefetch hints
+/// (`AliasAnalysis::prefetch_scan_ahead`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum ScanRecords {
+    /// Those of the instructions without a location that may touch memory
+    /// (calls, barriers, other side effects: what `mod_ref` reads); the
+    /// scan decides loads and stores by their locations alone.
+    Unlocated,
+    /// Those of every instruction that may touch memory (the scan also
+    /// reads loads' and stores' operands or types).
+    MemoryAccesses,
+}
+
 /// The object a location lies in.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Root {
@@ -82,27 +95,51 @@ impl Root {
 /// One step of a location's path.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum PathIndex {
-    /// A constant index (struct member, lane, element).
-    Const(i128),
+    /// A constant index (struct member, lane, element). Constants outside
+    /// `i64` (no object has that many elements) are kept as `Dynamic`,
+    /// which only loses precision: equal values still must-alias.
+    Const(i64),
     /// A run-time index: the SSA value computing it.
     Dynamic(Value),
 }
 
-/// A memory location: a root object and the index path inside it.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// A memory location: a root object, the index path inside it and the type
+/// of its contents. The path's steps live in the analysis that made the
+/// location (`AliasAnalysis::path`), so a location is a small `Copy` value:
+/// scans hold and copy many, and a load or store shares its address's path
+/// instead of copying it.
+///
+/// Equality compares where the path is stored, not its steps: it is exact
+/// for locations of one analysis that were derived from each other (a load
+/// and its address), and alias questions go to `AliasAnalysis`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Location {
     pub root: Root,
-    /// Inline up to two steps (almost every path): a step is 32 bytes (a
-    /// 128-bit constant), and locations are copied for every address use.
-    pub path: SmallVec<[PathIndex; 2]>,
-    /// The type of the location's contents.
+    path: PathRange,
     pub ty: TypeId,
 }
 
+/// Where a location's steps lie in its analysis's `paths`.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+struct PathRange {
+    start: u32,
+    len: u32,
+}
+
+impl PathRange {
+    fn range(self) -> std::ops::Range<usize> {
+        self.start as usize..(self.start + self.len) as usize
+    }
+}
+
 impl Location {
-    /// Whether every index of the path is a constant.
-    pub fn is_constant(&self) -> bool {
-        self.path.iter().all(|p| matches!(p, PathIndex::Const(_)))
+    fn at_root(root: Root, ty: TypeId) -> Location {
+        Location { root, path: PathRange::default(), ty }
+    }
+
+    /// The number of steps of the path (0: the whole root object).
+    pub fn depth(&self) -> usize {
+        self.path.len as usize
     }
 }
 
@@ -127,13 +164,14 @@ impl ModRef {
 pub struct AliasAnalysis {
     /// Per instruction id: 1 + the index in `locs` of the address it
     /// computes (lvalues) or the location it accesses (loads, stores, buffer
-    /// element accesses, atomics); 0 for every other instruction. A
-    /// `Location` is large (its path holds two 128-bit indices inline), so
-    /// only the instructions that have one get one: a table of
-    /// `Option<Location>` per instruction was ~180 bytes per instruction,
-    /// written whole for every function.
+    /// element accesses, atomics); 0 for every other instruction. Only the
+    /// instructions that have a location get one: a table of
+    /// `Option<Location>` per instruction is written whole for every
+    /// function.
     slot: Vec<u32>,
     locs: Vec<Location>,
+    /// The steps of every location's path, each path a contiguous run.
+    paths: Vec<PathIndex>,
     /// Per argument: the location of a reference argument.
     args: Vec<Option<Location>>,
     /// Ordered type pairs `(outer, inner)` where `inner` is `outer` or one of
@@ -165,7 +203,7 @@ impl AliasAnalysis {
         let mut args = vec![None; f.args.len()];
         for (k, a) in f.args.iter().enumerate() {
             if a.kind == ArgKind::Reference {
-                args[k] = Some(Location { root: Root::RefArg(k as u32), path: SmallVec::new(), ty: a.ty });
+                args[k] = Some(Location::at_root(Root::RefArg(k as u32), a.ty));
             }
         }
         // The instructions `decompose` can locate, in layout order, by their
@@ -176,6 +214,7 @@ impl AliasAnalysis {
         let mut aa = AliasAnalysis {
             slot: vec![0; f.inst_capacity()],
             locs: Vec::with_capacity(located.len()),
+            paths: Vec::new(),
             args,
             contains: FxHashSet::default(),
         };
@@ -185,7 +224,12 @@ impl AliasAnalysis {
         // was not yet visited (a forward reference in an unusual layout).
         let mut visited = vec![false; f.inst_capacity()];
         let mut forward = false;
-        for &i in &located {
+        for (k, &i) in located.iter().enumerate() {
+            // The records are read in layout order but sparsely (the
+            // located instructions only): ask for them ahead.
+            if let Some(&next) = located.get(k + crate::ir::PREFETCH_DISTANCE) {
+                f.prefetch_inst(next);
+            }
             if let Some(&Value::Inst(j)) = f.inst(i).operands.first() {
                 forward |= visited.get(j.index()) != Some(&true) && f.inst_exists(j) && may_have_location(f.opcode(j));
             }
@@ -234,49 +278,65 @@ impl AliasAnalysis {
         }
     }
 
-    fn decompose(&self, m: &Module, f: &Function, i: Inst) -> Option<Location> {
-        let d = f.inst(i);
-        let index = |v: Value| match m.const_int_value(v) {
+    /// `base` extended by `indices`: a new run of `paths` (a location with
+    /// an empty path extended by nothing keeps its empty path).
+    fn extend_path(&mut self, m: &Module, base: Location, indices: &[Value]) -> Location {
+        if indices.is_empty() {
+            return base;
+        }
+        let start = self.paths.len();
+        self.paths.extend_from_within(base.path.range());
+        self.paths.extend(indices.iter().map(|&v| match m.const_int_value(v).and_then(|c| i64::try_from(c).ok()) {
             Some(c) => PathIndex::Const(c),
             None => PathIndex::Dynamic(v),
-        };
+        }));
+        let len = self.paths.len() - start;
+        Location { path: PathRange { start: start as u32, len: len as u32 }, ..base }
+    }
+
+    fn decompose(&mut self, m: &Module, f: &Function, i: Inst) -> Option<Location> {
+        let d = f.inst(i);
         match d.opcode {
-            Opcode::Alloca => Some(Location { root: Root::Local(i), path: SmallVec::new(), ty: d.ty }),
-            Opcode::AllocaShared => Some(Location { root: Root::Shared(i), path: SmallVec::new(), ty: d.ty }),
+            Opcode::Alloca => Some(Location::at_root(Root::Local(i), d.ty)),
+            Opcode::AllocaShared => Some(Location::at_root(Root::Shared(i), d.ty)),
             Opcode::Gep => {
-                let mut loc = self.address(f, *d.operands.first()?);
-                loc.path.extend(d.operands[1..].iter().map(|&v| index(v)));
-                loc.ty = d.ty;
-                Some(loc)
+                let base = self.address(f, *d.operands.first()?);
+                let loc = self.extend_path(m, base, &d.operands[1..]);
+                Some(Location { ty: d.ty, ..loc })
             }
             Opcode::Load => Some(self.address(f, *d.operands.first()?)),
+            // The stored value's type is the address's (`store_exact_type`)
+            // and the written element's the buffer's (`buffer_write_type`):
+            // taken from there, the value's own record (rarely in cache here)
+            // is read only when the address or buffer says nothing.
             Opcode::Store => {
                 let mut loc = self.address(f, *d.operands.first()?);
-                if let Some(&v) = d.operands.get(1) {
+                if let (Root::Unknown(_), Some(&v)) = (loc.root, d.operands.get(1)) {
                     loc.ty = f.value_type(m, v);
                 }
                 Some(loc)
             }
             Opcode::BufferRead | Opcode::BufferWrite => {
                 let (&buf, &ix) = (d.operands.first()?, d.operands.get(1)?);
-                let ty = match d.opcode {
-                    Opcode::BufferRead => d.ty,
+                let ty = match (d.opcode, m.types.get(f.value_type(m, buf))) {
+                    (Opcode::BufferRead, _) => d.ty,
+                    (_, Type::Buffer(elem)) => *elem,
                     _ => f.value_type(m, *d.operands.get(2)?),
                 };
-                Some(Location { root: Root::Buffer(buf), path: SmallVec::from_slice(&[index(ix)]), ty })
+                let elements = Location::at_root(Root::Buffer(buf), ty);
+                Some(self.extend_path(m, elements, &[ix]))
             }
             _ if d.has(Trait::Atomic) => {
                 let base = *d.operands.first()?;
                 let n = xir_spec::spec().op(d.opcode).spec.operands.len();
                 let indices = d.operands.get(n..).unwrap_or(&[]);
-                let mut loc = if f.is_lvalue(base) {
+                let base = if f.is_lvalue(base) {
                     self.address(f, base)
                 } else {
-                    Location { root: Root::Buffer(base), path: SmallVec::new(), ty: TypeTable::VOID }
+                    Location::at_root(Root::Buffer(base), TypeTable::VOID)
                 };
-                loc.path.extend(indices.iter().map(|&v| index(v)));
-                loc.ty = d.ty;
-                Some(loc)
+                let loc = self.extend_path(m, base, indices);
+                Some(Location { ty: d.ty, ..loc })
             }
             _ => None,
         }
@@ -285,11 +345,21 @@ impl AliasAnalysis {
     /// The location an address value designates (`Unknown` if it is not one).
     fn address(&self, f: &Function, v: Value) -> Location {
         let known = match v {
-            Value::Inst(i) if f.is_lvalue(v) => self.get(i).cloned(),
-            Value::Arg(a) => self.args.get(a as usize).cloned().flatten(),
+            Value::Inst(i) if f.is_lvalue(v) => self.get(i).copied(),
+            Value::Arg(a) => self.args.get(a as usize).copied().flatten(),
             _ => None,
         };
-        known.unwrap_or(Location { root: Root::Unknown(v), path: SmallVec::new(), ty: TypeTable::VOID })
+        known.unwrap_or(Location::at_root(Root::Unknown(v), TypeTable::VOID))
+    }
+
+    /// The steps of `loc`'s path (`loc` from this analysis).
+    pub fn path(&self, loc: &Location) -> &[PathIndex] {
+        &self.paths[loc.path.range()]
+    }
+
+    /// Whether every step of `loc`'s path is a constant.
+    pub fn is_constant(&self, loc: &Location) -> bool {
+        self.path(loc).iter().all(|p| matches!(p, PathIndex::Const(_)))
     }
 
     /// The location an address value (alloca, gep, reference argument)
@@ -310,29 +380,38 @@ impl AliasAnalysis {
     }
 
     /// For a block-local memory scan at position `k` of `blocks` (of `f`)
-    /// that decides most instructions by opcode and asks `access` for the
-    /// rest: the opcode walk's hints (`Function::prefetch_opcode_walk_ahead`)
-    /// and, for the block at half the distance, its instructions' locations.
+    /// that decides most instructions by opcode and asks `access` and
+    /// `mod_ref` for the rest: the opcode walk's hints
+    /// (`Function::prefetch_opcode_walk_ahead`) and, for the block at half
+    /// the distance, its instructions' locations and the records `records`
+    /// says the scan reads.
     #[inline]
-    pub fn prefetch_scan_ahead(&self, f: &Function, blocks: &[Block], k: usize) {
+    pub fn prefetch_scan_ahead(&self, f: &Function, blocks: &[Block], k: usize, records: ScanRecords) {
         f.prefetch_opcode_walk_ahead(blocks, k);
         if let Some(&next) = blocks.get(k + crate::ir::PREFETCH_DISTANCE / 2) {
-            self.prefetch_accesses(&f.block(next).insts);
+            self.prefetch_accesses(f, &f.block(next).insts, records);
         }
     }
 
-    /// Ask the cache for the locations `insts` access, ahead of a walk
-    /// that asks `access` for each (reads this analysis's per-id table).
+    /// Ask the cache for the locations of those of `insts` that may touch
+    /// memory, and for the records `records` names, ahead of a walk that
+    /// asks `access` and `mod_ref` for them (reads their opcodes and this
+    /// analysis's per-id table).
     #[inline]
-    pub fn prefetch_accesses(&self, insts: &[Inst]) {
+    pub fn prefetch_accesses(&self, f: &Function, insts: &[Inst], records: ScanRecords) {
         if self.slot.len() < crate::ir::PREFETCH_MIN_INSTS {
             return;
         }
         for &i in insts {
-            if let Some(&s) = self.slot.get(i.index()) {
-                if let Some(l) = s.checked_sub(1).and_then(|s| self.locs.get(s as usize)) {
-                    crate::ir::prefetch_line(l);
-                }
+            if Self::never_mod_ref(f.opcode(i)) {
+                continue;
+            }
+            let loc = self.slot.get(i.index()).and_then(|&s| s.checked_sub(1)).and_then(|s| self.locs.get(s as usize));
+            if let Some(l) = loc {
+                crate::ir::prefetch_line(l);
+            }
+            if loc.is_none() || records == ScanRecords::MemoryAccesses {
+                f.prefetch_inst(i);
             }
         }
     }
@@ -350,7 +429,7 @@ impl AliasAnalysis {
     pub fn alias_locations(&self, a: &Location, b: &Location) -> AliasResult {
         use AliasResult::*;
         if a.root == b.root {
-            return compare_paths(&a.path, &b.path);
+            return compare_paths(self.path(a), self.path(b));
         }
         match (a.root, b.root) {
             (Root::Unknown(_), _) | (_, Root::Unknown(_)) => MayAlias,
@@ -372,16 +451,17 @@ impl AliasAnalysis {
     /// If `inner` lies inside `outer` at a constant offset path, the path
     /// from `outer` to `inner` (empty when they are the same location).
     pub fn sub_path(&self, outer: &Location, inner: &Location) -> Option<SmallVec<[i128; 4]>> {
-        if outer.root != inner.root || inner.path.len() < outer.path.len() {
+        let (outer_path, inner_path) = (self.path(outer), self.path(inner));
+        if outer.root != inner.root || inner_path.len() < outer_path.len() {
             return None;
         }
-        if compare_paths(&outer.path, &inner.path[..outer.path.len()]) != AliasResult::MustAlias {
+        if compare_paths(outer_path, &inner_path[..outer_path.len()]) != AliasResult::MustAlias {
             return None;
         }
-        inner.path[outer.path.len()..]
+        inner_path[outer_path.len()..]
             .iter()
             .map(|p| match p {
-                PathIndex::Const(c) => Some(*c),
+                PathIndex::Const(c) => Some(i128::from(*c)),
                 PathIndex::Dynamic(_) => None,
             })
             .collect()
@@ -402,10 +482,13 @@ impl AliasAnalysis {
 
     /// What instruction `i` of `f` may do to location `loc`.
     pub fn mod_ref(&self, f: &Function, i: Inst, loc: &Location) -> ModRef {
-        let d = f.inst(i);
+        // The opcode from the dense table and the traits from the spec: a
+        // load (most queries) needs no record read at all, only its access.
+        let op = f.opcode(i);
+        let d = xir_spec::spec().op(op);
         let overlaps = |j: Inst| self.access(j).is_none_or(|l| self.alias_locations(l, loc) != AliasResult::NoAlias);
         let private = loc.root.is_thread_private();
-        match d.opcode {
+        match op {
             Opcode::Load | Opcode::BufferRead => ModRef { reads: overlaps(i), writes: false },
             Opcode::Store | Opcode::BufferWrite => ModRef { reads: false, writes: overlaps(i) },
             // Atomics synchronize with other threads: everything they can

@@ -14,7 +14,7 @@ pub mod postdom;
 pub mod scev;
 pub mod uniformity;
 
-pub use alias::{AliasAnalysis, AliasResult, Location, ModRef, PathIndex, Root};
+pub use alias::{AliasAnalysis, AliasResult, Location, ModRef, PathIndex, Root, ScanRecords};
 pub use arg_usage::{ArgumentUsage, Usage};
 pub use callgraph::CallGraph;
 pub use cfg::{Cfg, Edges};

@@ -15,7 +15,7 @@
 //! Consumes: `xir` (any dialect). Produces: the same dialect. Preserves: the
 //! CFG and everything derived from it.
 
-use xir::analysis::{AliasAnalysis, Location};
+use xir::analysis::{AliasAnalysis, Location, ScanRecords};
 use xir::pass::{Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};
 use xir::{FuncId, Function, Inst, Module, Opcode, Value};
 
@@ -72,9 +72,10 @@ fn remove_overwritten(m: &mut Module, fid: FuncId) -> usize {
     let mut dead: Vec<Inst> = Vec::new();
     let blocks = f.blocks();
     for (k, &b) in blocks.iter().enumerate() {
-        // Opcodes decide for most instructions: ask for the block records,
-        // the table lines of their instructions and their locations ahead.
-        aa.prefetch_scan_ahead(f, blocks, k);
+        // Opcodes decide for most instructions, locations for loads and
+        // stores: ask for the block records, the table lines of their
+        // instructions, their locations and the other records ahead.
+        aa.prefetch_scan_ahead(f, blocks, k, ScanRecords::Unlocated);
         let mut later: Vec<Location> = Vec::new();
         for &i in f.block(b).insts.iter().rev() {
             let op = f.opcode(i);
@@ -90,7 +91,7 @@ fn remove_overwritten(m: &mut Module, fid: FuncId) -> usize {
                     if later.len() >= MAX_LATER {
                         later.remove(0);
                     }
-                    later.push(loc.clone());
+                    later.push(*loc);
                     continue;
                 }
             }

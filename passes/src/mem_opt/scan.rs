@@ -6,7 +6,7 @@
 //! caller's `Mode`.
 
 use smallvec::SmallVec;
-use xir::analysis::{AliasAnalysis, AliasResult, Location};
+use xir::analysis::{AliasAnalysis, AliasResult, Location, ScanRecords};
 use xir::{ConstData, ConstValue, FuncId, Inst, InstCore, InstData, Module, Opcode, TypeTable, Value};
 
 /// How the scan forwards values.
@@ -64,8 +64,8 @@ pub fn forward_function(m: &mut Module, fid: FuncId, mode: Mode) -> (usize, usiz
     for (k, &b) in blocks.iter().enumerate() {
         // Opcodes decide for most instructions (pure computations touch no
         // fact): ask for the block records, the table lines of their
-        // instructions and their locations ahead.
-        aa.prefetch_scan_ahead(m.func(fid), &blocks, k);
+        // instructions, their locations and records ahead.
+        aa.prefetch_scan_ahead(m.func(fid), &blocks, k, ScanRecords::MemoryAccesses);
         insts.clear();
         insts.extend_from_slice(&m.func(fid).block(b).insts);
         avail.clear();
@@ -78,7 +78,7 @@ pub fn forward_function(m: &mut Module, fid: FuncId, mode: Mode) -> (usize, usiz
                 (d.opcode, d.ty, written_value(d))
             };
             if is_read(opcode) {
-                if let Some(loc) = aa.access(i).cloned() {
+                if let Some(loc) = aa.access(i).copied() {
                     match lookup(m, fid, &aa, &avail, &loc, ty, mode) {
                         Some(Found::Exact(v)) => {
                             m.func_mut(fid).replace_all_uses(Value::Inst(i), v);
@@ -109,7 +109,7 @@ pub fn forward_function(m: &mut Module, fid: FuncId, mode: Mode) -> (usize, usiz
             }
             if let (Some(v), Some(loc)) = (written, aa.access(i)) {
                 if !matches!(loc.root, xir::analysis::Root::Unknown(_)) {
-                    push(&mut avail, Avail { loc: loc.clone(), value: v });
+                    push(&mut avail, Avail { loc: *loc, value: v });
                 }
             }
         }
