@@ -162,8 +162,11 @@ fn constant_target(m: &Module, f: &Function, t: Inst, opts: &Options) -> Option<
 fn fold_branches(m: &mut Module, fid: FuncId, opts: &Options) -> usize {
     let mut n = 0;
     let blocks: Vec<Block> = m.func(fid).blocks().to_vec();
-    for b in blocks {
+    for (k, &b) in blocks.iter().enumerate() {
         let f = m.func(fid);
+        // A conditional terminator's record is read (for its selector):
+        // ask for the terminators ahead.
+        f.prefetch_terminator_ahead(&blocks, k);
         // Only conditional terminators can fold; the others are recognized
         // from the dense table without reading their records.
         let Some((t, op)) = f.terminator_by_table(b) else { continue };
@@ -334,6 +337,11 @@ fn sweep_dead_insts(f: &mut Function) -> usize {
     }
     let mut work: Vec<Inst> = Vec::new();
     for k in (0..n).rev() {
+        // Records are read in descending id order: ask for them ahead
+        // (a descending stream the hardware did not follow on its own).
+        if let Some(ahead) = k.checked_sub(xir::PREFETCH_DISTANCE) {
+            f.prefetch_inst(Inst::new(ahead));
+        }
         if !live[k] {
             continue;
         }
