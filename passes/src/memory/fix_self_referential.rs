@@ -79,9 +79,14 @@ impl Pass for FixSelfReferential {
 
 /// Break the Phi cycles of one function: (redundant Phis removed, copies).
 pub fn fix_function(m: &mut Module, fid: FuncId) -> (usize, usize) {
-    let removed = phi_cleanup::remove_redundant_phis(m.func_mut(fid));
+    // One search for the Phis (in layout order, which the cycle search
+    // below wants) serves both steps; the cleanup only removes Phis.
+    let mut phis: Vec<Inst> = m.func(fid).select_in_layout_order(|op| op == Opcode::Phi);
+    let removed = phi_cleanup::remove_redundant_phis_among(m.func_mut(fid), &phis);
     let f = m.func(fid);
-    let phis: Vec<Inst> = f.select_in_layout_order(|op| op == Opcode::Phi);
+    if removed > 0 {
+        phis.retain(|&p| f.is_live(p));
+    }
     let is_phi = |v: Value| v.as_inst().filter(|&i| f.opcode(i) == Opcode::Phi);
 
     // Iterative DFS; an edge to a Phi on the current path is a back edge.

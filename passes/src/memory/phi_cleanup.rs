@@ -87,16 +87,21 @@ fn is_phi(f: &Function, v: Value) -> Option<Inst> {
 /// Replace every Phi component fed by at most one outside value. Returns the
 /// number of Phis removed.
 pub fn remove_redundant_phis(f: &mut Function) -> usize {
-    // A sweep of the instruction table in id order (the result does not
-    // depend on the order of the Phis: Tarjan yields the components
-    // operands-first whatever the node order).
+    // A sweep of the instruction table in id order.
     let phis: Vec<Inst> = f.live_opcodes_by_id().filter(|&(_, op)| op == Opcode::Phi).map(|p| p.0).collect();
+    remove_redundant_phis_among(f, &phis)
+}
+
+/// `remove_redundant_phis` given every live Phi of `f`, in any order (the
+/// result does not depend on it: Tarjan yields the components
+/// operands-first whatever the node order), for callers that hold the list.
+pub fn remove_redundant_phis_among(f: &mut Function, phis: &[Inst]) -> usize {
     if phis.is_empty() {
         return 0;
     }
     let mut g: DiGraph<Inst, ()> = DiGraph::new();
     let node: FxHashMap<Inst, NodeIndex> = phis.iter().map(|&p| (p, g.add_node(p))).collect();
-    for &p in &phis {
+    for &p in phis {
         for &v in &f.inst(p).operands {
             if let Some(q) = is_phi(f, v) {
                 g.add_edge(node[&p], node[&q], ());
