@@ -346,16 +346,27 @@ pub fn mem2reg_function(m: &mut Module, fid: FuncId) -> Mem2RegStats {
     // Finish the Phis: edges from unreachable predecessors carry undef.
     let incomings = FlatLists::from_pairs(st.phis, incoming_pairs.iter().copied());
     drop(incoming_pairs);
-    for &blk in &phi_blocks {
-        for &(v, phi, k) in block_phis.get(blk.index()) {
-            let mut inc = incomings.get(k).to_vec();
-            for &p in cfg.preds(blk) {
-                if !cfg.is_reachable(p) {
-                    inc.push((Value::Undef(var_ty[v]), p));
-                }
+    // In one list, so that each Phi can ask ahead for its record and the
+    // use lists its incomings join (attaching them pushes a use onto each;
+    // the incoming values are scattered over the function).
+    let finish: Vec<(Block, usize, Inst, usize)> = phi_blocks
+        .iter()
+        .flat_map(|&blk| block_phis.get(blk.index()).iter().map(move |&(v, phi, k)| (blk, v, phi, k)))
+        .collect();
+    for (j, &(blk, v, phi, k)) in finish.iter().enumerate() {
+        if let Some((_, _, next, nk)) = xir::prefetch_ahead(&finish, j) {
+            f.prefetch_inst(next);
+            for &(val, _) in incomings.get(nk) {
+                f.prefetch_uses(val);
             }
-            util::set_phi_incomings(f, phi, &inc);
         }
+        let mut inc = incomings.get(k).to_vec();
+        for &p in cfg.preds(blk) {
+            if !cfg.is_reachable(p) {
+                inc.push((Value::Undef(var_ty[v]), p));
+            }
+        }
+        util::set_phi_incomings(f, phi, &inc);
     }
 
     f.remove_insts(&dead);
