@@ -136,11 +136,6 @@ impl Location {
     fn at_root(root: Root, ty: TypeId) -> Location {
         Location { root, path: PathRange::default(), ty }
     }
-
-    /// The number of steps of the path (0: the whole root object).
-    pub fn depth(&self) -> usize {
-        self.path.len as usize
-    }
 }
 
 /// What an instruction may do to a location.
@@ -227,7 +222,7 @@ impl AliasAnalysis {
         for (k, &i) in located.iter().enumerate() {
             // The records are read in layout order but sparsely (the
             // located instructions only): ask for them ahead.
-            if let Some(&next) = located.get(k + crate::ir::PREFETCH_DISTANCE) {
+            if let Some(next) = crate::ir::prefetch_ahead(&located, k) {
                 f.prefetch_inst(next);
             }
             if let Some(&Value::Inst(j)) = f.inst(i).operands.first() {
@@ -318,10 +313,12 @@ impl AliasAnalysis {
             }
             Opcode::BufferRead | Opcode::BufferWrite => {
                 let (&buf, &ix) = (d.operands.first()?, d.operands.get(1)?);
-                let ty = match (d.opcode, m.types.get(f.value_type(m, buf))) {
-                    (Opcode::BufferRead, _) => d.ty,
-                    (_, Type::Buffer(elem)) => *elem,
-                    _ => f.value_type(m, *d.operands.get(2)?),
+                let ty = match d.opcode {
+                    Opcode::BufferRead => d.ty,
+                    _ => match m.types.get(f.value_type(m, buf)) {
+                        Type::Buffer(elem) => *elem,
+                        _ => f.value_type(m, *d.operands.get(2)?),
+                    },
                 };
                 let elements = Location::at_root(Root::Buffer(buf), ty);
                 Some(self.extend_path(m, elements, &[ix]))
@@ -406,7 +403,7 @@ impl AliasAnalysis {
             if Self::never_mod_ref(f.opcode(i)) {
                 continue;
             }
-            let loc = self.slot.get(i.index()).and_then(|&s| s.checked_sub(1)).and_then(|s| self.locs.get(s as usize));
+            let loc = self.get(i);
             if let Some(l) = loc {
                 crate::ir::prefetch_line(l);
             }
