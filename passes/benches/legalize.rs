@@ -40,11 +40,14 @@
 //! hook (a no-op), without the SPIR-V backend, so the bench builds without
 //! SPIRV-Tools.
 
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, SamplingMode, Throughput};
-use xir::pass::{AnalysisCache, PassContext, PassRegistry};
-use xir::pipeline::{PassManager, RunOptions};
+use criterion::measurement::WallTime;
+use criterion::{
+    criterion_group, criterion_main, BatchSize, BenchmarkGroup, BenchmarkId, Criterion, SamplingMode, Throughput,
+};
+use xir::pass::PassRegistry;
 use xir::Module;
 
 /// `--features mimalloc` measures with mimalloc as the global allocator
@@ -58,27 +61,12 @@ const ALLOCATOR: &str = if cfg!(feature = "mimalloc") { "mimalloc" } else { "sys
 
 const SIZES: &[usize] = &[1_000, 10_000, 100_000, 1_000_000];
 
+#[path = "common/rows.rs"]
+mod rows;
 #[path = "common/scaling.rs"]
 mod scaling;
-use scaling::{generate, pipeline, steps_at};
-
-/// Passes of the `-O2` / `-O3` groups measured as extra rows (`opt_<name>`),
-/// in this order, from the IR where those groups run.
-const OPT_ROWS: &[&str] = &["sccp", "cvp", "licm", "indvar_simplify", "loop_rotation"];
-
-/// The opt level whose pass sequence is measured pass by pass.
-const OPT_LEVEL: u8 = 1;
-
-/// Runs one pass; returns its statistics as `name=value` pairs (the probe
-/// prints them, so that how much work a pass did is visible by size).
-fn run_pass(p: &dyn xir::pass::Pass, name: &str, m: &mut Module) -> String {
-    let mut cache = AnalysisCache::default();
-    let mut cx = PassContext { analyses: &mut cache, opt_level: OPT_LEVEL, fast_math: false };
-    match p.run(m, &mut cx) {
-        Ok(out) => out.stats.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" "),
-        Err(e) => panic!("{name} failed: {e}\n{}", xir::diag::render(&e.diagnostics)),
-    }
-}
+use rows::{Row, RowVisitor};
+use scaling::{generate, pipeline};
 
 fn limit() -> Duration {
     let s = std::env::var("XIR_BENCH_LIMIT_S").ok().and_then(|s| s.parse().ok()).unwrap_or(30.0);
@@ -97,15 +85,64 @@ fn sizes() -> Vec<usize> {
     }
 }
 
+/// Benchmarks every row at one size, after probing it with a single run.
+struct Sampler<'g, 'c> {
+    group: &'g mut BenchmarkGroup<'c, WallTime>,
+    n: usize,
+    /// Instructions of the generated module (the ns / inst divisor).
+    insts: usize,
+    limit: Duration,
+    /// Probe times per row label, by size, across the sizes run so far.
+    probes: &'g mut HashMap<String, Vec<(usize, Duration)>>,
+}
+
+impl RowVisitor for Sampler<'_, '_> {
+    fn admit(&mut self, row: &Row) -> bool {
+        let Some(predicted) = self.probes.get(&row.label).and_then(|p| predict(p, self.n)) else { return true };
+        if predicted <= 4.0 * self.limit.as_secs_f64() {
+            return true;
+        }
+        let rest = if row.is_chained() { "; later rows of its chain lack input" } else { "" };
+        eprintln!("PROBE {} n={}: SKIPPED, predicted {predicted:.0} s per run{rest}", row.label, self.n);
+        false
+    }
+
+    fn visit(&mut self, row: &Row, inputs: &[Module], probes: &[rows::Probe]) {
+        let (input, p) = (&inputs[0], &probes[0]);
+        eprintln!(
+            "PROBE {} n={}: {:.3?} single run, {:.1} ns/inst, {} -> {} instructions; {}",
+            row.label,
+            self.n,
+            p.took,
+            p.took.as_nanos() as f64 / self.insts as f64,
+            p.insts_before,
+            p.insts_after,
+            p.stats
+        );
+        self.probes.entry(row.label.clone()).or_default().push((self.n, p.took));
+        if p.took > self.limit {
+            eprintln!("PROBE {} n={}: TOO SLOW to sample (limit {:?})", row.label, self.n, self.limit);
+            return;
+        }
+        self.group.bench_with_input(BenchmarkId::new(row.label.as_str(), self.n), input, |bch, input| {
+            bch.iter_batched(
+                || input.clone(),
+                |mut m| {
+                    row.run(&mut m);
+                    m
+                },
+                BatchSize::PerIteration,
+            )
+        });
+    }
+}
+
 fn bench(c: &mut Criterion) {
     eprintln!("global allocator: {ALLOCATOR}");
     let pipe = pipeline();
-    let steps = steps_at(&pipe.steps, OPT_LEVEL);
-    let limit = limit();
-    // Probe times per step (passes, then the two pipelines), by size.
-    let mut probes: Vec<Vec<(usize, Duration)>> = vec![Vec::new(); steps.len() + 2 + OPT_ROWS.len()];
     let mut opt_reg = PassRegistry::new();
     xir_passes::register_all(&mut opt_reg);
+    let mut probes = HashMap::new();
     let mut group = c.benchmark_group("legalize");
     group.sample_size(10).sampling_mode(SamplingMode::Flat);
     let measure = std::env::var("XIR_BENCH_MEASURE_S").ok().and_then(|s| s.parse().ok()).unwrap_or(2.0);
@@ -122,131 +159,8 @@ fn bench(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::new("baseline_module_clone", n), &module, |bch, module| {
             bch.iter_batched(|| (), |()| module.clone(), BatchSize::PerIteration)
         });
-        let mut cur = module.clone();
-        // The IR where `-O2` / `-O3` run their optional groups (the input of
-        // `reg2mem`), for the `opt_*` rows below.
-        let mut opt_input: Option<Module> = None;
-        // A pass that occurs more than once in the pipeline (phi_cleanup and
-        // dce sit in two of its included groups) is labelled by occurrence.
-        let mut occurrences: std::collections::HashMap<&str, usize> = Default::default();
-        for (k, step) in steps.iter().enumerate() {
-            let nth = occurrences.entry(step.name.as_str()).or_default();
-            *nth += 1;
-            let label = if *nth == 1 { step.name.clone() } else { format!("{}#{nth}", step.name) };
-            if let Some(predicted) = predict(&probes[k], n) {
-                if predicted > 4.0 * limit.as_secs_f64() {
-                    eprintln!(
-                        "PROBE {} n={n}: SKIPPED, predicted {predicted:.0} s per run; later passes lack input",
-                        step.name
-                    );
-                    break;
-                }
-            }
-            let input = cur.clone();
-            if step.name == "reg2mem" {
-                opt_input = Some(input.clone());
-            }
-            let t = Instant::now();
-            let stats = run_pass(step.pass.as_ref(), &step.name, &mut cur);
-            let took = t.elapsed();
-            eprintln!(
-                "PROBE {} n={n}: {:.3?} single run, {:.1} ns/inst, {} -> {} instructions; {stats}",
-                step.name,
-                took,
-                took.as_nanos() as f64 / insts as f64,
-                input.inst_count(),
-                cur.inst_count()
-            );
-            probes[k].push((n, took));
-            if took > limit {
-                eprintln!("PROBE {} n={n}: TOO SLOW to sample (limit {limit:?})", step.name);
-                continue;
-            }
-            group.bench_with_input(BenchmarkId::new(label.as_str(), n), &input, |bch, input| {
-                bch.iter_batched(
-                    || input.clone(),
-                    |mut m| {
-                        run_pass(step.pass.as_ref(), &step.name, &mut m);
-                        m
-                    },
-                    BatchSize::PerIteration,
-                )
-            });
-            drop(input);
-        }
-        drop(cur);
-        // The near-linear passes of the -O2 / -O3 groups, each once in this
-        // order on the previous one's output, starting where the groups run
-        // (`gvn` and the rest of `ssa.ron` are not measured: see
-        // BENCHMARKS.md).
-        if let Some(mut cur) = opt_input.take() {
-            for (k, name) in OPT_ROWS.iter().enumerate() {
-                let slot = steps.len() + 2 + k;
-                let label = format!("opt_{name}");
-                if let Some(predicted) = predict(&probes[slot], n) {
-                    if predicted > 4.0 * limit.as_secs_f64() {
-                        eprintln!("PROBE {label} n={n}: SKIPPED, predicted {predicted:.0} s per run");
-                        break;
-                    }
-                }
-                let pass = (opt_reg.get(name).expect("registered").create)(None).expect("default options");
-                let input = cur.clone();
-                let t = Instant::now();
-                run_pass(pass.as_ref(), name, &mut cur);
-                let took = t.elapsed();
-                eprintln!(
-                    "PROBE {label} n={n}: {took:.3?} single run, {:.1} ns/inst, {} -> {} instructions",
-                    took.as_nanos() as f64 / insts as f64,
-                    input.inst_count(),
-                    cur.inst_count()
-                );
-                probes[slot].push((n, took));
-                if took > limit {
-                    eprintln!("PROBE {label} n={n}: TOO SLOW to sample (limit {limit:?})");
-                    continue;
-                }
-                group.bench_with_input(BenchmarkId::new(label.as_str(), n), &input, |bch, input| {
-                    bch.iter_batched(
-                        || input.clone(),
-                        |mut m| {
-                            run_pass(pass.as_ref(), name, &mut m);
-                            m
-                        },
-                        BatchSize::PerIteration,
-                    )
-                });
-            }
-        }
-        for (slot, opt_level) in [(steps.len(), 0u8), (steps.len() + 1, 1)] {
-            let name = format!("pipeline_O{opt_level}");
-            let opts = RunOptions { opt_level, ..RunOptions::default() };
-            let mut m = module.clone();
-            let t = Instant::now();
-            if let Err(e) = PassManager::new(&pipe, opts.clone()).run(&mut m, &mut std::io::sink()) {
-                panic!("{name}: {e}");
-            }
-            let took = t.elapsed();
-            drop(m);
-            eprintln!(
-                "PROBE {name} n={n}: {took:.3?} single run, {:.1} ns/inst",
-                took.as_nanos() as f64 / insts as f64
-            );
-            probes[slot].push((n, took));
-            if took > limit {
-                eprintln!("PROBE {name} n={n}: TOO SLOW to sample (limit {limit:?})");
-                continue;
-            }
-            group.bench_with_input(BenchmarkId::new(name.as_str(), n), &module, |bch, module| {
-                bch.iter_batched(
-                    || module.clone(),
-                    |mut m| {
-                        PassManager::new(&pipe, opts.clone()).run(&mut m, &mut std::io::sink()).expect("pipeline runs");
-                        m
-                    },
-                    BatchSize::PerIteration,
-                )
-            });
-        }
+        let mut sampler = Sampler { group: &mut group, n, insts, limit: limit(), probes: &mut probes };
+        rows::walk(&pipe, &opt_reg, std::slice::from_ref(&module), &mut sampler);
     }
     group.finish();
 }
