@@ -38,19 +38,16 @@ impl Regions {
         let mut r = Regions { constructs: Vec::new(), owner: vec![None; f.block_capacity()] };
         let Some(entry) = f.body() else { return r };
         let mut work: Vec<(Block, Option<usize>)> = vec![(entry, None)];
-        // The search reads each block's terminator record in search order;
-        // asking for the records of the blocks it has queued, when it
-        // queues them, overlaps those misses on large functions.
-        let mut prefetched = 0;
+        // The search reads each block's terminator record in search order,
+        // a miss per block on large functions. It asks for the records of
+        // the blocks a few ids ahead (which it visits next on structured
+        // IR).
         while let Some((b, ctx)) = work.pop() {
-            for &(q, _) in &work[prefetched.min(work.len())..] {
-                f.prefetch_terminator(q);
-            }
-            prefetched = work.len();
             if r.owner[b.index()].is_some() {
                 continue;
             }
             r.owner[b.index()] = Some(ctx);
+            f.prefetch_terminator_by_id_ahead(b);
             let Some(t) = f.terminator(b) else { continue };
             let d = f.inst(t);
             match d.opcode {
