@@ -585,6 +585,19 @@ impl Function {
         self.attach_operands(i);
     }
 
+    /// Record the unplaced `i` as placed in `b` (its parent, and its
+    /// operands' uses) without adding it to `b`'s instruction list. This is
+    /// for a pass that rebuilds `b`'s list itself before it returns:
+    /// `reg2mem` batches its insertions that way. Appending would read
+    /// `b`'s record, a random access per insertion on large functions, for
+    /// a list that is then rebuilt. Until the caller rebuilds it, `b`'s list
+    /// lacks `i`, and the verifier reports that.
+    pub fn place_unlisted(&mut self, b: Block, i: Inst) {
+        debug_assert!(!self.is_live(i), "instruction placed twice");
+        self.hot[i.index()].parent = pack_parent(Some(b));
+        self.attach_operands(i);
+    }
+
     /// Append an instruction to block `b`.
     pub fn append_inst(&mut self, b: Block, data: InstData) -> Inst {
         let i = self.create_inst(data);

@@ -172,7 +172,7 @@ pub fn reg2mem_function(m: &mut Module, fid: FuncId) -> Reg2MemStats {
             let st_i = util::make(f, Opcode::Store, TypeTable::VOID, &[Value::Inst(slot), v], Metadata::default());
             match term_of.get(pred.index()).copied().flatten() {
                 Some(t) => edits.before(f, t, st_i),
-                None => edits.append(f, pred, st_i),
+                None => edits.back(f, pred, st_i),
             }
         }
         let md = util::name_like(f.inst_md(phi));
@@ -244,8 +244,9 @@ pub fn reg2mem_function(m: &mut Module, fid: FuncId) -> Reg2MemStats {
 
 /// Insertions collected during the pass and placed in one reordering per
 /// block, so the pass stays linear on large blocks. A new instruction is
-/// appended to its block at once (which records its operand uses) and moved
-/// to its final position by `apply`. The placements are lists of pairs,
+/// placed in its block at once (`Function::place_unlisted`: its parent and
+/// operand uses, not the block's list) and put into the list, at its final
+/// position, by `apply`. The placements are lists of pairs,
 /// grouped by anchor in flat tables when applied (hash maps of lists, one
 /// entry per anchor, were a random access and an allocation per inserted
 /// load or store).
@@ -255,10 +256,9 @@ struct Edits {
     /// (anchor instruction id, instruction to place before / after it)
     before: Vec<(usize, Inst)>,
     after: Vec<(usize, Inst)>,
-    /// (block id, instruction to place at its top)
+    /// (block id, instruction to place at its top / its end)
     front: Vec<(usize, Inst)>,
-    /// Per instruction id: created by this pass.
-    new: Vec<bool>,
+    back: Vec<(usize, Inst)>,
     blocks: Vec<Block>,
 }
 
@@ -269,13 +269,9 @@ struct Placements {
 }
 
 impl Edits {
+    /// Places `i` in `b`; `apply` puts it into `b`'s list.
     fn append(&mut self, f: &mut Function, b: Block, i: Inst) {
-        let n = f.block(b).insts.len();
-        f.insert_inst(b, n, i);
-        if i.index() >= self.new.len() {
-            self.new.resize(i.index() + 1, false);
-        }
-        self.new[i.index()] = true;
+        f.place_unlisted(b, i);
         self.blocks.push(b);
     }
     fn slot(&mut self, f: &mut Function, entry: Block, ty: TypeId, md: Metadata) -> Inst {
@@ -296,6 +292,11 @@ impl Edits {
         self.append(f, b, i);
         self.after.push((anchor.index(), i));
     }
+    /// Place `i` at the end of `b` (after earlier `back` instructions).
+    fn back(&mut self, f: &mut Function, b: Block, i: Inst) {
+        self.append(f, b, i);
+        self.back.push((b.index(), i));
+    }
     /// Place `i` at the top of `b` (after earlier `front` instructions).
     fn front(&mut self, f: &mut Function, b: Block, i: Inst) {
         self.append(f, b, i);
@@ -309,7 +310,7 @@ impl Edits {
             after: FlatLists::from_pairs(n, self.after.iter().copied()),
         };
         let front = FlatLists::from_pairs(f.block_capacity(), self.front.iter().copied());
-        let is_new = |i: &Inst| self.new.get(i.index()).copied().unwrap_or(false);
+        let back = FlatLists::from_pairs(f.block_capacity(), self.back.iter().copied());
         self.blocks.sort();
         self.blocks.dedup();
         for (k, &b) in self.blocks.iter().enumerate() {
@@ -324,7 +325,10 @@ impl Edits {
             for &i in front.get(b.index()) {
                 at.emit(&mut list, i);
             }
-            for &i in old.iter().filter(|i| !is_new(i)) {
+            for &i in &old {
+                at.emit(&mut list, i);
+            }
+            for &i in back.get(b.index()) {
                 at.emit(&mut list, i);
             }
             f.block_mut(b).insts = list;
