@@ -63,9 +63,14 @@ impl Pass for PhiCleanup {
         let (mut redundant, mut dups) = (0, 0);
         for fid in util::defined_functions(module) {
             let f = module.func_mut(fid);
+            // One sweep of the instruction table finds the Phis; the rounds
+            // only remove some (this pass creates none).
+            let mut phis = live_phis(f);
             loop {
-                let r = remove_redundant_phis(f);
-                let d = remove_duplicate_phis(f);
+                let r = remove_redundant_phis_among(f, &phis);
+                phis.retain(|&p| f.is_live(p));
+                let d = remove_duplicate_phis_among(f, &phis);
+                phis.retain(|&p| f.is_live(p));
                 redundant += r;
                 dups += d;
                 if r + d == 0 {
@@ -84,17 +89,15 @@ fn is_phi(f: &Function, v: Value) -> Option<Inst> {
     v.as_inst().filter(|&i| f.is_live(i) && f.opcode(i) == Opcode::Phi)
 }
 
-/// Replace every Phi component fed by at most one outside value. Returns the
-/// number of Phis removed.
-pub fn remove_redundant_phis(f: &mut Function) -> usize {
-    // A sweep of the instruction table in id order.
-    let phis: Vec<Inst> = f.live_opcodes_by_id().filter(|&(_, op)| op == Opcode::Phi).map(|p| p.0).collect();
-    remove_redundant_phis_among(f, &phis)
+/// Every live Phi of `f`, in id order (a sweep of the dense table).
+fn live_phis(f: &Function) -> Vec<Inst> {
+    f.live_opcodes_by_id().filter(|&(_, op)| op == Opcode::Phi).map(|p| p.0).collect()
 }
 
-/// `remove_redundant_phis` given every live Phi of `f`, in any order (the
-/// result does not depend on it: Tarjan yields the components
-/// operands-first whatever the node order), for callers that hold the list.
+/// Replace every Phi component fed by at most one outside value, given
+/// every live Phi of `f` in any order (the result does not depend on it:
+/// Tarjan yields the components operands-first whatever the node order).
+/// Returns the number of Phis removed.
 pub fn remove_redundant_phis_among(f: &mut Function, phis: &[Inst]) -> usize {
     if phis.is_empty() {
         return 0;
@@ -145,14 +148,14 @@ pub fn remove_redundant_phis_among(f: &mut Function, phis: &[Inst]) -> usize {
     removed
 }
 
-/// Replace Phis that repeat an earlier Phi of their block. Returns how many.
-pub fn remove_duplicate_phis(f: &mut Function) -> usize {
+/// Replace Phis that repeat an earlier Phi of their block, given every live
+/// Phi of `f`. Returns how many.
+fn remove_duplicate_phis_among(f: &mut Function, phis: &[Inst]) -> usize {
     let mut removed = 0;
-    // Only blocks holding a Phi, found by one sweep of the dense opcode
-    // table (a walk of every block reads every block's list). Blocks are
-    // independent here, so their order does not matter.
-    let mut blocks: Vec<Block> =
-        f.live_opcodes_by_id().filter(|&(_, op)| op == Opcode::Phi).filter_map(|(i, _)| f.parent(i)).collect();
+    // Only the blocks holding a Phi (a walk of every block reads every
+    // block's list). Blocks are independent here, so their order does not
+    // matter.
+    let mut blocks: Vec<Block> = phis.iter().filter_map(|&p| f.parent(p)).collect();
     blocks.sort_unstable();
     blocks.dedup();
     for b in blocks {
