@@ -93,7 +93,10 @@ pub fn fix_function(m: &mut Module, fid: FuncId) -> (usize, usize) {
     // Per instruction id: 0 = unvisited, 1 = on the path, 2 = done.
     let mut state: Vec<u8> = vec![0; f.inst_capacity()];
     let mut cut: Vec<(Inst, usize)> = Vec::new();
-    for &root in &phis {
+    for (k, &root) in phis.iter().enumerate() {
+        // Most searches stay at their root, whose record and operands'
+        // table entries are asked for ahead.
+        f.prefetch_operand_opcode_walk_ahead(&phis, k);
         if state[root.index()] != 0 {
             continue;
         }

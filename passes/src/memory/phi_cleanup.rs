@@ -102,9 +102,14 @@ pub fn remove_redundant_phis_among(f: &mut Function, phis: &[Inst]) -> usize {
     if phis.is_empty() {
         return 0;
     }
-    let mut g: DiGraph<Inst, ()> = DiGraph::new();
-    let node: FxHashMap<Inst, NodeIndex> = phis.iter().map(|&p| (p, g.add_node(p))).collect();
-    for &p in phis {
+    // Sized up front: growing the graph and the map by doubling copied
+    // them several times on large functions.
+    let mut g: DiGraph<Inst, ()> = DiGraph::with_capacity(phis.len(), 2 * phis.len());
+    let mut node: FxHashMap<Inst, NodeIndex> = FxHashMap::default();
+    node.reserve(phis.len());
+    node.extend(phis.iter().map(|&p| (p, g.add_node(p))));
+    for (k, &p) in phis.iter().enumerate() {
+        f.prefetch_operand_opcode_walk_ahead(phis, k);
         for &v in &f.inst(p).operands {
             if let Some(q) = is_phi(f, v) {
                 g.add_edge(node[&p], node[&q], ());

@@ -197,6 +197,33 @@ impl Function {
         in_two_stages(insts, k, stages, uses, users);
     }
 
+    /// For a walk at position `k` of `insts` that reads each one's record
+    /// and its operands' dense-table entries (liveness, opcode): ask for the
+    /// record at twice the prefetch distance and, at the distance, the
+    /// operands' entries.
+    #[inline]
+    pub fn prefetch_operand_opcode_walk_ahead(&self, insts: &[Inst], k: usize) {
+        let stages = (2 * PREFETCH_DISTANCE, PREFETCH_DISTANCE);
+        in_two_stages(insts, k, stages, |i| self.prefetch_inst(i), |i| self.prefetch_operand_opcodes(i));
+    }
+
+    /// Ask the cache for the dense-table entries of `i`'s instruction
+    /// operands (reads `i`'s record: ask for that earlier with
+    /// `prefetch_inst`).
+    #[inline]
+    pub fn prefetch_operand_opcodes(&self, i: Inst) {
+        if !self.prefetch_pays() {
+            return;
+        }
+        if let Some(core) = self.insts.get(i.index()) {
+            for v in &core.operands {
+                if let Value::Inst(d) = v {
+                    self.hint(self.hot.get(d.index()));
+                }
+            }
+        }
+    }
+
     /// Ask the cache for the use list of `v` (its inline part or the
     /// pointer to the rest), ahead of a walk that reads it.
     #[inline]
