@@ -12,14 +12,19 @@
 //! lowering (`xir::testgen::programs::lower`, which uses the `Builder`), so
 //! the IR grows linearly with the number of constructs.
 //!
-//! Each pass is measured on the IR in the dialect it consumes: for every
-//! size, the pipeline's passes as `-O1` runs them (`OptGroup`s above level
-//! 1, the SSA and loop-rotation groups of `-O2` / `-O3`, are not part of
-//! it) are run once in order, and the input of each is kept for that
-//! pass's measurement (cloned per iteration, the clone not timed). That first run is also a probe: a pass whose single run exceeds
+//! Each row is measured at every size before the next row starts, so a
+//! row's 10^3 and 10^6 figures are taken seconds apart, not minutes (on a
+//! machine whose speed drifts, that drift would otherwise enter their
+//! ratio). Each pass is measured on the IR in the dialect it consumes: for
+//! every size, the pipeline's passes as `-O1` runs them (`OptGroup`s above
+//! level 1, the SSA and loop-rotation groups of `-O2` / `-O3`, are not
+//! part of it) are run once in order, and the input of each is kept for
+//! that pass's measurement (cloned per iteration, the clone not timed).
+//! That first run is also a probe: a pass whose single run exceeds
 //! `XIR_BENCH_LIMIT_S` (default 30 s) is reported as too slow instead of
-//! being sampled, and a size whose predicted prefix cost exceeds the limit
-//! stops there. `XIR_BENCH_SIZES=1000,10000` restricts the sizes (under
+//! being sampled, and a size whose run a row's smaller sizes predict to
+//! exceed four times the limit stops there for that row and the rest of
+//! its chain. `XIR_BENCH_SIZES=1000,10000` restricts the sizes (under
 //! `cargo test` the default is the smallest only);
 //! `XIR_PIPELINES_DIR` overrides where `spirv-legalize.ron` is found (for
 //! running the built bench binary on another machine);
@@ -40,7 +45,6 @@
 //! hook (a no-op), without the SPIR-V backend, so the bench builds without
 //! SPIRV-Tools.
 
-use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use criterion::measurement::WallTime;
@@ -85,55 +89,58 @@ fn sizes() -> Vec<usize> {
     }
 }
 
-/// Benchmarks every row at one size, after probing it with a single run.
+/// Benchmarks every row at every size in turn (a row's sizes back to back,
+/// so that they are measured under the same machine conditions), after
+/// probing each size with a single run.
 struct Sampler<'g, 'c> {
     group: &'g mut BenchmarkGroup<'c, WallTime>,
-    n: usize,
-    /// Instructions of the generated module (the ns / inst divisor).
-    insts: usize,
+    /// The generated sizes, ascending, and the instructions of each
+    /// generated module (the ns / inst divisor).
+    sizes: Vec<usize>,
+    insts: Vec<usize>,
     limit: Duration,
-    /// Probe times per row label, by size, across the sizes run so far.
-    probes: &'g mut HashMap<String, Vec<(usize, Duration)>>,
 }
 
 impl RowVisitor for Sampler<'_, '_> {
-    fn admit(&mut self, row: &Row) -> bool {
-        let Some(predicted) = self.probes.get(&row.label).and_then(|p| predict(p, self.n)) else { return true };
+    fn admit_input(&mut self, row: &Row, k: usize, probes: &[rows::Probe]) -> bool {
+        let seen: Vec<(usize, Duration)> = self.sizes.iter().zip(probes).map(|(&n, p)| (n, p.took)).collect();
+        let Some(predicted) = predict(&seen, self.sizes[k]) else { return true };
         if predicted <= 4.0 * self.limit.as_secs_f64() {
             return true;
         }
-        let rest = if row.is_chained() { "; later rows of its chain lack input" } else { "" };
-        eprintln!("PROBE {} n={}: SKIPPED, predicted {predicted:.0} s per run{rest}", row.label, self.n);
+        let rest = if row.is_chained() { "; later rows of its chain lack this size and larger ones" } else { "" };
+        eprintln!("PROBE {} n={}: SKIPPED, predicted {predicted:.3} s per run{rest}", row.label, self.sizes[k]);
         false
     }
 
     fn visit(&mut self, row: &Row, inputs: &[Module], probes: &[rows::Probe]) {
-        let (input, p) = (&inputs[0], &probes[0]);
-        eprintln!(
-            "PROBE {} n={}: {:.3?} single run, {:.1} ns/inst, {} -> {} instructions; {}",
-            row.label,
-            self.n,
-            p.took,
-            p.took.as_nanos() as f64 / self.insts as f64,
-            p.insts_before,
-            p.insts_after,
-            p.stats
-        );
-        self.probes.entry(row.label.clone()).or_default().push((self.n, p.took));
-        if p.took > self.limit {
-            eprintln!("PROBE {} n={}: TOO SLOW to sample (limit {:?})", row.label, self.n, self.limit);
-            return;
+        for (k, (input, p)) in inputs.iter().zip(probes).enumerate() {
+            let (n, insts) = (self.sizes[k], self.insts[k]);
+            eprintln!(
+                "PROBE {} n={n}: {:.3?} single run, {:.1} ns/inst, {} -> {} instructions; {}",
+                row.label,
+                p.took,
+                p.took.as_nanos() as f64 / insts as f64,
+                p.insts_before,
+                p.insts_after,
+                p.stats
+            );
+            if p.took > self.limit {
+                eprintln!("PROBE {} n={n}: TOO SLOW to sample (limit {:?})", row.label, self.limit);
+                continue;
+            }
+            self.group.throughput(Throughput::Elements(insts as u64));
+            self.group.bench_with_input(BenchmarkId::new(row.label.as_str(), n), input, |bch, input| {
+                bch.iter_batched(
+                    || input.clone(),
+                    |mut m| {
+                        row.run(&mut m);
+                        m
+                    },
+                    BatchSize::PerIteration,
+                )
+            });
         }
-        self.group.bench_with_input(BenchmarkId::new(row.label.as_str(), self.n), input, |bch, input| {
-            bch.iter_batched(
-                || input.clone(),
-                |mut m| {
-                    row.run(&mut m);
-                    m
-                },
-                BatchSize::PerIteration,
-            )
-        });
     }
 }
 
@@ -142,26 +149,33 @@ fn bench(c: &mut Criterion) {
     let pipe = pipeline();
     let mut opt_reg = PassRegistry::new();
     xir_passes::register_all(&mut opt_reg);
-    let mut probes = HashMap::new();
     let mut group = c.benchmark_group("legalize");
     group.sample_size(10).sampling_mode(SamplingMode::Flat);
     let measure = std::env::var("XIR_BENCH_MEASURE_S").ok().and_then(|s| s.parse().ok()).unwrap_or(2.0);
     group.warm_up_time(Duration::from_millis(200)).measurement_time(Duration::from_secs_f64(measure));
-    for n in sizes() {
-        let t = Instant::now();
-        let module = generate(n);
-        let insts = module.inst_count();
-        eprintln!("size {n}: {insts} instructions, generated in {:.2?}", t.elapsed());
-        group.throughput(Throughput::Elements(insts as u64));
-        // The memory-bound linear baseline: one copy of the module (every
-        // table walked and allocated once), to tell cache effects at large
-        // sizes from superlinear algorithms.
-        group.bench_with_input(BenchmarkId::new("baseline_module_clone", n), &module, |bch, module| {
+    let mut sizes = sizes();
+    sizes.sort_unstable();
+    let modules: Vec<Module> = sizes
+        .iter()
+        .map(|&n| {
+            let t = Instant::now();
+            let module = generate(n);
+            eprintln!("size {n}: {} instructions, generated in {:.2?}", module.inst_count(), t.elapsed());
+            module
+        })
+        .collect();
+    let insts: Vec<usize> = modules.iter().map(Module::inst_count).collect();
+    // The memory-bound linear baseline: one copy of the module (every
+    // table walked and allocated once), to tell cache effects at large
+    // sizes from superlinear algorithms.
+    for ((&n, module), &count) in sizes.iter().zip(&modules).zip(&insts) {
+        group.throughput(Throughput::Elements(count as u64));
+        group.bench_with_input(BenchmarkId::new("baseline_module_clone", n), module, |bch, module| {
             bch.iter_batched(|| (), |()| module.clone(), BatchSize::PerIteration)
         });
-        let mut sampler = Sampler { group: &mut group, n, insts, limit: limit(), probes: &mut probes };
-        rows::walk(&pipe, &opt_reg, std::slice::from_ref(&module), &mut sampler);
     }
+    let mut sampler = Sampler { group: &mut group, sizes, insts, limit: limit() };
+    rows::walk(&pipe, &opt_reg, &modules, &mut sampler);
     group.finish();
 }
 

@@ -1,7 +1,9 @@
 //! The measured rows of the legalization scaling benches and the walk that
-//! builds each row's input, shared by `benches/legalize.rs` (criterion, one
-//! size at a time) and `benches/legalize_ratio.rs` (paired 10^3 / 10^6
-//! ratios), so both measure the same steps on the same inputs.
+//! builds each row's input, shared by `benches/legalize.rs` (criterion) and
+//! `benches/legalize_ratio.rs` (paired 10^3 / 10^6 ratios), so both
+//! measure the same steps on the same inputs. The walk visits one row at a
+//! time with its input at every size, so a bench measures a row's sizes
+//! back to back.
 //!
 //! The rows, in walk order:
 //! - every pass `spirv-legalize.ron` runs at `-O1`, each on the output of
@@ -95,20 +97,39 @@ pub trait RowVisitor {
     fn admit(&mut self, _row: &Row) -> bool {
         true
     }
+    /// Whether to run `row` on input `k` (of the modules given to `walk`,
+    /// in their order), knowing the probes of inputs `0..k`. `false` drops
+    /// input `k` and every later one, for this row and every row after it
+    /// (sizes ascend, so this is how a size too slow to run stops there).
+    fn admit_input(&mut self, _row: &Row, _k: usize, _probes: &[Probe]) -> bool {
+        true
+    }
     /// `inputs[i]` is the row's input built from `modules[i]`; `probes[i]`
-    /// is the run that produced the next row's input from it.
+    /// is the run that produced the next row's input from it. Inputs that
+    /// `admit_input` dropped are not among them.
     fn visit(&mut self, row: &Row, inputs: &[Module], probes: &[Probe]);
 }
 
-fn advance(row: &Row, cur: &mut [Module]) -> Vec<Probe> {
-    cur.iter_mut()
-        .map(|m| {
-            let insts_before = m.inst_count();
-            let t = Instant::now();
-            let stats = row.run(m);
-            Probe { took: t.elapsed(), insts_before, insts_after: m.inst_count(), stats }
-        })
-        .collect()
+/// Runs `row` once on every input of `cur` that the visitor admits (the
+/// others are dropped from `cur`), and visits it with the inputs it ran on.
+fn advance(row: &Row, cur: &mut Vec<Module>, v: &mut impl RowVisitor) {
+    let mut inputs = Vec::with_capacity(cur.len());
+    let mut probes: Vec<Probe> = Vec::with_capacity(cur.len());
+    for k in 0..cur.len() {
+        if !v.admit_input(row, k, &probes) {
+            cur.truncate(k);
+            break;
+        }
+        let m = &mut cur[k];
+        inputs.push(m.clone());
+        let insts_before = m.inst_count();
+        let t = Instant::now();
+        let stats = row.run(m);
+        probes.push(Probe { took: t.elapsed(), insts_before, insts_after: m.inst_count(), stats });
+    }
+    if !inputs.is_empty() {
+        v.visit(row, &inputs, &probes);
+    }
 }
 
 /// Walks every row over the given generated modules in lockstep (one per
@@ -125,12 +146,10 @@ pub fn walk(pipe: &Pipeline, opt_reg: &PassRegistry, modules: &[Module], v: &mut
         if !v.admit(&row) {
             break;
         }
-        let inputs = cur.clone();
         if step.name == "reg2mem" {
-            opt_input = Some(inputs.clone());
+            opt_input = Some(cur.clone());
         }
-        let probes = advance(&row, &mut cur);
-        v.visit(&row, &inputs, &probes);
+        advance(&row, &mut cur, v);
     }
     drop(cur);
     if let Some(mut cur) = opt_input.take() {
@@ -140,9 +159,7 @@ pub fn walk(pipe: &Pipeline, opt_reg: &PassRegistry, modules: &[Module], v: &mut
             if !v.admit(&row) {
                 break;
             }
-            let inputs = cur.clone();
-            let probes = advance(&row, &mut cur);
-            v.visit(&row, &inputs, &probes);
+            advance(&row, &mut cur, v);
         }
     }
     for opt_level in [0u8, 1] {
@@ -151,7 +168,6 @@ pub fn walk(pipe: &Pipeline, opt_reg: &PassRegistry, modules: &[Module], v: &mut
         if !v.admit(&row) {
             continue;
         }
-        let probes = advance(&row, &mut modules.to_vec());
-        v.visit(&row, modules, &probes);
+        advance(&row, &mut modules.to_vec(), v);
     }
 }
