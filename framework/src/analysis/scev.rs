@@ -326,7 +326,10 @@ fn analyze_loop(
             sym.insert(Value::Inst(p), Lin::atom(ty, bits, signed, Value::Inst(p)));
         }
     }
-    for &b in body {
+    for (k, &b) in body.iter().enumerate() {
+        // Every instruction record of the body is read (its type first):
+        // on large functions those are misses, so ask for them ahead.
+        f.prefetch_block_walk_ahead(body, k);
         for &i in &f.block(b).insts {
             if let Some(lin) = eval(m, f, i, &sym, &in_loop) {
                 sym.insert(Value::Inst(i), lin);

@@ -103,7 +103,11 @@ pub fn licm_function(
             continue;
         };
         let header = forest.loops[l].header;
-        for &b in &loop_blocks[l] {
+        let blocks = &loop_blocks[l];
+        for (k, &b) in blocks.iter().enumerate() {
+            // Every record of the block is read: on large functions the
+            // block and instruction records are misses, so ask ahead.
+            f.prefetch_block_walk_ahead(blocks, k);
             let mut effects_before = false;
             for i in f.block(b).insts.clone() {
                 let d = f.inst(i);
