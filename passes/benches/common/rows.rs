@@ -92,15 +92,11 @@ pub struct Probe {
 }
 
 pub trait RowVisitor {
-    /// Whether to run `row` at all. `false` for a chained row ends its
-    /// chain (the rows after it lack input); a pipeline row is just skipped.
-    fn admit(&mut self, _row: &Row) -> bool {
-        true
-    }
     /// Whether to run `row` on input `k` (of the modules given to `walk`,
     /// in their order), knowing the probes of inputs `0..k`. `false` drops
     /// input `k` and every later one, for this row and every row after it
-    /// (sizes ascend, so this is how a size too slow to run stops there).
+    /// (sizes ascend, so this is how a size too slow to run stops there; a
+    /// chain left without inputs visits nothing more).
     fn admit_input(&mut self, _row: &Row, _k: usize, _probes: &[Probe]) -> bool {
         true
     }
@@ -143,9 +139,6 @@ pub fn walk(pipe: &Pipeline, opt_reg: &PassRegistry, modules: &[Module], v: &mut
         *nth += 1;
         let label = if *nth == 1 { step.name.clone() } else { format!("{}#{nth}", step.name) };
         let row = Row { label, runner: Runner::Pass { pass: step.pass.as_ref(), name: &step.name } };
-        if !v.admit(&row) {
-            break;
-        }
         if step.name == "reg2mem" {
             opt_input = Some(cur.clone());
         }
@@ -156,18 +149,12 @@ pub fn walk(pipe: &Pipeline, opt_reg: &PassRegistry, modules: &[Module], v: &mut
         for &name in OPT_ROWS {
             let pass = (opt_reg.get(name).expect("registered").create)(None).expect("default options");
             let row = Row { label: format!("opt_{name}"), runner: Runner::OwnedPass { pass, name } };
-            if !v.admit(&row) {
-                break;
-            }
             advance(&row, &mut cur, v);
         }
     }
     for opt_level in [0u8, 1] {
         let opts = RunOptions { opt_level, ..RunOptions::default() };
         let row = Row { label: format!("pipeline_O{opt_level}"), runner: Runner::Pipeline { pipe, opts } };
-        if !v.admit(&row) {
-            continue;
-        }
         advance(&row, &mut modules.to_vec(), v);
     }
 }
