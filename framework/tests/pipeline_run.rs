@@ -263,6 +263,19 @@ fn a_panicking_pass_is_reported_not_propagated() {
 }
 
 #[test]
+fn a_pass_refusing_the_input_writes_no_reproducer() {
+    // A pass error is the pass refusing the user's module with a reason, not
+    // an internal fault: nothing is written even with a reproducer directory.
+    let dir = temp_dir("refuse");
+    let (r, _, _) = run("Pass(\"refuse\")", RunOptions { reproducer_dir: Some(dir.clone()), ..Default::default() });
+    let e = r.unwrap_err();
+    assert_eq!(e.kind, FailureKind::PassError);
+    assert!(e.reproducer.is_none() && e.reproducer_error.is_none());
+    assert!(!e.to_string().contains("reproducer"), "{e}");
+    assert!(!dir.exists(), "{} was created", dir.display());
+}
+
+#[test]
 fn a_pass_error_and_an_unreached_output_are_reported() {
     let (r, _, _) = run("Pass(\"refuse\")", RunOptions::default());
     let e = r.unwrap_err();

@@ -51,23 +51,61 @@ pub fn detect(path: &str, text: &str) -> InputFormat {
     }
 }
 
-/// Write `bytes` to `out` (`None` or `-` = stdout) atomically.
+/// Write `bytes` to `out` (`None` or `-` = stdout).
+///
+/// A regular file (or a new one) is written atomically: to a temporary file
+/// in its directory, renamed over it only once complete, keeping the old
+/// file's permissions. A symlink is written through: its target is replaced
+/// the same way and the link stays. Anything else that is not a directory (a
+/// device such as `/dev/null`, a FIFO, a socket) is opened and written in
+/// place, never replaced by a regular file.
 pub fn write_output(out: Option<&str>, bytes: &[u8]) -> Result<(), String> {
     let Some(path) = out.filter(|p| *p != "-") else {
         let mut so = std::io::stdout().lock();
         return so.write_all(bytes).and_then(|_| so.flush()).map_err(|e| format!("cannot write stdout: {e}"));
     };
     let path = Path::new(path);
+    let fail = |e: std::io::Error| format!("{}: cannot write output: {e}", path.display());
+    let target = match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return write_atomically(path, bytes, None).map_err(fail),
+        Err(e) => return Err(fail(e)),
+        Ok(m) if m.file_type().is_symlink() => std::fs::canonicalize(path).map_err(|e| {
+            format!("{}: cannot write output: the symlink's target cannot be resolved: {e}", path.display())
+        })?,
+        Ok(_) => path.to_path_buf(),
+    };
+    let meta = std::fs::metadata(&target).map_err(fail)?;
+    if meta.is_dir() {
+        return Err(format!("{}: cannot write output: it is a directory", path.display()));
+    }
+    if meta.is_file() {
+        return write_atomically(&target, bytes, Some(meta.permissions())).map_err(fail);
+    }
+    // A device, FIFO or socket: written in place, opened without creating
+    // or truncating anything.
+    let mut f = std::fs::OpenOptions::new().write(true).open(&target).map_err(fail)?;
+    f.write_all(bytes).and_then(|_| f.flush()).map_err(fail)
+}
+
+/// Write `path` (a regular file or none) through a temporary file renamed
+/// over it; the temporary file is removed on any failure.
+fn write_atomically(path: &Path, bytes: &[u8], permissions: Option<std::fs::Permissions>) -> std::io::Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "out".into());
     let tmp = dir.join(format!(".{name}.xir-opt-{}.tmp", std::process::id()));
-    let result = std::fs::write(&tmp, bytes).and_then(|_| std::fs::rename(&tmp, path));
-    if let Err(e) = result {
+    let result = (|| {
+        let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+        f.write_all(bytes)?;
+        if let Some(p) = permissions {
+            f.set_permissions(p)?;
+        }
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
-        return Err(format!("{}: cannot write output: {e}", path.display()));
     }
-    Ok(())
+    result
 }

@@ -14,8 +14,11 @@ use std::path::{Path, PathBuf};
 use xir::pass::PassRegistry;
 use xir::pipeline::Loader;
 
-/// The directory of the shipped pipelines, fixed at build time.
-pub const SHIPPED_DIR: &str = env!("CARGO_MANIFEST_DIR");
+include!(concat!(env!("OUT_DIR"), "/shipped.rs"));
+
+/// The environment variable naming a directory searched for pipelines by
+/// name before the shipped ones (what `--pipeline-dir` does, for every driver).
+pub const PIPELINE_DIR_ENV: &str = "XIR_PIPELINE_DIR";
 
 /// The hook the SPIR-V backend binds its callable specialization to.
 pub const CALLABLE_SPECIALIZATION: &str = "callable_specialization";
@@ -34,12 +37,15 @@ pub fn registry() -> PassRegistry {
     reg
 }
 
-/// A loader that finds shipped pipelines in `extra_dir` (when given) and
-/// then in the shipped directory.
+/// A loader that finds pipelines by name in `extra_dir` (when given, else
+/// the directory `$XIR_PIPELINE_DIR` names, when set) and then among the
+/// shipped ones, which are embedded in the binary: a driver finds them
+/// wherever it is installed.
 pub fn loader<'r>(reg: &'r PassRegistry, extra_dir: Option<&Path>) -> Loader<'r> {
     let mut l = Loader::new(reg);
-    if let Some(d) = extra_dir {
+    let from_env = std::env::var_os(PIPELINE_DIR_ENV).filter(|d| !d.is_empty()).map(PathBuf::from);
+    if let Some(d) = extra_dir.map(Path::to_path_buf).or(from_env) {
         l = l.with_search_dir(d);
     }
-    l.with_search_dir(PathBuf::from(SHIPPED_DIR))
+    l.with_shipped(SHIPPED)
 }

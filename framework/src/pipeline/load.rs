@@ -3,7 +3,9 @@
 //! of every step against the pass registry: pass names (with the nearest
 //! registered name as a suggestion), options (each pass's serde options type,
 //! with the failing option located), includes (relative paths or shipped
-//! names, without cycles) and hooks. The dialect flow is checked last, by
+//! names, without cycles) and hooks. Shipped pipelines are found in the
+//! search directories first and then among the texts the binary embeds
+//! (`Loader::with_shipped`), so an installed or moved binary needs no files. The dialect flow is checked last, by
 //! `check`, once everything resolved.
 
 use std::{
@@ -22,6 +24,36 @@ use crate::pass::{Pass, PassDecl, PassRegistry};
 pub struct Loader<'r> {
     registry: &'r PassRegistry,
     search_dirs: Vec<PathBuf>,
+    shipped: &'static [(&'static str, &'static str)],
+}
+
+/// Where a resolved pipeline's text comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PipelineSource {
+    /// A file on disk.
+    File(PathBuf),
+    /// A pipeline embedded in the binary, by name (`Loader::with_shipped`).
+    Shipped { name: &'static str, text: &'static str },
+}
+
+impl PipelineSource {
+    /// The file name diagnostics give it: a shipped pipeline is named after
+    /// the source file it was embedded from (`pipelines/NAME.ron`).
+    pub fn display(&self) -> String {
+        match self {
+            PipelineSource::File(p) => p.display().to_string(),
+            PipelineSource::Shipped { name, .. } => format!("pipelines/{name}.ron"),
+        }
+    }
+
+    /// What include-cycle detection compares: the canonical path of a file,
+    /// a path no file can have for a shipped pipeline.
+    fn identity(&self) -> PathBuf {
+        match self {
+            PipelineSource::File(p) => p.canonicalize().unwrap_or_else(|_| p.clone()),
+            PipelineSource::Shipped { name, .. } => PathBuf::from(format!("<shipped>/{name}.ron")),
+        }
+    }
 }
 
 /// Why a pipeline did not load: every error found (and the warnings found on
@@ -57,7 +89,19 @@ struct Session {
 
 impl<'r> Loader<'r> {
     pub fn new(registry: &'r PassRegistry) -> Self {
-        Loader { registry, search_dirs: Vec::new() }
+        Loader { registry, search_dirs: Vec::new(), shipped: &[] }
+    }
+
+    /// Pipelines embedded in the binary, by name; searched after the search
+    /// directories, so a directory can override a shipped pipeline.
+    pub fn with_shipped(mut self, shipped: &'static [(&'static str, &'static str)]) -> Self {
+        self.shipped = shipped;
+        self
+    }
+
+    /// The directories searched for pipelines by name, in order.
+    pub fn search_dirs(&self) -> &[PathBuf] {
+        &self.search_dirs
     }
 
     /// Look for shipped pipelines (`Include("cleanup")`, `--pipeline NAME`) in
@@ -71,9 +115,9 @@ impl<'r> Loader<'r> {
         self.registry
     }
 
-    /// Names of the pipelines found in the search directories.
+    /// Names of the pipelines found in the search directories and embedded.
     pub fn shipped(&self) -> Vec<String> {
-        let mut names = Vec::new();
+        let mut names: Vec<String> = self.shipped.iter().map(|(n, _)| n.to_string()).collect();
         for dir in &self.search_dirs {
             let Ok(rd) = std::fs::read_dir(dir) else { continue };
             for e in rd.flatten() {
@@ -92,21 +136,32 @@ impl<'r> Loader<'r> {
 
     /// Resolve a pipeline reference: a path (it ends in `.ron` or contains a
     /// separator; relative to `base` when given) or a shipped name, looked up
-    /// in the search directories and then beside the including file (`base`),
-    /// so that a pipeline directory is self-contained.
-    pub fn resolve(&self, spec: &str, base: Option<&Path>) -> Result<PathBuf, String> {
+    /// in the search directories, then among the embedded ones, and then
+    /// beside the including file (`base`), so that a pipeline directory is
+    /// self-contained.
+    pub fn resolve(&self, spec: &str, base: Option<&Path>) -> Result<PipelineSource, String> {
         if spec.ends_with(".ron") || spec.contains('/') || spec.contains('\\') {
             let p = match base {
                 Some(b) => b.join(spec),
                 None => PathBuf::from(spec),
             };
-            return if p.is_file() { Ok(p) } else { Err(format!("no pipeline file `{}`", p.display())) };
+            return if p.is_file() {
+                Ok(PipelineSource::File(p))
+            } else {
+                Err(format!("no pipeline file `{}`", p.display()))
+            };
         }
-        for dir in self.search_dirs.iter().map(PathBuf::as_path).chain(base) {
+        for dir in &self.search_dirs {
             let p = dir.join(format!("{spec}.ron"));
             if p.is_file() {
-                return Ok(p);
+                return Ok(PipelineSource::File(p));
             }
+        }
+        if let Some(&(name, text)) = self.shipped.iter().find(|(n, _)| *n == spec) {
+            return Ok(PipelineSource::Shipped { name, text });
+        }
+        if let Some(p) = base.map(|b| b.join(format!("{spec}.ron"))).filter(|p| p.is_file()) {
+            return Ok(PipelineSource::File(p));
         }
         let shipped = self.shipped();
         let hint = match suggest(spec, shipped.iter().map(String::as_str)) {
@@ -120,7 +175,11 @@ impl<'r> Loader<'r> {
     /// Load by shipped name or path.
     pub fn load(&self, spec: &str) -> Result<Pipeline, LoadFailure> {
         match self.resolve(spec, None) {
-            Ok(p) => self.load_path(&p),
+            Ok(PipelineSource::File(p)) => self.load_path(&p),
+            Ok(src @ PipelineSource::Shipped { text, .. }) => {
+                let mut s = Session { stack: Vec::new(), next_id: 0, diags: Vec::new() };
+                self.load_root(&mut s, src.display().into(), Some(src.identity()), None, text)
+            }
             Err(message) => Err(LoadFailure {
                 diagnostics: vec![PipelineDiag {
                     severity: Severity::Error,
@@ -147,9 +206,22 @@ impl<'r> Loader<'r> {
     /// include-cycle detection.
     pub fn load_text(&self, display: Arc<str>, path: Option<&Path>, text: &str) -> Result<Pipeline, LoadFailure> {
         let mut s = Session { stack: Vec::new(), next_id: 0, diags: Vec::new() };
-        let loaded = self.load_file(&mut s, display.clone(), path, text.into());
+        let identity = path.and_then(|p| p.canonicalize().ok());
+        self.load_root(&mut s, display, identity, path.and_then(Path::parent), text)
+    }
+
+    /// Load the top-level file and check its dialect flow.
+    fn load_root(
+        &self,
+        s: &mut Session,
+        display: Arc<str>,
+        identity: Option<PathBuf>,
+        base: Option<&Path>,
+        text: &str,
+    ) -> Result<Pipeline, LoadFailure> {
+        let loaded = self.load_file(s, display.clone(), identity, base, text.into());
         let Some((file, steps)) = loaded.filter(|_| !has_errors(&s.diags)) else {
-            return Err(LoadFailure { diagnostics: s.diags });
+            return Err(LoadFailure { diagnostics: std::mem::take(&mut s.diags) });
         };
         let mut p = Pipeline {
             name: file.name,
@@ -178,11 +250,14 @@ impl<'r> Loader<'r> {
     }
 
     /// Parse one file and resolve its steps; `None` if it could not be read.
+    /// `identity` is what include cycles are detected by, `base` where
+    /// relative includes are found.
     fn load_file(
         &self,
         s: &mut Session,
         display: Arc<str>,
-        path: Option<&Path>,
+        identity: Option<PathBuf>,
+        base: Option<&Path>,
         text: Arc<str>,
     ) -> Option<(FileSyntax, Vec<Step>)> {
         let mut d = Diags::new(display, text.clone());
@@ -204,13 +279,9 @@ impl<'r> Loader<'r> {
             s.diags.append(&mut d.list);
             return None;
         };
-        let canonical = path.and_then(|p| p.canonicalize().ok());
-        if let Some(c) = &canonical {
-            s.stack.push(c.clone());
-        }
-        let base = path.and_then(Path::parent).map(Path::to_path_buf);
-        let steps = self.build_steps(s, &mut d, base.as_deref(), &file.steps);
-        if canonical.is_some() {
+        let pushed = identity.map(|c| s.stack.push(c)).is_some();
+        let steps = self.build_steps(s, &mut d, base, &file.steps);
+        if pushed {
             s.stack.pop();
         }
         s.diags.append(&mut d.list);
@@ -299,30 +370,32 @@ impl<'r> Loader<'r> {
         at: usize,
         target_at: usize,
     ) -> Option<Step> {
-        let path = match self.resolve(target, base) {
-            Ok(p) => p,
+        let source = match self.resolve(target, base) {
+            Ok(src) => src,
             Err(e) => {
                 d.error(target_at, format!("cannot include `{target}`: {e}"));
                 return None;
             }
         };
-        let canonical = path.canonicalize().unwrap_or_else(|_| path.clone());
-        if let Some(i) = s.stack.iter().position(|p| *p == canonical) {
+        let identity = source.identity();
+        if let Some(i) = s.stack.iter().position(|p| *p == identity) {
             let mut chain: Vec<String> = s.stack[i..].iter().map(|p| file_name(p)).collect();
-            chain.push(file_name(&canonical));
+            chain.push(file_name(&identity));
             d.error(target_at, format!("include cycle: {}", chain.join(" -> ")));
             return None;
         }
-        let text = match std::fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) => {
-                d.error(target_at, format!("cannot read included pipeline `{}`: {e}", path.display()));
-                return None;
-            }
+        let (text, base): (Arc<str>, Option<&Path>) = match &source {
+            PipelineSource::File(path) => match std::fs::read_to_string(path) {
+                Ok(t) => (t.into(), path.parent()),
+                Err(e) => {
+                    d.error(target_at, format!("cannot read included pipeline `{}`: {e}", path.display()));
+                    return None;
+                }
+            },
+            PipelineSource::Shipped { text, .. } => ((*text).into(), None),
         };
-        let display: Arc<str> = path.display().to_string().into();
         let before = s.diags.len();
-        let (file, steps) = self.load_file(s, display, Some(&path), text.into())?;
+        let (file, steps) = self.load_file(s, source.display().into(), Some(identity), base, text)?;
         if has_errors(&s.diags[before..]) {
             d.error(target_at, format!("included pipeline `{target}` has errors (reported above)"));
             return None;

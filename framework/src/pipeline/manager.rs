@@ -7,8 +7,10 @@
 //! fails loudly); with `verify_each`, the generic verifier and the dialect
 //! check against the dialect the pass claims to produce. A panic (caught), a
 //! pass error, IR the verifier rejects or a false preserve claim stops the
-//! run with an error naming the pass and its step, and writes a reproducer
-//! (see `repro`). The module is checked against the pipeline's input dialect
+//! run with an error naming the pass and its step. Only internal faults (a
+//! panic, invalid IR after a pass, a false preserve claim) write a
+//! reproducer (see `repro`): a pass error is the pass refusing the user's
+//! input with a reason, and a reproducer of it would only litter the disk. The module is checked against the pipeline's input dialect
 //! before the first pass and against its output dialect after the last.
 
 use std::{
@@ -85,6 +87,14 @@ pub enum FailureKind {
     FalsePreserve,
     /// After the last step the module is not in the declared output dialect.
     Output,
+}
+
+impl FailureKind {
+    /// A fault of the framework or a pass, not of the input: the only
+    /// failures a reproducer is written for.
+    pub fn is_internal_fault(self) -> bool {
+        matches!(self, FailureKind::Panic | FailureKind::InvalidIr | FailureKind::FalsePreserve)
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -438,6 +448,7 @@ impl<'a> Exec<'a, '_> {
             reproducer: None,
             reproducer_error: None,
         };
+        let snapshot = snapshot.filter(|_| kind.is_internal_fault());
         if let (Some(dir), Some(before)) = (&self.opts.reproducer_dir, snapshot) {
             let steps = repro::remaining_steps(&self.frames, ps, self.opts.opt_level);
             let why = format!("pass `{}` at {} failed: {}", ps.name, ps.loc, first_line(&err.message));

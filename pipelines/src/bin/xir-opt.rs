@@ -35,12 +35,17 @@ struct Cli {
     /// Pipeline to run: a shipped name (`pipelines/NAME.ron`) or a `.ron` path.
     #[arg(long)]
     pipeline: Option<String>,
-    /// Extra directory searched for shipped pipelines (before the built-in one).
+    /// Directory searched for pipelines by name before the shipped ones,
+    /// which are built into the binary (default: `$XIR_PIPELINE_DIR`).
     #[arg(long, value_name = "DIR")]
     pipeline_dir: Option<PathBuf>,
     /// Optimization level: opt-level groups with a higher `min_level` are skipped.
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=3))]
     opt_level: u8,
+    /// Allow value-changing float rewrites (reassociation, fast-math-only
+    /// algebraic rules) in the passes that offer them, and in the backend.
+    #[arg(long)]
+    fast_math: bool,
     /// Output form.
     #[arg(long, value_enum, default_value_t = Emit::Xir)]
     emit: Emit,
@@ -135,6 +140,10 @@ fn run() -> i32 {
             return code;
         }
     };
+    if let Some(e) = binary_to_terminal(&cli) {
+        eprintln!("xir-opt: error: {e}");
+        return 2;
+    }
     init_tracing();
     let reg = xir_pipelines::registry();
     for problem in reg.validate() {
@@ -211,7 +220,7 @@ fn run() -> i32 {
             .unwrap_or_else(|| std::env::temp_dir().join(format!("xir-opt-repro-{}", std::process::id())));
         let opts = RunOptions {
             opt_level: cli.opt_level,
-            fast_math: false,
+            fast_math: cli.fast_math,
             verify_each: cli.verify_each,
             print_before: cli.print_before.clone(),
             print_after: cli.print_after.clone(),
@@ -244,14 +253,29 @@ fn run() -> i32 {
         Emit::Xir => Ok(xir::text::print_module(&module).into_bytes()),
         Emit::Json => Ok(xir::text::json::to_json(&module).into_bytes()),
         Emit::Dot => Ok(dot::module_to_dot(&module).into_bytes()),
-        Emit::Spirv => backend::emit(&module, BackendEmit::Spirv),
-        Emit::SpirvAsm => backend::emit(&module, BackendEmit::SpirvAsm),
-        Emit::Artifact => backend::emit(&module, BackendEmit::Artifact),
+        Emit::Spirv => backend::emit_with(&module, BackendEmit::Spirv, 0, cli.fast_math),
+        Emit::SpirvAsm => backend::emit_with(&module, BackendEmit::SpirvAsm, 0, cli.fast_math),
+        Emit::Artifact => backend::emit_with(&module, BackendEmit::Artifact, 0, cli.fast_math),
     };
     match bytes.and_then(|b| io::write_output(cli.output.as_deref(), &b)) {
         Ok(()) => 0,
         Err(e) => fail(&e),
     }
+}
+
+/// Binary output (`--emit spirv | artifact`) bound for a terminal is refused
+/// before any work, as `spirv-as` and `naga` do: it would only garble the
+/// screen.
+fn binary_to_terminal(cli: &Cli) -> Option<String> {
+    let binary = matches!(cli.emit, Emit::Spirv | Emit::Artifact);
+    let to_stdout = cli.output.as_deref().is_none_or(|o| o == "-");
+    (binary && to_stdout && std::io::IsTerminal::is_terminal(&std::io::stdout())).then(|| {
+        let what = if cli.emit == Emit::Spirv { "spirv" } else { "artifact" };
+        format!(
+            "refusing to write binary `--emit {what}` output to a terminal\n  \
+             = help: give `-o FILE`, redirect standard output, or use `--emit spirv-asm` for text"
+        )
+    })
 }
 
 fn fail(msg: &str) -> i32 {
@@ -281,7 +305,7 @@ fn incremental(cli: &Cli, input: &str, pipeline: xir::pipeline::Pipeline) -> i32
         return 2;
     }
     let pipeline = std::sync::Arc::new(pipeline);
-    let options = RunOptions { opt_level: cli.opt_level, ..RunOptions::default() };
+    let options = RunOptions { opt_level: cli.opt_level, fast_math: cli.fast_math, ..RunOptions::default() };
     let compile: xir::db::FunctionCompiler = std::sync::Arc::new(move |m: &mut xir::Module| {
         PassManager::new(&pipeline, options.clone()).run(m, &mut std::io::sink()).map(|_| ()).map_err(|e| e.to_string())
     });

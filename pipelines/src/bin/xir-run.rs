@@ -55,6 +55,10 @@ struct Args {
     /// interpreter, a pipeline applied before interpretation.
     #[arg(long)]
     pipeline: Option<String>,
+    /// Directory searched for pipelines by name before the shipped ones,
+    /// which are built into the binary (default: `$XIR_PIPELINE_DIR`).
+    #[arg(long, value_name = "DIR")]
+    pipeline_dir: Option<std::path::PathBuf>,
     /// Optimization level 0..=3.
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=3))]
     opt_level: u8,
@@ -248,7 +252,7 @@ fn run_printing(
 
 fn run_pipeline(m: &mut Module, spec: &str, args: &Args) -> Result<(), String> {
     let reg = xir_pipelines::registry();
-    let pipeline = xir_pipelines::loader(&reg, None).load(spec).map_err(|e| e.to_string())?;
+    let pipeline = xir_pipelines::loader(&reg, args.pipeline_dir.as_deref()).load(spec).map_err(|e| e.to_string())?;
     let options = RunOptions { opt_level: args.opt_level, fast_math: args.fast_math, ..RunOptions::default() };
     PassManager::new(&pipeline, options).run(m, &mut std::io::sink()).map(|_| ()).map_err(|e| e.to_string())
 }
