@@ -352,3 +352,27 @@ fn then_recompiles_only_the_edited_function_and_reports_reuse() {
     // Without a pipeline it is a usage error.
     assert_eq!(xir_opt(&[&a, "--then", &b]).status.code(), Some(2));
 }
+
+#[test]
+fn fast_math_enables_the_value_changing_rules_the_pass_listing_advertises() {
+    let dir = scratch("fast-math");
+    let input = write(
+        &dir,
+        "k.xir",
+        "kernel @k(%y: buffer<f32>) block_size(1, 1, 1) {\n^entry:\n  %v = buffer.read %y, u32 0 : f32\n  \
+         %d = sub %v, %v : f32\n  buffer.write %y, u32 0, %d\n  return\n}\n",
+    );
+    let pipeline = write(
+        &dir,
+        "simplify.ron",
+        "Pipeline(name: \"s\", input: \"xir\", output: \"xir\", steps: [Pass(\"algebraic_simplify\"), Pass(\"dce\")])",
+    );
+    assert!(xir_opt(&["--list-passes"]).stdout.windows(11).any(|w| w == b"--fast-math"));
+    // x - x is NaN for NaN and infinities: folded to 0.0 only under fast math.
+    let exact = xir_opt(&[&input, "--pipeline", &pipeline]);
+    assert!(exact.status.success(), "{}", stderr(&exact));
+    assert!(stdout(&exact).contains("sub %v, %v"), "{}", stdout(&exact));
+    let fast = xir_opt(&[&input, "--pipeline", &pipeline, "--fast-math"]);
+    assert!(fast.status.success(), "{}", stderr(&fast));
+    assert!(!stdout(&fast).contains("sub "), "{}", stdout(&fast));
+}
