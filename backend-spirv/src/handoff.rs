@@ -70,6 +70,7 @@ pub fn check(m: &Module, kernel: FuncId) -> Vec<Diagnostic> {
     let dialect = spec.dialect("xir.spirv").expect("built-in dialect");
     for &fid in &cg.order {
         let f = m.func(fid);
+        entry_phis(f, &mut diags);
         let mut cx = Cx { m, f, diags: &mut diags, seen: FxHashSet::default() };
         for a in &f.args {
             cx.check_type(a.ty, None);
@@ -101,6 +102,20 @@ pub fn check(m: &Module, kernel: FuncId) -> Vec<Diagnostic> {
         }
     }
     diags
+}
+
+/// An `OpPhi` needs a parent block for each incoming, and the entry block
+/// has no predecessors (SPIR-V forbids branching to it): a Phi there has
+/// nothing to select from, so it is refused here, located, instead of failing
+/// the final validation.
+fn entry_phis(f: &Function, diags: &mut Vec<Diagnostic>) {
+    let Some(entry) = f.body() else { return };
+    for &i in &f.block(entry).insts {
+        if f.opcode(i) == Opcode::Phi {
+            let msg = "`phi` in the entry block: the entry block has no predecessors to select from".to_string();
+            diags.push(inst_diag(f, i, &format!("{RULE}:entry-phi"), msg));
+        }
+    }
 }
 
 struct Cx<'a> {

@@ -381,3 +381,41 @@ proptest! {
         let _ = decode(&b, &unconstrained(), Some(&FeatureSet::all()));
     }
 }
+
+/// Replace SPIR-V word `k` of the section with `v`.
+fn set_spirv_word(s: &mut [Vec<u8>; 5], k: usize, v: u32) {
+    s[2][4 * k..4 * k + 4].copy_from_slice(&v.to_le_bytes());
+}
+
+// Each SPIR-V header word is checked exactly, before the module reaches a
+// driver: a non-zero schema word passes SPIRV-Tools (lavapipe then crashed
+// in vkCreateComputePipelines), and so would a bound far above the ids.
+#[test]
+fn the_spirv_header_words_are_checked_exactly_under_correct_digests() {
+    let (art, bytes) = real();
+    let bound = art.words[3];
+    let cases = [
+        (0, 0x0302_2307, "magic 0x03022307"),
+        (1, 0x0001_0600, "version word 0x00010600"),
+        (1, 0x0001_05ff, "version word 0x000105ff"),
+        (3, 0, "id bound 0 "),
+        (3, 0x40_0000, "id bound 4194304 "),
+        (3, bound - 1, &format!("not below the id bound {}", bound - 1)),
+        (4, 1, "schema word 0x1 "),
+        (4, 0xdead_beef, "schema word 0xdeadbeef"),
+    ];
+    for (k, v, want) in cases {
+        let b = reseal(&bytes, |_, s| set_spirv_word(s, k, v));
+        let e = decode(&b, &unconstrained(), None).unwrap_err();
+        assert!(matches!(&e, ArtifactError::SpirvHeader(m) if m.contains(want)), "word {k} = {v:#x}: {e}");
+    }
+    // The generator word is free, and a bound above the largest id is what optimizers leave.
+    let generator = reseal(&bytes, |_, s| set_spirv_word(s, 2, 0x1234_5678));
+    assert!(decode(&generator, &unconstrained(), None).is_ok());
+    let loose = reseal(&bytes, |_, s| set_spirv_word(s, 3, bound + 100));
+    assert!(decode(&loose, &unconstrained(), None).is_ok());
+    // The writer runs the same check.
+    let mut bad = art.clone();
+    bad.words[4] = 1;
+    assert!(matches!(bad.encode(), Err(ArtifactError::SpirvHeader(_))));
+}

@@ -196,3 +196,17 @@ kernel @k(%out: buffer<u32>) block_size(1, 1, 1) {
     assert_eq!(count(&dis, "OpUnreachable"), 2, "the if merge and the loop merge:\n{dis}");
     let _: HashSet<u32> = HashSet::new();
 }
+
+#[test]
+fn a_phi_in_the_entry_block_is_refused_at_the_handoff_with_its_location() {
+    // The entry block has no predecessors, so the verifier's one-incoming-per-edge
+    // rule admits a Phi with no incomings there; SPIR-V validation would reject it last.
+    let src = "kernel @k(%out: buffer<u32>) block_size(1, 1, 1) {\n^entry:\n  \
+               %x = phi : u32\n  br target ^tail\n^tail:\n  \
+               buffer.write %out, u32 0, %x\n  return\n}\n";
+    let e = compile_err(src, &opts(0, false));
+    assert!(e.contains("spirv-handoff:entry-phi"), "{e}");
+    assert!(e.contains("`phi` in the entry block"), "{e}");
+    assert!(e.contains(":3:3: error") && e.contains("(in @k, bb0, inst0)"), "located at the Phi:\n{e}");
+    assert!(!e.contains("spirv-validate"), "refused before emission:\n{e}");
+}

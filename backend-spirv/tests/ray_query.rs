@@ -318,3 +318,33 @@ fn accel_roles_round_trip_through_the_artifact() {
         }
     }
 }
+
+// Check that requirements come from reachable code only: a ray query in an
+// orphan block (no predecessor), compiled directly, declares no accel
+// descriptor, no `RayQueryKHR` and requires neither ray feature; the same
+// query reachable declares all three.
+#[test]
+fn an_unreachable_ray_query_requires_nothing() {
+    let kernel = |head: &str| {
+        format!(
+            "kernel @k(%scene: accel, %out: buffer<u32>) block_size(1, 1, 1) {{\n^entry:\n{head}\
+             buffer.write %out, u32 0, u32 7\n  return\n^dead:\n  \
+             %origin = aggregate f32 0.0, f32 0.0, f32 1.0 : array<f32, 3>\n  \
+             %ray = aggregate %origin, f32 0.0, array<f32, 3> [0.0, 0.0, -1.0], f32 100.0 : {RAY_TYPE}\n  \
+             %h = ray.trace_any %scene, %ray, u32 255 : bool\n  %r = cast.static %h : u32\n  \
+             buffer.write %out, u32 1, %r\n  return\n}}\n"
+        )
+    };
+    let out = compile_all_presets(&kernel("  "));
+    let accel = out.abi.property_for_arg(0).unwrap();
+    assert_eq!(accel.kind, PropertyKind::AccelerationStructure { roles: 0 });
+    assert_eq!(accel.binding, NO_BINDING);
+    assert!(!has_cap(&load(&out.words_unoptimized), Capability::RayQueryKHR), "{}", out.disassembly_unoptimized());
+    assert!(!out.features.contains(Feature::RayQuery), "{:?}", out.features);
+    assert!(!out.features.contains(Feature::AccelerationStructure), "{:?}", out.features);
+    // Reachable (the entry branches to it): traversal, descriptor and both features.
+    let out = compile_all_presets(&kernel("  br target ^dead\n^live:\n  "));
+    let accel = out.abi.property_for_arg(0).unwrap();
+    assert_eq!(accel.kind, PropertyKind::AccelerationStructure { roles: ACCEL_ROLE_TRAVERSAL });
+    assert!(out.features.contains(Feature::RayQuery) && out.features.contains(Feature::AccelerationStructure));
+}

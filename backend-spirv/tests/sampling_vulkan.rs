@@ -234,3 +234,61 @@ fn a_storage_texture_written_from_bindless_samples_reads_back_like_the_interpret
         assert_eq!(want.first_mismatch(&got, |_, _| false), None, "-O{level}");
     }
 }
+
+/// Point samples at the texel centres of a 4x1 slot through a dynamic selector per thread.
+fn selector_kernel(sel_ty: &str) -> String {
+    format!(
+        r#"
+kernel @k(%h: bindless_array, %sel: buffer<{sel_ty}>, %out: buffer<vec<f32, 4>>) block_size(4, 1, 1) {{
+^entry:
+  %x = extract $dispatch_id, u32 0 : u32
+  %s = buffer.read %sel, %x : {sel_ty}
+  %fx = cast.static %x : f32
+  %u = add %fx, f32 0.5 : f32
+  %u4 = mul %u, f32 0.25 : f32
+  %uv = aggregate %u4, f32 0.5 : vec<f32, 2>
+  %a = texture.sample %h, u32 0, %uv, %s : vec<f32, 4>
+  buffer.write %out, %x, %a
+  return
+}}
+"#
+    )
+}
+
+// A dynamic sampler selector of 16 or more: the interpreter reports the error;
+// the device, which cannot, samples nothing past the 16-entry sampler array
+// and yields (0, 0, 0, 0) (docs/vulkan.md, "Sampling"). In-range selectors on
+// the same dispatch sample as usual. A 64-bit selector of 2^32 is out of
+// range too (not truncated to sampler 0).
+#[test]
+fn a_dynamic_sampler_selector_out_of_range_yields_zero_on_vulkan() {
+    let Some(dev) = vulkan_device() else { return };
+    for f in [Feature::SampledImageArrayNonUniformIndexing, Feature::SamplerAnisotropy, Feature::Int64] {
+        if !dev.enabled.contains(f) {
+            eprintln!("\n!!!!!!!! SKIPPING: {} lacks {} !!!!!!!!\n", dev.name, f.vulkan_name());
+            return;
+        }
+    }
+    let texels = json!([[0.25, 0.5, 0.75, 1.0], [1.5, 2.5, 3.5, 4.5], [5.0, 6.0, 7.0, 8.0], [9.0, 10.0, 11.0, 12.0]]);
+    let slot = json!({"elem": "f32", "size": [4, 1], "texels": texels, "mips": []});
+    for (ty, sels, out_of_range) in [
+        ("u32", json!([1, 16, 255, 0]), "sampler selector 16 is out of range"),
+        ("u64", json!([1, 4294967296u64, 255, 2]), "sampler selector 4294967296 is out of range"),
+    ] {
+        let m = parse(&selector_kernel(ty));
+        let k = kernel_of(&m);
+        let j = json!({"dispatch": [4, 1, 1], "args": {"h": {"slots": [slot]}, "sel": sels,
+            "out": vec![[0.0f32; 4]; 4]}});
+        let inputs = xir::interp::Inputs::from_json(&j.to_string()).expect("inputs");
+        let e = xir::interp::run_kernel(&m, k, &inputs).expect_err("the interpreter refuses the selector");
+        assert!(e.to_string().contains(out_of_range), "{e}");
+        for level in [0u8, 2] {
+            let out = xir_spirv::compile(&m, k, &opts(level, false)).expect("compiles");
+            let (got, _) =
+                xir_spirv::vulkan::run_kernel(&dev, &m, k, &out.words, &out.abi, &inputs, [4, 1, 1]).expect("runs");
+            let zero = json!([0.0, 0.0, 0.0, 0.0]);
+            let want = json!([texels[0], zero, zero, texels[3]]);
+            assert_eq!(got.buffers["out"], want, "{ty} -O{level}");
+        }
+    }
+}

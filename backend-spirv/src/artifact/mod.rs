@@ -14,8 +14,9 @@
 //! 4. the properties (canonical ABI shape), the saved arguments (their hash
 //!    against the header, their module against the ABI), the printer records,
 //!    the constant data (exactly the ABI's constant-data block size);
-//! 5. the SPIR-V: Vulkan 1.2 validation, then the `main` GLCompute entry point
-//!    and its `LocalSize`;
+//! 5. the SPIR-V: its header words exactly (magic, version 1.0 to 1.5, id
+//!    bound above every id, schema 0), Vulkan 1.2 validation, then the `main`
+//!    GLCompute entry point and its `LocalSize`;
 //! 6. capability-owned feature bits reconciled from the validated module's
 //!    `OpCapability`s, equal to the persisted mask exactly; emission-owned bits
 //!    kept from the header; then the device snapshot.
@@ -26,6 +27,7 @@ mod args;
 mod header;
 mod printers;
 mod properties;
+mod spirv_header;
 mod wire;
 
 use rspirv::spirv::{ExecutionMode, ExecutionModel};
@@ -154,6 +156,9 @@ pub enum ArtifactError {
     Arguments(String),
     #[error("printer record {record}: {reason}")]
     Printer { record: usize, reason: String },
+    /// The SPIR-V header words (magic, version, id bound, schema; `spirv_header.rs`).
+    #[error("SPIR-V header: {0}")]
+    SpirvHeader(String),
     #[error("SPIR-V is invalid for Vulkan 1.2: {0}")]
     InvalidSpirv(String),
     #[error("SPIR-V entry point: {0}")]
@@ -321,8 +326,10 @@ pub fn read_file(path: &std::path::Path) -> Result<Vec<u8>, ArtifactError> {
 /// Validate for Vulkan 1.2, find the `main` GLCompute entry point with the
 /// ABI's `LocalSize`, and return the capability-owned features of the module.
 fn check_spirv(words: &[u32], abi: &KernelAbi) -> Result<FeatureSet, ArtifactError> {
-    crate::validate::validate(words).map_err(ArtifactError::InvalidSpirv)?;
+    spirv_header::check_words(words)?;
     let m = rspirv::dr::load_words(words).map_err(|e| ArtifactError::InvalidSpirv(e.to_string()))?;
+    spirv_header::check_ids(&m, words[3])?;
+    crate::validate::validate(words).map_err(ArtifactError::InvalidSpirv)?;
     properties::check_interface(&m, abi)?;
     use rspirv::dr::Operand;
     let entry = m.entry_points.iter().find_map(|e| match e.operands.as_slice() {

@@ -72,11 +72,16 @@ const CANDIDATE: u32 = 0;
 const COMMITTED: u32 = 1;
 
 /// The role mask of kernel argument `arg` (an `accel`) from the kernel's
-/// own instructions: traversal, instance reads, instance writes.
+/// own reachable instructions: traversal, instance reads, instance writes.
+/// Only ordinarily reachable blocks count (the ones emitted with their
+/// payload, `plan::callgraph`): an unreachable ray query declares nothing
+/// and requires no feature.
 pub fn accel_roles(m: &Module, kernel: FuncId, arg: u32) -> u32 {
     let f = m.func(kernel);
+    let closure = crate::plan::callgraph::structural_closure(f);
     let mut roles = 0;
-    for (_, i) in f.all_insts() {
+    let reachable = closure.blocks.iter().filter(|b| closure.reachable.contains(b));
+    for &i in reachable.flat_map(|&b| f.block(b).insts.iter()) {
         let d = f.inst(i);
         if d.operands.first() != Some(&Value::Arg(arg)) {
             continue;

@@ -17,7 +17,10 @@
 //!   the interpreter's `max(size >> level, 1)` (capability `ImageQuery`); the
 //!   samples are `OpImageSampleExplicitLod` on `OpSampledImage(image,
 //!   samplers[selector])` with `Lod` (`texture.sample`: `Lod 0.0`, compute
-//!   shaders have no implicit derivatives) or `Grad ddx ddy`.
+//!   shaders have no implicit derivatives) or `Grad ddx ddy`. A selector that
+//!   is not a constant is guarded: out of `0..16` it indexes sampler 0 and the
+//!   sample yields `(0, 0, 0, 0)` (`guarded_selector`; the interpreter reports
+//!   the error, which a device cannot).
 //! - **NonUniform**, only for a slot the plan calls divergent: on the loaded
 //!   heap index, the image access chain, the image load and the sampled
 //!   image; for a divergent selector: on the selector, the sampler access
@@ -146,7 +149,7 @@ impl Emitter<'_> {
                     return err("a sample needs the sampler heap, which was not planned");
                 };
                 let sel_v = *d.operands.last().expect("sample has a selector");
-                let sel = self.index32(sel_v)?;
+                let (sel, in_range) = self.guarded_selector(sel_v)?;
                 let psampler = self.ptr_ty(StorageClass::UniformConstant, sampler_ty);
                 let schain = self.op(Op::AccessChain, Some(psampler), None, ids(&[samplers, sel]))?;
                 let sampler = self.op(Op::Load, Some(sampler_ty), None, ids(&[schain]))?;
@@ -181,7 +184,17 @@ impl Emitter<'_> {
                         ops.push(rspirv::dr::Operand::IdRef(lod));
                     }
                 }
-                self.op(Op::ImageSampleExplicitLod, Some(ty), rid, ops)?;
+                match in_range {
+                    None => {
+                        self.op(Op::ImageSampleExplicitLod, Some(ty), rid, ops)?;
+                    }
+                    Some(ok) => {
+                        let sample = self.op(Op::ImageSampleExplicitLod, Some(ty), None, ops)?;
+                        let shape = self.shape(d.ty)?;
+                        let zero = self.float_splat(shape, 0.0);
+                        self.op(Op::Select, Some(ty), rid, ids(&[ok, sample, zero]))?;
+                    }
+                }
             }
             op => return err(format!("`{op}` is not a bindless texture operation")),
         }
@@ -195,5 +208,26 @@ impl Emitter<'_> {
             }
         }
         Ok(())
+    }
+
+    /// The sampler-array index of selector `v` and, for a selector that is not
+    /// a constant (constants are range-checked by the plan), whether it is in
+    /// `0..16`. Out of range, the index is 0 (never past the array) and the
+    /// caller replaces the sample with `(0, 0, 0, 0)` (docs/vulkan.md,
+    /// "Sampling"). The range test is on the selector's own width, so a
+    /// 64-bit selector is not truncated into range.
+    fn guarded_selector(&mut self, v: Value) -> EResult<(Word, Option<Word>)> {
+        let index = self.index32(v)?;
+        if matches!(v, Value::Const(_)) {
+            return Ok((index, None));
+        }
+        let raw = self.val(v)?;
+        let s = self.shape(self.vty(v))?;
+        let count = self.scalar_const(s.scalar, SAMPLER_COUNT.into());
+        let bool_ty = self.scalar_ty(ScalarKind::Bool);
+        let ok = self.op(Op::ULessThan, Some(bool_ty), None, ids(&[raw, count]))?;
+        let (u32t, zero) = (self.u32_ty(), self.u32_const(0));
+        let index = self.op(Op::Select, Some(u32t), None, ids(&[ok, index, zero]))?;
+        Ok((index, Some(ok)))
     }
 }

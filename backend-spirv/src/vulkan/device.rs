@@ -37,6 +37,9 @@ pub struct Device {
     pub(crate) ray: super::accel::RayFeatures,
     /// The descriptor limits every dispatch is checked against (`bindless.rs`); a test may lower one.
     pub descriptor_limits: super::bindless::DescriptorLimits,
+    /// The work-group, memory, image and push-constant limits every dispatch is checked against
+    /// (`limits.rs`); a test may lower one.
+    pub limits: super::limits::DispatchLimits,
     /// The sampler heap's immutable samplers, created on first use (`sampler.rs`), destroyed in `Drop`.
     pub(crate) samplers: std::sync::Mutex<Vec<vk::Sampler>>,
 }
@@ -233,6 +236,7 @@ impl Device {
             printf: printf.take(),
             ray,
             descriptor_limits,
+            limits: super::limits::DispatchLimits::from_vk(&props.limits),
             samplers: std::sync::Mutex::new(Vec::new()),
         })
     }

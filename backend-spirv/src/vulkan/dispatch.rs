@@ -14,7 +14,8 @@
 //! `accel.rs` before the dispatch (one instance buffer per argument, shared
 //! by its two descriptors). The constant data (`UniformBuffer`) is a
 //! host-visible uniform buffer, refused over the device's
-//! `maxUniformBufferRange`.
+//! `maxUniformBufferRange`. The module, the group counts and the resources
+//! are checked against the device's other limits first (`limits.rs`).
 
 use ash::vk;
 
@@ -207,6 +208,10 @@ pub fn dispatch_resources(
             abi.push_constant_size
         )));
     }
+    // Every device limit, before any Vulkan object exists (`limits.rs`).
+    let footprint = super::limits::footprint(words)?;
+    super::limits::check_module(&device.limits, &footprint, abi.push_constant_size, groups)?;
+    super::limits::check_resources(&device.limits, resources, &types)?;
     let d = &device.device;
     let mut o = Objects {
         dev: d,

@@ -14,6 +14,7 @@ mod device;
 mod dispatch;
 mod filtered;
 mod image;
+mod limits;
 mod printf;
 mod sampler;
 mod texture_heap;
@@ -24,6 +25,7 @@ pub use compare::ulp_tolerance;
 pub use device::Device;
 pub use dispatch::{dispatch, dispatch_resources, Resource};
 pub use filtered::{filtered_outputs, first_mismatch_sampling, sampling_tolerance, texel_range};
+pub use limits::{check_module, check_resources, footprint, DispatchLimits, Footprint, MAX_PRIVATE_BYTES};
 pub use printf::{imports_debug_printf, run_kernel_printing, PrintCapture, PrintedLine, PRINTF_BUFFER_SIZE};
 pub use texture_heap::filter_tolerance;
 pub use typed::{run_compiled, run_kernel, Compiled};
@@ -39,6 +41,9 @@ pub enum RunError {
     /// The ABI and the inputs do not fit together.
     #[error("ABI mismatch: {0}")]
     Abi(String),
+    /// The kernel or its resources exceed a device limit, named (`limits.rs`).
+    #[error("device limit: {0}")]
+    Limit(String),
     /// A printing kernel cannot have its output captured (no validation
     /// layer, debug printf disabled by it, a damaged printer record or message).
     #[error("debug printf: {0}")]

@@ -9,7 +9,8 @@
 //! linear_point, `2` linear_linear, `3` anisotropic; address modes `0` edge
 //! (clamp to edge), `1` repeat, `2` mirror (mirrored repeat), `3` zero
 //! (clamp to a transparent-black border). A selector of 16 or more is an
-//! error.
+//! error (a Vulkan device, which cannot report it, yields `(0, 0, 0, 0)`
+//! there: docs/vulkan.md, "Sampling").
 //!
 //! **Level of detail** `λ`: `sample` in a compute kernel is level 0 (there
 //! are no implicit derivatives outside fragment shaders: Vulkan's implicit
