@@ -1,10 +1,17 @@
 //! `callable_specialization`: the SPIR-V callable ABI policy (the hook in
 //! `spirv-legalize`). A callable parameter can stay a SPIR-V function
 //! parameter only when it is a value or a Function-storage pointer. Call
-//! sites that pass a resource (buffer, byte buffer, ...) or a pointer into
-//! shared (`Workgroup`) memory are inlined, to a fixed point (inlining one
-//! layer can expose another). Generic passes stay target-neutral: this policy
-//! lives in the backend.
+//! sites that pass a resource (buffer, byte buffer, ...) the callee uses, or
+//! a pointer into shared (`Workgroup`) memory, are inlined, to a fixed point
+//! (inlining one layer can expose another). Generic passes stay
+//! target-neutral: this policy lives in the backend.
+//!
+//! A resource formal that is genuinely unused (fixed-point argument usage
+//! says neither read nor written, and it only reaches dead `gep`s and other
+//! such formals) forces no inlining: once the fixed point is reached it is
+//! deleted from the callee's signature and from every call, since SPIR-V
+//! has no parameter type for a descriptor. A callable whose address is taken
+//! keeps its signature, so its resource call sites are still inlined.
 //!
 //! - Consumes: `xir.raw` (runs after `destructure_cfg`, so multi-block
 //!   inlining only splices raw branches).
@@ -17,14 +24,15 @@
 
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
+use xir::analysis::ArgumentUsage;
 use xir::pass::{options_from_ron, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};
-use xir::{ArgKind, Block, FuncId, Inst, InstData, Module, Opcode, TypeTable, Value};
+use xir::{ArgKind, Block, FuncId, FunctionKind, Inst, InstData, Module, Opcode, TypeTable, Value};
 
 use crate::plan::features::{atomic_space, AtomicSpace};
 
 static INFO: PassInfo = PassInfo {
     name: "callable_specialization",
-    doc: "Inline call sites whose callable takes resources or shared-memory pointers (SPIR-V callable ABI).",
+    doc: "Inline call sites whose callable uses resource arguments or takes shared-memory pointers (SPIR-V callable ABI); delete unused resource arguments.",
     consumes: &["xir.raw"],
     produces: Produces::Same,
     preserves: &[],
@@ -60,25 +68,111 @@ impl Pass for CallableSpecialization {
     }
 }
 
-/// Whether call `i` of `f` must be inlined for SPIR-V.
-pub fn needs_specialization(m: &Module, caller: FuncId, i: Inst) -> bool {
+/// Per function and argument: a resource formal that needs no
+/// specialization because it is never used (see the module doc).
+pub struct Unused {
+    droppable: Vec<Vec<bool>>,
+}
+
+impl Unused {
+    /// The greatest set of resource formals of callables (with a body,
+    /// address not taken) that argument usage calls unused and whose every
+    /// use is a dead `gep` chain or a call operand at another such formal.
+    pub fn compute(m: &Module) -> Unused {
+        let usage = ArgumentUsage::compute(m);
+        let mut taken = vec![false; m.functions.len()];
+        for fid in m.func_ids() {
+            let f = m.func(fid);
+            for (_, i) in f.all_insts() {
+                let d = f.inst(i);
+                for (k, &v) in d.operands.iter().enumerate() {
+                    if let Value::Func(g) = v {
+                        if !(d.opcode == Opcode::Call && k == 0) {
+                            taken[g.index()] = true;
+                        }
+                    }
+                }
+            }
+        }
+        let mut droppable: Vec<Vec<bool>> = m
+            .func_ids()
+            .map(|fid| {
+                let f = m.func(fid);
+                let candidate = matches!(f.kind, FunctionKind::Callable) && f.body().is_some() && !taken[fid.index()];
+                (0..f.args.len())
+                    .map(|k| candidate && f.args[k].kind == ArgKind::Resource && !usage.get(fid, k).is_used())
+                    .collect()
+            })
+            .collect();
+        // Drop candidates with another use until none changes (usage
+        // only shrinks the set, so this terminates).
+        loop {
+            let mut changed = false;
+            for fid in m.func_ids() {
+                for k in 0..droppable[fid.index()].len() {
+                    if droppable[fid.index()][k] && !only_dead_uses(m, fid, Value::Arg(k as u32), &droppable) {
+                        droppable[fid.index()][k] = false;
+                        changed = true;
+                    }
+                }
+            }
+            if !changed {
+                return Unused { droppable };
+            }
+        }
+    }
+
+    /// Whether argument `k` of `g` is an unused resource formal.
+    pub fn is_droppable(&self, g: FuncId, k: usize) -> bool {
+        self.droppable.get(g.index()).and_then(|a| a.get(k)).copied().unwrap_or(false)
+    }
+}
+
+/// Whether every use of `v` in `fid` is a call operand at a droppable
+/// formal, or the base of a `gep` whose result has only such uses.
+fn only_dead_uses(m: &Module, fid: FuncId, v: Value, droppable: &[Vec<bool>]) -> bool {
+    let f = m.func(fid);
+    let mut work = vec![v];
+    while let Some(v) = work.pop() {
+        for u in f.uses(v) {
+            let d = f.inst(u.user);
+            match (d.opcode, u.index) {
+                (Opcode::Gep, 0) => work.push(Value::Inst(u.user)),
+                (Opcode::Call, k) if k >= 1 => {
+                    let Some(Value::Func(g)) = d.operands.first().copied() else { return false };
+                    let ok = droppable.get(g.index()).and_then(|a| a.get(k as usize - 1)).copied().unwrap_or(false);
+                    if !ok {
+                        return false;
+                    }
+                }
+                _ => return false,
+            }
+        }
+    }
+    true
+}
+
+/// Whether call `i` of `caller` must be inlined for SPIR-V, given the
+/// unused resource formals `unused`.
+pub fn needs_specialization(m: &Module, unused: &Unused, caller: FuncId, i: Inst) -> bool {
     let f = m.func(caller);
     let d = f.inst(i);
     let Some(Value::Func(g)) = d.operands.first().copied() else { return false };
     let callee = m.func(g);
-    d.operands[1..].iter().zip(&callee.args).any(|(&a, formal)| match formal.kind {
-        ArgKind::Resource => true,
+    d.operands[1..].iter().zip(&callee.args).enumerate().any(|(k, (&a, formal))| match formal.kind {
+        ArgKind::Resource => !unused.is_droppable(g, k),
         ArgKind::Reference => atomic_space(f, a) == AtomicSpace::Shared,
         ArgKind::Value => false,
     })
 }
 
 fn selected_sites(m: &Module) -> Vec<(FuncId, Inst)> {
+    let unused = Unused::compute(m);
     let mut out = Vec::new();
     for fid in m.func_ids() {
         let f = m.func(fid);
         for (_, i) in f.all_insts() {
-            if f.opcode(i) == Opcode::Call && needs_specialization(m, fid, i) {
+            if f.opcode(i) == Opcode::Call && needs_specialization(m, &unused, fid, i) {
                 out.push((fid, i));
             }
         }
@@ -86,12 +180,14 @@ fn selected_sites(m: &Module) -> Vec<(FuncId, Inst)> {
     out
 }
 
-/// Inline every selected call site to a fixed point; returns how many were inlined.
+/// Inline every selected call site to a fixed point, then delete the
+/// unused resource formals; returns how many call sites were inlined.
 pub fn specialize_module(m: &mut Module) -> Result<usize, String> {
     let mut n = 0;
     loop {
         let sites = selected_sites(m);
         if sites.is_empty() {
+            drop_unused_resources(m);
             return Ok(n);
         }
         // Preflight the batch: no external callee, no self-inlining.
@@ -120,6 +216,68 @@ pub fn specialize_module(m: &mut Module) -> Result<usize, String> {
         let (fid, i) = sites[0];
         inline_call(m, fid, i)?;
         n += 1;
+    }
+}
+
+/// Delete every unused resource formal: the call operands passed to it,
+/// the dead `gep`s on it, then the formal itself.
+fn drop_unused_resources(m: &mut Module) {
+    let unused = Unused::compute(m);
+    let fids: Vec<FuncId> = m.func_ids().collect();
+    for &fid in &fids {
+        let f = m.func_mut(fid);
+        let calls: Vec<Inst> = f.all_insts().map(|(_, i)| i).filter(|&i| f.opcode(i) == Opcode::Call).collect();
+        for i in calls {
+            let ops = &f.inst(i).operands;
+            let Some(Value::Func(g)) = ops.first().copied() else { continue };
+            if !(1..ops.len()).any(|k| unused.is_droppable(g, k - 1)) {
+                continue;
+            }
+            let kept = ops.iter().enumerate().filter(|&(k, _)| k == 0 || !unused.is_droppable(g, k - 1));
+            let kept = kept.map(|(_, &v)| v).collect();
+            f.set_operands(i, kept);
+        }
+    }
+    for &fid in &fids {
+        let f = m.func_mut(fid);
+        let dropped: Vec<usize> = (0..f.args.len()).filter(|&k| unused.is_droppable(fid, k)).collect();
+        if dropped.is_empty() {
+            continue;
+        }
+        // Only dead geps use them now; delete those, users first.
+        let mut dead = Vec::new();
+        let mut work: Vec<Value> = dropped.iter().map(|&k| Value::Arg(k as u32)).collect();
+        while let Some(v) = work.pop() {
+            for u in f.uses(v) {
+                dead.push(u.user);
+                work.push(Value::Inst(u.user));
+            }
+        }
+        for &i in dead.iter().rev() {
+            f.remove_inst(i);
+        }
+        let mut map: Vec<Option<u32>> = Vec::with_capacity(f.args.len());
+        let mut next = 0u32;
+        for k in 0..f.args.len() {
+            map.push((!dropped.contains(&k)).then(|| {
+                next += 1;
+                next - 1
+            }));
+        }
+        let mut k = 0;
+        f.args.retain(|_| {
+            k += 1;
+            map[k - 1].is_some()
+        });
+        let insts: Vec<Inst> = f.all_insts().map(|(_, i)| i).collect();
+        for i in insts {
+            for v in f.inst_mut(i).operands.iter_mut() {
+                if let Value::Arg(a) = *v {
+                    *v = Value::Arg(map[a as usize].expect("a dropped formal has no uses left"));
+                }
+            }
+        }
+        f.rebuild_uses();
     }
 }
 

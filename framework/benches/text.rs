@@ -3,13 +3,16 @@
 //! deterministically), reported per instruction. A counting global
 //! allocator measures the peak heap while parsing and printing and the heap
 //! a parsed module retains; `XIR_BENCH_QUICK=1` skips criterion and prints
-//! only the summary table (used to fill BENCHMARKS.md).
+//! only the summary tables (used to fill BENCHMARKS.md). A second shape
+//! names every value alike, as a legalized module is after mem2reg (where
+//! the printer once spent quadratic time finding `.k` suffixes).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::time::Instant;
 
 use criterion::{BenchmarkId, Criterion, Throughput};
+use xir::text::json::to_json;
 use xir::text::{parse_module, print_module};
 use xir::{Builder, FunctionKind, Metadata, Module, Opcode, TypeTable};
 
@@ -54,8 +57,18 @@ const PER_FUNCTION: usize = 10_000;
 
 /// A module of about `n` instructions: kernels of straight-line arithmetic,
 /// memory traffic and constants, with an if-diamond (and a phi) every 16
-/// instructions; half the values named.
+/// instructions; half the values named, each differently.
 fn generate(n: usize) -> Module {
+    generate_named(n, false)
+}
+
+/// Like `generate`, but the arithmetic values of each kernel all carry the
+/// name `x`: the duplicate names of a legalized module.
+fn generate_legalized(n: usize) -> Module {
+    generate_named(n, true)
+}
+
+fn generate_named(n: usize, duplicates: bool) -> Module {
     let mut m = Module::new();
     m.intern_register_types();
     let mut left = n;
@@ -78,7 +91,9 @@ fn generate(n: usize) -> Module {
         while emitted + 16 < budget {
             for _ in 0..4 {
                 let c = b.module.const_f32(i as f32 * 0.5);
-                let x = if i.is_multiple_of(2) {
+                let x = if duplicates {
+                    b.named("x", Opcode::Mul, TypeTable::F32, &[acc, c])
+                } else if i.is_multiple_of(2) {
                     b.named(&format!("x{i}"), Opcode::Mul, TypeTable::F32, &[acc, c])
                 } else {
                     b.binary(Opcode::Add, acc, c)
@@ -120,6 +135,9 @@ fn bench(c: &mut Criterion) {
         });
         g.bench_with_input(BenchmarkId::new("print", n), &m, |b, m| b.iter(|| print_module(m)));
         g.bench_with_input(BenchmarkId::new("verify", n), &m, |b, m| b.iter(|| xir::verify::verify_module(m)));
+        let legal = generate_legalized(n);
+        g.bench_with_input(BenchmarkId::new("print_legalized", n), &legal, |b, m| b.iter(|| print_module(m)));
+        g.bench_with_input(BenchmarkId::new("json_legalized", n), &legal, |b, m| b.iter(|| to_json(m)));
     }
     g.finish();
 }
@@ -176,8 +194,28 @@ fn summary() {
     }
 }
 
+/// The legalized shape (every value of a kernel named `x`): print, parse
+/// and JSON write per instruction, which must stay linear.
+fn summary_legalized() {
+    println!("| instructions, all named `x` | print ns/inst | parse ns/inst | JSON write ns/inst |");
+    println!("|---:|---:|---:|---:|");
+    for n in [10_000usize, 100_000, 1_000_000] {
+        let m = generate_legalized(n);
+        let count = m.inst_count();
+        let src = print_module(&m);
+        assert_eq!(print_module(&parse_module(&src, "bench.xir").expect("parses")), src, "round trip");
+        let runs = if n >= 1_000_000 { 3 } else { 10 };
+        let print_ns = best_ns(runs, || drop(print_module(&m)));
+        let parse_ns = best_ns(runs, || drop(parse_module(&src, "bench.xir")));
+        let json_ns = best_ns(runs, || drop(to_json(&m)));
+        let per = |x: f64| x / count as f64;
+        println!("| {count} | {:.0} | {:.0} | {:.0} |", per(print_ns), per(parse_ns), per(json_ns));
+    }
+}
+
 fn main() {
     summary();
+    summary_legalized();
     if std::env::var_os("XIR_BENCH_QUICK").is_none() {
         let mut c = Criterion::default().configure_from_args();
         bench(&mut c);

@@ -244,6 +244,35 @@ fn includes_resolve_relative_paths_and_detect_cycles() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A chain of 3,500 includes (it once overflowed the stack at about
+/// 3,400) stops at the documented nesting limit with a located error.
+#[test]
+fn a_long_include_chain_is_refused_at_the_nesting_limit() {
+    const N: usize = 3_500;
+    let dir = std::env::temp_dir().join(format!("xir-pipeline-chain-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let head = "Pipeline(name: \"p\", input: \"xir.structured\", output: \"xir.raw\", steps: [\n";
+    for i in 0..N {
+        let step =
+            if i + 1 < N { format!("  Include(\"p{}.ron\")", i + 1) } else { "  Pass(\"destructure_cfg\")".into() };
+        std::fs::write(dir.join(format!("p{i}.ron")), format!("{head}{step}])")).unwrap();
+    }
+    let reg = registry();
+    let f = Loader::new(&reg).load_path(&dir.join("p0.ron")).err().expect("too deep");
+    let errors: Vec<_> = f.errors().collect();
+    let e = errors[0];
+    assert!(e.loc.file.ends_with(&format!("p{}.ron", xir::pipeline::MAX_NESTING)), "{}", e.loc.file);
+    assert_eq!((e.loc.line, e.loc.col), (2, 11));
+    assert_eq!(e.message, "steps nest more than 64 deep (includes and groups together)");
+    // Every enclosing include says why it failed; nothing deeper was read.
+    assert_eq!(errors.len(), 1 + xir::pipeline::MAX_NESTING);
+    // At the limit itself the chain loads.
+    let at_limit = dir.join(format!("p{}.ron", N - 1 - xir::pipeline::MAX_NESTING));
+    let p = Loader::new(&reg).load_path(&at_limit).unwrap_or_else(|f| panic!("{f}"));
+    assert_eq!(p.pass_steps()[0].name, "destructure_cfg");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn syntax_errors_carry_rons_position() {
     let e = first_error("Pipeline(\n  name: \"t\"\n  input: \"xir\",\n)");

@@ -169,6 +169,35 @@ fn print_function_matches_module_print() {
     }
 }
 
+/// After mem2reg a function holds thousands of values of one name. Each
+/// duplicate gets the first free `.k` suffix (a literal `v.3` is skipped),
+/// and giving them costs linear time: the old printer probed `.1`, `.2`,
+/// ... from 1 for every duplicate and took minutes here.
+#[test]
+fn many_duplicate_names_print_in_linear_time() {
+    use xir::{Builder, FunctionKind, Metadata, Opcode, TypeTable};
+    const N: usize = 100_000;
+    let mut m = xir::Module::new();
+    let fid = m.add_function(xir::Function::new("dups", FunctionKind::Callable, TypeTable::F32));
+    let mut b = Builder::new(&mut m, fid);
+    let arg = b.function().add_arg(TypeTable::F32, xir::ArgKind::Value, Metadata::named("v"));
+    let entry = b.create_block();
+    b.switch_to(entry);
+    let mut acc = b.named("v.3", Opcode::Add, TypeTable::F32, &[arg, arg]);
+    for _ in 0..N {
+        acc = b.named("v", Opcode::Add, TypeTable::F32, &[acc, arg]);
+    }
+    b.ret(Some(acc));
+    let start = std::time::Instant::now();
+    let printed = print_module(&m);
+    let took = start.elapsed();
+    assert!(took < std::time::Duration::from_secs(30), "printing took {took:?}");
+    assert!(printed.starts_with("callable @dups(%v: f32) -> f32 {\n^bb0:\n  %v.3 = add %v, %v : f32\n  %v.1 = add %v.3, %v : f32\n  %v.2 = add %v.1, %v : f32\n  %v.4 = add %v.2, %v : f32\n"), "{}", &printed[..300]);
+    let last = format!("  return %v.{}\n}}\n", N + 1);
+    assert!(printed.ends_with(&last), "{}", &printed[printed.len() - 100..]);
+    assert_eq!(print_module(&parse(&printed)), printed, "print(parse(print(m))) != print(m)");
+}
+
 /// Every kernel of the shared corpus parses and prints stably.
 #[test]
 fn corpus_kernels_are_stable() {

@@ -80,9 +80,18 @@ impl fmt::Display for LoadFailure {
 
 impl std::error::Error for LoadFailure {}
 
+/// How deep steps may nest: `Include`s, `OptGroup`s and `FixedPoint`s
+/// together, across files. Loading, checking and running a pipeline walk
+/// its steps recursively, so a longer chain of includes is refused, located
+/// at the include (or group) that goes one level too deep, instead of
+/// overflowing the stack.
+pub const MAX_NESTING: usize = 64;
+
 struct Session {
     /// Canonical paths of the files being loaded (innermost last), for cycles.
     stack: Vec<PathBuf>,
+    /// How many includes and groups enclose the steps being built.
+    depth: usize,
     next_id: usize,
     diags: Vec<PipelineDiag>,
 }
@@ -177,7 +186,7 @@ impl<'r> Loader<'r> {
         match self.resolve(spec, None) {
             Ok(PipelineSource::File(p)) => self.load_path(&p),
             Ok(src @ PipelineSource::Shipped { text, .. }) => {
-                let mut s = Session { stack: Vec::new(), next_id: 0, diags: Vec::new() };
+                let mut s = Session { stack: Vec::new(), depth: 0, next_id: 0, diags: Vec::new() };
                 self.load_root(&mut s, src.display().into(), Some(src.identity()), None, text)
             }
             Err(message) => Err(LoadFailure {
@@ -205,7 +214,7 @@ impl<'r> Loader<'r> {
     /// Load from text; `path` (when given) anchors relative includes and
     /// include-cycle detection.
     pub fn load_text(&self, display: Arc<str>, path: Option<&Path>, text: &str) -> Result<Pipeline, LoadFailure> {
-        let mut s = Session { stack: Vec::new(), next_id: 0, diags: Vec::new() };
+        let mut s = Session { stack: Vec::new(), depth: 0, next_id: 0, diags: Vec::new() };
         let identity = path.and_then(|p| p.canonicalize().ok());
         self.load_root(&mut s, display, identity, path.and_then(Path::parent), text)
     }
@@ -344,21 +353,45 @@ impl<'r> Loader<'r> {
                     out.push(Step::Hook { name: name.clone(), bound, loc });
                 }
                 StepSyntax::OptGroup { min_level, at, steps } => {
-                    let steps = self.build_steps(s, d, base, steps);
+                    let Some(steps) = self.nested(s, d, *at, |l, s, d| l.build_steps(s, d, base, steps)) else {
+                        continue;
+                    };
                     out.push(Step::OptGroup { min_level: *min_level, steps, loc: d.loc(*at) });
                 }
                 StepSyntax::FixedPoint { max_iterations, at, steps } => {
-                    let steps = self.build_steps(s, d, base, steps);
+                    let Some(steps) = self.nested(s, d, *at, |l, s, d| l.build_steps(s, d, base, steps)) else {
+                        continue;
+                    };
                     out.push(Step::FixedPoint { max_iterations: *max_iterations, steps, loc: d.loc(*at) });
                 }
                 StepSyntax::Include { target, at, target_at } => {
-                    if let Some(step) = self.include(s, d, base, target, *at, *target_at) {
+                    let step = self.nested(s, d, *target_at, |l, s, d| l.include(s, d, base, target, *at, *target_at));
+                    if let Some(step) = step.flatten() {
                         out.push(step);
                     }
                 }
             }
         }
         out
+    }
+
+    /// Build one nested level (a group's steps or an include) with `build`,
+    /// or report at `at` that it would nest deeper than `MAX_NESTING`.
+    fn nested<T>(
+        &self,
+        s: &mut Session,
+        d: &mut Diags,
+        at: usize,
+        build: impl FnOnce(&Self, &mut Session, &mut Diags) -> T,
+    ) -> Option<T> {
+        if s.depth >= MAX_NESTING {
+            d.error(at, format!("steps nest more than {MAX_NESTING} deep (includes and groups together)"));
+            return None;
+        }
+        s.depth += 1;
+        let r = build(self, s, d);
+        s.depth -= 1;
+        Some(r)
     }
 
     fn include(

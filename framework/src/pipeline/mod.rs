@@ -24,7 +24,7 @@ use std::{fmt, sync::Arc};
 
 pub use check::check_flow;
 pub use instrument::TimingRow;
-pub use load::{LoadFailure, Loader, PipelineSource};
+pub use load::{LoadFailure, Loader, PipelineSource, MAX_NESTING};
 pub use manager::{FailureKind, PassManager, RunError, RunOptions, RunReport};
 pub use repro::Reproducer;
 

@@ -10,8 +10,34 @@ use xir::{Block, Function, Inst, InstData, Metadata, Module, Opcode, Payload, Ty
 use super::plan::{Branch, FnPlan, NodeId, Prepare, Tgt};
 use crate::control::util::{br, set_terminator, term, unreachable};
 
-/// Continue emitting `D(node)` with this continuation (a tail call).
-type Tail = (NodeId, Option<Block>, bool);
+/// One step of emission left to do (see `Emitter::emit_d`).
+enum Task {
+    /// Emit `D(node)` continuing at the block (`free`: nothing merges there).
+    D(NodeId, Option<Block>, bool),
+    /// Emit the merge children of `n` from the `j`th on, at `bounds`.
+    Children { n: NodeId, j: usize, k: Option<Block>, free: bool, bounds: SmallVec<[Block; 2]> },
+    /// Leave the loop of node `n` (its body is emitted) and emit its branch.
+    AfterLoop { n: NodeId, merge: Block, direct: Option<NodeId>, k: Option<Block>, free: bool },
+}
+
+/// What a construct's emission leaves to do once its own blocks are set.
+enum Next {
+    Nothing,
+    /// Continue with `D(node)` at this continuation (a tail call).
+    Tail(NodeId, Option<Block>, bool),
+    /// Emit these arm children, in order, each merging at the block.
+    Arms(Vec<NodeId>, Block),
+}
+
+impl Next {
+    fn push_to(self, stack: &mut Vec<Task>) {
+        match self {
+            Next::Nothing => {}
+            Next::Tail(n, k, free) => stack.push(Task::D(n, k, free)),
+            Next::Arms(arms, mg) => stack.extend(arms.into_iter().rev().map(|s| Task::D(s, Some(mg), false))),
+        }
+    }
+}
 
 struct LoopCtx {
     update: Block,
@@ -138,67 +164,93 @@ impl<'a> Emitter<'a> {
     }
 
     /// Emit `D(n)` continuing at `k` (`free`: no construct merges at `k` yet).
+    ///
+    /// The scheme is recursive (a construct's arms and merge children are
+    /// emitted inside it), but nesting depth follows the input, so the
+    /// recursion runs on an explicit stack of tasks: thousands of nested
+    /// `if`s must not overflow the thread's stack. Tasks run in the order
+    /// the recursive calls would, so block and value ids are the same.
     fn emit_d(&mut self, n: NodeId, k: Option<Block>, free: bool) {
-        let (mut n, mut k, mut free) = (n, k, free);
-        'node: loop {
-            // Nodes are numbered in reverse post order, which emission
-            // roughly follows: ask for the terminator records of the next
-            // few blocks while this one is emitted.
-            self.f.prefetch_terminator_ahead(&self.plan.blocks, n);
-            let plan = self.plan;
-            let mc = &plan.nodes[n].merge_children;
-            let m = mc.len();
-            let bounds: SmallVec<[Block; 2]> =
-                mc.iter().map(|&c| if self.plan.nodes[c].guarded { self.new_block() } else { self.entry(c) }).collect();
-            let (s0k, s0free) = if m >= 1 { (Some(bounds[0]), true) } else { (k, free) };
-            let tail = self.stage0(n, s0k, s0free);
-            if m == 0 {
-                match tail {
-                    Some((t, tk, tf)) => {
-                        (n, k, free) = (t, tk, tf);
-                        continue 'node;
+        let mut stack = vec![Task::D(n, k, free)];
+        while let Some(task) = stack.pop() {
+            match task {
+                Task::D(n, k, free) => self.node(n, k, free, &mut stack),
+                Task::Children { n, j, k, free, bounds } => self.merge_child(n, j, k, free, bounds, &mut stack),
+                Task::AfterLoop { n, merge, direct, k, free } => {
+                    self.ctx.pop();
+                    if let Some(s) = direct {
+                        stack.push(Task::D(s, k, free));
+                    } else {
+                        let plan = self.plan;
+                        let branch = plan.nodes[n].branch.as_ref().expect("loop node has a branch");
+                        let stored = matches!(branch, Branch::Dispatch(_));
+                        let next = self.emit_branch(n, merge, branch, k, free, stored);
+                        next.push_to(&mut stack);
                     }
-                    None => return,
                 }
             }
-            if let Some((t, tk, tf)) = tail {
-                self.emit_d(t, tk, tf);
-            }
-            for j in 0..m {
-                let c = mc[j];
-                let last = j + 1 == m;
-                if self.plan.nodes[c].guarded {
-                    let g = bounds[j];
-                    let mg = if last { self.merge_for(k, free) } else { bounds[j + 1] };
-                    let s = self.load_sel(g);
-                    let e = self.eq_const(g, s, self.plan.id(c));
-                    let ec = self.entry(c);
-                    set_terminator(&mut self.f, g, term(Opcode::If, &[e], &[ec, mg, mg]));
-                    self.emit_d(c, Some(mg), false);
-                } else if last {
-                    n = c;
-                    continue 'node;
-                } else {
-                    self.emit_d(c, Some(bounds[j + 1]), true);
-                }
-            }
-            return;
         }
     }
 
-    fn stage0(&mut self, n: NodeId, k: Option<Block>, free: bool) -> Option<Tail> {
-        match self.plan.as_loop(n) {
-            Some(l) => self.emit_loop(n, l, k, free),
+    /// The start of `D(n)`: its stage 0 now, its merge children after.
+    fn node(&mut self, n: NodeId, k: Option<Block>, free: bool, stack: &mut Vec<Task>) {
+        // Nodes are numbered in reverse post order, which emission roughly
+        // follows: ask for the terminator records of the next few blocks
+        // while this one is emitted.
+        self.f.prefetch_terminator_ahead(&self.plan.blocks, n);
+        let plan = self.plan;
+        let mc = &plan.nodes[n].merge_children;
+        let bounds: SmallVec<[Block; 2]> =
+            mc.iter().map(|&c| if self.plan.nodes[c].guarded { self.new_block() } else { self.entry(c) }).collect();
+        let (s0k, s0free) = if bounds.is_empty() { (k, free) } else { (Some(bounds[0]), true) };
+        if !bounds.is_empty() {
+            stack.push(Task::Children { n, j: 0, k, free, bounds });
+        }
+        let next = match self.plan.as_loop(n) {
+            Some(l) => self.emit_loop(n, l, s0k, s0free, stack),
             None => {
                 let b = self.plan.block(n);
-                let plan = self.plan;
                 let branch = plan.nodes[n].branch.as_ref().expect("live node has a branch");
-                self.emit_branch(n, b, branch, k, free, false)
+                self.emit_branch(n, b, branch, s0k, s0free, false)
             }
+        };
+        next.push_to(stack);
+    }
+
+    /// Merge child `j` of `n` (its stage 0 is emitted), then the next ones.
+    fn merge_child(
+        &mut self,
+        n: NodeId,
+        j: usize,
+        k: Option<Block>,
+        free: bool,
+        bounds: SmallVec<[Block; 2]>,
+        stack: &mut Vec<Task>,
+    ) {
+        let plan = self.plan;
+        let c = plan.nodes[n].merge_children[j];
+        let last = j + 1 == bounds.len();
+        if self.plan.nodes[c].guarded {
+            let g = bounds[j];
+            let mg = if last { self.merge_for(k, free) } else { bounds[j + 1] };
+            let s = self.load_sel(g);
+            let e = self.eq_const(g, s, self.plan.id(c));
+            let ec = self.entry(c);
+            set_terminator(&mut self.f, g, term(Opcode::If, &[e], &[ec, mg, mg]));
+            if !last {
+                stack.push(Task::Children { n, j: j + 1, k, free, bounds });
+            }
+            stack.push(Task::D(c, Some(mg), false));
+        } else if last {
+            stack.push(Task::D(c, k, free));
+        } else {
+            let next = bounds[j + 1];
+            stack.push(Task::Children { n, j: j + 1, k, free, bounds });
+            stack.push(Task::D(c, Some(next), true));
         }
     }
 
-    fn emit_loop(&mut self, n: NodeId, l: LoopId, k: Option<Block>, free: bool) -> Option<Tail> {
+    fn emit_loop(&mut self, n: NodeId, l: LoopId, k: Option<Block>, free: bool, stack: &mut Vec<Task>) -> Next {
         let plan = self.plan;
         let lp = &plan.loops[l];
         let x = self.headers[l];
@@ -245,16 +297,13 @@ impl<'a> Emitter<'a> {
         };
         set_terminator(&mut self.f, x, term(Opcode::Loop, &[], &[prepare, body, update, merge]));
         set_terminator(&mut self.f, update, br(prepare));
+        // The body is emitted inside the loop's context; its branch after.
         self.ctx.push(LoopCtx { update, merge, multi_exit: lp.multi_exit });
+        stack.push(Task::AfterLoop { n, merge, direct, k, free });
         if let Some(r) = root {
-            self.emit_d(r, Some(update), false);
+            stack.push(Task::D(r, Some(update), false));
         }
-        self.ctx.pop();
-        if let Some(s) = direct {
-            return Some((s, k, free));
-        }
-        let stored = matches!(branch, Branch::Dispatch(_));
-        self.emit_branch(n, merge, branch, k, free, stored)
+        Next::Nothing
     }
 
     fn loop_ctx(&self) -> &LoopCtx {
@@ -270,19 +319,19 @@ impl<'a> Emitter<'a> {
         k: Option<Block>,
         free: bool,
         stored: bool,
-    ) -> Option<Tail> {
+    ) -> Next {
         match branch {
-            Branch::Exit => None,
+            Branch::Exit => Next::Nothing,
             Branch::Dead => {
                 set_terminator(&mut self.f, tb, unreachable("the loop is never left"));
-                None
+                Next::Nothing
             }
             Branch::Br(t) => {
                 let target = match *t {
                     Tgt::Node(s) if self.plan.is_arm_child(site, s) => {
                         let e = self.entry(s);
                         set_terminator(&mut self.f, tb, br(e));
-                        return Some((s, k, free));
+                        return Next::Tail(s, k, free);
                     }
                     Tgt::Node(s) => {
                         if !stored && self.plan.needs_store(site, s) {
@@ -299,7 +348,7 @@ impl<'a> Emitter<'a> {
                     }
                 };
                 set_terminator(&mut self.f, tb, br(target));
-                None
+                Next::Nothing
             }
             Branch::Cond(c, a, b) => {
                 let mg = self.merge_for(k, free);
@@ -307,8 +356,7 @@ impl<'a> Emitter<'a> {
                 let ta = self.arm(site, *a, mg, stored, &mut inl);
                 let tf = self.arm(site, *b, mg, stored, &mut inl);
                 set_terminator(&mut self.f, tb, term(Opcode::If, &[*c], &[ta, tf, mg]));
-                self.inline_arms(inl, mg);
-                None
+                Next::Arms(inl, mg)
             }
             Branch::Indexed(v, ia) => {
                 let (cases, d, cs) = (&ia.cases, &ia.default, &ia.arms);
@@ -331,8 +379,7 @@ impl<'a> Emitter<'a> {
                 let mut data = term(Opcode::Switch, &[*v], &blocks);
                 data.payload = Payload::Cases(cases.clone());
                 set_terminator(&mut self.f, tb, data);
-                self.inline_arms(inl, mg);
-                None
+                Next::Arms(inl, mg)
             }
             Branch::Dispatch(ts) => {
                 let mg = self.merge_for(k, free);
@@ -351,15 +398,8 @@ impl<'a> Emitter<'a> {
                     data
                 };
                 set_terminator(&mut self.f, tb, data);
-                self.inline_arms(inl, mg);
-                None
+                Next::Arms(inl, mg)
             }
-        }
-    }
-
-    fn inline_arms(&mut self, inl: Vec<NodeId>, mg: Block) {
-        for s in inl {
-            self.emit_d(s, Some(mg), false);
         }
     }
 
