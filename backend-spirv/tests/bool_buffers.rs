@@ -124,3 +124,29 @@ fn one_byte_host_bools_from_adjacent_threads_are_read_and_written_in_place_on_vu
         assert_eq!(want.first_mismatch(&got, |_, _| false), None, "-O{level}: {got:?} vs {want:?}");
     }
 }
+
+/// An ABI that stores a `buffer<bool>` in any other layout (such as the old
+/// one 0/1 word per bool) is refused by the artifact writer and reader and by
+/// the runner, so 1-byte host bools are never handed to it.
+#[test]
+fn another_storage_for_a_bool_buffer_is_refused_by_the_artifact_and_the_runner() {
+    use xir_spirv::artifact::{ArtifactError, ShaderArtifact};
+    let m = parse(FLIP);
+    let k = kernel_of(&m);
+    let out = xir_spirv::compile(&m, k, &opts(0, false)).expect("compiles");
+    let art = ShaderArtifact::from_compiled(&m, k, &out);
+    art.encode().expect("the planned layout encodes");
+    let mut old = art.clone();
+    old.abi.properties[2].storage = BufferStorage::Words { elem_size: 4, elem_align: 4 };
+    old.abi.check_shape().expect("still a canonical shape");
+    let e = old.encode().expect_err("the old bool layout");
+    assert!(matches!(e, ArtifactError::Arguments(_)), "{e}");
+    let Some(dev) = vulkan_device() else { return };
+    let inputs = xir::interp::Inputs::from_json(
+        r#"{"dispatch": [4, 1, 1], "args": {"src": [true, false, true, false], "out": [true, true, true, true]}}"#,
+    )
+    .expect("inputs");
+    let e = xir_spirv::vulkan::run_kernel(&dev, &m, k, &out.words, &old.abi, &inputs, [4, 1, 1])
+        .expect_err("the runner refuses the old layout");
+    assert!(e.to_string().contains("not this backend's layout"), "{e}");
+}

@@ -171,6 +171,14 @@ pub(crate) fn run_compiled_unchecked(
                 let Type::Buffer(elem) = *module.types.get(func.args[a].ty) else {
                     return Err(RunError::Abi(format!("argument {a} is not a buffer")));
                 };
+                // The bytes below are the host layout; the ABI must store exactly that.
+                if crate::plan::layout::plan_buffer(&module.types, elem) != Ok(p.storage) {
+                    return Err(RunError::Abi(format!(
+                        "argument `{}`: storage {:?} is not this backend's layout of its element type",
+                        arg_name(module, kernel, a),
+                        p.storage
+                    )));
+                }
                 let host = buffer_to_host_bytes(module, elem, input(a)?)
                     .map_err(|e| RunError::Abi(format!("argument `{}`: {e}", arg_name(module, kernel, a))))?;
                 // Every buffer holds its host layout (a `bool` is one byte): the device packs sub-word elements.
