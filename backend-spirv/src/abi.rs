@@ -82,12 +82,20 @@
 //! property says `Typed { stride }` (the host element size). Otherwise the
 //! buffer is accessed as an array of `uint32` words:
 //!
-//! - `bool` elements are stored as one `u32` word each holding 0 or 1
-//!   (`Words { elem_size: 4, elem_align: 4 }`); the host must write 0/1 words;
+//! - elements that are or hold a `bool` (which has no typed storage
+//!   representation) keep the host layout too: a `bool` is one byte holding
+//!   0 or 1 (read as `byte != 0`), so `buffer<bool>` is `Words { elem_size:
+//!   1, elem_align: 1 }`; the device reads a bool from its word and writes it
+//!   by a masked CAS loop (a whole-word store when the element covers its
+//!   words, e.g. `vector<bool, 4>`), so neighbouring threads never lose each
+//!   other's bytes;
 //! - 64-bit 3- and 4-component vectors (whose Vulkan alignment, 32 bytes,
 //!   differs from the host's 16-byte cap) and aggregates containing them are
 //!   stored byte-exactly at host offsets (`Words { elem_size, elem_align }`
 //!   with the host element size and alignment).
+//!
+//! The host pads every buffer binding to a multiple of 4 bytes; `buffer.size`
+//! of a `Words` buffer counts the whole elements of the binding.
 //!
 //! `byte_buffer` arguments are always `Words { elem_size: 1, elem_align: 1 }`:
 //! raw byte operations are at alignment 1 (unaligned reads are funnel shifts,
@@ -308,7 +316,7 @@ pub enum BufferStorage {
     /// A typed runtime array with `ArrayStride = stride` (= host element size).
     Typed { stride: u32 },
     /// A `uint32` word array; elements are `elem_size` bytes at `elem_align` alignment in host layout
-    /// (bool: one 0/1 word per element).
+    /// (a `bool` is one 0/1 byte).
     Words { elem_size: u32, elem_align: u32 },
     /// One `Block` struct of `size` bytes: the argument block (members at their `BlockValue` offsets) or
     /// the constant data (std140, members at the planned offsets).

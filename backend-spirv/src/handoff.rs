@@ -5,7 +5,9 @@
 //! - generic validity is whole-module: the module must lie in
 //!   `xir.restructured.audited` (verifier, structured roles, reducibility, no
 //!   spill markers, no self-referential Phis) and satisfy the `xir.spirv`
-//!   invariants `positive_array_lengths` and `phi_first_in_block`;
+//!   invariants `positive_array_lengths`, `phi_first_in_block` and
+//!   `exact_typed_memory`, so what passes is in the dialect the `spirv`
+//!   pipeline declares;
 //! - everything backend-specific looks only at the kernel-reachable call
 //!   graph and each function's structural closure: opcodes must be in the
 //!   `xir.spirv` op set and classified Supported or SemanticNoOp
@@ -22,9 +24,6 @@
 //! - calls pass only Function-storage pointers and no resources (call sites
 //!   that need more are specialized by `callable_specialization` first);
 //! - special registers exist in Vulkan compute.
-//!
-//! `exact_typed_memory` of `xir.spirv` is deliberately not required: it
-//! rejects `buffer<bool>`, which this backend stores through the word ABI.
 
 use rustc_hash::FxHashSet;
 use xir::verify::{inst_diag, type_name};
@@ -50,7 +49,7 @@ pub fn check(m: &Module, kernel: FuncId) -> Vec<Diagnostic> {
     if !diags.is_empty() {
         return diags;
     }
-    for inv in ["phi_first_in_block"] {
+    for inv in ["phi_first_in_block", "exact_typed_memory"] {
         if let Some(pred) = xir::dialect::invariants::lookup(inv) {
             for mut d in pred(m) {
                 d.rule = format!("dialect:xir.spirv:{inv}");

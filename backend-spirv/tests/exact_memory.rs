@@ -144,7 +144,8 @@ kernel @k(%flags: buffer<bool>, %v: buffer<vec<f64, 3>>, %out: buffer<f64>) bloc
 fn bool_and_wide_vec3_buffers_use_the_word_abi() {
     let out = compile_all_presets(WORDS);
     let abi = &out.abi;
-    assert_eq!(abi.properties[1].storage, BufferStorage::Words { elem_size: 4, elem_align: 4 });
+    // A bool keeps its 1-byte host layout (`bool_buffers.rs` has the details).
+    assert_eq!(abi.properties[1].storage, BufferStorage::Words { elem_size: 1, elem_align: 1 });
     assert_eq!(abi.properties[2].storage, BufferStorage::Words { elem_size: 32, elem_align: 16 });
     assert_eq!(abi.properties[3].storage, BufferStorage::Typed { stride: 8 });
     let m = load(&out.words_unoptimized);
@@ -152,11 +153,12 @@ fn bool_and_wide_vec3_buffers_use_the_word_abi() {
     let dis = out.disassembly_unoptimized();
     assert_eq!(count(&dis, "ArrayStride 4"), 2, "{dis}");
     assert_eq!(count(&dis, "ArrayStride 8"), 1, "{dis}");
-    // vec<f64,3>: 3 lanes x 2 words read and written; bool: one word each way.
+    // vec<f64,3>: 3 lanes x 2 words read and written; bool: its word read, then a masked CAS of it.
     let loads = insts(&m).into_iter().filter(|i| i.class.opcode == Op::Load).count();
     assert!(loads >= 7, "{dis}");
-    assert!(dis.contains("OpINotEqual"), "bool word -> bool:\n{dis}");
-    assert!(dis.contains("OpSelect"), "bool -> 0/1 word:\n{dis}");
+    assert!(dis.contains("OpINotEqual"), "bool byte -> bool:\n{dis}");
+    assert!(dis.contains("OpSelect"), "bool -> 0/1 byte:\n{dis}");
+    assert_eq!(count(&dis, "OpAtomicCompareExchange"), 1, "{dis}");
     assert!(!dis.contains("OpTypeRuntimeArray %bool"), "{dis}");
 }
 

@@ -45,6 +45,7 @@ pub const ALL: &[(&str, Check)] = &[
     ("unusual_shapes", unusual_shapes),
     ("texture_rw", texture_rw),
     ("byte_pack", byte_pack),
+    ("bool_pack", bool_pack),
 ];
 
 /// Check a run of corpus kernel `name`; panics when the kernel has no
@@ -410,6 +411,25 @@ pub fn byte_pack(o: &Outputs) {
         assert_eq!(u16::from_le_bytes([raw[off], raw[off + 1]]), (1000 * t + 1) as u16, "half at {off}");
     }
     assert_eq!(raw[192..], [0xaa; 4], "never written");
+}
+
+pub fn bool_pack(o: &Outputs) {
+    let src = |t: usize| t % 3 == 0 || t % 7 == 1;
+    let b = |j: &serde_json::Value| j.as_bool().unwrap_or_else(|| panic!("{j} is not a bool"));
+    let flip: Vec<bool> = o.json("flip").iter().map(b).collect();
+    let want: Vec<bool> = (0..64).map(|t| !src(t)).chain([true, false, true, true]).collect();
+    assert_eq!(flip, want, "flip");
+    let pair = o.json("pair");
+    assert_eq!(pair.len(), 64);
+    for (t, p) in pair.iter().enumerate() {
+        assert_eq!((b(&p[0]), b(&p[1])), (src(t), src(63 - t)), "pair[{t}]");
+    }
+    let rec = o.json("rec");
+    assert_eq!(rec.len(), 64);
+    for (t, r) in rec.iter().enumerate() {
+        let c = r[2].as_u64().expect("u16 member");
+        assert_eq!((b(&r[0]), b(&r[1]), c), (src(t), t % 2 != 0, (1001 * t as u64) % 65536), "rec[{t}]");
+    }
 }
 
 pub fn atomics(o: &Outputs) {

@@ -196,7 +196,12 @@ impl SavedArguments {
             }
             let ty = module.types.get(arg.ty);
             let fits = match (p.kind, p.role) {
-                (PropertyKind::StorageBuffer, Role::Buffer) => matches!(ty, Type::Buffer(_)),
+                // The storage must be the layout this backend plans for the element (an artifact
+                // from before `buffer<bool>` kept its 1-byte host layout says `Words { 4, 4 }`).
+                (PropertyKind::StorageBuffer, Role::Buffer) => match ty {
+                    Type::Buffer(e) => crate::plan::layout::plan_buffer(&module.types, *e) == Ok(p.storage),
+                    _ => false,
+                },
                 (PropertyKind::StorageBuffer, Role::ByteBuffer) => matches!(ty, Type::ByteBuffer),
                 (PropertyKind::StorageBuffer, Role::BindlessMetadata) => matches!(ty, Type::BindlessArray),
                 (PropertyKind::AccelerationStructure { .. }, Role::Accel)

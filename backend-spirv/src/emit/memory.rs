@@ -1,9 +1,11 @@
 //! Buffer and byte-buffer access. Typed buffers use an access chain into the
 //! laid-out element (`OpCopyLogical` between laid-out and logical aggregate
-//! types). Word-ABI buffers (bool, 64-bit 3/4-vectors, see `plan::layout`) and
+//! types). Word-ABI buffers (64-bit 3/4-vectors, see `plan::layout`) and
 //! byte buffers move each scalar of the element as one or two `uint32`
-//! words at its host byte offset: 64-bit scalars through a `uvec2` bitcast,
-//! `bool` as a 0/1 word. Byte-buffer accesses whose offset is proven a
+//! words at its host byte offset: 64-bit scalars through a `uvec2` bitcast.
+//! Word-ABI elements with sub-word leaves (`bool` bytes, 8/16-bit scalars)
+//! move inside their words (`subword.rs`): a write of a partly covered word
+//! is a masked CAS loop. Byte-buffer accesses whose offset is proven a
 //! multiple of 4 and whose leaves are 32/64-bit words at multiples of 4 take
 //! `offset >> 2` as the first word; every other byte access is at alignment 1
 //! (`bytes.rs`). `var` may also be a
@@ -11,13 +13,15 @@
 
 use rspirv::dr::Operand;
 use rspirv::spirv::{Op, StorageClass, Word};
+use rustc_hash::FxHashMap;
 use xir::{Inst, Opcode, Type, TypeId, Value};
 
 use super::globals::BufferVar;
 use super::instructions::ids;
+use super::subword::ElemAt;
 use super::{err, EResult, Emitter, ScalarKind, Shape};
 use crate::abi::BufferStorage;
-use crate::plan::layout;
+use crate::plan::layout::{self, TypedAccess};
 
 const U32: ScalarKind = ScalarKind::Int { bits: 32, signed: false };
 
@@ -53,9 +57,16 @@ impl Emitter<'_> {
                         let four = self.u32_const(4);
                         self.op(Op::IMul, Some(u32t), None, ids(&[n, four]))?
                     }
-                    BufferStorage::Words { elem_size, .. } => {
+                    BufferStorage::Words { elem_size, .. } if elem_size.is_multiple_of(4) => {
                         let k = self.u32_const(elem_size / 4);
                         self.op(Op::UDiv, Some(u32t), None, ids(&[n, k]))?
+                    }
+                    BufferStorage::Words { elem_size, .. } => {
+                        // Whole elements in the binding's bytes (below 4 GiB: `n * 4` cannot wrap).
+                        let four = self.u32_const(4);
+                        let bytes = self.op(Op::IMul, Some(u32t), None, ids(&[n, four]))?;
+                        let k = self.u32_const(elem_size);
+                        self.op(Op::UDiv, Some(u32t), None, ids(&[bytes, k]))?
                     }
                     BufferStorage::NotABuffer | BufferStorage::Block { .. } => return err("not a user buffer"),
                 };
@@ -104,13 +115,41 @@ impl Emitter<'_> {
                         }
                     }
                     BufferStorage::Words { elem_size, .. } => {
-                        let k = self.u32_const(elem_size.max(4) / 4);
-                        let base = self.op(Op::IMul, Some(u32t), None, ids(&[idx, k]))?;
-                        if d.opcode == Opcode::BufferRead {
-                            self.read_words(buf.var, elem, base, 0, rid)?;
-                        } else {
-                            let v = self.val(d.operands[2])?;
-                            self.write_words(buf.var, elem, base, 0, v)?;
+                        let access = layout::typed_access(&m.types, elem).map_err(|e| super::EmitError {
+                            func: None,
+                            inst: None,
+                            message: format!("`{}` element: {e}", d.opcode),
+                        })?;
+                        let scaled = |e: &mut Self, k: u32| -> EResult<Word> {
+                            if k == 1 {
+                                return Ok(idx);
+                            }
+                            let k = e.u32_const(k);
+                            e.op(Op::IMul, Some(u32t), None, ids(&[idx, k]))
+                        };
+                        match access {
+                            TypedAccess::Words => {
+                                let base = scaled(self, elem_size / 4)?;
+                                if d.opcode == Opcode::BufferRead {
+                                    self.read_words(buf.var, elem, base, 0, rid)?;
+                                } else {
+                                    let v = self.val(d.operands[2])?;
+                                    self.write_words(buf.var, elem, base, 0, v)?;
+                                }
+                            }
+                            TypedAccess::SubWord { word_aligned, masked_write, leaves } => {
+                                let at = if word_aligned {
+                                    ElemAt::Word(scaled(self, elem_size / 4)?)
+                                } else {
+                                    ElemAt::Byte(scaled(self, elem_size)?)
+                                };
+                                if d.opcode == Opcode::BufferRead {
+                                    self.read_subword(buf.var, elem, at, 0, &mut FxHashMap::default(), rid)?;
+                                } else {
+                                    let v = self.val(d.operands[2])?;
+                                    self.write_subword(i, buf.var, at, &leaves, v, masked_write)?;
+                                }
+                            }
                         }
                     }
                     BufferStorage::NotABuffer | BufferStorage::Block { .. } => return err("not a user buffer"),
@@ -194,13 +233,6 @@ impl Emitter<'_> {
         let t = &m.types;
         let lt = self.ty(ty)?;
         match t.get(ty).clone() {
-            Type::Bool => {
-                let u32t = self.u32_ty();
-                let p = self.word_ptr(var, base, off)?;
-                let w = self.op(Op::Load, Some(u32t), None, ids(&[p]))?;
-                let zero = self.u32_const(0);
-                self.op(Op::INotEqual, Some(lt), rid, ids(&[w, zero]))
-            }
             Type::Int { .. } | Type::Float(_) => {
                 let u32t = self.u32_ty();
                 let bits = t.scalar_bits(ty);
@@ -270,13 +302,6 @@ impl Emitter<'_> {
         let t = &m.types;
         let u32t = self.u32_ty();
         match t.get(ty).clone() {
-            Type::Bool => {
-                let one = self.u32_const(1);
-                let zero = self.u32_const(0);
-                let w = self.op(Op::Select, Some(u32t), None, ids(&[v, one, zero]))?;
-                let p = self.word_ptr(var, base, off)?;
-                self.op(Op::Store, None, None, ids(&[p, w]))?;
-            }
             Type::Int { .. } | Type::Float(_) => {
                 let bits = t.scalar_bits(ty);
                 if bits == 32 {

@@ -31,6 +31,7 @@ mod narrow_caps;
 pub mod print;
 pub(crate) mod ray_query;
 mod sampling;
+mod subword;
 mod texture;
 mod types;
 

@@ -15,7 +15,7 @@
 //! operation in a reachable callable (whose array is a callable parameter)
 //! is rejected with a located diagnostic, never guessed at.
 //!
-//! Typed elements ([`typed_access`]): the heap is word storage, and a typed
+//! Typed elements ([`crate::plan::layout::typed_access`]): the heap is word storage, and a typed
 //! view's offset and size are exact multiples of its element stride, so an
 //! element `index` starts at byte `index * size(T)` with alignment
 //! `gcd(size(T), 4)` (the reference, "typed word-storage"). A 32/64-bit-only
@@ -36,7 +36,12 @@ use xir::analysis::Uniformity;
 use xir::verify::inst_diag;
 use xir::{Diagnostic, FuncId, Function, Inst, Module, Opcode, Type, TypeId, TypeTable, Value};
 
-use crate::plan::layout;
+use crate::plan::layout::{typed_access, TypedAccess};
+
+/// Whether `ty` is or holds a `bool` (not planned for the heap; `buffer<bool>` is).
+fn holds_bool(t: &TypeTable, ty: TypeId) -> bool {
+    t.is_bool(ty) || xir::verify::type_members(t.get(ty)).into_iter().any(|x| holds_bool(t, x))
+}
 
 /// What one `bindless_array` argument needs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -115,7 +120,7 @@ pub fn plan_bindless(m: &Module, kernel: FuncId, order: &[FuncId]) -> Result<Bin
                 _ => None,
             };
             if let Some(vt) = moved {
-                let bad = if t.is_bool(vt) {
+                let bad = if holds_bool(t, vt) {
                     Some("`bool` has no representation in a bindless buffer (host bools are 1 byte)".to_string())
                 } else if d.opcode == Opcode::BindlessByteBufferRead {
                     crate::emit::bytes::byte_leaves(m, vt).err()
@@ -146,32 +151,6 @@ pub fn plan_bindless(m: &Module, kernel: FuncId, order: &[FuncId]) -> Result<Bin
     }
 }
 
-/// One scalar of a typed element: its byte offset, type, and constant index path.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Leaf {
-    pub offset: u64,
-    pub ty: TypeId,
-    pub path: Vec<u32>,
-}
-
-/// How a typed bindless element (`bindless.buffer_read` / `buffer_write` of `T`) moves through the word heap.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum TypedAccess {
-    /// A whole number of words of 32/64-bit leaves at word offsets: plain words (`memory.rs`).
-    Words,
-    /// Some 8/16-bit leaf, or a size that is not a multiple of 4.
-    SubWord {
-        /// `size(T)` is a multiple of 4: the element starts at a word (`index * size / 4`);
-        /// otherwise at byte `index * size` (alignment `gcd(size, 4)`).
-        word_aligned: bool,
-        /// A write must be a masked CAS loop: some word it touches is only partly covered
-        /// (another element, or padding, shares it).
-        masked_write: bool,
-        leaves: Vec<Leaf>,
-    },
-}
-
-/// The leaves of `ty` in host layout, with their paths; `Err` for `bool` or a non-data leaf.
 /// Every planned argument must really be a bindless array (the verifier's
 /// operand class says so); one that is not is reported under `rule`.
 pub(crate) fn check_bindless_args(
@@ -190,85 +169,6 @@ pub(crate) fn check_bindless_args(
             );
         }
     }
-}
-
-pub fn leaves(t: &TypeTable, ty: TypeId) -> Result<Vec<Leaf>, String> {
-    fn go(t: &TypeTable, ty: TypeId, off: u64, path: &mut Vec<u32>, out: &mut Vec<Leaf>) -> Result<(), String> {
-        let mut each = |path: &mut Vec<u32>, parts: Vec<(TypeId, u64, Vec<u32>)>| {
-            parts.into_iter().try_for_each(|(e, o, k)| {
-                let n = path.len();
-                path.extend(k);
-                let r = go(t, e, off + o, path, out);
-                path.truncate(n);
-                r
-            })
-        };
-        match t.get(ty) {
-            Type::Bool => Err("`bool` has no bindless-buffer representation (host bools are 1 byte)".into()),
-            Type::Int { .. } | Type::Float(_) => {
-                out.push(Leaf { offset: off, ty, path: path.clone() });
-                Ok(())
-            }
-            Type::Vector { elem, lanes } => {
-                let s = t.size_align(*elem).0;
-                each(path, (0..u32::from(*lanes)).map(|k| (*elem, s * u64::from(k), vec![k])).collect())
-            }
-            Type::Array { elem, len } => {
-                let s = t.size_align(*elem).0;
-                each(path, (0..*len as u32).map(|k| (*elem, s * u64::from(k), vec![k])).collect())
-            }
-            Type::Matrix { elem, dim } => {
-                let stride = layout::matrix_stride(t, *elem, *dim) as u64;
-                let s = t.size_align(*elem).0;
-                let d = u32::from(*dim);
-                let parts =
-                    (0..d * d).map(|k| (*elem, stride * u64::from(k / d) + s * u64::from(k % d), vec![k / d, k % d]));
-                each(path, parts.collect())
-            }
-            Type::Struct { fields, .. } => {
-                let parts =
-                    fields.iter().zip(t.struct_offsets(ty)).enumerate().map(|(k, (f, o))| (*f, o, vec![k as u32]));
-                each(path, parts.collect())
-            }
-            _ => Err(format!("`{}` is not plain data", xir::verify::type_name(t, ty))),
-        }
-    }
-    let mut out = Vec::new();
-    go(t, ty, 0, &mut Vec::new(), &mut out)?;
-    Ok(out)
-}
-
-/// Decide how typed element `ty` moves through the heap (see the module doc).
-pub fn typed_access(t: &TypeTable, ty: TypeId) -> Result<TypedAccess, String> {
-    let size = t.size_align(ty).0;
-    if size == 0 {
-        return Err("an element of zero size has no heap representation".into());
-    }
-    let leaves = leaves(t, ty)?;
-    let word_aligned = size.is_multiple_of(4);
-    if word_aligned && leaves.iter().all(|l| t.scalar_bits(l.ty) >= 32 && l.offset.is_multiple_of(4)) {
-        return Ok(TypedAccess::Words);
-    }
-    // The element's alignment is gcd(size, 4); a leaf's is that of its offset within it, too.
-    let base_align = 1u64 << size.trailing_zeros().min(2);
-    let mut covered = vec![0u8; size.div_ceil(4) as usize];
-    for l in &leaves {
-        let bytes = u64::from(t.scalar_bits(l.ty) / 8);
-        let align = base_align.min(if l.offset == 0 { 4 } else { 1 << l.offset.trailing_zeros().min(2) });
-        if align < bytes.min(4) {
-            return Err(format!(
-                "a {}-byte leaf at byte {} of `{}` is not naturally aligned in the word heap",
-                bytes,
-                l.offset,
-                xir::verify::type_name(t, ty)
-            ));
-        }
-        for b in l.offset..l.offset + bytes {
-            covered[(b / 4) as usize] |= 1 << (b % 4);
-        }
-    }
-    let masked_write = !word_aligned || covered.iter().any(|&c| c != 0 && c != 0xf);
-    Ok(TypedAccess::SubWord { word_aligned, masked_write, leaves })
 }
 
 /// Whether `i` is a typed bindless write that expands to a masked CAS loop (a CAS site of the control-flow plan).

@@ -9,9 +9,13 @@
 //! columns, an array like its element and a struct like its strictest member.
 //! The host (`TypeTable::size_align`) caps vector alignment at 16 bytes, so
 //! 64-bit 3- and 4-vectors (and matrices of them) disagree; `bool` has no
-//! storage representation at all. Both use word storage.
+//! typed storage representation at all. Both use word storage: the element
+//! keeps its host layout (a `bool` is one byte, 0 or 1, as the interpreter
+//! and LuisaCompute hosts store it), and the device packs it into `uint32`
+//! words ([`typed_access`]: sub-word leaves are extracted from their words
+//! and written by whole-word stores or one masked CAS loop).
 
-use xir::{Type, TypeId, TypeTable};
+use xir::{Function, Inst, Module, Opcode, Type, TypeId, TypeTable};
 
 use crate::abi::BufferStorage;
 
@@ -88,14 +92,32 @@ pub fn matrix_stride(t: &TypeTable, elem: TypeId, dim: u8) -> u32 {
     s * if dim == 3 { 4 } else { dim as u32 }
 }
 
-/// One scalar of a word-ABI element: where it lives in the element (bytes).
+/// One scalar of a word-storage element: its byte offset in the host
+/// layout, its type (an 8..64-bit int/float, or a `bool`: one byte holding 0
+/// or 1, as on the host) and its constant index path from the element.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct WordLeaf {
+pub struct Leaf {
     pub offset: u64,
-    /// The scalar type (a 32- or 64-bit int/float, or `bool` stored as a word).
     pub ty: TypeId,
-    /// Path of constant indices from the element to this scalar.
     pub path: Vec<u32>,
+}
+
+/// How an element of type `T` moves through word storage (a word-ABI
+/// `buffer<T>` or the bindless heap).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TypedAccess {
+    /// A whole number of words of 32/64-bit leaves at word offsets: plain words (`emit/memory.rs`).
+    Words,
+    /// Some 8/16-bit or `bool` leaf, or a size that is not a multiple of 4 (`emit/subword.rs`).
+    SubWord {
+        /// `size(T)` is a multiple of 4: the element starts at a word (`index * size / 4`);
+        /// otherwise at byte `index * size` (alignment `gcd(size, 4)`).
+        word_aligned: bool,
+        /// A write must be a masked CAS loop: some word it touches is only partly covered
+        /// (another element, or padding, shares it).
+        masked_write: bool,
+        leaves: Vec<Leaf>,
+    },
 }
 
 /// Decide how a `buffer<elem>` is stored. `Err` explains why it cannot be.
@@ -107,96 +129,117 @@ pub fn plan_buffer(t: &TypeTable, elem: TypeId) -> Result<BufferStorage, String>
     if size == 0 {
         return Err("buffer elements of zero size have no ArrayStride".into());
     }
-    if t.is_bool(elem) {
-        return Ok(BufferStorage::Words { elem_size: 4, elem_align: 4 });
-    }
+    let size = u32::try_from(size).map_err(|_| "buffer element larger than 4 GiB".to_string())?;
     if typed_compatible(t, elem) {
-        let stride = u32::try_from(size).map_err(|_| "buffer element larger than 4 GiB".to_string())?;
-        return Ok(BufferStorage::Typed { stride });
+        return Ok(BufferStorage::Typed { stride: size });
     }
-    word_leaves(t, elem)?;
-    Ok(BufferStorage::Words {
-        elem_size: u32::try_from(size).map_err(|_| "buffer element larger than 4 GiB".to_string())?,
-        elem_align: align as u32,
-    })
+    typed_access(t, elem)?;
+    Ok(BufferStorage::Words { elem_size: size, elem_align: align as u32 })
 }
 
-/// The scalars of a word-ABI element in host layout. Only whole 32- and 64-bit
-/// scalars can be moved as words (and a top-level `bool`, one word each).
-pub fn word_leaves(t: &TypeTable, elem: TypeId) -> Result<Vec<WordLeaf>, String> {
-    if t.is_bool(elem) {
-        return Ok(vec![WordLeaf { offset: 0, ty: elem, path: vec![] }]);
+/// The scalars of `ty` in host layout, with their paths; `Err` for a non-data leaf.
+pub fn leaves(t: &TypeTable, ty: TypeId) -> Result<Vec<Leaf>, String> {
+    fn go(t: &TypeTable, ty: TypeId, off: u64, path: &mut Vec<u32>, out: &mut Vec<Leaf>) -> Result<(), String> {
+        let mut each = |path: &mut Vec<u32>, parts: Vec<(TypeId, u64, Vec<u32>)>| {
+            parts.into_iter().try_for_each(|(e, o, k)| {
+                let n = path.len();
+                path.extend(k);
+                let r = go(t, e, off + o, path, out);
+                path.truncate(n);
+                r
+            })
+        };
+        match t.get(ty) {
+            Type::Bool | Type::Int { .. } | Type::Float(_) => {
+                out.push(Leaf { offset: off, ty, path: path.clone() });
+                Ok(())
+            }
+            Type::Vector { elem, lanes } => {
+                let s = t.size_align(*elem).0;
+                each(path, (0..u32::from(*lanes)).map(|k| (*elem, s * u64::from(k), vec![k])).collect())
+            }
+            Type::Array { elem, len } => {
+                if *len > MAX_WORD_ARRAY {
+                    let name = xir::verify::type_name(t, ty);
+                    return Err(format!(
+                        "word-storage arrays are limited to {MAX_WORD_ARRAY} elements, `{name}` has {len}"
+                    ));
+                }
+                let s = t.size_align(*elem).0;
+                each(path, (0..*len as u32).map(|k| (*elem, s * u64::from(k), vec![k])).collect())
+            }
+            Type::Matrix { elem, dim } => {
+                let stride = matrix_stride(t, *elem, *dim) as u64;
+                let s = t.size_align(*elem).0;
+                let d = u32::from(*dim);
+                let parts =
+                    (0..d * d).map(|k| (*elem, stride * u64::from(k / d) + s * u64::from(k % d), vec![k / d, k % d]));
+                each(path, parts.collect())
+            }
+            Type::Struct { fields, .. } => {
+                let parts =
+                    fields.iter().zip(t.struct_offsets(ty)).enumerate().map(|(k, (f, o))| (*f, o, vec![k as u32]));
+                each(path, parts.collect())
+            }
+            _ => Err(format!("`{}` is not plain data", xir::verify::type_name(t, ty))),
+        }
     }
     let mut out = Vec::new();
-    collect_leaves(t, elem, 0, &mut Vec::new(), &mut out)?;
+    go(t, ty, 0, &mut Vec::new(), &mut out)?;
     Ok(out)
 }
 
-fn collect_leaves(
-    t: &TypeTable,
-    ty: TypeId,
-    off: u64,
-    path: &mut Vec<u32>,
-    out: &mut Vec<WordLeaf>,
-) -> Result<(), String> {
-    let name = || xir::verify::type_name(t, ty);
-    match t.get(ty) {
-        Type::Bool => Err(format!(
-            "`bool` inside an aggregate buffer element has no word representation (host bools are 1 byte): `{}`",
-            name()
-        )),
-        Type::Int { .. } | Type::Float(_) => {
-            let bits = t.scalar_bits(ty);
-            if bits != 32 && bits != 64 {
-                return Err(format!("{bits}-bit scalars cannot be moved through the word ABI (in `{}`)", name()));
-            }
-            out.push(WordLeaf { offset: off, ty, path: path.clone() });
-            Ok(())
-        }
-        Type::Vector { elem, lanes } => {
-            let s = t.size_align(*elem).0;
-            for k in 0..*lanes as u32 {
-                path.push(k);
-                collect_leaves(t, *elem, off + s * k as u64, path, out)?;
-                path.pop();
-            }
-            Ok(())
-        }
-        Type::Matrix { elem, dim } => {
-            let stride = matrix_stride(t, *elem, *dim) as u64;
-            let s = t.size_align(*elem).0;
-            for c in 0..*dim as u32 {
-                for r in 0..*dim as u32 {
-                    path.extend([c, r]);
-                    collect_leaves(t, *elem, off + stride * c as u64 + s * r as u64, path, out)?;
-                    path.truncate(path.len() - 2);
-                }
-            }
-            Ok(())
-        }
-        Type::Array { elem, len } => {
-            if *len > 4096 {
-                return Err(format!("word-ABI arrays are limited to 4096 elements, `{}` has {len}", name()));
-            }
-            let s = t.size_align(*elem).0;
-            for k in 0..*len {
-                path.push(k as u32);
-                collect_leaves(t, *elem, off + s * k, path, out)?;
-                path.pop();
-            }
-            Ok(())
-        }
-        Type::Struct { fields, .. } => {
-            let offs = t.struct_offsets(ty);
-            for (k, (f, o)) in fields.iter().zip(offs).enumerate() {
-                path.push(k as u32);
-                collect_leaves(t, *f, off + o, path, out)?;
-                path.pop();
-            }
-            Ok(())
-        }
-        _ => Err(format!("`{}` is not plain data", name())),
+/// Longest array inside a word-storage element: each leaf is moved by its own instructions.
+const MAX_WORD_ARRAY: u64 = 4096;
+
+/// Decide how element type `ty` moves through word storage. A typed view's
+/// offset and size are exact multiples of its element size, so element
+/// `index` starts at byte `index * size(T)` with alignment `gcd(size(T), 4)`
+/// (the reference, "typed word-storage"). Every leaf must be naturally
+/// aligned there, so none straddles a word.
+pub fn typed_access(t: &TypeTable, ty: TypeId) -> Result<TypedAccess, String> {
+    let size = t.size_align(ty).0;
+    if size == 0 {
+        return Err("an element of zero size has no word-storage representation".into());
     }
+    let leaves = leaves(t, ty)?;
+    let word_aligned = size.is_multiple_of(4);
+    let word_leaf = |l: &Leaf| !t.is_bool(l.ty) && t.scalar_bits(l.ty) >= 32 && l.offset.is_multiple_of(4);
+    if word_aligned && leaves.iter().all(word_leaf) {
+        return Ok(TypedAccess::Words);
+    }
+    // The element's alignment is gcd(size, 4); a leaf's is that of its offset within it, too.
+    let base_align = 1u64 << size.trailing_zeros().min(2);
+    let mut covered = vec![0u8; size.div_ceil(4) as usize];
+    for l in &leaves {
+        let bytes = u64::from(t.scalar_bits(l.ty) / 8);
+        let align = base_align.min(if l.offset == 0 { 4 } else { 1 << l.offset.trailing_zeros().min(2) });
+        if align < bytes.min(4) {
+            return Err(format!(
+                "a {}-byte leaf at byte {} of `{}` is not naturally aligned in word storage",
+                bytes,
+                l.offset,
+                xir::verify::type_name(t, ty)
+            ));
+        }
+        for b in l.offset..l.offset + bytes {
+            covered[(b / 4) as usize] |= 1 << (b % 4);
+        }
+    }
+    let masked_write = !word_aligned || covered.iter().any(|&c| c != 0 && c != 0xf);
+    Ok(TypedAccess::SubWord { word_aligned, masked_write, leaves })
+}
+
+/// Whether `i` is a `buffer.write` to a word-ABI buffer that expands to a
+/// masked CAS loop (a CAS site of the control-flow plan).
+pub fn needs_masked_buffer_write(m: &Module, f: &Function, i: Inst) -> bool {
+    let d = f.inst(i);
+    if d.opcode != Opcode::BufferWrite {
+        return false;
+    }
+    let Type::Buffer(elem) = m.types.get(f.value_type(m, d.operands[0])) else { return false };
+    matches!(plan_buffer(&m.types, *elem), Ok(BufferStorage::Words { .. }))
+        && matches!(typed_access(&m.types, *elem), Ok(TypedAccess::SubWord { masked_write: true, .. }))
 }
 
 #[cfg(test)]
@@ -211,16 +254,38 @@ mod tests {
         let v3d = t.vector(f64t, 3);
         let v2d = t.vector(f64t, 2);
         let v3f = t.vector(TypeTable::F32, 3);
-        assert_eq!(plan_buffer(&t, TypeTable::BOOL), Ok(BufferStorage::Words { elem_size: 4, elem_align: 4 }));
+        // A bool keeps its 1-byte host layout.
+        assert_eq!(plan_buffer(&t, TypeTable::BOOL), Ok(BufferStorage::Words { elem_size: 1, elem_align: 1 }));
         assert_eq!(plan_buffer(&t, v3d), Ok(BufferStorage::Words { elem_size: 32, elem_align: 16 }));
         assert_eq!(plan_buffer(&t, v2d), Ok(BufferStorage::Typed { stride: 16 }));
         assert_eq!(plan_buffer(&t, v3f), Ok(BufferStorage::Typed { stride: 16 }));
-        let leaves = word_leaves(&t, v3d).unwrap();
+        assert_eq!(typed_access(&t, v3d), Ok(TypedAccess::Words));
+        let leaves = leaves(&t, v3d).unwrap();
         assert_eq!(leaves.iter().map(|l| l.offset).collect::<Vec<_>>(), vec![0, 8, 16]);
     }
 
     #[test]
-    fn struct_holding_a_wide_vector_at_a_16_byte_offset_uses_words() {
+    fn bool_leaves_are_single_bytes_written_through_masked_words() {
+        let mut t = TypeTable::default();
+        let Ok(TypedAccess::SubWord { word_aligned, masked_write, leaves }) = typed_access(&t, TypeTable::BOOL) else {
+            panic!("bool is a sub-word element")
+        };
+        assert!(!word_aligned && masked_write);
+        assert_eq!(leaves, vec![Leaf { offset: 0, ty: TypeTable::BOOL, path: vec![] }]);
+        // bool4 fills its word: whole-word stores, no CAS loop.
+        let b4 = t.vector(TypeTable::BOOL, 4);
+        assert_eq!(plan_buffer(&t, b4), Ok(BufferStorage::Words { elem_size: 4, elem_align: 4 }));
+        let Ok(TypedAccess::SubWord { word_aligned: true, masked_write: false, leaves }) = typed_access(&t, b4) else {
+            panic!("bool4 covers its word")
+        };
+        assert_eq!(
+            leaves.iter().map(|l| (l.offset, l.path.clone())).collect::<Vec<_>>(),
+            [(0, vec![0]), (1, vec![1]), (2, vec![2]), (3, vec![3])]
+        );
+    }
+
+    #[test]
+    fn struct_holding_a_wide_vector_or_a_bool_uses_words() {
         let mut t = TypeTable::default();
         let f64t = t.float(FloatFormat::F64);
         let v4d = t.vector(f64t, 4);
@@ -228,7 +293,14 @@ mod tests {
         assert!(!typed_compatible(&t, s));
         let s_ok = t.intern(Type::Struct { fields: vec![TypeTable::F32, TypeTable::U32], align: 4 });
         assert_eq!(plan_buffer(&t, s_ok), Ok(BufferStorage::Typed { stride: 8 }));
+        // { bool, u32 }: the bool at byte 0, three padding bytes, the u32 at byte 4.
         let bs = t.intern(Type::Struct { fields: vec![TypeTable::BOOL, TypeTable::U32], align: 4 });
-        assert!(plan_buffer(&t, bs).unwrap_err().contains("bool"));
+        assert_eq!(plan_buffer(&t, bs), Ok(BufferStorage::Words { elem_size: 8, elem_align: 4 }));
+        let Ok(TypedAccess::SubWord { word_aligned: true, masked_write: true, leaves }) = typed_access(&t, bs) else {
+            panic!("the bool's word is partly padding")
+        };
+        assert_eq!(leaves.iter().map(|l| l.offset).collect::<Vec<_>>(), vec![0, 4]);
+        let big = t.array(TypeTable::BOOL, 4097);
+        assert!(plan_buffer(&t, big).unwrap_err().contains("limited to 4096"));
     }
 }

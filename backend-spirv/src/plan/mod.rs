@@ -83,9 +83,10 @@ pub fn plan_all(m: &Module, kernel: FuncId, device: Option<&FeatureSet>) -> Resu
         closures.insert(fid, c);
     }
     let mut feats = features::plan_features(m, &blocks_of, device);
-    // Byte-buffer stores not proven word-aligned and typed bindless writes of partly covered
-    // words are masked CAS loops (`emit::bytes`, `plan::bindless`); committed ray-query reads
-    // are guarded selections (`emit::ray_query`); in block order.
+    // Byte-buffer stores not proven word-aligned and sub-word writes of partly covered words
+    // (word-ABI buffers, typed bindless elements) are masked CAS loops (`emit::bytes`,
+    // `plan::layout`, `plan::bindless`); committed ray-query reads are guarded selections
+    // (`emit::ray_query`); in block order.
     for (fid, blocks) in &blocks_of {
         let f = m.func(*fid);
         for &b in blocks {
@@ -95,6 +96,7 @@ pub fn plan_all(m: &Module, kernel: FuncId, device: Option<&FeatureSet>) -> Resu
                 .copied()
                 .filter(|&i| {
                     crate::emit::bytes::needs_masked_store(m, f, i)
+                        || layout::needs_masked_buffer_write(m, f, i)
                         || bindless::needs_masked_write(m, f, i)
                         || crate::emit::ray_query::needs_guarded_read(m, f, i)
                 })

@@ -171,10 +171,18 @@ pub(crate) fn run_compiled_unchecked(
                 let Type::Buffer(elem) = *module.types.get(func.args[a].ty) else {
                     return Err(RunError::Abi(format!("argument {a} is not a buffer")));
                 };
+                // The bytes below are the host layout; the ABI must store exactly that.
+                if crate::plan::layout::plan_buffer(&module.types, elem) != Ok(p.storage) {
+                    return Err(RunError::Abi(format!(
+                        "argument `{}`: storage {:?} is not this backend's layout of its element type",
+                        arg_name(module, kernel, a),
+                        p.storage
+                    )));
+                }
                 let host = buffer_to_host_bytes(module, elem, input(a)?)
                     .map_err(|e| RunError::Abi(format!("argument `{}`: {e}", arg_name(module, kernel, a))))?;
-                let bytes = to_storage(module, elem, p.storage, host);
-                buffers.push((p.binding, Some(a), elem, p.storage, Resource::Buffer(bytes)));
+                // Every buffer holds its host layout (a `bool` is one byte): the device packs sub-word elements.
+                buffers.push((p.binding, Some(a), elem, p.storage, Resource::Buffer(host)));
             }
             (PropertyKind::StorageBuffer, Role::ByteBuffer, Some(a)) => {
                 let json = input(a)?;
@@ -288,7 +296,7 @@ pub(crate) fn run_compiled_unchecked(
             outputs.buffers.insert(arg_name(module, kernel, a), xir::interp::accel_to_json(&accel_input(a)?));
         }
     }
-    for ((_, a, elem, storage, _), r) in buffers.iter().zip(out) {
+    for ((_, a, elem, _, _), r) in buffers.iter().zip(out) {
         // The argument block is backend-owned: it is no output.
         let Some(a) = *a else { continue };
         let name = arg_name(module, kernel, a);
@@ -310,8 +318,7 @@ pub(crate) fn run_compiled_unchecked(
         let json = if matches!(module.types.get(func.args[a].ty), Type::ByteBuffer) {
             serde_json::json!({ "bytes": bytes })
         } else {
-            let host = from_storage(module, *elem, *storage, bytes);
-            buffer_from_host_bytes(module, *elem, &host)
+            buffer_from_host_bytes(module, *elem, &bytes)
                 .map_err(|e| RunError::Abi(format!("reading `{name}` back: {e}")))?
         };
         outputs.buffers.insert(name, json);
@@ -384,22 +391,6 @@ fn write_at(block: &mut [u8], offset: usize, bytes: &[u8]) -> Result<(), RunErro
     }
     block[offset..end].copy_from_slice(bytes);
     Ok(())
-}
-
-/// Host bytes -> the ABI's storage: bool elements become one 0/1 word each;
-/// everything else is stored byte-exactly at host offsets.
-fn to_storage(module: &Module, elem: TypeId, storage: BufferStorage, host: Vec<u8>) -> Vec<u8> {
-    if is_bool(module, elem) && matches!(storage, BufferStorage::Words { elem_size: 4, .. }) {
-        return host.iter().flat_map(|&b| (b as u32).to_le_bytes()).collect();
-    }
-    host
-}
-
-fn from_storage(module: &Module, elem: TypeId, storage: BufferStorage, bytes: Vec<u8>) -> Vec<u8> {
-    if is_bool(module, elem) && matches!(storage, BufferStorage::Words { elem_size: 4, .. }) {
-        return bytes.chunks(4).map(|w| (w.iter().any(|&b| b != 0)) as u8).collect();
-    }
-    bytes
 }
 
 fn is_bool(module: &Module, ty: TypeId) -> bool {

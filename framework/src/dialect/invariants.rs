@@ -17,9 +17,9 @@
 //! - `no_spill_markers`: no function, argument, block or instruction carries
 //!   spill metadata.
 //! - `exact_typed_memory`: memory is moved at exactly its storage type, and
-//!   storage types have a representation: no `bool` (or aggregate holding
-//!   one) in buffers, byte buffers, bindless buffers or device memory, and
-//!   no zero-sized buffer elements.
+//!   storage types have a representation: device memory moves only plain
+//!   data (a `bool` is one byte holding 0 or 1, the host layout of the
+//!   interpreter and of LuisaCompute), and no buffer element is zero-sized.
 //! - `positive_array_lengths`: every array type the module uses has a
 //!   length of at least 1.
 //! - `phi_first_in_block`: Phis precede all other instructions of a block.
@@ -211,10 +211,6 @@ fn no_spill_markers(m: &Module) -> Vec<Diagnostic> {
     out
 }
 
-fn holds_bool(t: &TypeTable, ty: TypeId) -> bool {
-    t.is_bool(ty) || crate::verify::type_members(t.get(ty)).into_iter().any(|x| holds_bool(t, x))
-}
-
 fn exact_typed_memory(m: &Module) -> Vec<Diagnostic> {
     let t = &m.types;
     let mut out = Vec::new();
@@ -242,7 +238,7 @@ fn exact_typed_memory(m: &Module) -> Vec<Diagnostic> {
                 }
             }
             let device = !matches!(d.opcode, Opcode::Load | Opcode::Store);
-            if device && (!t.is_data(moved) || holds_bool(t, moved)) {
+            if device && !t.is_data(moved) {
                 fail(format!("`{}` has no device-memory representation", type_name(t, moved)));
             }
         }
@@ -250,15 +246,11 @@ fn exact_typed_memory(m: &Module) -> Vec<Diagnostic> {
     for (ty, (k, at)) in crate::dialect::used_types(m) {
         if let Type::Buffer(e) = t.get(ty) {
             let f = &m.functions[k];
-            let bad = if holds_bool(t, *e) {
-                Some("holds bool, which has no storage-buffer representation")
-            } else if t.size_align(*e).0 == 0 {
-                Some("has a zero-sized element (array stride must be positive)")
-            } else {
-                None
-            };
-            if let Some(why) = bad {
-                let msg = format!("buffer type `{}` {why}", type_name(t, ty));
+            if t.size_align(*e).0 == 0 {
+                let msg = format!(
+                    "buffer type `{}` has a zero-sized element (array stride must be positive)",
+                    type_name(t, ty)
+                );
                 out.push(match at {
                     Some(i) => inst_diag(f, i, "exact_typed_memory", msg),
                     None => Diagnostic::error("exact_typed_memory", msg).in_function(&f.name).with_span(f.span),
