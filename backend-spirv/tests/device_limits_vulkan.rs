@@ -162,3 +162,19 @@ fn push_constants_and_storage_buffers_over_a_lowered_limit_are_refused_by_name()
     dev.limits.max_storage_buffer_range = 256;
     run(&dev, src, 0, args, [1, 1, 1]).expect("at the limit");
 }
+
+#[test]
+fn a_heap_texture_over_the_image_dimension_limit_is_refused_by_name() {
+    let Some(dev) = vulkan_device() else { return };
+    let src = "kernel @k(%h: bindless_array, %out: buffer<f32>) block_size(1, 1, 1) {\n^entry:\n  \
+               %c = aggregate u32 0, u32 0 : vec<u32, 2>\n  %t = bindless.texture2d_read %h, u32 0, %c : vec<f32, 4>\n  \
+               %x = extract %t, u32 0 : f32\n  buffer.write %out, u32 0, %x\n  return\n}\n";
+    let max = dev.limits.max_image_dimension_2d;
+    let args =
+        |n: u32| json!({"h": {"slots": [{"elem": "f32", "size": [n, 1], "fill": [1.5, 0, 0, 0]}]}, "out": [0.0]});
+    match run(&dev, src, 0, args(max + 1), [1, 1, 1]) {
+        Err(RunError::Abi(m)) if m.contains(&format!("exceeds the device's maxImageDimension2D of {max}")) => {}
+        other => panic!("expected a refusal naming maxImageDimension2D, got {other:?}"),
+    }
+    run(&dev, src, 0, args(max), [1, 1, 1]).expect("at the limit");
+}

@@ -23,7 +23,7 @@
 //!   the error, which a device cannot).
 //! - **NonUniform**, only for a slot the plan calls divergent: on the loaded
 //!   heap index, the image access chain, the image load and the sampled
-//!   image; for a divergent selector: on the selector, the sampler access
+//!   image; for a divergent selector: on the (guarded) sampler index, the sampler access
 //!   chain, the sampler load and the sampled image. Capabilities
 //!   `ShaderNonUniform` and `SampledImageArrayNonUniformIndexing` then, and
 //!   only then. Never on the metadata walk's constant indices.

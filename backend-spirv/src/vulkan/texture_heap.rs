@@ -317,9 +317,13 @@ pub unsafe fn create(device: &Device, o: &mut HeapImage, t: &HeapTexture) -> Res
         _ => return Err(RunError::Abi(format!("a {}D heap texture of size {:?}", t.dim, t.size))),
     };
     let limits = device.instance.get_physical_device_properties(device.physical).limits;
-    let max = if t.dim == 2 { limits.max_image_dimension2_d } else { limits.max_image_dimension3_d };
+    let (name, max) = if t.dim == 2 {
+        ("maxImageDimension2D", limits.max_image_dimension2_d)
+    } else {
+        ("maxImageDimension3D", limits.max_image_dimension3_d)
+    };
     if t.size.iter().any(|&s| s > max) {
-        return Err(RunError::Abi(format!("a heap texture of size {:?} exceeds the device's {max}", t.size)));
+        return Err(RunError::Abi(format!("a heap texture of size {:?} exceeds the device's {name} of {max}", t.size)));
     }
     let extent = vk::Extent3D { width: t.size[0], height: t.size[1], depth: t.size[2] };
     o.image = d
