@@ -40,8 +40,9 @@ fn on_main_sized_stack(f: impl FnOnce() + Send + 'static) {
 
 const INPUTS: &str = r#"{"dispatch": [8, 1, 1], "args": {"out": {"fill": 0, "len": 8}}}"#;
 
-/// `src` through the shipped `spirv` pipeline at -O0, verified after each pass.
-fn legalize(src: &str) -> xir::Module {
+/// `src` through the shipped `spirv` pipeline at `level`, verified after
+/// each pass.
+fn legalize(src: &str, level: u8) -> xir::Module {
     use xir::pipeline::{Loader, PassManager, RunOptions};
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
     let reg = registry();
@@ -50,7 +51,7 @@ fn legalize(src: &str) -> xir::Module {
         .load("spirv")
         .unwrap_or_else(|e| panic!("spirv pipeline loads: {e}"));
     let mut m = parse(src);
-    let run = RunOptions { opt_level: 0, verify_each: true, ..RunOptions::default() };
+    let run = RunOptions { opt_level: level, verify_each: true, ..RunOptions::default() };
     let mut log = Vec::new();
     if let Err(e) = PassManager::new(&pipeline, run).run(&mut m, &mut log) {
         panic!("pipeline: {e}\n{}", String::from_utf8_lossy(&log));
@@ -58,9 +59,10 @@ fn legalize(src: &str) -> xir::Module {
     m
 }
 
-/// 5,000 levels: every stage of the framework takes them; SPIR-V caps
-/// control-flow nesting (SPIRV-Tools' universal limit, 1023), so the backend
-/// refuses the module with the validator's error instead of crashing.
+/// 5,000 levels: every stage of the framework takes them. At -O0 SPIR-V's
+/// cap on control-flow nesting (SPIRV-Tools' universal limit, 1023) makes
+/// the backend refuse the module with the validator's error instead of
+/// crashing; at -O3 the optimizations fold the ifs and it runs on Vulkan.
 #[test]
 fn five_thousand_nested_ifs_go_through_every_stage() {
     on_main_sized_stack(|| {
@@ -76,17 +78,32 @@ fn five_thousand_nested_ifs_go_through_every_stage() {
         let inputs = xir::interp::Inputs::from_json(INPUTS).expect("inputs");
         let want = xir::interp::run_kernel(&m, kernel_of(&m), &inputs).expect("interpreter");
         assert_eq!(want.buffers["out"], serde_json::json!([7, 7, 7, 0, 0, 0, 0, 0]));
-        let legal = legalize(&src);
-        let k = kernel_of(&legal);
-        let after = xir::interp::run_kernel(&legal, k, &inputs).expect("interpreter after legalization");
-        assert_eq!(want.first_mismatch(&after, |_, _| false), None);
-        let again = xir::text::print_module(&legal);
-        assert_eq!(xir::text::print_module(&parse(&again)), again);
-        let e = match xir_spirv::compile(&legal, k, &opts(0, false)) {
-            Ok(_) => panic!("5,000 nested constructs exceed SPIR-V's nesting limit"),
-            Err(d) => xir::diag::render(&d),
-        };
-        assert!(e.contains("Maximum Control Flow nesting depth exceeded"), "{e}");
+        // -O3 runs every optimization the pipelines ship (the `ssa` group,
+        // loop rotation, licm) besides legalization.
+        for level in [0u8, 3] {
+            let legal = legalize(&src, level);
+            let k = kernel_of(&legal);
+            let after = xir::interp::run_kernel(&legal, k, &inputs).expect("interpreter after legalization");
+            assert_eq!(want.first_mismatch(&after, |_, _| false), None, "-O{level}");
+            let again = xir::text::print_module(&legal);
+            assert_eq!(xir::text::print_module(&parse(&again)), again);
+            match (level, xir_spirv::compile(&legal, k, &opts(level, false))) {
+                (0, Ok(_)) => panic!("-O0: 5,000 nested constructs exceed SPIR-V's nesting limit"),
+                (0, Err(d)) => {
+                    let e = xir::diag::render(&d);
+                    assert!(e.contains("Maximum Control Flow nesting depth exceeded"), "{e}");
+                }
+                // The optimizations fold the ifs on one condition together.
+                (_, Ok(out)) => {
+                    let Some(dev) = vulkan_device() else { continue };
+                    let (got, _) =
+                        xir_spirv::vulkan::run_kernel(&dev, &legal, k, &out.words, &out.abi, &inputs, [8, 1, 1])
+                            .expect("runs");
+                    assert_eq!(want.first_mismatch(&got, |_, _| false), None);
+                }
+                (_, Err(d)) => panic!("-O{level}: {}", xir::diag::render(&d)),
+            }
+        }
     });
 }
 
