@@ -316,3 +316,44 @@ fn a_sampling_kernel_artifact_round_trips_and_its_heaps_are_checked_against_the_
     let e = w.encode().unwrap_err().to_string();
     assert!(e.contains("set 1, binding 0"), "{e}");
 }
+
+// Requirements come from reachable code only: a sample with a dynamic selector
+// and a bindless buffer read in an orphan block declare no metadata, no heap,
+// and require neither `samplerAnisotropy` nor the heap binding flags; the same
+// block reached from the entry declares and requires all of them.
+#[test]
+fn unreachable_bindless_operations_declare_and_require_nothing() {
+    let dead = "  %u = extract $dispatch_id, u32 0 : u32\n  \
+                %x = texture.sample %a, u32 0, vec<f32, 2> [0.5, 0.25], %u : vec<f32, 4>\n  \
+                buffer.write %o, %u, %x\n  %w = bindless.buffer_read %b, u32 1, %u : u32\n  \
+                buffer.write %n, %u, %w\n";
+    let orphan = kernel(&format!("  buffer.write %n, %t, %t\n  return\n^dead:\n{dead}"));
+    let out = compile_all_presets(&orphan);
+    assert_eq!(
+        descriptors(&out),
+        vec![
+            (PropertyKind::StorageBuffer, Role::Buffer, Some(2), LOCAL_SET, 0),
+            (PropertyKind::StorageBuffer, Role::Buffer, Some(3), LOCAL_SET, 1),
+        ]
+    );
+    for f in [Feature::SamplerAnisotropy, Feature::BufferHeapBindingFlags, Feature::RuntimeDescriptorArray] {
+        assert!(!out.features.contains(f), "{} from unreachable code: {:?}", f.vulkan_name(), out.features);
+    }
+    let reached = kernel(&format!("  br target ^dead\n^dead:\n{dead}  return\n^orphan:\n  buffer.write %n, %t, %t\n"));
+    let out = compile_all_presets(&reached);
+    assert_eq!(
+        descriptors(&out),
+        vec![
+            (PropertyKind::StorageBuffer, Role::BindlessMetadata, Some(0), LOCAL_SET, 0),
+            (PropertyKind::StorageBuffer, Role::BindlessMetadata, Some(1), LOCAL_SET, 1),
+            (PropertyKind::StorageBuffer, Role::Buffer, Some(2), LOCAL_SET, 2),
+            (PropertyKind::StorageBuffer, Role::Buffer, Some(3), LOCAL_SET, 3),
+            (PropertyKind::SamplerHeap, Role::Heap, None, SAMPLER_SET, 0),
+            (PropertyKind::BufferHeap, Role::Heap, None, FIRST_HEAP_SET, 0),
+            (PropertyKind::Texture2dHeap, Role::Heap, None, FIRST_HEAP_SET + 1, 0),
+        ]
+    );
+    assert!(
+        out.features.contains(Feature::SamplerAnisotropy) && out.features.contains(Feature::BufferHeapBindingFlags)
+    );
+}

@@ -78,10 +78,8 @@ const COMMITTED: u32 = 1;
 /// and requires no feature.
 pub fn accel_roles(m: &Module, kernel: FuncId, arg: u32) -> u32 {
     let f = m.func(kernel);
-    let closure = crate::plan::callgraph::structural_closure(f);
     let mut roles = 0;
-    let reachable = closure.blocks.iter().filter(|b| closure.reachable.contains(b));
-    for &i in reachable.flat_map(|&b| f.block(b).insts.iter()) {
+    for i in crate::plan::callgraph::reachable_insts(f) {
         let d = f.inst(i);
         if d.operands.first() != Some(&Value::Arg(arg)) {
             continue;

@@ -13,7 +13,9 @@
 //! resource, so after `spirv-legalize` bindless operations only address
 //! kernel arguments and this analysis walks the kernel alone. A bindless
 //! operation in a reachable callable (whose array is a callable parameter)
-//! is rejected with a located diagnostic, never guessed at.
+//! is rejected with a located diagnostic, never guessed at. Only reachable
+//! instructions count (`callgraph::reachable_insts`): unreachable code
+//! declares and requires nothing.
 //!
 //! Typed elements ([`crate::plan::layout::typed_access`]): the heap is word storage, and a typed
 //! view's offset and size are exact multiples of its element stride, so an
@@ -92,7 +94,7 @@ pub fn plan_bindless(m: &Module, kernel: FuncId, order: &[FuncId]) -> Result<Bin
     for &fid in order {
         let f = m.func(fid);
         let mut uniformity: Option<Uniformity> = None;
-        for (_, i) in f.all_insts() {
+        for i in super::callgraph::reachable_insts(f) {
             let d = f.inst(i);
             if !is_bindless_buffer_op(d.opcode) {
                 continue;

@@ -89,6 +89,15 @@ pub struct Closure {
     pub reachable: FxHashSet<Block>,
 }
 
+/// The instructions of `f`'s ordinarily reachable blocks (the ones emitted
+/// with their payload), in closure order: what descriptor and feature
+/// requirements are read from, so unreachable code requires nothing.
+pub fn reachable_insts(f: &Function) -> Vec<xir::Inst> {
+    let c = structural_closure(f);
+    let blocks = c.blocks.iter().filter(|b| c.reachable.contains(b));
+    blocks.flat_map(|&b| f.block(b).insts.iter().copied()).collect()
+}
+
 /// The structural closure of `f` (empty for declarations).
 pub fn structural_closure(f: &Function) -> Closure {
     let mut c = Closure::default();

@@ -4,7 +4,9 @@
 //! divergent (`NonUniform`), and whether the kernel needs the device's
 //! `samplerAnisotropy` (the sampler-heap contract, `abi.rs`).
 //!
-//! Lowered here: `bindless.texture{2,3}d_read` and `_size`, and
+//! Only reachable instructions count (`callgraph::reachable_insts`), so
+//! unreachable code declares and requires nothing. Lowered here:
+//! `bindless.texture{2,3}d_read` and `_size`, and
 //! `texture.sample` / `sample_level` / `sample_grad`. Each needs its array's
 //! metadata (the slot's heap index is its first word) and the heap of its
 //! dimension (a size query needs the image for `OpImageQuerySizeLod`); a
@@ -96,7 +98,7 @@ pub fn plan_textures(m: &Module, kernel: FuncId, order: &[FuncId]) -> Result<Tex
     for &fid in order {
         let f = m.func(fid);
         let mut uniformity: Option<Uniformity> = None;
-        for (_, i) in f.all_insts() {
+        for i in super::callgraph::reachable_insts(f) {
             let d = f.inst(i);
             if !is_bindless_texture_op(d.opcode) {
                 continue;
