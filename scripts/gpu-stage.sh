@@ -14,10 +14,11 @@ if [ ${#targets[@]} -eq 0 ]; then
   targets=(vulkan_runner bindless textures sampling_vulkan print_vulkan ray_query_vulkan ray_query_instances
            constant_ubo_vulkan byte_buffer_subword argument_block target_features
            vulkan_corpus vulkan_random vulkan_regressions vulkan_fp8 artifact_corpus
-           artifact_cli bindless_cli ray_cli print_cli constant_ubo_cli sampling_cli)
+           artifact_cli bindless_cli ray_cli print_cli constant_ubo_cli sampling_cli
+           bool_buffers bool_cli device_limits_vulkan deep_nesting specialize)
 fi
 rm -rf .gpu && mkdir -p .gpu/stage/bin
-cargo build -p xir-pipelines --bins
+cargo build --workspace --bins
 for b in xir-run xir-opt; do strip -o ".gpu/stage/bin/$b" "target/debug/$b"; done
 cargo test --workspace --no-run --message-format=json 2>/dev/null | python3 -c '
 import json, sys, subprocess
