@@ -191,7 +191,7 @@ impl Device {
         // Ray query (`accel.rs`): both extensions, their feature structs and bufferDeviceAddress, or none.
         let (mut asf, mut rqf) = ray.enable(&mut ext_names, &mut enabled_set);
         // Float atomics (`float_atomics.rs`): each supported buffer / shared bit.
-        let float_atomics = super::float_atomics::FloatAtomics::probe(&instance, physical, &has_ext);
+        let float_atomics = super::float_atomics::FloatAtomics::probe(&instance, physical, has_ext);
         let (mut fa1, mut fa2) = float_atomics.enable(&mut ext_names, &mut enabled_set);
         let mut enabled = vk::PhysicalDeviceFeatures2::default().features(core).push_next(&mut v11).push_next(&mut v12);
         if ray.enabled() {
