@@ -434,3 +434,37 @@ fn software_min_max_order_nans_and_signed_zeros_like_the_interpreter_on_vulkan()
     let out = run_like_interp(&dev, MIN_MAX_EDGES, without_float_atomics(dev.enabled), &inputs);
     assert_eq!(count(&out.disassembly_unoptimized(), "OpLoopMerge"), 4);
 }
+
+/// Known gap: the native `OpAtomicF{Min,Max}EXT` leave signed zeros to the
+/// device (SPV_EXT_shader_atomic_float_min_max does not order them), so the
+/// native run matches the interpreter only up to the sign of a zero (and NaN
+/// payloads). On lavapipe a NaN loses as in the interpreter, but an equal
+/// zero keeps the old one: min(+0.0, -0.0) stays +0.0 where the interpreter
+/// gives -0.0. The software loop (above) is exact.
+#[test]
+fn native_min_max_match_the_interpreter_up_to_the_sign_of_zero() {
+    let Some(dev) = vulkan_device() else { return };
+    if !dev.enabled.contains(Feature::BufferFloat32AtomicMinMax) {
+        eprintln!("!!!!!!!! {}: no shaderBufferFloat32AtomicMinMax; nothing native to check", dev.name);
+        return;
+    }
+    let v: Vec<&str> = (0..128).map(|t| ["\"nan\"", "\"-0.0\"", "0.0", "\"0x7fc00001\""][t % 4]).collect();
+    let inputs = format!(
+        r#"{{"dispatch": [128, 1, 1], "args": {{"x": [0.0, "-0.0", "nan", "nan"], "v": [{}]}}}}"#,
+        v.join(", ")
+    );
+    let m = parse(MIN_MAX_EDGES);
+    let k = kernel_of(&m);
+    let inputs = xir::interp::Inputs::from_json(&inputs).expect("inputs");
+    let want = xir::interp::run_kernel(&m, k, &inputs).expect("interpreter");
+    let out = xir_spirv::compile(&m, k, &CompileOptions { device_features: Some(dev.enabled), ..opts(0, false) })
+        .expect("compiles");
+    assert_eq!(float_atomic_features(&out.features), vec![Feature::BufferFloat32AtomicMinMax]);
+    let (got, _) =
+        xir_spirv::vulkan::run_kernel(&dev, &m, k, &out.words, &out.abi, &inputs, [128, 1, 1]).expect("runs on Vulkan");
+    assert_eq!(want.first_mismatch(&got, xir::interp::close(0.0, 0.0)), None, "zeros of either sign, NaNs lost");
+    if dev.name.contains("llvmpipe") {
+        // The gap is still there (remove this and the docs' note when the native path orders zeros).
+        assert_eq!(got.buffers["x"][0], serde_json::json!(0.0), "lavapipe keeps +0.0 against -0.0");
+    }
+}
