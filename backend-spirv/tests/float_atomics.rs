@@ -329,8 +329,8 @@ fn without_float_atomics(dev: FeatureSet) -> FeatureSet {
     d
 }
 
-/// Compile `src` for `device`, run 128 threads on Vulkan, compare every
-/// buffer with the interpreter bit for bit; the compiled output for more checks.
+/// Compile `src` for `device` at -O0 and -O2, run 128 threads on Vulkan,
+/// compare every buffer with the interpreter bit for bit; the -O0 output for more checks.
 fn run_like_interp(
     dev: &xir_spirv::vulkan::Device,
     src: &str,
@@ -341,11 +341,17 @@ fn run_like_interp(
     let k = kernel_of(&m);
     let inputs = xir::interp::Inputs::from_json(inputs).expect("inputs");
     let want = xir::interp::run_kernel(&m, k, &inputs).expect("interpreter");
-    let out = xir_spirv::compile(&m, k, &CompileOptions { device_features: Some(device), ..opts(0, false) })
-        .unwrap_or_else(|d| panic!("compile:\n{}", xir::diag::render(&d)));
-    let (got, _) =
-        xir_spirv::vulkan::run_kernel(dev, &m, k, &out.words, &out.abi, &inputs, [128, 1, 1]).expect("runs on Vulkan");
-    assert_eq!(want.first_mismatch(&got, |_, _| false), None, "{:?}", float_atomic_features(&out.features));
+    let mut first = None;
+    for level in [0u8, 2] {
+        let out = xir_spirv::compile(&m, k, &CompileOptions { device_features: Some(device), ..opts(level, false) })
+            .unwrap_or_else(|d| panic!("compile:\n{}", xir::diag::render(&d)));
+        let (got, _) = xir_spirv::vulkan::run_kernel(dev, &m, k, &out.words, &out.abi, &inputs, [128, 1, 1])
+            .expect("runs on Vulkan");
+        let feats = float_atomic_features(&out.features);
+        assert_eq!(want.first_mismatch(&got, |_, _| false), None, "-O{level} {feats:?}");
+        first.get_or_insert(out);
+    }
+    let out = first.expect("-O0 ran");
     out
 }
 
@@ -466,5 +472,41 @@ fn native_min_max_match_the_interpreter_up_to_the_sign_of_zero() {
     if dev.name.contains("llvmpipe") {
         // The gap is still there (remove this and the docs' note when the native path orders zeros).
         assert_eq!(got.buffers["x"][0], serde_json::json!(0.0), "lavapipe keeps +0.0 against -0.0");
+    }
+}
+
+/// The native rows' features are persisted exactly (emission-owned: no
+/// capability carries them) and checked when an artifact is loaded.
+#[test]
+fn native_float_atomic_features_persist_and_are_checked_on_load() {
+    use xir_spirv::artifact::{decode, ArtifactError, LoadRequirements, ShaderArtifact};
+    let m = parse(BUFFER_OPS);
+    let k = kernel_of(&m);
+    let out = xir_spirv::compile(&m, k, &CompileOptions { device_features: Some(FeatureSet::all()), ..opts(0, false) })
+        .expect("compiles");
+    let mut want =
+        vec![Feature::BufferFloat32AtomicAdd, Feature::BufferFloat32Atomics, Feature::BufferFloat32AtomicMinMax];
+    want.sort();
+    let mut got = float_atomic_features(&out.features);
+    got.sort();
+    assert_eq!(got, want);
+    let bytes = ShaderArtifact::from_compiled(&m, k, &out).encode().expect("encodes");
+    let back = decode(&bytes, &LoadRequirements::any_xir_spirv(), Some(&FeatureSet::all())).expect("loads");
+    assert_eq!(back.features, out.features);
+    let mut dev = FeatureSet::all();
+    dev.remove(Feature::BufferFloat32AtomicMinMax);
+    dev.remove(Feature::BufferFloat32Atomics);
+    match decode(&bytes, &LoadRequirements::any_xir_spirv(), Some(&dev)) {
+        Err(e @ ArtifactError::MissingDeviceFeatures(_)) => {
+            assert_eq!(
+                e,
+                ArtifactError::MissingDeviceFeatures(vec![
+                    Feature::BufferFloat32Atomics,
+                    Feature::BufferFloat32AtomicMinMax
+                ])
+            );
+            assert!(e.to_string().contains("shaderBufferFloat32AtomicMinMax"), "{e}");
+        }
+        r => panic!("expected missing features, got {r:?}"),
     }
 }
