@@ -351,8 +351,7 @@ fn run_like_interp(
         assert_eq!(want.first_mismatch(&got, |_, _| false), None, "-O{level} {feats:?}");
         first.get_or_insert(out);
     }
-    let out = first.expect("-O0 ran");
-    out
+    first.expect("-O0 ran")
 }
 
 #[test]
