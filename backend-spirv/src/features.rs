@@ -5,7 +5,7 @@
 //! - *capability-owned* bits map one-to-one to an `OpCapability`; they are
 //!   reconciled from the final binary (`from_capabilities`), so an optimizer
 //!   that removes the last use also removes the requirement;
-//! - *emission-owned* bits (float atomics per storage class, the
+//! - *emission-owned* bits (float atomics per storage class and width, the
 //!   non-semantic-info extension of `print`, the accel descriptor ABI, the
 //!   binding flags of the bindless buffer heap) are
 //!   decided before or at emission and kept as emitted, whatever
@@ -99,11 +99,39 @@ pub enum Feature {
     /// `shaderSampledImageArrayNonUniformIndexing`: a texture-heap or sampler-heap index the
     /// uniformity analysis calls divergent.
     SampledImageArrayNonUniformIndexing,
+    /// `shaderBufferFloat32Atomics`: a native f32 exchange on a storage buffer.
+    BufferFloat32Atomics,
+    /// `shaderSharedFloat32Atomics`: a native f32 exchange on shared memory.
+    SharedFloat32Atomics,
+    /// `shaderBufferFloat64Atomics`.
+    BufferFloat64Atomics,
+    /// `shaderSharedFloat64Atomics`.
+    SharedFloat64Atomics,
+    /// `shaderBufferFloat16Atomics` (VK_EXT_shader_atomic_float2).
+    BufferFloat16Atomics,
+    /// `shaderSharedFloat16Atomics`.
+    SharedFloat16Atomics,
+    /// `shaderBufferFloat16AtomicAdd`.
+    BufferFloat16AtomicAdd,
+    /// `shaderSharedFloat16AtomicAdd`.
+    SharedFloat16AtomicAdd,
+    /// `shaderBufferFloat16AtomicMinMax`.
+    BufferFloat16AtomicMinMax,
+    /// `shaderSharedFloat16AtomicMinMax`.
+    SharedFloat16AtomicMinMax,
+    /// `shaderBufferFloat32AtomicMinMax`.
+    BufferFloat32AtomicMinMax,
+    /// `shaderSharedFloat32AtomicMinMax`.
+    SharedFloat32AtomicMinMax,
+    /// `shaderBufferFloat64AtomicMinMax`.
+    BufferFloat64AtomicMinMax,
+    /// `shaderSharedFloat64AtomicMinMax`.
+    SharedFloat64AtomicMinMax,
 }
 
 impl Feature {
     /// Every feature, in persisted-bit order (bit *i* = entry *i*; append only).
-    pub const ALL: [Feature; 28] = [
+    pub const ALL: [Feature; 42] = [
         Feature::Int8,
         Feature::Int16,
         Feature::Int64,
@@ -132,6 +160,20 @@ impl Feature {
         Feature::BufferHeapBindingFlags,
         Feature::SamplerAnisotropy,
         Feature::SampledImageArrayNonUniformIndexing,
+        Feature::BufferFloat32Atomics,
+        Feature::SharedFloat32Atomics,
+        Feature::BufferFloat64Atomics,
+        Feature::SharedFloat64Atomics,
+        Feature::BufferFloat16Atomics,
+        Feature::SharedFloat16Atomics,
+        Feature::BufferFloat16AtomicAdd,
+        Feature::SharedFloat16AtomicAdd,
+        Feature::BufferFloat16AtomicMinMax,
+        Feature::SharedFloat16AtomicMinMax,
+        Feature::BufferFloat32AtomicMinMax,
+        Feature::SharedFloat32AtomicMinMax,
+        Feature::BufferFloat64AtomicMinMax,
+        Feature::SharedFloat64AtomicMinMax,
     ];
 
     /// The capability that owns this feature one-to-one, if any.
@@ -161,11 +203,26 @@ impl Feature {
             | Feature::AccelerationStructure
             | Feature::BufferHeapBindingFlags
             | Feature::SamplerAnisotropy => return None,
-            // One capability serves both storage classes: emission-owned.
+            // One capability (or none, for exchange) serves both storage
+            // classes: the float-atomic bits are emission-owned (`plan/float_atomics.rs`).
             Feature::BufferFloat32AtomicAdd
             | Feature::SharedFloat32AtomicAdd
             | Feature::BufferFloat64AtomicAdd
-            | Feature::SharedFloat64AtomicAdd => return None,
+            | Feature::SharedFloat64AtomicAdd
+            | Feature::BufferFloat32Atomics
+            | Feature::SharedFloat32Atomics
+            | Feature::BufferFloat64Atomics
+            | Feature::SharedFloat64Atomics
+            | Feature::BufferFloat16Atomics
+            | Feature::SharedFloat16Atomics
+            | Feature::BufferFloat16AtomicAdd
+            | Feature::SharedFloat16AtomicAdd
+            | Feature::BufferFloat16AtomicMinMax
+            | Feature::SharedFloat16AtomicMinMax
+            | Feature::BufferFloat32AtomicMinMax
+            | Feature::SharedFloat32AtomicMinMax
+            | Feature::BufferFloat64AtomicMinMax
+            | Feature::SharedFloat64AtomicMinMax => return None,
         })
     }
 
@@ -202,17 +259,31 @@ impl Feature {
             }
             Feature::SamplerAnisotropy => "samplerAnisotropy",
             Feature::SampledImageArrayNonUniformIndexing => "shaderSampledImageArrayNonUniformIndexing",
+            Feature::BufferFloat32Atomics => "shaderBufferFloat32Atomics",
+            Feature::SharedFloat32Atomics => "shaderSharedFloat32Atomics",
+            Feature::BufferFloat64Atomics => "shaderBufferFloat64Atomics",
+            Feature::SharedFloat64Atomics => "shaderSharedFloat64Atomics",
+            Feature::BufferFloat16Atomics => "shaderBufferFloat16Atomics",
+            Feature::SharedFloat16Atomics => "shaderSharedFloat16Atomics",
+            Feature::BufferFloat16AtomicAdd => "shaderBufferFloat16AtomicAdd",
+            Feature::SharedFloat16AtomicAdd => "shaderSharedFloat16AtomicAdd",
+            Feature::BufferFloat16AtomicMinMax => "shaderBufferFloat16AtomicMinMax",
+            Feature::SharedFloat16AtomicMinMax => "shaderSharedFloat16AtomicMinMax",
+            Feature::BufferFloat32AtomicMinMax => "shaderBufferFloat32AtomicMinMax",
+            Feature::SharedFloat32AtomicMinMax => "shaderSharedFloat32AtomicMinMax",
+            Feature::BufferFloat64AtomicMinMax => "shaderBufferFloat64AtomicMinMax",
+            Feature::SharedFloat64AtomicMinMax => "shaderSharedFloat64AtomicMinMax",
         }
     }
 
-    fn bit(self) -> u32 {
+    fn bit(self) -> u64 {
         1 << (self as u32)
     }
 }
 
 /// A set of [`Feature`]s.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct FeatureSet(u32);
+pub struct FeatureSet(u64);
 
 impl FeatureSet {
     pub const fn empty() -> Self {

@@ -20,7 +20,8 @@
 //! - GLSL.std.450 transcendentals only on 16/32-bit floats;
 //! - `cast.bitwise` between scalars/vectors of equal total width;
 //! - atomics on buffers (typed storage) or shared memory, on 32/64-bit
-//!   integers, or float add/sub;
+//!   integers, or float exchange, compare-exchange, add/sub, min, max (the
+//!   planner lowers or refuses each by the device's features);
 //! - calls pass only Function-storage pointers and no resources (call sites
 //!   that need more are specialized by `callable_specialization` first);
 //! - special registers exist in Vulkan compute.
@@ -32,7 +33,7 @@ use xir::{ArgKind, Diagnostic, FuncId, Function, Module, Opcode, SpecialRegister
 use crate::abi::BufferStorage;
 use crate::classify::{self, Support};
 use crate::plan::callgraph::{plan_call_graph, structural_closure};
-use crate::plan::features::{atomic_space, is_atomic, AtomicSpace};
+use crate::plan::features::{atomic_space, float_op, is_atomic, AtomicSpace};
 use crate::plan::layout;
 
 const RULE: &str = "spirv-handoff";
@@ -316,14 +317,13 @@ impl Cx<'_> {
         let bits = t.scalar_bits(ty);
         match t.get(ty) {
             Type::Int { .. } if bits == 32 || bits == 64 => {}
-            Type::Float(_)
-                if (bits == 32 || bits == 64)
-                    && matches!(d.opcode, Opcode::AtomicFetchAdd | Opcode::AtomicFetchSub) => {}
+            // Lowered by the device's features (`plan/float_atomics.rs`), or refused there.
+            Type::Float(_) if matches!(bits, 16 | 32 | 64) && float_op(d.opcode).is_some() => {}
             _ => self.err(
                 i,
                 "atomic",
                 format!(
-                    "`{}` on `{}`: supported atomics are 32/64-bit integer operations and float add/sub",
+                    "`{}` on `{}`: supported atomics are 32/64-bit integer operations and float exchange, compare-exchange, add/sub, min and max",
                     d.opcode,
                     type_name(t, ty)
                 ),

@@ -125,8 +125,8 @@ fn features_present_missing_and_mismatched_on_load() {
     let e = decode(&add, &unconstrained(), None).unwrap_err();
     assert!(matches!(e, ArtifactError::FeatureMismatch { .. }) && e.to_string().contains("shaderFloat64"), "{e}");
     // Unknown bits fail closed; emission-owned bits must agree with the mask.
-    let unknown = reseal(&bytes, |h, _| h.required_features |= 1 << 40);
-    assert_eq!(decode(&unknown, &unconstrained(), None), Err(ArtifactError::UnknownFeatureBits(1 << 40)));
+    let unknown = reseal(&bytes, |h, _| h.required_features |= 1 << 50);
+    assert_eq!(decode(&unknown, &unconstrained(), None), Err(ArtifactError::UnknownFeatureBits(1 << 50)));
     let lost = reseal(&bytes, |h, _| h.emission_features = 0);
     assert!(matches!(decode(&lost, &unconstrained(), None), Err(ArtifactError::BadHeader(_))));
     // Dropping an emission-owned bit consistently is accepted (emission bits are kept as persisted).

@@ -248,9 +248,12 @@ fn new_bits_are_pinned_and_unknown_bits_fail_closed() {
     assert_eq!(artifact::feature_bit(Feature::BufferHeapBindingFlags), 1 << 25);
     assert_eq!(artifact::feature_bit(Feature::SamplerAnisotropy), 1 << 26);
     assert_eq!(artifact::feature_bit(Feature::SampledImageArrayNonUniformIndexing), 1 << 27);
-    assert_eq!(Feature::ALL.len(), 28);
+    assert_eq!(artifact::feature_bit(Feature::BufferFloat32Atomics), 1 << 28);
+    assert_eq!(artifact::feature_bit(Feature::SharedFloat16AtomicAdd), 1 << 35);
+    assert_eq!(artifact::feature_bit(Feature::SharedFloat64AtomicMinMax), 1 << 41);
+    assert_eq!(Feature::ALL.len(), 42);
     let (_, bytes, _) = artifact_of(PRINTING);
-    for b in [28u32, 31, 32, 63] {
+    for b in [42u32, 48, 63] {
         for emission in [false, true] {
             let bad = reseal(&bytes, |h| {
                 if emission {

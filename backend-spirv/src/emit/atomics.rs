@@ -1,18 +1,20 @@
 //! Atomics. Every atomic uses `Relaxed` memory semantics (XIR atomics carry
 //! no memory order; block barriers own visibility) with the pointer-derived
 //! scope: `Device` for kernel buffers, `Workgroup` for shared memory.
-//! 64-bit integer atomics declare `Int64Atomics`. Float add/sub is native
-//! (`OpAtomicFAddEXT`) when the feature plan says so, otherwise a structured
-//! compare-exchange loop over the buffer's unsigned-integer view, in the
-//! four blocks the control-flow plan reserved for it.
+//! 64-bit integer atomics declare `Int64Atomics`. Float atomics follow the
+//! plan's row (`plan/float_atomics.rs`): the native float opcode, one
+//! integer atomic on the buffer's unsigned-integer view (exchange,
+//! compare-exchange), or a structured compare-exchange loop over that view
+//! (add/sub, min, max) in the four blocks the control-flow plan reserved.
 
 use rspirv::spirv::{Capability, Decoration, MemorySemantics, Op, Scope, StorageClass, Word};
 use xir::{Inst, Opcode};
 
 use super::function::be;
 use super::instructions::ids;
-use super::{err, EResult, Emitter, ScalarKind};
-use crate::plan::features::{atomic_space, AtomicSpace, FloatAdd};
+use super::{err, EResult, Emitter, ScalarKind, Shape};
+use crate::plan::features::{atomic_space, AtomicSpace};
+use crate::plan::float_atomics::Lowering;
 
 impl Emitter<'_> {
     /// Pointer to the atomic's target scalar and its scope.
@@ -77,25 +79,10 @@ impl Emitter<'_> {
         }
         let relaxed = self.u32_const(MemorySemantics::RELAXED.bits());
         if s.is_float() {
-            let how = self.plans.features.float_add.get(&(fid, i)).copied();
-            return match how {
-                Some(FloatAdd::Native) => {
-                    let (ptr, scope) = self.atomic_ptr(i, false)?;
-                    let t = self.shape_ty(s);
-                    let mut v = self.val(d.operands[1])?;
-                    if d.opcode == Opcode::AtomicFetchSub {
-                        v = self.op(Op::FNegate, Some(t), None, ids(&[v]))?;
-                    }
-                    self.exts.insert("SPV_EXT_shader_atomic_float_add");
-                    self.cap(if s.bits() == 64 {
-                        Capability::AtomicFloat64AddEXT
-                    } else {
-                        Capability::AtomicFloat32AddEXT
-                    });
-                    self.op(Op::AtomicFAddEXT, Some(t), rid, ids(&[ptr, scope, relaxed, v]))?;
-                    Ok(())
-                }
-                Some(FloatAdd::CasLoop) => self.emit_float_cas(i),
+            return match self.plans.features.float_atomics.get(&(fid, i)).copied() {
+                Some(Lowering::Native(_)) => self.emit_float_native(i),
+                Some(Lowering::Word) => self.emit_float_word(i),
+                Some(Lowering::CasLoop) => self.emit_float_cas(i),
                 None => err("float atomic without a feature-plan decision"),
             };
         }
@@ -141,7 +128,117 @@ impl Emitter<'_> {
         Ok(())
     }
 
-    /// `old = atomic load; do { new = old + v; seen = cas(old -> new); } while (seen != old)`.
+    /// The float opcode itself (the plan checked its device feature).
+    fn emit_float_native(&mut self, i: Inst) -> EResult<()> {
+        let m = self.m;
+        let f = m.func(self.fs.func.expect("in function"));
+        let d = f.inst(i);
+        let rid = self.fs.values.get(&i).copied();
+        let s = self.shape(d.ty)?;
+        let t = self.shape_ty(s);
+        let (ptr, scope) = self.atomic_ptr(i, false)?;
+        let relaxed = self.u32_const(MemorySemantics::RELAXED.bits());
+        let mut v = self.val(d.operands[1])?;
+        let op = match d.opcode {
+            Opcode::AtomicExchange => Op::AtomicExchange,
+            Opcode::AtomicFetchAdd | Opcode::AtomicFetchSub => {
+                if d.opcode == Opcode::AtomicFetchSub {
+                    v = self.op(Op::FNegate, Some(t), None, ids(&[v]))?;
+                }
+                self.exts.insert("SPV_EXT_shader_atomic_float_add");
+                if s.bits() == 16 {
+                    self.exts.insert("SPV_EXT_shader_atomic_float16_add");
+                }
+                self.cap(match s.bits() {
+                    16 => Capability::AtomicFloat16AddEXT,
+                    64 => Capability::AtomicFloat64AddEXT,
+                    _ => Capability::AtomicFloat32AddEXT,
+                });
+                Op::AtomicFAddEXT
+            }
+            Opcode::AtomicFetchMin | Opcode::AtomicFetchMax => {
+                self.exts.insert("SPV_EXT_shader_atomic_float_min_max");
+                self.cap(match s.bits() {
+                    16 => Capability::AtomicFloat16MinMaxEXT,
+                    64 => Capability::AtomicFloat64MinMaxEXT,
+                    _ => Capability::AtomicFloat32MinMaxEXT,
+                });
+                if d.opcode == Opcode::AtomicFetchMin {
+                    Op::AtomicFMinEXT
+                } else {
+                    Op::AtomicFMaxEXT
+                }
+            }
+            op => return err(format!("`{op}` has no native float lowering")),
+        };
+        self.op(op, Some(t), rid, ids(&[ptr, scope, relaxed, v]))?;
+        Ok(())
+    }
+
+    /// Exchange or compare-exchange on the unsigned view: the bits move
+    /// unchanged (compare-exchange compares bits, as XIR defines it).
+    fn emit_float_word(&mut self, i: Inst) -> EResult<()> {
+        let m = self.m;
+        let f = m.func(self.fs.func.expect("in function"));
+        let d = f.inst(i);
+        let rid = self.fs.values.get(&i).copied();
+        let s = self.shape(d.ty)?;
+        let ft = self.shape_ty(s);
+        let ut = self.scalar_ty(ScalarKind::Int { bits: s.bits(), signed: false });
+        if s.bits() == 64 {
+            self.cap(Capability::Int64Atomics);
+        }
+        let (ptr, scope) = self.atomic_ptr(i, true)?;
+        let relaxed = self.u32_const(MemorySemantics::RELAXED.bits());
+        let a = self.val(d.operands[1])?;
+        let a = self.op(Op::Bitcast, Some(ut), None, ids(&[a]))?;
+        let old = match d.opcode {
+            Opcode::AtomicExchange => self.op(Op::AtomicExchange, Some(ut), None, ids(&[ptr, scope, relaxed, a]))?,
+            Opcode::AtomicCompareExchange => {
+                let desired = self.val(d.operands[2])?;
+                let desired = self.op(Op::Bitcast, Some(ut), None, ids(&[desired]))?;
+                self.op(Op::AtomicCompareExchange, Some(ut), None, ids(&[ptr, scope, relaxed, relaxed, desired, a]))?
+            }
+            op => return err(format!("`{op}` has no word float lowering")),
+        };
+        self.op(Op::Bitcast, Some(ft), rid, ids(&[old]))?;
+        Ok(())
+    }
+
+    /// `new = old (+) v` of a CAS loop: the add, or the interpreter's
+    /// `min_num` / `max_num` exactly (a NaN operand loses to the other; if
+    /// equal, the min is the negative one, the max the non-negative one, so
+    /// -0 < +0). `old` is the unsigned view, `oldf` its float value.
+    fn cas_new_value(&mut self, op: Opcode, s: Shape, old: Word, oldf: Word, v: Word) -> EResult<Word> {
+        let ft = self.shape_ty(s);
+        if matches!(op, Opcode::AtomicFetchAdd | Opcode::AtomicFetchSub) {
+            let newf = self.op(Op::FAdd, Some(ft), None, ids(&[oldf, v]))?;
+            if !self.opts.fast_math {
+                self.decorate(newf, Decoration::NoContraction, &[]);
+            }
+            return Ok(newf);
+        }
+        let bt = self.b.type_bool();
+        let (better, keep_on_tie) = if op == Opcode::AtomicFetchMin {
+            (Op::FOrdLessThan, Op::SLessThan)
+        } else {
+            (Op::FOrdGreaterThan, Op::SGreaterThanEqual)
+        };
+        let zero = self.scalar_const(ScalarKind::Int { bits: s.bits(), signed: false }, 0);
+        let wins = self.op(better, Some(bt), None, ids(&[oldf, v]))?;
+        let tie = self.op(Op::FOrdEqual, Some(bt), None, ids(&[oldf, v]))?;
+        // The sign bit as a signed comparison of the bits with zero.
+        let sign_ok = self.op(keep_on_tie, Some(bt), None, ids(&[old, zero]))?;
+        let tie_ok = self.op(Op::LogicalAnd, Some(bt), None, ids(&[tie, sign_ok]))?;
+        let keep = self.op(Op::LogicalOr, Some(bt), None, ids(&[wins, tie_ok]))?;
+        let picked = self.op(Op::Select, Some(ft), None, ids(&[keep, oldf, v]))?;
+        let v_nan = self.op(Op::IsNan, Some(bt), None, ids(&[v]))?;
+        let picked = self.op(Op::Select, Some(ft), None, ids(&[v_nan, oldf, picked]))?;
+        let old_nan = self.op(Op::IsNan, Some(bt), None, ids(&[oldf]))?;
+        self.op(Op::Select, Some(ft), None, ids(&[old_nan, v, picked]))
+    }
+
+    /// `old = atomic load; do { new = old (+) v; seen = cas(old -> new); } while (seen != old)`.
     fn emit_float_cas(&mut self, i: Inst) -> EResult<()> {
         let m = self.m;
         let fid = self.fs.func.expect("in function");
@@ -177,10 +274,7 @@ impl Emitter<'_> {
         self.b.branch(body).map_err(be)?;
         self.b.begin_block(Some(body)).map_err(be)?;
         let oldf = self.op(Op::Bitcast, Some(ft), None, ids(&[old]))?;
-        let newf = self.op(Op::FAdd, Some(ft), None, ids(&[oldf, v]))?;
-        if !self.opts.fast_math {
-            self.decorate(newf, Decoration::NoContraction, &[]);
-        }
+        let newf = self.cas_new_value(d.opcode, s, old, oldf, v)?;
         let newu = self.op(Op::Bitcast, Some(ut), None, ids(&[newf]))?;
         self.op(Op::AtomicCompareExchange, Some(ut), Some(seen), ids(&[ptr, scope, relaxed, relaxed, newu, old]))?;
         let bt = self.b.type_bool();

@@ -4,8 +4,9 @@
 //! (`layout`), aggregate index walks (`aggregate`), the argument block and
 //! descriptor bindings (`bindings`), bindless buffer usage (`bindless`),
 //! bindless texture usage and the sampler / texture heaps (`texture_heap`),
-//! target features (`features`), and the constant UBO (`constant_ubo`: large
-//! array constants read from one uniform buffer).
+//! target features (`features`; float atomics by the `float_atomics`
+//! table), and the constant UBO (`constant_ubo`: large array constants read
+//! from one uniform buffer).
 //! Emission only reads them.
 
 pub mod aggregate;
@@ -15,6 +16,7 @@ pub mod callgraph;
 pub mod constant_ubo;
 pub mod control_flow;
 pub mod features;
+pub mod float_atomics;
 pub mod layout;
 pub mod limits;
 pub mod texture_heap;
@@ -82,7 +84,7 @@ pub fn plan_all(m: &Module, kernel: FuncId, device: Option<&FeatureSet>) -> Resu
         blocks_of.push((fid, c.blocks.clone()));
         closures.insert(fid, c);
     }
-    let mut feats = features::plan_features(m, &blocks_of, device);
+    let (mut feats, refusals) = features::plan_features(m, &blocks_of, device);
     // Byte-buffer stores not proven word-aligned and sub-word writes of partly covered words
     // (word-ABI buffers, typed bindless elements) are masked CAS loops (`emit::bytes`,
     // `plan::layout`, `plan::bindless`); committed ray-query reads are guarded selections
@@ -109,38 +111,8 @@ pub fn plan_all(m: &Module, kernel: FuncId, device: Option<&FeatureSet>) -> Resu
             sites.sort_by_key(|i| insts.iter().position(|x| x == i));
         }
     }
-    // A software float add needs an integer view of exactly its scalar: a
-    // float buffer element addressed by one index. Shared memory has no
-    // such view: without the native feature it is rejected.
-    for (&(fid, i), how) in &feats.float_add {
-        if *how != features::FloatAdd::CasLoop {
-            continue;
-        }
-        let f = m.func(fid);
-        let d = f.inst(i);
-        let msg = match features::atomic_space(f, d.operands[0]) {
-            features::AtomicSpace::Shared => Some(format!(
-                "float `{}` on shared memory needs the device feature {} (no fallback exists for shared memory)",
-                d.opcode,
-                if m.types.scalar_bits(d.ty) == 64 {
-                    "shaderSharedFloat64AtomicAdd"
-                } else {
-                    "shaderSharedFloat32AtomicAdd"
-                }
-            )),
-            _ => {
-                let elem_ok = matches!(m.types.get(f.value_type(m, d.operands[0])), xir::Type::Buffer(e) if *e == d.ty);
-                (!elem_ok || d.operands.len() != 3).then(|| {
-                    format!(
-                        "the software float-atomic fallback addresses whole `buffer<{}>` elements by one index only",
-                        xir::verify::type_name(&m.types, d.ty)
-                    )
-                })
-            }
-        };
-        if let Some(msg) = msg {
-            diags.push(inst_diag(f, i, "spirv-plan:features", msg));
-        }
+    for (fid, i, msg) in refusals {
+        diags.push(inst_diag(m.func(fid), i, "spirv-plan:features", msg));
     }
     let mut bindless = bindless::plan_bindless(m, kernel, &cg.order)?;
     let textures = texture_heap::plan_textures(m, kernel, &cg.order)?;

@@ -193,9 +193,18 @@ impl Device {
         let mut enabled_set = enabled_features(&instance, physical, &core, &v11, &v12, has_non_semantic);
         // Ray query (`accel.rs`): both extensions, their feature structs and bufferDeviceAddress, or none.
         let (mut asf, mut rqf) = ray.enable(&mut ext_names, &mut enabled_set);
+        // Float atomics (`float_atomics.rs`): each supported buffer / shared bit.
+        let float_atomics = super::float_atomics::FloatAtomics::probe(&instance, physical, has_ext);
+        let (mut fa1, mut fa2) = float_atomics.enable(&mut ext_names, &mut enabled_set);
         let mut enabled = vk::PhysicalDeviceFeatures2::default().features(core).push_next(&mut v11).push_next(&mut v12);
         if ray.enabled() {
             enabled = enabled.push_next(&mut asf).push_next(&mut rqf);
+        }
+        if let Some(f) = fa1.as_mut() {
+            enabled = enabled.push_next(f);
+        }
+        if let Some(f) = fa2.as_mut() {
+            enabled = enabled.push_next(f);
         }
         let info = vk::DeviceCreateInfo::default()
             .queue_create_infos(&queue_info)

@@ -13,6 +13,7 @@ mod compare;
 mod device;
 mod dispatch;
 mod filtered;
+mod float_atomics;
 mod image;
 mod limits;
 mod printf;
