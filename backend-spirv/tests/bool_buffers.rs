@@ -60,12 +60,13 @@ fn a_bool_buffer_is_one_host_byte_per_element_read_from_its_word_and_written_by_
 #[test]
 fn elements_that_cover_their_words_store_whole_words_and_partial_ones_use_cas() {
     // vec<bool, 4>: four bytes, one whole word: a plain store, no loop.
-    let dis =
-        compile_all_presets(&write_kernel("vec<bool, 4>", "aggregate %c, bool true, bool false, %c")).disassembly_unoptimized();
+    let dis = compile_all_presets(&write_kernel("vec<bool, 4>", "aggregate %c, bool true, bool false, %c"))
+        .disassembly_unoptimized();
     assert_eq!((count(&dis, "OpAtomicCompareExchange"), count(&dis, "OpLoopMerge")), (0, 0), "{dis}");
     assert_eq!(count(&dis, "OpStore"), 1, "{dis}");
     // vec<bool, 3>: host size 4 with a padding byte: the word is only partly covered.
-    let dis = compile_all_presets(&write_kernel("vec<bool, 3>", "aggregate %c, bool true, %c")).disassembly_unoptimized();
+    let dis =
+        compile_all_presets(&write_kernel("vec<bool, 3>", "aggregate %c, bool true, %c")).disassembly_unoptimized();
     assert_eq!((count(&dis, "OpAtomicCompareExchange"), count(&dis, "OpLoopMerge")), (1, 1), "{dis}");
     // struct { bool, u32 }: the bool's word is masked, the u32's word is covered; one loop for both.
     let src = write_kernel("struct<align 4>{bool, u32}", "aggregate %c, %t");

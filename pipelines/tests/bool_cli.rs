@@ -39,7 +39,7 @@ fn bool_buffers_agree_with_the_interpreter_through_xir_run_compare() {
         }
         Err(e) => panic!("Vulkan device creation failed: {e}"),
     }
-    let src = |t: usize| t % 3 == 0 || t % 7 == 1;
+    let src = |t: usize| t.is_multiple_of(3) || t % 7 == 1;
     for level in ["0", "2"] {
         let out = Command::new(env!("CARGO_BIN_EXE_xir-run"))
             .args([

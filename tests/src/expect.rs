@@ -414,7 +414,7 @@ pub fn byte_pack(o: &Outputs) {
 }
 
 pub fn bool_pack(o: &Outputs) {
-    let src = |t: usize| t % 3 == 0 || t % 7 == 1;
+    let src = |t: usize| t.is_multiple_of(3) || t % 7 == 1;
     let b = |j: &serde_json::Value| j.as_bool().unwrap_or_else(|| panic!("{j} is not a bool"));
     let flip: Vec<bool> = o.json("flip").iter().map(b).collect();
     let want: Vec<bool> = (0..64).map(|t| !src(t)).chain([true, false, true, true]).collect();
