@@ -701,11 +701,11 @@ kernel @k(%out: buffer<u32>) block_size(1, 1, 1) {
     assert_eq!(
         shown,
         [
-            "t.xir:5:3: error: [operand:any] `store` operand 1 (`value`) must be a value (not a function, not void, \
+            "<input>:5:3: error: [operand:any] `store` operand 1 (`value`) must be a value (not a function, not void, \
              not an lvalue), found an lvalue (a variable) of type `u32` (in @k, bb0, inst2)",
-            "t.xir:6:3: error: [operand:numeric] `add` operand 0 (`lhs`) must be a numeric scalar or vector (integer \
+            "<input>:6:3: error: [operand:numeric] `add` operand 0 (`lhs`) must be a numeric scalar or vector (integer \
              or non-fp8 float), found an lvalue (a variable) of type `u32` (in @k, bb0, inst3)",
-            "t.xir:7:3: error: [operand:any] `buffer.write` operand 2 (`value`) must be a value (not a function, not \
+            "<input>:7:3: error: [operand:any] `buffer.write` operand 2 (`value`) must be a value (not a function, not \
              void, not an lvalue), found an lvalue (a variable) of type `u32` (in @k, bb0, inst4)",
         ]
     );
@@ -740,7 +740,7 @@ kernel @k(%out: buffer<u32>) block_size(1, 1, 1) {
     let shown: Vec<String> = verify_module(&m).iter().map(|d| d.to_string()).collect();
     assert_eq!(
         shown,
-        ["t.xir:10:3: error: [call_signature] `call`: argument 0 is passed by value and must not be an lvalue (in @k, \
+        ["<input>:10:3: error: [call_signature] `call`: argument 0 is passed by value and must not be an lvalue (in @k, \
           bb0, inst2)"]
     );
 }
