@@ -866,7 +866,10 @@ kernel @k(%o: buffer<u32>) block_size(2048, 1, 1) {
 }
 "#;
     let e = err(src, json!({"args": {"o": [0]}}));
-    assert_eq!(e, "test.xir: error: [interp] @k: block size [2048, 1, 1] exceeds the limit of 1024 in dimension x (in @k)");
+    assert_eq!(
+        e,
+        "test.xir: error: [interp] @k: block size [2048, 1, 1] exceeds the limit of 1024 in dimension x (in @k)"
+    );
     let shared = r#"
 kernel @k(%o: buffer<u32>) block_size(1, 1, 1) {
 ^entry:
@@ -900,7 +903,10 @@ kernel @k(%t: texture3d<f32>) block_size(1, 1, 1) {
 "#;
     let fill = json!([0.0, 0.0, 0.0, 1.0]);
     let e = err(src, json!({"args": {"t": {"size": [4096, 1, 1], "fill": fill}}}));
-    assert_eq!(e, "test.xir: error: [interp] argument `t`: texture size 4096 exceeds the limit of 2048 for a 3D texture (in @k)");
+    assert_eq!(
+        e,
+        "test.xir: error: [interp] argument `t`: texture size 4096 exceeds the limit of 2048 for a 3D texture (in @k)"
+    );
     let e = err(src, json!({"args": {"t": {"size": [2048, 2048, 2], "fill": fill}}}));
     assert_eq!(
         e,

@@ -36,7 +36,9 @@ pub fn read_text(path: &str, what: &str) -> Result<String, Diagnostic> {
     } else {
         (read_source_file(Path::new(path)), path)
     };
-    read.map_err(|e| Diagnostic::error("io", format!("cannot read {what}: {}", e.message)).with_span(e.span).with_file(display))
+    read.map_err(|e| {
+        Diagnostic::error("io", format!("cannot read {what}: {}", e.message)).with_span(e.span).with_file(display)
+    })
 }
 
 pub fn detect(path: &str, text: &str) -> InputFormat {

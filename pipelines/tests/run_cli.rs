@@ -122,16 +122,26 @@ fn input_files_are_refused_by_encoding_at_their_position_and_by_size() {
     let good = write(&dir, "k.xir", CALLER.as_bytes());
     let bad_inputs = write(&dir, "bad.inputs.json", b"{\"args\":\n {\"out\": [\xc0]}}");
     let o = xir_run(&[&good, "--inputs", &bad_inputs]);
-    assert_eq!(stderr(&o), format!("{bad_inputs}:2:11: error: [io] cannot read inputs: not UTF-8: invalid byte 0xc0\n"));
+    assert_eq!(
+        stderr(&o),
+        format!("{bad_inputs}:2:11: error: [io] cannot read inputs: not UTF-8: invalid byte 0xc0\n")
+    );
     // A file without end is cut at the cap instead of filling memory.
     let o = xir_run(&[&good, "--inputs", "/dev/zero"]);
-    assert_eq!(stderr(&o), "/dev/zero: error: [io] cannot read inputs: larger than the 256 MiB limit on source files\n");
+    assert_eq!(
+        stderr(&o),
+        "/dev/zero: error: [io] cannot read inputs: larger than the 256 MiB limit on source files\n"
+    );
 }
 
 #[test]
 fn a_verifier_error_stops_the_run_and_names_the_file() {
     let dir = scratch("verify");
-    let k = write(&dir, "k.xir", CALLER.replace("buffer.write %out, u32 0, %v", "%w = alloca : u32\n  buffer.write %out, u32 0, %w").as_bytes());
+    let k = write(
+        &dir,
+        "k.xir",
+        CALLER.replace("buffer.write %out, u32 0, %v", "%w = alloca : u32\n  buffer.write %out, u32 0, %w").as_bytes(),
+    );
     let inputs = write(&dir, "k.inputs.json", OUT_INPUTS.as_bytes());
     let o = xir_run(&[&k, "--inputs", &inputs]);
     assert_eq!(o.status.code(), Some(1));

@@ -276,10 +276,8 @@ impl<'m> Machine<'m> {
             };
             self.steps += 1;
             if self.steps > self.opts.max_steps {
-                let msg = format!(
-                    "step limit of {} instructions for the run exceeded (infinite loop?)",
-                    self.opts.max_steps
-                );
+                let msg =
+                    format!("step limit of {} instructions for the run exceeded (infinite loop?)", self.opts.max_steps);
                 return Err(located(self.error(func, Some(block), Some(inst), msg), t));
             }
             let flow = match self.step(t, shared, f, inst) {

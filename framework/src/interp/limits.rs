@@ -43,7 +43,9 @@ pub fn check_block_size(block_size: [u32; 3]) -> Result<(), String> {
     if let Some(k) = (0..3).find(|&k| block_size[k] > MAX_BLOCK_SIZE[k]) {
         return Err(format!(
             "block size {:?} exceeds the limit of {} in dimension {}",
-            block_size, MAX_BLOCK_SIZE[k], ["x", "y", "z"][k]
+            block_size,
+            MAX_BLOCK_SIZE[k],
+            ["x", "y", "z"][k]
         ));
     }
     let threads = block_size.iter().map(|&b| b as u64).product::<u64>();

@@ -56,7 +56,10 @@ mod tests {
     #[test]
     fn a_bad_byte_is_located_by_line_and_character_column() {
         let e = read_source(&b"kernel\n  \xc3\xa9x\xff rest"[..]).unwrap_err();
-        assert_eq!(e, SourceError { message: "not UTF-8: invalid byte 0xff".into(), span: Some(Span { line: 2, col: 5 }) });
+        assert_eq!(
+            e,
+            SourceError { message: "not UTF-8: invalid byte 0xff".into(), span: Some(Span { line: 2, col: 5 }) }
+        );
         assert_eq!(read_source(&b"ok\n"[..]), Ok("ok\n".to_string()));
     }
 

@@ -249,7 +249,8 @@ fn run_artifact(path: &str, args: &Args, inputs: &Inputs, dispatch: [u32; 3]) ->
 /// Print the outputs as JSON on stdout; a failed write (closed pipe, full
 /// disk) is an error, not a panic.
 fn print_outputs(out: &Outputs) -> Result<(), String> {
-    xir_pipelines::io::write_output(None, format!("{}\n", out.to_json()).as_bytes()).map_err(|e| format!("xir-run: {e}"))
+    xir_pipelines::io::write_output(None, format!("{}\n", out.to_json()).as_bytes())
+        .map_err(|e| format!("xir-run: {e}"))
 }
 
 /// A Vulkan run's error; one about the inputs (an ABI mismatch: a missing or
