@@ -19,7 +19,7 @@ pub enum InputFormat {
 /// (`.json`; anything else is text); on stdin, input starting with `{` is JSON.
 pub fn read_module(path: &str) -> Result<Module, Vec<Diagnostic>> {
     let display = if path == "-" { "<stdin>" } else { path };
-    let text = read_text(path, "input").map_err(|d| vec![d])?;
+    let text = read_text(path, "input")?;
     match detect(path, &text) {
         InputFormat::Json => xir::text::json::from_json(&text, display),
         InputFormat::Text => xir::text::parse_module(&text, display),
@@ -29,7 +29,7 @@ pub fn read_module(path: &str) -> Result<Module, Vec<Diagnostic>> {
 /// Read `path` (`-` = stdin) as text: at most `xir::text::source::MAX_SOURCE_BYTES`,
 /// UTF-8, a bad byte located at its `file:line:col`; `what` names the file
 /// in the message ("cannot read input: ...").
-pub fn read_text(path: &str, what: &str) -> Result<String, Diagnostic> {
+pub fn read_text(path: &str, what: &str) -> Result<String, Vec<Diagnostic>> {
     use xir::text::source::{read_source, read_source_file};
     let (read, display) = if path == "-" {
         (read_source(std::io::stdin().lock()), "<stdin>")
@@ -37,7 +37,7 @@ pub fn read_text(path: &str, what: &str) -> Result<String, Diagnostic> {
         (read_source_file(Path::new(path)), path)
     };
     read.map_err(|e| {
-        Diagnostic::error("io", format!("cannot read {what}: {}", e.message)).with_span(e.span).with_file(display)
+        vec![Diagnostic::error("io", format!("cannot read {what}: {}", e.message)).with_span(e.span).with_file(display)]
     })
 }
 

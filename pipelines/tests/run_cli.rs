@@ -224,3 +224,19 @@ fn pipeline_files_are_read_with_the_same_care() {
     let o = xir_run(&[&k, "--inputs", &inputs, "--pipeline", &ron]);
     assert_eq!(stderr(&o), format!("{ron}:2:11: error: cannot read pipeline: not UTF-8: invalid byte 0xfe\n"));
 }
+
+/// On Vulkan, an inputs file that does not fit the kernel (a missing
+/// argument) is reported against that file.
+#[test]
+fn vulkan_input_errors_name_the_inputs_file() {
+    if let Err(e) = xir_spirv::vulkan::Device::new() {
+        eprintln!("\n!!!!!!!! SKIPPING: no Vulkan device ({e}) !!!!!!!!\n");
+        return;
+    }
+    let dir = scratch("vulkan-inputs");
+    let k = write(&dir, "k.xir", CALLER.as_bytes());
+    let inputs = write(&dir, "k.inputs.json", br#"{"dispatch": [1, 1, 1], "args": {}}"#);
+    let o = xir_run(&[&k, "--vulkan", "--inputs", &inputs]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stderr(&o), format!("{inputs}: error: ABI mismatch: no input for argument `out`\n"));
+}

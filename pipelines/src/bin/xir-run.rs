@@ -115,7 +115,7 @@ fn parse_dispatch(s: &str) -> Result<[u32; 3], String> {
 }
 
 fn run(args: &Args) -> Result<(), String> {
-    let text = xir_pipelines::io::read_text(&args.inputs, "inputs").map_err(|d| d.to_string())?;
+    let text = xir_pipelines::io::read_text(&args.inputs, "inputs").map_err(|d| xir::diag::render(&d))?;
     let inputs =
         Inputs::from_json(&text).map_err(|e| format!("{}:{}:{}: error: {e}", args.inputs, e.line(), e.column()))?;
     let dispatch = match (&args.dispatch, inputs.dispatch) {
