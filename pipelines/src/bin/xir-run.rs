@@ -24,8 +24,12 @@
 //! multisets (both sides sorted), since the interpreter interleaves threads
 //! at barriers. A capture the layer's printf buffer truncated is an error.
 //!
+//! The module is verified before anything runs. On the interpreter, the
+//! run's limits are flags (`--max-steps`, `--max-threads`,
+//! `--max-print-bytes`; docs/inputs-format.md, "Limits").
+//!
 //! Exit codes: 0 success, 1 failure (bad input, compile error, run error,
-//! mismatch), 2 usage error.
+//! mismatch, stdout not writable), 2 usage error.
 
 use std::process::ExitCode;
 
