@@ -322,12 +322,25 @@ kernel @k(%x: buffer<i32>) block_size(2, 1, 1) {
 "#;
     let e = err(src, json!({"args": {"x": [2, 0]}}));
     assert_eq!(e, "test.xir:6:3: error: [interp] integer division by zero (in @k, bb0, inst2)");
-    // i32::MIN / -1 wraps instead of failing.
+    // Signed MIN / -1 and MIN % -1 overflow (undefined in SPIR-V): errors too, at i32 and i64.
+    for (op, what) in [("div", "division"), ("mod", "remainder")] {
+        let e = err(
+            &src.replace("div i32 7, %v", &format!("{op} i32 -2147483648, %v")),
+            json!({"dispatch": [1, 1, 1], "args": {"x": [-1]}}),
+        );
+        let want = format!("signed integer {what} overflows: -2147483648 by -1 (i32) (in @k, bb0, inst2)");
+        assert_eq!(e, format!("test.xir:6:3: error: [interp] {want}"));
+        let wide = src.replace("i32", "i64").replace("div i64 7, %v", &format!("{op} i64 -9223372036854775808, %v"));
+        let e = err(&wide, json!({"dispatch": [1, 1, 1], "args": {"x": [-1]}}));
+        let want = format!("signed integer {what} overflows: -9223372036854775808 by -1 (i64) (in @k, bb0, inst2)");
+        assert_eq!(e, format!("test.xir:6:3: error: [interp] {want}"));
+    }
+    // One above MIN divides.
     let o = ok(
-        &src.replace("div i32 7, %v", "div i32 -2147483648, %v"),
+        &src.replace("div i32 7, %v", "div i32 -2147483647, %v"),
         json!({"dispatch": [1, 1, 1], "args": {"x": [-1]}}),
     );
-    assert_eq!(buf(&o, "x"), json!([-2147483648]));
+    assert_eq!(buf(&o, "x"), json!([2147483647]));
 }
 
 #[test]
@@ -633,6 +646,44 @@ kernel @k(%o: buffer<u32>) block_size(2, 1, 1) {
     assert_eq!(o.printed, vec!["thread 0 has 0".to_string(), "thread 1 has 1".to_string()]);
 }
 
+/// The run's limits are global: steps count over all threads, printed
+/// bytes over all lines, and the dispatch is bounded before anything runs.
+#[test]
+fn step_print_and_thread_limits_hold_for_the_whole_run() {
+    // 64 threads of 32 steps each: no thread reaches 1000, the run does.
+    let src = r#"
+kernel @k(%o: buffer<u32>) block_size(64, 1, 1) {
+^entry:
+  br target ^head
+^head:
+  %k = phi [u32 0, ^entry], [%k1, ^head] : u32
+  %k1 = add %k, u32 1 : u32
+  %more = lt %k1, u32 10 : bool
+  cond_br %more, true ^head, false ^exit
+^exit:
+  return
+}
+"#;
+    let m = parse_module(src, "test.xir").unwrap();
+    let k = m.func_ids().next().unwrap();
+    let inputs = serde_json::from_value(json!({"args": {"o": [0]}})).unwrap();
+    let run = |opts: Options| run_kernel_with(&m, k, &inputs, &opts);
+    let e = run(Options { max_steps: 1000, ..Options::default() }).unwrap_err();
+    assert_eq!(e.message, "step limit of 1000 instructions for the run exceeded (infinite loop?)");
+    // Step 1001 is thread 31's 9th (1000 = 31 * 32 + 8).
+    assert_eq!(e.thread, Some([31, 0, 0]));
+    assert!(run(Options { max_steps: 2048, ..Options::default() }).is_ok());
+    let e = run(Options { dispatch: Some([128, 1, 1]), max_threads: 100, ..Options::default() }).unwrap_err();
+    assert_eq!(e.message, "a dispatch of 128 threads ([128, 1, 1]) exceeds the limit of 100 (the max-threads option)");
+    // Ten lines of 4 bytes ("k=0\n"): 20 bytes hold five.
+    let printing = parse_module(&src.replace("  %k1 = add", "  print \"k={}\", %k\n  %k1 = add"), "test.xir").unwrap();
+    let one = Options { dispatch: Some([1, 1, 1]), max_print_bytes: 20, ..Options::default() };
+    let e = run_kernel_with(&printing, k, &inputs, &one).unwrap_err();
+    assert_eq!(e.message, "printed output exceeds the limit of 20 bytes (the max-print-bytes option)");
+    let o = run_kernel_with(&printing, k, &inputs, &Options { max_print_bytes: 40, ..one }).unwrap();
+    assert_eq!(o.printed.len(), 10);
+}
+
 #[test]
 fn infinite_loop_hits_the_step_limit() {
     let src = r#"
@@ -782,4 +833,107 @@ kernel @k(%o: buffer<u32>) block_size(1, 1, 1) {
 "#;
     let e = err(src, json!({"args": {"o": [0]}}));
     assert!(e.contains("larger than the interpreter's limit") && e.contains("test.xir:4:3"), "{e}");
+}
+
+/// A struct whose byte size overflows 64 bits (each field fits) is refused
+/// like any value past the limit: its size saturates instead of wrapping
+/// under the limit and overflowing an allocation.
+#[test]
+fn a_struct_whose_size_overflows_is_refused_not_a_panic() {
+    let src = r#"
+kernel @k(%o: buffer<u32>) block_size(1, 1, 1) {
+^entry:
+  %a = alloca : struct<align 4>{array<u32, 2305843009213693952>, array<u32, 2305843009213693952>}
+  return
+}
+"#;
+    let e = err(src, json!({"args": {"o": [0]}}));
+    assert_eq!(
+        e,
+        "test.xir:4:3: error: [interp] `alloca` needs a value larger than the interpreter's limit of 16777216 scalars \
+         (in @k, bb0, inst0)"
+    );
+}
+
+/// The interpreter's own limits, by name, before anything runs: threads per
+/// block, shared memory, and a variable of 16 GiB per invocation.
+#[test]
+fn kernels_past_the_device_limits_are_refused_by_name() {
+    let src = r#"
+kernel @k(%o: buffer<u32>) block_size(2048, 1, 1) {
+^entry:
+  return
+}
+"#;
+    let e = err(src, json!({"args": {"o": [0]}}));
+    assert_eq!(
+        e,
+        "test.xir: error: [interp] @k: block size [2048, 1, 1] exceeds the limit of 1024 in dimension x (in @k)"
+    );
+    let shared = r#"
+kernel @k(%o: buffer<u32>) block_size(1, 1, 1) {
+^entry:
+  %s = alloca.shared : array<u32, 65536>
+  return
+}
+"#;
+    let e = err(shared, json!({"args": {"o": [0]}}));
+    assert_eq!(
+        e,
+        "test.xir: error: [interp] @k: 262144 bytes of shared memory exceed the limit of 49152 bytes per block (in @k)"
+    );
+    let local = shared.replace("alloca.shared : array<u32, 65536>", "alloca : array<u32, 4294967295>");
+    let e = err(&local, json!({"args": {"o": [0]}}));
+    assert_eq!(
+        e,
+        "test.xir:4:3: error: [interp] `alloca` needs a value larger than the interpreter's limit of 16777216 scalars \
+         (in @k, bb0, inst0)"
+    );
+}
+
+/// Texture inputs past the device's image size, or the interpreter's
+/// texel budget, are refused by name before they are built.
+#[test]
+fn huge_texture_inputs_are_refused_by_name() {
+    let src = r#"
+kernel @k(%t: texture3d<f32>) block_size(1, 1, 1) {
+^entry:
+  return
+}
+"#;
+    let fill = json!([0.0, 0.0, 0.0, 1.0]);
+    let e = err(src, json!({"args": {"t": {"size": [4096, 1, 1], "fill": fill}}}));
+    assert_eq!(
+        e,
+        "test.xir: error: [interp] argument `t`: texture size 4096 exceeds the limit of 2048 for a 3D texture (in @k)"
+    );
+    let e = err(src, json!({"args": {"t": {"size": [2048, 2048, 2], "fill": fill}}}));
+    assert_eq!(
+        e,
+        "test.xir: error: [interp] argument `t`: a texture of 8388608 texels exceeds the interpreter's limit of \
+         4194304 (in @k)"
+    );
+    ok(src, json!({"args": {"t": {"size": [2, 2, 2], "fill": fill}}}));
+}
+
+/// The local variables of a block's threads together stay under the
+/// interpreter's memory limit: 2^24 scalars, so 16 threads holding a 2^20
+/// array each across a barrier do not fit, 2 do.
+#[test]
+fn local_variables_of_a_block_share_one_memory_limit() {
+    let src = r#"
+kernel @k(%o: buffer<u32>) block_size(16, 1, 1) {
+^entry:
+  %a = alloca : array<u32, 1048576>
+  sync_block
+  return
+}
+"#;
+    let e = err(src, json!({"args": {"o": [0]}}));
+    assert_eq!(
+        e,
+        "test.xir:4:3: error: [interp] the local variables of the block's threads exceed the interpreter's limit of \
+         16777216 scalars (in @k, bb0, inst0)"
+    );
+    ok(&src.replace("block_size(16", "block_size(2"), json!({"args": {"o": [0]}}));
 }

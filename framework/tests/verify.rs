@@ -679,3 +679,88 @@ fn every_constraint_rejects_its_case() {
     let missing: Vec<&str> = xir::verify::constraints::names().filter(|n| !covered.contains(n)).collect();
     assert!(missing.is_empty(), "constraints without a failing case: {missing:?}");
 }
+
+/// A variable (an `alloca`, a `gep`, a reference argument) is an address:
+/// where the spec's operand class asks for a value, it is rejected at its
+/// operand, by name; only the lvalue classes and call arguments take one.
+#[test]
+fn a_variable_where_a_value_belongs_is_rejected_at_the_operand() {
+    let src = "\
+kernel @k(%out: buffer<u32>) block_size(1, 1, 1) {
+^entry:
+  %v = alloca : u32
+  %w = alloca : u32
+  store %w, %v
+  %s = add %v, u32 1 : u32
+  buffer.write %out, u32 0, %v
+  return
+}
+";
+    let m = xir::text::parse_module(src, "t.xir").expect("parses");
+    let shown: Vec<String> = verify_module(&m).iter().map(|d| d.to_string()).collect();
+    assert_eq!(
+        shown,
+        [
+            "<input>:5:3: error: [operand:any] `store` operand 1 (`value`) must be a value (not a function, not void, \
+             not an lvalue), found an lvalue (a variable) of type `u32` (in @k, bb0, inst2)",
+            "<input>:6:3: error: [operand:numeric] `add` operand 0 (`lhs`) must be a numeric scalar or vector (integer \
+             or non-fp8 float), found an lvalue (a variable) of type `u32` (in @k, bb0, inst3)",
+            "<input>:7:3: error: [operand:any] `buffer.write` operand 2 (`value`) must be a value (not a function, not \
+             void, not an lvalue), found an lvalue (a variable) of type `u32` (in @k, bb0, inst4)",
+        ]
+    );
+    // Loaded first, the same program verifies.
+    let fixed = src
+        .replace("  store %w, %v\n", "  store %v, u32 7\n  %l = load %v : u32\n  store %w, %l\n")
+        .replace("add %v,", "add %l,")
+        .replace("u32 0, %v", "u32 0, %l");
+    let m = xir::text::parse_module(&fixed, "t.xir").expect("parses");
+    assert_eq!(verify_module(&m), vec![]);
+}
+
+/// A call argument passed by value must be a value; by reference, an lvalue.
+#[test]
+fn call_arguments_follow_the_formal_kind() {
+    let src = "\
+callable @f(%x: u32) -> u32 {
+^entry:
+  return %x
+}
+
+kernel @k(%out: buffer<u32>) block_size(1, 1, 1) {
+^entry:
+  %v = alloca : u32
+  store %v, u32 1
+  %r = call @f, %v : u32
+  buffer.write %out, u32 0, %r
+  return
+}
+";
+    let m = xir::text::parse_module(src, "t.xir").expect("parses");
+    let shown: Vec<String> = verify_module(&m).iter().map(|d| d.to_string()).collect();
+    assert_eq!(
+        shown,
+        ["<input>:10:3: error: [call_signature] `call`: argument 0 is passed by value and must not be an lvalue (in @k, \
+          bb0, inst2)"]
+    );
+}
+
+/// A type whose byte size does not fit in 64 bits is a verifier error (its
+/// size would otherwise wrap and pass every size limit).
+#[test]
+fn a_type_whose_size_overflows_is_rejected() {
+    let src = "\
+kernel @k(%out: buffer<u32>) block_size(1, 1, 1) {
+^entry:
+  %v = alloca : struct<align 4>{array<u32, 2305843009213693952>, array<u32, 2305843009213693952>}
+  return
+}
+";
+    let m = xir::text::parse_module(src, "t.xir").expect("parses");
+    let shown: Vec<String> = verify_module(&m).iter().map(|d| d.to_string()).collect();
+    assert_eq!(
+        shown,
+        ["<input>: error: [type:size_fits_u64] type `struct<align 4>{array<u32, 2305843009213693952>, array<u32, \
+          2305843009213693952>}`: its size in bytes does not fit in 64 bits"]
+    );
+}

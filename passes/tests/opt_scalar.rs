@@ -433,7 +433,7 @@ const DRP_OUT: &str = r#"kernel @k(%in: buffer<i32>, %out: buffer<i32>) block_si
 
 #[test]
 fn div_rem_pairs_reuses_the_quotient_exactly() {
-    // Wrap-around (MIN / -1) and negative operands included.
+    // MIN / -1 (an error, the same before and after) and negative operands included.
     for (a, b) in [(17, 5), (-17, 5), (17, -5), (-2147483648, -1), (5, -2147483648)] {
         let inputs = Inputs::from_json(&format!(r#"{{"args": {{"in": [{a}, {b}], "out": [0]}}}}"#)).unwrap();
         let out = check_exact(DRP_IN, "div_rem_pairs", None, false, DRP_OUT, &inputs);

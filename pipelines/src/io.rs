@@ -3,7 +3,7 @@
 //! directory, renamed into place only once everything succeeded, so a failed
 //! run never leaves a partial or stale output file behind.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use xir::{Diagnostic, Module};
@@ -18,23 +18,27 @@ pub enum InputFormat {
 /// Read and parse `path` (`-` = stdin). The format follows the extension
 /// (`.json`; anything else is text); on stdin, input starting with `{` is JSON.
 pub fn read_module(path: &str) -> Result<Module, Vec<Diagnostic>> {
-    let (text, display) = if path == "-" {
-        let mut s = String::new();
-        std::io::stdin()
-            .read_to_string(&mut s)
-            .map_err(|e| vec![Diagnostic::error("io", format!("cannot read stdin: {e}")).with_file("<stdin>")])?;
-        (s, "<stdin>".to_string())
-    } else {
-        let bytes = std::fs::read(path)
-            .map_err(|e| vec![Diagnostic::error("io", format!("cannot read input: {e}")).with_file(path)])?;
-        let s = String::from_utf8(bytes)
-            .map_err(|e| vec![Diagnostic::error("io", format!("input is not UTF-8: {e}")).with_file(path)])?;
-        (s, path.to_string())
-    };
+    let display = if path == "-" { "<stdin>" } else { path };
+    let text = read_text(path, "input")?;
     match detect(path, &text) {
-        InputFormat::Json => xir::text::json::from_json(&text, &display),
-        InputFormat::Text => xir::text::parse_module(&text, &display),
+        InputFormat::Json => xir::text::json::from_json(&text, display),
+        InputFormat::Text => xir::text::parse_module(&text, display),
     }
+}
+
+/// Read `path` (`-` = stdin) as text: at most `xir::text::source::MAX_SOURCE_BYTES`,
+/// UTF-8, a bad byte located at its `file:line:col`; `what` names the file
+/// in the message ("cannot read input: ...").
+pub fn read_text(path: &str, what: &str) -> Result<String, Vec<Diagnostic>> {
+    use xir::text::source::{read_source, read_source_file};
+    let (read, display) = if path == "-" {
+        (read_source(std::io::stdin().lock()), "<stdin>")
+    } else {
+        (read_source_file(Path::new(path)), path)
+    };
+    read.map_err(|e| {
+        vec![Diagnostic::error("io", format!("cannot read {what}: {}", e.message)).with_span(e.span).with_file(display)]
+    })
 }
 
 pub fn detect(path: &str, text: &str) -> InputFormat {

@@ -332,6 +332,11 @@ pub(crate) fn binop(op: Opcode, sk: Sk, a: u64, b: u64) -> R<u64> {
                 Div | Mod if b == 0 => {
                     return Err(if op == Div { "integer division by zero" } else { "integer remainder by zero" }.into())
                 }
+                // SPIR-V leaves `OpSDiv` / `OpSRem` of MIN by -1 undefined.
+                Div | Mod if signed && sb == -1 && sa == sext(1 << (bits - 1), bits) => {
+                    let what = if op == Div { "division" } else { "remainder" };
+                    return Err(format!("signed integer {what} overflows: {sa} by -1 (i{bits})"));
+                }
                 Div if signed => sa.wrapping_div(sb) as u64,
                 Div => a / b,
                 Mod if signed => sa.wrapping_rem(sb) as u64,
@@ -619,13 +624,31 @@ mod tests {
                 assert_eq!(bin(Opcode::Rotr, U32), Ok(a.rotate_right(b % 32)));
                 assert_eq!(bin(Opcode::Min, I32), Ok(ia.min(ib) as u32));
                 if b != 0 {
-                    assert_eq!(bin(Opcode::Div, I32), Ok(ia.wrapping_div(ib) as u32));
-                    assert_eq!(bin(Opcode::Mod, I32), Ok(ia.wrapping_rem(ib) as u32));
+                    assert_eq!(bin(Opcode::Div, I32).ok(), ia.checked_div(ib).map(|r| r as u32));
+                    assert_eq!(bin(Opcode::Mod, I32).ok(), ia.checked_rem(ib).map(|r| r as u32));
                     assert_eq!(bin(Opcode::Div, U32).ok(), a.checked_div(b));
                 } else {
                     assert!(bin(Opcode::Div, I32).is_err() && bin(Opcode::Mod, U32).is_err());
                 }
             }
+        }
+    }
+
+    #[test]
+    fn signed_min_by_minus_one_is_an_error_at_every_width() {
+        for bits in [8u32, 16, 32, 64] {
+            let (min, minus_one) = (1u64 << (bits - 1), mask(u64::MAX, bits));
+            let signed = Sk::Int { bits, signed: true };
+            let lo = sext(min, bits);
+            let msg = |what: &str| Err(format!("signed integer {what} overflows: {lo} by -1 (i{bits})"));
+            assert_eq!(binop(Opcode::Div, signed, min, minus_one), msg("division"));
+            assert_eq!(binop(Opcode::Mod, signed, min, minus_one), msg("remainder"));
+            // Unsigned operands with the same bits divide normally.
+            let unsigned = Sk::Int { bits, signed: false };
+            assert_eq!(binop(Opcode::Div, unsigned, min, minus_one), Ok(0));
+            assert_eq!(binop(Opcode::Mod, unsigned, min, minus_one), Ok(min));
+            // MIN + 1 by -1 is defined.
+            assert_eq!(binop(Opcode::Div, signed, min + 1, minus_one), Ok(mask(min - 1, bits)));
         }
     }
 

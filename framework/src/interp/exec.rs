@@ -67,12 +67,12 @@ fn malformed(m: &Module, f: &Function, i: Inst) -> Option<String> {
     if d.operands.iter().enumerate().any(|(k, v)| matches!(v, Value::Func(_)) && !(op == Opcode::Call && k == 0)) {
         return Some(format!("`{op}` has a function operand where a value belongs"));
     }
-    const MAX_BYTES: u64 = 1 << 28;
-    let too_big = |t: TypeId| m.types.contains(t) && m.types.size_align(t).0 > MAX_BYTES;
+    const MAX: u64 = super::limits::MAX_VALUE_SCALARS;
+    let too_big = |t: TypeId| m.types.contains(t) && super::limits::scalars(&m.types, t) > MAX;
     if matches!(op, Opcode::Alloca | Opcode::AllocaShared) && too_big(d.ty)
         || d.operands.iter().any(|v| matches!(*v, Value::Undef(t) if too_big(t)))
     {
-        return Some(format!("`{op}` needs a value larger than the interpreter's limit of {MAX_BYTES} bytes"));
+        return Some(format!("`{op}` needs a value larger than the interpreter's limit of {MAX} scalars"));
     }
     if let Some(b) = d.blocks.iter().find(|b| !f.block_exists(**b)) {
         return Some(format!("`{op}` refers to nonexistent block {b}"));
@@ -101,6 +101,8 @@ struct Frame {
     args: Vec<Val>,
     base: u32,
     ret_to: Option<Inst>,
+    /// Scalars this frame's local variables hold (`Machine::local_scalars`).
+    scalars: u64,
 }
 
 #[derive(Copy, Clone, Debug)]
@@ -129,8 +131,6 @@ pub(crate) struct Thread {
     pub state: State,
     /// Operands of the warp operation the thread waits at.
     pub pending: SmallVec<[Val; 4]>,
-    /// Instructions this thread executed (for the step limit).
-    steps: u64,
 }
 
 enum Flow {
@@ -149,8 +149,14 @@ pub(crate) struct Machine<'m> {
     pub shared_types: Vec<TypeId>,
     pub bufs: Vec<Buf>,
     pub printed: Vec<String>,
+    /// Bytes of `printed`, lines and newlines (`Options::max_print_bytes`).
+    printed_bytes: u64,
+    /// Scalars held by the local variables of the running block's threads
+    /// (`limits::MAX_BLOCK_LOCAL_SCALARS`).
+    pub local_scalars: u64,
     /// Ray-query objects of the run (`ray.rs`).
     rays: super::ray::Rays,
+    /// Instructions the run executed (`Options::max_steps`).
     steps: u64,
     opts: Options,
     pub dispatch_size: [u32; 3],
@@ -217,6 +223,8 @@ impl<'m> Machine<'m> {
             shared_types,
             bufs: Vec::new(),
             printed: Vec::new(),
+            printed_bytes: 0,
+            local_scalars: 0,
             rays: Default::default(),
             steps: 0,
             opts,
@@ -241,8 +249,9 @@ impl<'m> Machine<'m> {
             args: args.to_vec(),
             base,
             ret_to: None,
+            scalars: 0,
         };
-        Thread { frames: vec![frame], locals, regs, state: State::Run, pending: SmallVec::new(), steps: 0 }
+        Thread { frames: vec![frame], locals, regs, state: State::Run, pending: SmallVec::new() }
     }
 
     pub fn error(&self, func: FuncId, block: Option<Block>, inst: Option<Inst>, msg: impl Into<String>) -> InterpError {
@@ -266,9 +275,9 @@ impl<'m> Machine<'m> {
                 return Err(located(self.error(func, Some(block), None, "block ends without a terminator"), t));
             };
             self.steps += 1;
-            t.steps += 1;
-            if t.steps > self.opts.max_steps {
-                let msg = format!("step limit of {} instructions exceeded (infinite loop?)", self.opts.max_steps);
+            if self.steps > self.opts.max_steps {
+                let msg =
+                    format!("step limit of {} instructions for the run exceeded (infinite loop?)", self.opts.max_steps);
                 return Err(located(self.error(func, Some(block), Some(inst), msg), t));
             }
             let flow = match self.step(t, shared, f, inst) {
@@ -313,11 +322,13 @@ impl<'m> Machine<'m> {
                         args: args.into_vec(),
                         base,
                         ret_to: Some(inst),
+                        scalars: 0,
                     });
                 }
                 Flow::Ret(v) => {
                     let done = t.frames.pop().expect("frame");
                     t.locals.truncate(done.base as usize);
+                    self.local_scalars -= done.scalars;
                     match t.frames.last_mut() {
                         None => {
                             t.state = State::Done;
@@ -473,6 +484,15 @@ impl<'m> Machine<'m> {
                 // again (in a loop) keeps the contents, as hoisting would.
                 let slot = fr.base + self.info[fr.func.index()].slot[inst.index()];
                 if matches!(locals[slot as usize], Val::U) {
+                    let n = super::limits::scalars(&m.types, d.ty);
+                    const MAX: u64 = super::limits::MAX_BLOCK_LOCAL_SCALARS;
+                    if self.local_scalars.saturating_add(n) > MAX {
+                        return Err(format!(
+                            "the local variables of the block's threads exceed the interpreter's limit of {MAX} scalars"
+                        ));
+                    }
+                    self.local_scalars += n;
+                    fr.scalars += n;
                     locals[slot as usize] = undef_of(&m.types, d.ty);
                 }
                 Val::P(std::rc::Rc::new(Ptr { root: Root::Local(slot), path: SmallVec::new() }))
@@ -578,6 +598,13 @@ impl<'m> Machine<'m> {
             Print => {
                 let tys: Vec<TypeId> = d.operands.iter().map(|&v| f.value_type(m, v)).collect();
                 let line = print::format(&m.types, f.text(inst).unwrap_or(""), &tys, &ops)?;
+                self.printed_bytes = self.printed_bytes.saturating_add(line.len() as u64 + 1);
+                if self.printed_bytes > self.opts.max_print_bytes {
+                    return Err(format!(
+                        "printed output exceeds the limit of {} bytes (the max-print-bytes option)",
+                        self.opts.max_print_bytes
+                    ));
+                }
                 self.printed.push(line);
                 return Ok(Flow::Next);
             }

@@ -414,10 +414,7 @@ pub(crate) fn texture_from_json(types: &TypeTable, dim: u8, elem: TypeId, j: &Js
     for (k, s) in sz.iter().enumerate() {
         size[k] = s.as_u64().and_then(|v| u32::try_from(v).ok()).ok_or_else(|| format!("bad texture size {s}"))?;
     }
-    let n = size.iter().map(|&s| s as u64).product::<u64>();
-    if n > 1 << 26 {
-        return Err(format!("a texture of {n} texels exceeds the interpreter's limit"));
-    }
+    super::limits::check_texture_size(dim, &size[..dim as usize])?;
     let mips = j.get("mips").map(|m| m.as_array().ok_or("`mips` must be an array of levels")).transpose()?;
     let levels = match (mips, j.get("levels")) {
         (Some(_), Some(_)) => return Err("a texture takes `mips` or `levels`, not both".into()),
@@ -430,6 +427,11 @@ pub(crate) fn texture_from_json(types: &TypeTable, dim: u8, elem: TypeId, j: &Js
         return Err(format!("{levels} mip levels for a texture of size {:?} (at most {most})", &size[..dim as usize]));
     }
     let levels = levels as u32;
+    let texels: u64 = (0..levels).map(|l| level_texels(dim as usize, &size, l) as u64).sum();
+    const MAX: u64 = super::limits::MAX_TEXTURE_TEXELS;
+    if texels > MAX {
+        return Err(format!("a texture of {texels} texels exceeds the interpreter's limit of {MAX}"));
+    }
     let mut data = Vec::new();
     for l in 0..levels {
         let n = level_texels(dim as usize, &size, l);

@@ -5,16 +5,20 @@
 //!
 //! Semantics (the full list is `docs/inputs-format.md`, "Semantics"):
 //! IEEE f32/f64 arithmetic, f16 computed in f64 and rounded once, wrapping
-//! integers, integer division by zero is an error, shift amounts modulo the
+//! integers, integer division by zero and signed `MIN / -1` (or `MIN % -1`,
+//! undefined in SPIR-V) are errors, shift amounts modulo the
 //! lhs width, C `round`, float comparisons ordered except `ne`, min/max are
 //! IEEE minNum/maxNum. Threads of a block run cooperatively: each is a
 //! resumable state machine run until it reaches `sync_block` or finishes.
 //! Reading uninitialized memory, out-of-bounds indices, mismatched barriers,
 //! unsupported opcodes and runaway loops or recursion are located errors.
+//! So is a run past the limits (`limits`: block size, shared and local
+//! memory, value and texture sizes as desktop devices bound them; `Options`:
+//! steps, threads and printed bytes of the whole run).
 //!
 //! Files: `exec` (threads as frame stacks, control flow, memory and call
 //! instructions), `ops` (pure value operations), `arith` (exact scalar
-//! rules), `memory` (storage and host layout), `resource` (byte buffers,
+//! rules), `limits` (what a run may use), `memory` (storage and host layout), `resource` (byte buffers,
 //! textures, bindless), `sampling` (the 16 samplers on mip chains), `warp` (subgroup rendezvous), `io` (JSON formats),
 //! `print`, `value`, `fold` (the scalar rules offered to constant folding);
 //! this file holds the API and the dispatch loop.
@@ -25,6 +29,7 @@ mod arith;
 mod exec;
 mod fold;
 mod io;
+pub mod limits;
 mod memory;
 mod ops;
 mod print;
@@ -49,21 +54,31 @@ use exec::{Machine, Regs, State, Thread};
 use memory::Buf;
 use value::{undef_of, Ptr, Root, Val};
 
-/// Limits and overrides of one run.
+/// Limits and overrides of one run (the fixed limits are in [`limits`]).
 #[derive(Clone, Debug)]
 pub struct Options {
     /// Overrides `Inputs::dispatch`.
     pub dispatch: Option<[u32; 3]>,
-    /// Instructions one thread may execute before the run gives up
-    /// (catches infinite loops).
+    /// Instructions the whole run may execute, all threads together, before
+    /// it gives up (catches infinite loops, also around barriers).
     pub max_steps: u64,
     /// Frames on one thread's stack (the kernel counts as one).
     pub max_call_depth: u32,
+    /// Threads one dispatch may run (the product of the dispatch size).
+    pub max_threads: u64,
+    /// Bytes of `print` output one run may produce (lines and their newlines).
+    pub max_print_bytes: u64,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { dispatch: None, max_steps: 10_000_000, max_call_depth: 64 }
+        Options {
+            dispatch: None,
+            max_steps: 1 << 28,
+            max_call_depth: 64,
+            max_threads: 1 << 24,
+            max_print_bytes: 16 << 20,
+        }
     }
 }
 
@@ -168,13 +183,19 @@ pub fn run_kernel_with(
     if block_size.contains(&0) {
         return Err(at_kernel(format!("@{} has a zero block size", f.name)));
     }
-    if block_size.iter().map(|&b| b as u64).product::<u64>() > 1 << 16 {
-        return Err(at_kernel(format!("@{} has more than 65536 threads per block", f.name)));
-    }
+    limits::check_block_size(block_size).map_err(|e| at_kernel(format!("@{}: {e}", f.name)))?;
     if f.body().is_none() {
         return Err(at_kernel(format!("kernel @{} has no body", f.name)));
     }
+    limits::check_shared(module, kernel).map_err(|e| at_kernel(format!("@{}: {e}", f.name)))?;
     let dispatch = opts.dispatch.or(inputs.dispatch).unwrap_or(block_size);
+    let total = dispatch.iter().map(|&d| d as u64).product::<u64>();
+    if total > opts.max_threads {
+        return Err(at_kernel(format!(
+            "a dispatch of {total} threads ({dispatch:?}) exceeds the limit of {} (the max-threads option)",
+            opts.max_threads
+        )));
+    }
     let mut mach = Machine::new(module, opts.clone(), dispatch, block_size);
 
     // Arguments.
@@ -276,6 +297,7 @@ pub fn run_kernel_with(
 /// warp operation) or finishes; then release a warp group, or the barrier.
 fn run_block(mach: &mut Machine, threads: &mut [Thread]) -> Result<(), InterpError> {
     let mut shared: Vec<Val> = mach.shared_types.iter().map(|&t| undef_of(&mach.m.types, t)).collect();
+    mach.local_scalars = 0;
     loop {
         for t in threads.iter_mut() {
             if t.state == State::Run {

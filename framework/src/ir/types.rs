@@ -261,51 +261,61 @@ impl TypeTable {
 
     /// Host (Luisa) size and alignment: vectors of 3 lanes are padded to 4,
     /// vector alignment is capped at 16, matrices are arrays of column
-    /// vectors, structs use their declared alignment.
+    /// vectors, structs use their declared alignment. A size past `u64`
+    /// saturates to `u64::MAX` (the verifier rejects such a type:
+    /// [`TypeTable::checked_size_align`]).
     pub fn size_align(&self, id: TypeId) -> (u64, u64) {
-        match self.get(id) {
+        self.checked_size_align(id).unwrap_or((u64::MAX, 1))
+    }
+
+    /// [`TypeTable::size_align`] with every size and offset computed in
+    /// checked arithmetic; `None` when the size does not fit in `u64`.
+    pub fn checked_size_align(&self, id: TypeId) -> Option<(u64, u64)> {
+        Some(match self.get(id) {
             Type::Void => (0, 1),
             Type::Bool | Type::Int { .. } | Type::Float(_) => {
                 let b = (self.scalar_bits(id) / 8) as u64;
                 (b, b)
             }
             Type::Vector { elem, lanes } => {
-                let (s, _) = self.size_align(*elem);
+                let (s, _) = self.checked_size_align(*elem)?;
                 let padded = if *lanes == 3 { 4 } else { *lanes as u64 };
-                let size = s * padded;
+                let size = s.checked_mul(padded)?;
                 (size, size.min(16))
             }
             Type::Matrix { elem, dim } => {
                 let col = self.lookup(&Type::Vector { elem: *elem, lanes: *dim });
                 let (s, a) = match col {
-                    Some(c) => self.size_align(c),
+                    Some(c) => self.checked_size_align(c)?,
                     None => {
-                        let (es, _) = self.size_align(*elem);
+                        let (es, _) = self.checked_size_align(*elem)?;
                         let padded = if *dim == 3 { 4 } else { *dim as u64 };
-                        (es * padded, (es * padded).min(16))
+                        let s = es.checked_mul(padded)?;
+                        (s, s.min(16))
                     }
                 };
-                (s * *dim as u64, a)
+                (s.checked_mul(*dim as u64)?, a)
             }
             Type::Array { elem, len } => {
-                let (s, a) = self.size_align(*elem);
-                (s.saturating_mul(*len), a)
+                let (s, a) = self.checked_size_align(*elem)?;
+                (s.checked_mul(*len)?, a)
             }
             Type::Struct { fields, align } => {
                 let mut off = 0u64;
                 let mut max_a = (*align).max(1) as u64;
                 for f in fields {
-                    let (s, a) = self.size_align(*f);
-                    off = off.div_ceil(a.max(1)) * a.max(1) + s;
+                    let (s, a) = self.checked_size_align(*f)?;
+                    off = align_up(off, a)?.checked_add(s)?;
                     max_a = max_a.max(a);
                 }
-                (off.div_ceil(max_a) * max_a, max_a)
+                (align_up(off, max_a)?, max_a)
             }
             _ => (8, 8),
-        }
+        })
     }
 
-    /// Byte offsets of the fields of a struct in host layout.
+    /// Byte offsets of the fields of a struct in host layout (saturating
+    /// like [`TypeTable::size_align`]).
     pub fn struct_offsets(&self, id: TypeId) -> Vec<u64> {
         let Type::Struct { fields, .. } = self.get(id) else { return Vec::new() };
         let mut off = 0u64;
@@ -313,11 +323,17 @@ impl TypeTable {
             .iter()
             .map(|f| {
                 let (s, a) = self.size_align(*f);
-                off = off.div_ceil(a.max(1)) * a.max(1);
+                off = align_up(off, a).unwrap_or(u64::MAX);
                 let here = off;
-                off += s;
+                off = off.saturating_add(s);
                 here
             })
             .collect()
     }
+}
+
+/// `off` rounded up to a multiple of `align` (0 counts as 1); `None` past `u64`.
+fn align_up(off: u64, align: u64) -> Option<u64> {
+    let a = align.max(1);
+    off.div_ceil(a).checked_mul(a)
 }

@@ -54,7 +54,7 @@ fn unknown_dialect(name: &str, loc: &Loc) -> PipelineDiag {
             xir_spec::spec().dialects.iter().map(|d| d.name.as_str()).collect::<Vec<_>>().join(", ")
         ),
     };
-    error(loc, format!("unknown dialect `{name}`{hint}"))
+    error(loc, format!("unknown dialect `{}`{hint}", super::excerpt(name)))
 }
 
 fn error(loc: &Loc, message: String) -> PipelineDiag {

@@ -157,7 +157,7 @@ impl<'r> Loader<'r> {
             return if p.is_file() {
                 Ok(PipelineSource::File(p))
             } else {
-                Err(format!("no pipeline file `{}`", p.display()))
+                Err(format!("no pipeline file `{}`", super::excerpt(&p.display().to_string())))
             };
         }
         for dir in &self.search_dirs {
@@ -178,7 +178,7 @@ impl<'r> Loader<'r> {
             None if shipped.is_empty() => String::new(),
             None => format!(" (shipped pipelines: {})", shipped.join(", ")),
         };
-        Err(format!("no shipped pipeline named `{spec}`{hint}"))
+        Err(format!("no shipped pipeline named `{}`{hint}", super::excerpt(spec)))
     }
 
     /// Load by shipped name or path.
@@ -192,7 +192,7 @@ impl<'r> Loader<'r> {
             Err(message) => Err(LoadFailure {
                 diagnostics: vec![PipelineDiag {
                     severity: Severity::Error,
-                    loc: super::Loc { file: spec.into(), line: 1, col: 1 },
+                    loc: super::Loc { file: super::excerpt(spec).into(), line: 1, col: 1 },
                     message,
                 }],
             }),
@@ -201,12 +201,15 @@ impl<'r> Loader<'r> {
 
     pub fn load_path(&self, path: &Path) -> Result<Pipeline, LoadFailure> {
         let display: Arc<str> = path.display().to_string().into();
-        let text = std::fs::read_to_string(path).map_err(|e| LoadFailure {
-            diagnostics: vec![PipelineDiag {
-                severity: Severity::Error,
-                loc: super::Loc { file: display.clone(), line: 1, col: 1 },
-                message: format!("cannot read pipeline: {e}"),
-            }],
+        let text = crate::text::source::read_source_file(path).map_err(|e| {
+            let (line, col) = e.span.map_or((1, 1), |s| (s.line as usize, s.col as usize));
+            LoadFailure {
+                diagnostics: vec![PipelineDiag {
+                    severity: Severity::Error,
+                    loc: super::Loc { file: display.clone(), line, col },
+                    message: format!("cannot read pipeline: {}", e.message),
+                }],
+            }
         })?;
         self.load_text(display, Some(path), &text)
     }
@@ -307,7 +310,7 @@ impl<'r> Loader<'r> {
                             Some(n) => format!("; did you mean `{n}`?"),
                             None => " (`xir-opt --list-passes` lists the registered passes)".to_string(),
                         };
-                        d.error(*name_at, format!("unknown pass `{name}`{hint}"));
+                        d.error(*name_at, format!("unknown pass `{}`{hint}", super::excerpt(name)));
                         continue;
                     };
                     let Some(pass) = create_pass(decl, options.as_ref(), *at, d) else { continue };
@@ -327,7 +330,7 @@ impl<'r> Loader<'r> {
                             None if declared.is_empty() => " (no hooks are declared)".to_string(),
                             None => format!(" (declared hooks: {})", declared.join(", ")),
                         };
-                        d.error(*name_at, format!("unknown hook `{name}`{hint}"));
+                        d.error(*name_at, format!("unknown hook `{}`{hint}", super::excerpt(name)));
                         continue;
                     };
                     let loc = d.loc(*at);
@@ -406,7 +409,7 @@ impl<'r> Loader<'r> {
         let source = match self.resolve(target, base) {
             Ok(src) => src,
             Err(e) => {
-                d.error(target_at, format!("cannot include `{target}`: {e}"));
+                d.error(target_at, format!("cannot include `{}`: {e}", super::excerpt(target)));
                 return None;
             }
         };
@@ -418,10 +421,14 @@ impl<'r> Loader<'r> {
             return None;
         }
         let (text, base): (Arc<str>, Option<&Path>) = match &source {
-            PipelineSource::File(path) => match std::fs::read_to_string(path) {
+            PipelineSource::File(path) => match crate::text::source::read_source_file(path) {
                 Ok(t) => (t.into(), path.parent()),
                 Err(e) => {
-                    d.error(target_at, format!("cannot read included pipeline `{}`: {e}", path.display()));
+                    let at = e.span.map(|s| format!(":{}:{}", s.line, s.col)).unwrap_or_default();
+                    d.error(
+                        target_at,
+                        format!("cannot read included pipeline `{}{at}`: {}", path.display(), e.message),
+                    );
                     return None;
                 }
             },
@@ -507,7 +514,7 @@ fn create_pass(decl: &PassDecl, options: Option<&Node>, at: usize, d: &mut Diags
                 None if documented.is_empty() => format!(" (`{pass_name}` takes no options)"),
                 None => format!(" (options: {})", documented.join(", ")),
             };
-            d.error(f.at, format!("unknown option `{}` for pass `{pass_name}`{hint}", f.name));
+            d.error(f.at, format!("unknown option `{}` for pass `{pass_name}`{hint}", super::excerpt(&f.name)));
         } else {
             let doc = decl.options.iter().find(|o| o.name == f.name).map(|o| o.ty).unwrap_or("?");
             d.error(

@@ -182,13 +182,27 @@ impl Pipeline {
 /// The candidate nearest to `name` by edit distance, if it is close enough
 /// to be a plausible typo.
 pub fn suggest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    let limit = (name.chars().count() / 3).max(2);
+    let len = name.chars().count();
+    let limit = (len / 3).max(2);
     candidates
         .into_iter()
+        // The length difference bounds the distance from below: a huge name
+        // costs no quadratic comparisons.
+        .filter(|c| len.abs_diff(c.chars().count()) <= limit)
         .map(|c| (edit_distance(name, c), c))
         .filter(|&(d, _)| d <= limit)
         .min_by_key(|&(d, c)| (d, c))
         .map(|(_, c)| c)
+}
+
+/// `name` as a message quotes it: whole up to 64 characters, else its first
+/// 64 and its length, so a huge token cannot flood the diagnostics.
+pub fn excerpt(name: &str) -> std::borrow::Cow<'_, str> {
+    const MAX: usize = 64;
+    match name.char_indices().nth(MAX) {
+        None => name.into(),
+        Some((end, _)) => format!("{}... ({} bytes)", &name[..end], name.len()).into(),
+    }
 }
 
 /// Levenshtein distance over characters (a dozen lines; not worth a dependency).
@@ -216,5 +230,15 @@ mod tests {
         assert_eq!(edit_distance("mem2rag", "mem2reg"), 1);
         assert_eq!(suggest("mem2rag", ["reg2mem", "mem2reg", "dce"]), Some("mem2reg"));
         assert_eq!(suggest("completely_else", ["dce", "gvn"]), None);
+    }
+
+    #[test]
+    fn huge_names_are_cut_and_cost_no_distance() {
+        assert_eq!(excerpt("mem2reg"), "mem2reg");
+        let huge = "x".repeat(4 << 20);
+        assert_eq!(excerpt(&huge), format!("{}... (4194304 bytes)", "x".repeat(64)));
+        let t = std::time::Instant::now();
+        assert_eq!(suggest(&huge, ["dce", "gvn"]), None);
+        assert!(t.elapsed() < std::time::Duration::from_secs(1));
     }
 }

@@ -86,7 +86,7 @@ fn struct_fields<'a>(fields: &'a [Field], known: &[&str], what: &str, diags: &mu
                 Some(s) => format!("; did you mean `{s}`?"),
                 None => format!(" (expected one of: {})", known.join(", ")),
             };
-            diags.error(f.at, format!("unknown field `{}` in {what}{hint}", f.name));
+            diags.error(f.at, format!("unknown field `{}` in {what}{hint}", super::excerpt(&f.name)));
         } else if out.iter().any(|o| o.name == f.name) {
             diags.error(f.at, format!("field `{}` is given twice in {what}", f.name));
         } else {
@@ -220,7 +220,7 @@ fn read_step(node: &Node, diags: &mut Diags) -> Option<StepSyntax> {
             None
         }
         _ => {
-            let found = node.type_name().map(|n| format!("`{n}`")).unwrap_or_else(|| node.describe());
+            let found = node.type_name().map(|n| format!("`{}`", super::excerpt(n))).unwrap_or_else(|| node.describe());
             let hint = match node.type_name().and_then(|n| suggest(n, STEP_KINDS.iter().copied())) {
                 Some(s) => format!("; did you mean `{s}`?"),
                 None => format!(" (a step is one of {})", STEP_KINDS.join(", ")),

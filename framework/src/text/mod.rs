@@ -3,6 +3,7 @@
 //! - [`print_module`] / [`parse_module`]: the one text format for structured
 //!   and raw CFG; `print(parse(print(m))) == print(m)` byte for byte.
 //! - [`json`]: a compacted serde form with full id validation on input.
+//! - [`source`]: reading a source file (size cap, located UTF-8 errors).
 //!
 //! Both are generic over the spec (`ir-spec/spec/opcodes.ron`): operands,
 //! block roles, `case`/phi shapes and payloads come from each opcode's entry.
@@ -15,6 +16,7 @@ mod literal;
 mod parser;
 mod printer;
 mod shape;
+pub mod source;
 
 use std::borrow::Cow;
 

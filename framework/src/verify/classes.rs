@@ -26,9 +26,10 @@ fn vec_of(t: &TypeTable, id: TypeId, class: &str) -> bool {
     matches!(t.get(id), Type::Vector { elem, .. } if t.has_class(*elem, class))
 }
 
-/// A value with a type (not a function, not void).
+/// A value with a type (not a function, not void, not an lvalue: a
+/// variable is an address, and only the lvalue classes take one).
 fn is_value(cx: &InstCx, v: Value) -> bool {
-    !matches!(v, Value::Func(_)) && cx.ty(v) != TypeTable::VOID
+    !matches!(v, Value::Func(_)) && cx.ty(v) != TypeTable::VOID && !cx.func.is_lvalue(v)
 }
 
 fn kind(cx: &InstCx, v: Value, f: fn(&Type) -> bool) -> bool {
@@ -44,7 +45,12 @@ fn is_aggregate(t: &Type) -> bool {
 }
 
 const CLASSES: &[OperandClass] = &[
-    OperandClass { name: "any", doc: "a value (not a function, not void)", test: is_value },
+    OperandClass { name: "any", doc: "a value (not a function, not void, not an lvalue)", test: is_value },
+    OperandClass {
+        name: "value_or_lvalue",
+        doc: "a value or an lvalue (call arguments: by reference or by value)",
+        test: |cx, v| is_value(cx, v) || cx.func.is_lvalue(v),
+    },
     OperandClass { name: "function", doc: "a function (`@name`)", test: |_, v| matches!(v, Value::Func(_)) },
     OperandClass {
         name: "lvalue",

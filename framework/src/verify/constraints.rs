@@ -119,6 +119,8 @@ fn call_signature(cx: &InstCx) -> Result<(), String> {
         same(cx, &format!("argument {k}"), cx.ty(v), formal.ty)?;
         if formal.kind == ArgKind::Reference {
             ensure(cx.func.is_lvalue(v), || format!("argument {k} is passed by reference and must be an lvalue"))?;
+        } else {
+            ensure(!cx.func.is_lvalue(v), || format!("argument {k} is passed by value and must not be an lvalue"))?;
         }
     }
     same(cx, "the result", cx.result(), callee.ret)

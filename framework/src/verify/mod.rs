@@ -33,7 +33,10 @@
 //! - `use-lists`: the recorded use lists equal the operand slots.
 //! - `operand-count`, `block-count`, `payload`: the shape the spec declares
 //!   (`operands` + `variadic`, `blocks` + `variadic_blocks`, `payload`).
-//! - `operand:<class>`: each operand belongs to its spec operand class.
+//! - `operand:<class>`: each operand belongs to its spec operand class;
+//!   only `lvalue`, `gep_base`, `atomic_base` and `value_or_lvalue` admit an
+//!   lvalue (an `alloca`, `gep` or reference argument): every other class
+//!   takes values, so a variable is never read as one.
 //! - `result:<rule>`: the result type follows the spec's result rule.
 //! - `<constraint>`: every named constraint of the opcode (e.g.
 //!   `store_exact_type`, `gep_path`, `call_signature`, `cases_unique`).
@@ -254,9 +257,10 @@ fn check_inst(cx: &InstCx, diags: &mut Vec<Diagnostic>) -> bool {
             Some(class) => {
                 classes_ok = false;
                 let ty = cx.name(cx.ty(v));
+                let found = if cx.func.is_lvalue(v) { "an lvalue (a variable)" } else { "a value" };
                 diags.push(cx.diag(
                     &format!("operand:{}", o.class),
-                    format!("`{op}` operand {k} (`{}`) must be {}, found a value of type `{ty}`", o.name, class.doc),
+                    format!("`{op}` operand {k} (`{}`) must be {}, found {found} of type `{ty}`", o.name, class.doc),
                 ));
             }
             None => {

@@ -61,6 +61,9 @@ const RULES: &[(&str, TypeRule)] = &[
         }
         _ => Ok(()),
     }),
+    ("size_fits_u64", |t, id| {
+        check(t.checked_size_align(id).is_some(), || "its size in bytes does not fit in 64 bits".to_string())
+    }),
     ("texel_is_32bit_scalar", |t, id| match t.get(id) {
         Type::Texture { dim, elem } => {
             let ok = *elem == TypeTable::F32 || *elem == TypeTable::I32 || *elem == TypeTable::U32;

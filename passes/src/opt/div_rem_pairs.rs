@@ -7,8 +7,8 @@
 //! measured by instruction count, does not include it.)
 //!
 //! Exact for every input under the interpreter's rules: truncating division
-//! and remainder with wrap-around (`i32::MIN / -1 = i32::MIN`, remainder 0 =
-//! `MIN - MIN * -1`); a zero divisor already traps at the dominating division.
+//! and remainder; a zero divisor and `MIN / -1` already trap at the
+//! dominating division.
 //! Floats are left alone (`mod` is `fmod`, not `a - trunc(a / b) * b`).
 //!
 //! Consumes: `xir` (any dialect). Produces: the same dialect. Preserves: the

@@ -9,7 +9,8 @@ use xir::pass::{AnalysisCache, PassContext};
 
 /// Every opcode the scalarizer splits, on every element type its operand
 /// class admits (f32, f64, i32, u32), at 3 and 4 lanes, with NaN, signed
-/// zeros, infinities, a subnormal, MIN / -1 and wrap-around in the inputs:
+/// zeros, infinities, a subnormal, division by -1 and wrap-around in the
+/// inputs (MIN / -1 is an interpreter error, so MIN meets other divisors):
 /// the split program computes the same bits as the vector one.
 #[test]
 fn scalarizer_is_exact_for_every_splittable_opcode() {
@@ -19,7 +20,7 @@ fn scalarizer_is_exact_for_every_splittable_opcode() {
         ["[0.25, -3.5, 1e30, -0.75]", "[0.25, 2.0, \"nan\", 0.5]", "[-1.0, 0.125, 7.0, \"0x7fc00001\"]"],
     ];
     let signed_sets = [
-        ["[-7, -2147483648, 0, 123456]", "[3, -1, 5, -2]", "[9, 1, -3, 40]"],
+        ["[-7, -2147483648, 0, 123456]", "[3, 7, 5, -1]", "[9, 1, -3, 40]"],
         ["[2147483647, -1, 17, -100]", "[2, 31, -8, 100]", "[-5, 0, 8, 33]"],
     ];
     let unsigned_sets = [

@@ -24,8 +24,12 @@
 //! multisets (both sides sorted), since the interpreter interleaves threads
 //! at barriers. A capture the layer's printf buffer truncated is an error.
 //!
+//! The module is verified before anything runs. On the interpreter, the
+//! run's limits are flags (`--max-steps`, `--max-threads`,
+//! `--max-print-bytes`; docs/inputs-format.md, "Limits").
+//!
 //! Exit codes: 0 success, 1 failure (bad input, compile error, run error,
-//! mismatch), 2 usage error.
+//! mismatch, stdout not writable), 2 usage error.
 
 use std::process::ExitCode;
 
@@ -76,6 +80,15 @@ struct Args {
     /// Allowed float difference in single-precision ULPs for --compare.
     #[arg(long, default_value_t = 0)]
     ulp: u32,
+    /// Interpreter: instructions the run may execute, all threads together.
+    #[arg(long, value_name = "N", default_value_t = xir::interp::Options::default().max_steps)]
+    max_steps: u64,
+    /// Interpreter: threads one dispatch may run.
+    #[arg(long, value_name = "N", default_value_t = xir::interp::Options::default().max_threads)]
+    max_threads: u64,
+    /// Interpreter: bytes of `print` output the run may produce.
+    #[arg(long, value_name = "N", default_value_t = xir::interp::Options::default().max_print_bytes)]
+    max_print_bytes: u64,
 }
 
 fn main() -> ExitCode {
@@ -110,8 +123,7 @@ fn parse_dispatch(s: &str) -> Result<[u32; 3], String> {
 }
 
 fn run(args: &Args) -> Result<(), String> {
-    let text =
-        std::fs::read_to_string(&args.inputs).map_err(|e| format!("{}: cannot read inputs: {e}", args.inputs))?;
+    let text = xir_pipelines::io::read_text(&args.inputs, "inputs").map_err(|d| xir::diag::render(&d))?;
     let inputs =
         Inputs::from_json(&text).map_err(|e| format!("{}:{}:{}: error: {e}", args.inputs, e.line(), e.column()))?;
     let dispatch = match (&args.dispatch, inputs.dispatch) {
@@ -126,14 +138,23 @@ fn run(args: &Args) -> Result<(), String> {
     let Some(input) = &args.input else {
         return Err("xir-run: an INPUT module (or --artifact FILE) is required".into());
     };
-    let module = xir_pipelines::io::read_module(input).map_err(|d| xir::diag::render(&d))?;
+    let module = read_verified(input)?;
     let kernel = xir_pipelines::backend::select_kernel(&module, args.kernel.as_deref())?;
     let interp = || -> Result<Outputs, String> {
         let mut m = module.clone();
         if let Some(p) = &args.pipeline {
             run_pipeline(&mut m, p, args)?;
         }
-        xir::interp::run_kernel(&m, kernel, &inputs).map_err(|e| e.to_string())
+        // By name: the pipeline may have removed functions placed before the kernel.
+        let k = xir_pipelines::backend::select_kernel(&m, Some(&module.func(kernel).name))?;
+        let opts = xir::interp::Options {
+            max_steps: args.max_steps,
+            max_threads: args.max_threads,
+            max_print_bytes: args.max_print_bytes,
+            ..xir::interp::Options::default()
+        };
+        let file = if input == "-" { "<stdin>" } else { input.as_str() };
+        xir::interp::run_kernel_with(&m, k, &inputs, &opts).map_err(|e| e.with_file(file).to_string())
     };
     // Filtered-sampling outputs and their bound on the device that ran (docs/vulkan.md, "Sampling").
     let filtered = std::cell::RefCell::new(None);
@@ -145,9 +166,9 @@ fn run(args: &Args) -> Result<(), String> {
         let device = open_device(!out.printers.is_empty())?;
         let (outputs, timing) = if out.printers.is_empty() {
             xir_spirv::vulkan::run_compiled(&device, &legal, k, (&out).into(), &inputs, dispatch)
-                .map_err(|e| e.to_string())?
+                .map_err(|e| run_error(e, &args.inputs))?
         } else {
-            run_printing(&device, &legal, k, (&out).into(), &out.printers, &inputs, dispatch)?
+            run_printing(&device, &legal, k, (&out).into(), &out.printers, (&inputs, args.inputs.as_str()), dispatch)?
         };
         *filtered.borrow_mut() = xir_spirv::vulkan::sampling_tolerance(&device, &module, kernel, &inputs);
         if let Some(ns) = timing.dispatch_ns {
@@ -174,13 +195,27 @@ fn run(args: &Args) -> Result<(), String> {
         if let Some(m) = mismatch {
             return Err(format!("mismatch (interpreter vs Vulkan): {m}"));
         }
-        println!("{}", a.to_json());
+        print_outputs(&a)?;
         eprintln!("xir-run: interpreter and Vulkan agree");
         return Ok(());
     }
     let out = if args.vulkan { vulkan()? } else { interp()? };
-    println!("{}", out.to_json());
-    Ok(())
+    print_outputs(&out)
+}
+
+/// Read and verify the module `input`; every diagnostic names the file.
+fn read_verified(input: &str) -> Result<Module, String> {
+    let file = if input == "-" { "<stdin>" } else { input };
+    let render = |diags: Vec<xir::Diagnostic>| {
+        let named: Vec<_> = diags.into_iter().map(|d| if d.file.is_some() { d } else { d.with_file(file) }).collect();
+        xir::diag::render(&named)
+    };
+    let module = xir_pipelines::io::read_module(input).map_err(render)?;
+    let diags = xir::verify::verify_module(&module);
+    if diags.iter().any(|d| d.is_error()) {
+        return Err(render(diags));
+    }
+    Ok(module)
 }
 
 /// Load `path` through the artifact codec and run it on Vulkan.
@@ -188,7 +223,7 @@ fn run_artifact(path: &str, args: &Args, inputs: &Inputs, dispatch: [u32; 3]) ->
     use xir_spirv::artifact::{self, LoadRequirements};
     let req = match &args.input {
         Some(input) => {
-            let mut m = xir_pipelines::io::read_module(input).map_err(|d| xir::diag::render(&d))?;
+            let mut m = read_verified(input)?;
             run_pipeline(&mut m, args.pipeline.as_deref().unwrap_or("spirv"), args)?;
             let k = xir_pipelines::backend::select_kernel(&m, args.kernel.as_deref())?;
             LoadRequirements::for_kernel(&m, k)
@@ -208,15 +243,31 @@ fn run_artifact(path: &str, args: &Args, inputs: &Inputs, dispatch: [u32; 3]) ->
     }
     let (sig, k) = art.signature_module().map_err(|e| format!("{path}: {e}"))?;
     let (outputs, timing) = if art.printers.is_empty() {
-        xir_spirv::vulkan::run_compiled(&device, &sig, k, (&art).into(), inputs, dispatch).map_err(|e| e.to_string())?
+        xir_spirv::vulkan::run_compiled(&device, &sig, k, (&art).into(), inputs, dispatch)
+            .map_err(|e| run_error(e, &args.inputs))?
     } else {
-        run_printing(&device, &sig, k, (&art).into(), &art.printers, inputs, dispatch)?
+        run_printing(&device, &sig, k, (&art).into(), &art.printers, (inputs, args.inputs.as_str()), dispatch)?
     };
     if let Some(ns) = timing.dispatch_ns {
         eprintln!("vulkan: {} ({}): dispatch {:.1} us", device.name, device.driver, ns / 1000.0);
     }
-    println!("{}", outputs.to_json());
-    Ok(())
+    print_outputs(&outputs)
+}
+
+/// Print the outputs as JSON on stdout; a failed write (closed pipe, full
+/// disk) is an error, not a panic.
+fn print_outputs(out: &Outputs) -> Result<(), String> {
+    xir_pipelines::io::write_output(None, format!("{}\n", out.to_json()).as_bytes())
+        .map_err(|e| format!("xir-run: {e}"))
+}
+
+/// A Vulkan run's error; one about the inputs (an ABI mismatch: a missing or
+/// malformed argument) names the inputs file.
+fn run_error(e: xir_spirv::vulkan::RunError, inputs_path: &str) -> String {
+    match e {
+        xir_spirv::vulkan::RunError::Abi(_) => format!("{inputs_path}: error: {e}"),
+        e => e.to_string(),
+    }
 }
 
 /// The Vulkan device; with the debug-printf capture for a printing kernel.
@@ -233,12 +284,12 @@ fn run_printing(
     kernel: xir::FuncId,
     compiled: xir_spirv::vulkan::Compiled<'_>,
     printers: &[xir_spirv::artifact::PrinterRecord],
-    inputs: &Inputs,
+    (inputs, inputs_path): (&Inputs, &str),
     dispatch: [u32; 3],
 ) -> Result<(Outputs, xir_spirv::vulkan::GpuTiming), String> {
     let (outputs, timing, capture) =
         xir_spirv::vulkan::run_kernel_printing(device, module, kernel, compiled, printers, inputs, dispatch)
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| run_error(e, inputs_path))?;
     if capture.truncated {
         let size = capture.buffer_size.map(|b| format!("{b}-byte ")).unwrap_or_default();
         return Err(format!(

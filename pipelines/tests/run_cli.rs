@@ -1,0 +1,242 @@
+//! `xir-run --interp` as a process: the kernel found after the pipeline,
+//! the run's limits as flags, diagnostics that name the file, input files
+//! refused by size or encoding at their position, and a closed standard
+//! output reported, not a panic.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn xir_run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_xir-run")).args(args).output().expect("xir-run runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// A fresh scratch directory for one test.
+fn scratch(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("xir-run-cli-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn write(dir: &Path, name: &str, bytes: &[u8]) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).unwrap();
+    p.display().to_string()
+}
+
+/// A callable placed before the kernel, which inlining removes.
+const CALLER: &str = "\
+callable @twice(%x: u32) -> u32 {
+^entry:
+  %y = add %x, %x : u32
+  return %y
+}
+
+kernel @k(%out: buffer<u32>) block_size(1, 1, 1) {
+^entry:
+  %v = call @twice, u32 21 : u32
+  buffer.write %out, u32 0, %v
+  return
+}
+";
+
+const OUT_INPUTS: &str = r#"{"dispatch": [1, 1, 1], "args": {"out": [0]}}"#;
+
+/// From -O1 the legalization removes the unused callable placed before
+/// the kernel, which renumbers the kernel.
+#[test]
+fn the_kernel_is_found_by_name_after_the_pipeline() {
+    let dir = scratch("pipeline");
+    let unused = "callable @unused(%x: u32) -> u32 {\n^entry:\n  return %x\n}\n\n";
+    let k = write(&dir, "k.xir", format!("{unused}{CALLER}").as_bytes());
+    let inputs = write(&dir, "k.inputs.json", OUT_INPUTS.as_bytes());
+    for level in ["0", "1", "2", "3"] {
+        let o = xir_run(&[&k, "--interp", "--pipeline", "spirv", "--opt-level", level, "--inputs", &inputs]);
+        assert!(o.status.success(), "-O{level}: {}", stderr(&o));
+        assert_eq!(stdout(&o).trim(), r#"{"buffers":{"out":[42]},"printed":[]}"#, "-O{level}");
+    }
+}
+
+/// A loop around a barrier: each of the 64 threads waits every iteration.
+const BARRIER_LOOP: &str = "\
+kernel @k(%out: buffer<u32>) block_size(64, 1, 1) {
+^entry:
+  br target ^head
+^head:
+  print \"spin\"
+  sync_block
+  br target ^head
+}
+";
+
+#[test]
+fn the_run_limits_are_flags_and_errors_name_the_file() {
+    let dir = scratch("limits");
+    let k = write(&dir, "spin.xir", BARRIER_LOOP.as_bytes());
+    let inputs = write(&dir, "spin.inputs.json", r#"{"dispatch": [64, 1, 1], "args": {"out": [0]}}"#.as_bytes());
+    // Rounds of 192 steps (br, print, sync_block per thread): step 1001 is
+    // thread 13's print in the sixth round.
+    let o = xir_run(&[&k, "--inputs", &inputs, "--max-steps", "1000"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "{k}:5:3: error: [interp] step limit of 1000 instructions for the run exceeded (infinite loop?) \
+             (in @k, bb1, inst1)\n"
+        )
+    );
+    let o = xir_run(&[&k, "--inputs", &inputs, "--max-print-bytes", "100"]);
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "{k}:5:3: error: [interp] printed output exceeds the limit of 100 bytes (the max-print-bytes option) \
+             (in @k, bb1, inst1)\n"
+        )
+    );
+    let o = xir_run(&[&k, "--inputs", &inputs, "--max-threads", "32"]);
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "{k}: error: [interp] a dispatch of 64 threads ([64, 1, 1]) exceeds the limit of 32 (the max-threads \
+             option) (in @k)\n"
+        )
+    );
+}
+
+#[test]
+fn input_files_are_refused_by_encoding_at_their_position_and_by_size() {
+    let dir = scratch("inputs");
+    let mut bad = CALLER.as_bytes().to_vec();
+    bad[CALLER.find("%y = add").unwrap() + 1] = 0xff;
+    let k = write(&dir, "bad.xir", &bad);
+    let inputs = write(&dir, "k.inputs.json", OUT_INPUTS.as_bytes());
+    let o = xir_run(&[&k, "--inputs", &inputs]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stderr(&o), format!("{k}:3:4: error: [io] cannot read input: not UTF-8: invalid byte 0xff\n"));
+    let good = write(&dir, "k.xir", CALLER.as_bytes());
+    let bad_inputs = write(&dir, "bad.inputs.json", b"{\"args\":\n {\"out\": [\xc0]}}");
+    let o = xir_run(&[&good, "--inputs", &bad_inputs]);
+    assert_eq!(
+        stderr(&o),
+        format!("{bad_inputs}:2:11: error: [io] cannot read inputs: not UTF-8: invalid byte 0xc0\n")
+    );
+    // A file without end is cut at the cap instead of filling memory.
+    let o = xir_run(&[&good, "--inputs", "/dev/zero"]);
+    assert_eq!(
+        stderr(&o),
+        "/dev/zero: error: [io] cannot read inputs: larger than the 256 MiB limit on source files\n"
+    );
+}
+
+#[test]
+fn a_verifier_error_stops_the_run_and_names_the_file() {
+    let dir = scratch("verify");
+    let k = write(
+        &dir,
+        "k.xir",
+        CALLER.replace("buffer.write %out, u32 0, %v", "%w = alloca : u32\n  buffer.write %out, u32 0, %w").as_bytes(),
+    );
+    let inputs = write(&dir, "k.inputs.json", OUT_INPUTS.as_bytes());
+    let o = xir_run(&[&k, "--inputs", &inputs]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "{k}:11:3: error: [operand:any] `buffer.write` operand 2 (`value`) must be a value (not a function, not \
+             void, not an lvalue), found an lvalue (a variable) of type `u32` (in @k, bb0, inst2)\n"
+        )
+    );
+}
+
+#[test]
+fn a_huge_unknown_pipeline_name_is_cut_in_the_message() {
+    let dir = scratch("huge-name");
+    let k = write(&dir, "k.xir", CALLER.as_bytes());
+    let inputs = write(&dir, "k.inputs.json", OUT_INPUTS.as_bytes());
+    // One argument stays under Linux's 128 KiB limit per argument.
+    let name = "p".repeat(100_000);
+    let o = xir_run(&[&k, "--inputs", &inputs, "--pipeline", &name]);
+    assert_eq!(o.status.code(), Some(1));
+    let cut = format!("{}... (100000 bytes)", "p".repeat(64));
+    assert!(stderr(&o).len() < 2000, "{} bytes of stderr", stderr(&o).len());
+    assert!(stderr(&o).starts_with(&format!("{cut}:1:1: error: no shipped pipeline named `{cut}`")), "{}", stderr(&o));
+}
+
+/// Standard output closed before the result is written: an error naming
+/// stdout, exit 1, no panic.
+#[test]
+fn a_closed_standard_output_is_an_error_not_a_panic() {
+    let dir = scratch("stdout");
+    let k = write(&dir, "k.xir", CALLER.as_bytes());
+    let inputs = write(&dir, "k.inputs.json", OUT_INPUTS.as_bytes());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_xir-run"))
+        .args([&k, "--inputs", &inputs])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("xir-run starts");
+    drop(child.stdout.take());
+    let mut err = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(1), "{err}");
+    assert!(err.starts_with("xir-run: cannot write stdout: Broken pipe"), "{err}");
+    // A full disk likewise.
+    if Path::new("/dev/full").exists() {
+        let o = Command::new(env!("CARGO_BIN_EXE_xir-run"))
+            .args([&k, "--inputs", &inputs])
+            .stdout(std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap())
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(1));
+        assert!(stderr(&o).starts_with("xir-run: cannot write stdout: No space left on device"), "{}", stderr(&o));
+    }
+}
+
+/// A pipeline file: an unknown 4 MB pass name is cut in the message (and
+/// costs no edit-distance search); a byte that is not UTF-8 is located.
+#[test]
+fn pipeline_files_are_read_with_the_same_care() {
+    let dir = scratch("ron");
+    let k = write(&dir, "k.xir", CALLER.as_bytes());
+    let inputs = write(&dir, "k.inputs.json", OUT_INPUTS.as_bytes());
+    let name = "q".repeat(4 << 20);
+    let text = format!("Pipeline(name: \"t\", input: \"xir\", output: \"xir\", steps: [Pass(\"{name}\")])\n");
+    let ron = write(&dir, "huge.ron", text.as_bytes());
+    let o = xir_run(&[&k, "--inputs", &inputs, "--pipeline", &ron]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(err.len() < 2000, "{} bytes of stderr", err.len());
+    let cut = format!("{}... (4194304 bytes)", "q".repeat(64));
+    assert!(err.starts_with(&format!("{ron}:1:")) && err.contains(&format!("unknown pass `{cut}`")), "{err}");
+    let mut bad = b"Pipeline(\n  name: \"t\xfe\",".to_vec();
+    bad.extend_from_slice(b" input: \"xir\", output: \"xir\", steps: [])\n");
+    let ron = write(&dir, "bad.ron", &bad);
+    let o = xir_run(&[&k, "--inputs", &inputs, "--pipeline", &ron]);
+    assert_eq!(stderr(&o), format!("{ron}:2:11: error: cannot read pipeline: not UTF-8: invalid byte 0xfe\n"));
+}
+
+/// On Vulkan, an inputs file that does not fit the kernel (a missing
+/// argument) is reported against that file.
+#[test]
+fn vulkan_input_errors_name_the_inputs_file() {
+    if let Err(e) = xir_spirv::vulkan::Device::new() {
+        eprintln!("\n!!!!!!!! SKIPPING: no Vulkan device ({e}) !!!!!!!!\n");
+        return;
+    }
+    let dir = scratch("vulkan-inputs");
+    let k = write(&dir, "k.xir", CALLER.as_bytes());
+    let inputs = write(&dir, "k.inputs.json", br#"{"dispatch": [1, 1, 1], "args": {}}"#);
+    let o = xir_run(&[&k, "--vulkan", "--inputs", &inputs]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stderr(&o), format!("{inputs}: error: ABI mismatch: no input for argument `out`\n"));
+}
