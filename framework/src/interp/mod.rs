@@ -27,6 +27,7 @@ mod fold;
 mod io;
 mod memory;
 mod ops;
+mod precision;
 mod print;
 mod ray;
 mod resource;
@@ -42,6 +43,7 @@ use crate::ir::{ArgKind, Block, FuncId, FunctionKind, Inst, Module, Span, Type};
 pub use io::{buffer_from_host_bytes, buffer_to_host_bytes, close, is_nan_json, same_value, Inputs, Mismatch, Outputs};
 
 pub use fold::fold_scalar;
+pub use precision::{BoundedMismatch, Comparison, Precision};
 pub use print::format_value_bits;
 pub use ray::{accel_from_json, accel_to_json, Accel, AccelInstance, MAX_INSTANCE_MASK, MAX_INSTANCE_USER_ID};
 
@@ -59,11 +61,14 @@ pub struct Options {
     pub max_steps: u64,
     /// Frames on one thread's stack (the kernel counts as one).
     pub max_call_depth: u32,
+    /// Bound every result by Vulkan's precision (`Outputs::bounds`,
+    /// docs/vulkan.md "Precision"); `None`: exact values only.
+    pub precision: Option<Precision>,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { dispatch: None, max_steps: 10_000_000, max_call_depth: 64 }
+        Options { dispatch: None, max_steps: 10_000_000, max_call_depth: 64, precision: None }
     }
 }
 
@@ -267,6 +272,13 @@ pub fn run_kernel_with(
 
     let mut out = Outputs { printed: std::mem::take(&mut mach.printed), ..Default::default() };
     for (name, b) in buffer_args {
+        if let Buf::Typed { data, .. } = &mach.bufs[b] {
+            let bounds: std::collections::BTreeMap<usize, Vec<f64>> =
+                data.iter().enumerate().filter_map(|(k, v)| Some((k, precision::leaf_bounds(v)?))).collect();
+            if !bounds.is_empty() {
+                out.bounds.insert(name.clone(), bounds);
+            }
+        }
         out.buffers.insert(name, io::buf_to_json(types, &mach.bufs[b]));
     }
     Ok(out)

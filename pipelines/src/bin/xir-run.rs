@@ -1,8 +1,11 @@
 //! `xir-run`: run a kernel on the reference interpreter or on Vulkan and
 //! print its output buffers as JSON; `--compare` runs both and reports the
-//! first mismatch (exit 1). Outputs that may hold a filtered texture sample
-//! are compared within the device's filtering bound, every other one as
-//! `--ulp` says (`xir_spirv::vulkan::sampling_tolerance`, docs/vulkan.md).
+//! first mismatch (exit 1) with the bound it exceeded. Each element is
+//! allowed what Vulkan's precision allows the operations on its data path
+//! (the interpreter's precision run, `xir::interp::Precision`; docs/vulkan.md
+//! "Precision"), `--ulp` adds a user allowance for f32; outputs that may hold
+//! a filtered texture sample are compared within the device's filtering bound
+//! (`xir_spirv::vulkan::sampling_tolerance`).
 //!
 //! `--artifact k.xsa` runs a shader artifact (written by `xir-opt --emit
 //! artifact`) on Vulkan: it is loaded through the codec
@@ -66,10 +69,10 @@ struct Args {
     /// Run on Vulkan.
     #[arg(long)]
     vulkan: bool,
-    /// Run on both and compare (bit-exact unless --ulp is given).
+    /// Run on both and compare (within Vulkan's precision, docs/vulkan.md).
     #[arg(long, conflicts_with_all = ["interp", "vulkan"])]
     compare: bool,
-    /// Allowed float difference in single-precision ULPs for --compare.
+    /// Extra allowed float difference in single-precision ULPs for --compare.
     #[arg(long, default_value_t = 0)]
     ulp: u32,
 }
@@ -124,12 +127,12 @@ fn run(args: &Args) -> Result<(), String> {
     };
     let module = xir_pipelines::io::read_module(input).map_err(|d| xir::diag::render(&d))?;
     let kernel = xir_pipelines::backend::select_kernel(&module, args.kernel.as_deref())?;
-    let interp = || -> Result<Outputs, String> {
+    let interp = |opts: &xir::interp::Options| -> Result<Outputs, String> {
         let mut m = module.clone();
         if let Some(p) = &args.pipeline {
             run_pipeline(&mut m, p, args)?;
         }
-        xir::interp::run_kernel(&m, kernel, &inputs).map_err(|e| e.to_string())
+        xir::interp::run_kernel_with(&m, kernel, &inputs, opts).map_err(|e| e.to_string())
     };
     // Filtered-sampling outputs and their bound on the device that ran (docs/vulkan.md, "Sampling").
     let filtered = std::cell::RefCell::new(None);
@@ -152,7 +155,12 @@ fn run(args: &Args) -> Result<(), String> {
         Ok(outputs)
     };
     if args.compare {
-        let (a, b) = (interp()?, vulkan()?);
+        // The interpreter's run bounds each element by Vulkan's precision.
+        let precise = xir::interp::Options {
+            precision: Some(xir::interp::Precision { contraction: args.fast_math }),
+            ..Default::default()
+        };
+        let (a, b) = (interp(&precise)?, vulkan()?);
         // Printed lines as multisets (module doc).
         let sorted = |o: &Outputs| {
             let mut o = o.clone();
@@ -160,21 +168,27 @@ fn run(args: &Args) -> Result<(), String> {
             o
         };
         let exact = xir_spirv::vulkan::ulp_tolerance(args.ulp);
-        let mismatch = match filtered.borrow().as_ref() {
+        let compared = match filtered.borrow().as_ref() {
             Some((names, bound)) => {
                 eprintln!("xir-run: filtered sampling reaches {names:?}: compared within {bound:e} (docs/vulkan.md)");
-                xir_spirv::vulkan::first_mismatch_sampling(&sorted(&a), &sorted(&b), names, *bound, exact)
+                xir_spirv::vulkan::compare_sampling(&sorted(&a), &sorted(&b), names, *bound, exact)
             }
-            None => sorted(&a).first_mismatch(&sorted(&b), exact),
+            None => sorted(&a).compare_bounded(&sorted(&b), exact),
         };
-        if let Some(m) = mismatch {
+        if let Some(m) = compared.mismatch {
             return Err(format!("mismatch (interpreter vs Vulkan): {m}"));
+        }
+        if compared.within > 0 {
+            eprintln!(
+                "xir-run: {} elements differ within Vulkan's precision (largest bound used {:e}; docs/vulkan.md \"Precision\")",
+                compared.within, compared.max_bound
+            );
         }
         println!("{}", a.to_json());
         eprintln!("xir-run: interpreter and Vulkan agree");
         return Ok(());
     }
-    let out = if args.vulkan { vulkan()? } else { interp()? };
+    let out = if args.vulkan { vulkan()? } else { interp(&xir::interp::Options::default())? };
     println!("{}", out.to_json());
     Ok(())
 }
