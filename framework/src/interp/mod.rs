@@ -16,7 +16,8 @@
 //! instructions), `ops` (pure value operations), `arith` (exact scalar
 //! rules), `memory` (storage and host layout), `resource` (byte buffers,
 //! textures, bindless), `sampling` (the 16 samplers on mip chains), `warp` (subgroup rendezvous), `io` (JSON formats),
-//! `print`, `value`, `fold` (the scalar rules offered to constant folding);
+//! `print`, `value`, `fold` (the scalar rules offered to constant folding),
+//! `precision` (Vulkan's allowed deviation of each float, `Options::precision`);
 //! this file holds the API and the dispatch loop.
 //!
 //! **API boundary:** the interpreter reads a `Module` and never changes it.

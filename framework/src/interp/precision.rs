@@ -784,9 +784,10 @@ pub struct BoundedMismatch {
 
 impl std::fmt::Display for BoundedMismatch {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.bound {
-            b if b == 0.0 => write!(f, "{} (allowed: exact)", self.mismatch),
-            b => write!(f, "{} (allowed by Vulkan's precision: |difference| <= {b:e})", self.mismatch),
+        if self.bound == 0.0 {
+            write!(f, "{} (allowed: exact)", self.mismatch)
+        } else {
+            write!(f, "{} (allowed by Vulkan's precision: |difference| <= {:e})", self.mismatch, self.bound)
         }
     }
 }
