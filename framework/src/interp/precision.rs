@@ -1038,4 +1038,24 @@ mod tests {
         // Far from the decision: certain, so it runs.
         run(src, json!({"x": 1.0, "out": {"fill": 0, "len": 1}})).unwrap();
     }
+
+    #[test]
+    fn determinant_and_inverse_are_bounded_as_cofactor_expansions() {
+        let src = "kernel @k(%d: mat<f32, 3>, %out: buffer<f32>) block_size(1, 1, 1) {\n^entry:\n\
+                   \x20 %det = matrix_determinant %d : f32\n  %inv = matrix_inverse %d : mat<f32, 3>\n\
+                   \x20 %i11 = extract %inv, u32 1, u32 1 : f32\n  %t = matrix_transpose %inv : mat<f32, 3>\n\
+                   \x20 %t11 = extract %t, u32 1, u32 1 : f32\n  buffer.write %out, u32 0, %det\n\
+                   \x20 buffer.write %out, u32 1, %i11\n  buffer.write %out, u32 2, %t11\n  return\n}\n";
+        let d = json!([[2.0, 0.0, 0.0], [0.0, 4.0, 0.0], [0.0, 0.0, 8.0]]);
+        let out = run(src, json!({"d": d, "out": {"fill": 0, "len": 3}})).unwrap();
+        assert_eq!(out.buffers["out"], json!([64.0, 0.25, 0.25]));
+        let b = &out.bounds["out"];
+        // 3! * 3 roundings, each at most half an ULP of the permanent (64).
+        assert_eq!(b[&0], vec![9.0 * f32_ulp(64.0) + 4.0 * ulp_of(Sk::F64, 64.0)]);
+        // cofactor (16: 2 ULP) times 1 / det (det: 9 ULP, the division 2.5 ULP)
+        // and the product's rounding: about 14 ULP of 0.25.
+        assert!(b[&1][0] > 13.5 * f32_ulp(0.25) && b[&1][0] < 15.0 * f32_ulp(0.25), "{}", b[&1][0]);
+        // The transpose moves the bound with its element.
+        assert_eq!(b[&2], b[&1]);
+    }
 }
