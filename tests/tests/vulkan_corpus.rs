@@ -1,14 +1,14 @@
 //! End to end: every corpus kernel goes through the shipped `spirv` pipeline
 //! and the backend, runs on a real Vulkan device (lavapipe in CI), and must
 //! give the interpreter's results. Integers compare bit for bit; floats too,
-//! except outputs of ops whose precision Vulkan leaves to an error bound,
-//! listed per kernel in `allowance` with the bound (docs/vulkan.md).
+//! except where Vulkan's precision allows a device to differ: the
+//! interpreter bounds each element by the operations on its data path
+//! (`Outputs::compare_bounded`, the rule `xir-run --compare` uses).
 //!
 //! Kernels that do not pass yet are listed in `KNOWN_GAPS` with the reason;
 //! the test checks that each still fails *for that reason*, so fixing one
 //! makes this test demand its removal from the list.
 
-use serde_json::Value as Json;
 use xir_spirv::vulkan::Device;
 use xir_tests::device::{device, same};
 use xir_tests::{corpus, inputs, kernel_id, parse, CorpusKernel};
@@ -19,85 +19,13 @@ use xir_tests::{corpus, inputs, kernel_id, parse, CorpusKernel};
 /// argument block since the ABI gained it.)
 const KNOWN_GAPS: &[(&str, &str)] = &[];
 
-/// How far Vulkan may be from the exact interpreter for one output element.
-#[derive(Copy, Clone, Debug, PartialEq)]
-enum Allowance {
-    Exact,
-    /// Within `ulp` single-precision ULPs or `abs` absolute difference.
-    Bound {
-        ulp: u32,
-        abs: f64,
-    },
-    /// Either value the kernel computes fused or unfused (Vulkan's `Fma`
-    /// precision is inherited from `OpFMul` + `OpFAdd`).
-    FusedOrUnfused,
-}
-
-fn allowance(kernel: &str, buffer: &str, index: usize) -> Allowance {
-    match (kernel, buffer) {
-        // atan/asin/acos: 4096 ULP; sin/cos/tan: absolute 2^-11 on [-pi, pi];
-        // exp/log/pow within those too for the corpus's inputs.
-        ("float_math", _) => Allowance::Bound { ulp: 4096, abs: 1.0 / 2048.0 },
-        // Determinant and inverse expand to products and sums in an order
-        // the device chooses.
-        ("matrix_ops", _) => Allowance::Bound { ulp: 64, abs: 1e-6 },
-        ("fma_contract", "out") if index % 2 == 1 => Allowance::FusedOrUnfused,
-        ("fma_contract", "out64") if index == 1 => Allowance::FusedOrUnfused,
-        _ => Allowance::Exact,
-    }
-}
-
-fn as_f64(j: &Json) -> Option<f64> {
-    match j {
-        Json::Number(n) if n.is_f64() => n.as_f64(),
-        Json::String(s) if s == "-0.0" => Some(-0.0),
-        _ => None,
-    }
-}
-
-fn within(a: &Json, b: &Json, ulp: u32, abs: f64) -> bool {
-    match (a, b) {
-        (Json::Array(x), Json::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| within(p, q, ulp, abs)),
-        _ => match (as_f64(a), as_f64(b)) {
-            (Some(p), Some(q)) => {
-                let (pf, qf) = (p as f32, q as f32);
-                let ulps = (pf.to_bits() as i64 - qf.to_bits() as i64).unsigned_abs();
-                (p - q).abs() <= abs || (pf.signum() == qf.signum() && ulps <= ulp as u64)
-            }
-            _ => a == b,
-        },
-    }
-}
-
-/// The first element where Vulkan's result is not allowed; `None` if all are.
-fn first_disallowed(k: &str, interp: &xir::interp::Outputs, vk: &xir::interp::Outputs) -> Option<String> {
-    for (name, want) in &interp.buffers {
-        let Some(got) = vk.buffers.get(name) else { return Some(format!("`{name}` missing from the Vulkan outputs")) };
-        let (Json::Array(w), Json::Array(g)) = (want, got) else {
-            if !same(want, got) {
-                return Some(format!("`{name}`: {want} != {got}"));
-            }
-            continue;
-        };
-        if w.len() != g.len() {
-            return Some(format!("`{name}`: {} elements != {}", w.len(), g.len()));
-        }
-        for (i, (a, b)) in w.iter().zip(g).enumerate() {
-            let ok = same(a, b)
-                || match allowance(k, name, i) {
-                    Allowance::Exact => false,
-                    Allowance::Bound { ulp, abs } => within(a, b, ulp, abs),
-                    // The unfused result sits at the even index before it.
-                    Allowance::FusedOrUnfused => {
-                        w.get(i - 1).is_some_and(|unfused| unfused == b) || (i == 1 && name == "out64")
-                    }
-                };
-            if !ok {
-                return Some(format!("`{name}`[{i}]: interpreter {a} != Vulkan {b}"));
-            }
-        }
-    }
-    None
+/// The interpreter's outputs with the bound Vulkan's precision allows each
+/// element (`xir::interp::Precision`, docs/vulkan.md "Precision").
+fn bounded_interp(k: &CorpusKernel) -> xir::interp::Outputs {
+    let m = parse(k);
+    let opts = xir::interp::Options { precision: Some(xir::interp::Precision::default()), ..Default::default() };
+    xir::interp::run_kernel_with(&m, kernel_id(&m, k), &inputs(k), &opts)
+        .unwrap_or_else(|e| panic!("{} fails in the interpreter: {e}", k.name))
 }
 
 fn run_corpus_kernel(
@@ -118,13 +46,20 @@ fn every_corpus_kernel_matches_the_interpreter_on_vulkan() {
     let mut passed = 0;
     for k in corpus() {
         let gap = KNOWN_GAPS.iter().find(|(n, _)| *n == k.name);
-        let interp = xir_tests::run(&k).raw;
+        let interp = bounded_interp(&k);
         let mut outcome: Result<(), String> = Ok(());
         let mut times = Vec::new();
         for opt_level in [0u8, 2] {
             let result = run_corpus_kernel(&dev, &k, opt_level).and_then(|(vk, ns)| {
                 times.push(ns);
-                first_disallowed(&k.name, &interp, &vk).map_or(Ok(()), Err)
+                let c = interp.compare_bounded(&vk, same);
+                if c.within > 0 {
+                    eprintln!(
+                        "{} -O{opt_level}: {} elements within Vulkan's precision (largest bound {:e})",
+                        k.name, c.within, c.max_bound
+                    );
+                }
+                c.mismatch.map_or(Ok(()), |m| Err(m.to_string()))
             });
             if let Err(e) = result {
                 outcome = Err(format!("-O{opt_level}: {e}"));

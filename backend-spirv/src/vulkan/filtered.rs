@@ -19,7 +19,7 @@
 use std::collections::{BTreeSet, HashSet};
 
 use serde_json::Value as Json;
-use xir::interp::{Inputs, Mismatch, Outputs};
+use xir::interp::{BoundedMismatch, Comparison, Inputs, Outputs};
 use xir::{ArgKind, FuncId, Inst, Module, Opcode, Trait, Value};
 
 use super::device::Device;
@@ -193,18 +193,20 @@ pub fn sampling_tolerance(
     Some((outs, super::filter_tolerance(device, dim, range)))
 }
 
-/// The first mismatch of `a` against `b`: the `filtered` buffers within the
-/// absolute `bound` (lane by lane), every other one with `exact`.
-pub fn first_mismatch_sampling(
+/// Compare `b` with the precision run `a`: the `filtered` buffers within
+/// the absolute `bound` (lane by lane), every other one within its
+/// elements' precision bounds or `exact` (`Outputs::compare_bounded`).
+pub fn compare_sampling(
     a: &Outputs,
     b: &Outputs,
     filtered: &BTreeSet<String>,
     bound: f64,
     exact: impl Fn(&Json, &Json) -> bool,
-) -> Option<Mismatch> {
+) -> Comparison {
     let split = |o: &Outputs| {
         let (mut rest, mut filt) = (o.clone(), Outputs::default());
         for n in filtered {
+            rest.bounds.remove(n);
             if let Some(j) = rest.buffers.remove(n) {
                 filt.buffers.insert(n.clone(), j);
             }
@@ -212,7 +214,12 @@ pub fn first_mismatch_sampling(
         (rest, filt)
     };
     let ((ra, fa), (rb, fb)) = (split(a), split(b));
-    ra.first_mismatch(&rb, exact).or_else(|| fa.first_mismatch(&fb, xir::interp::close(0.0, bound)))
+    let mut c = ra.compare_bounded(&rb, exact);
+    if c.mismatch.is_none() {
+        c.mismatch =
+            fa.first_mismatch(&fb, xir::interp::close(0.0, bound)).map(|mismatch| BoundedMismatch { mismatch, bound });
+    }
+    c
 }
 
 #[cfg(test)]
@@ -251,9 +258,9 @@ mod tests {
         let mut b = a.clone();
         b.buffers.insert("l".into(), serde_json::json!([[0.501, 0.0, 0.0, 1.0]]));
         let filt: BTreeSet<String> = ["l".to_string()].into_iter().collect();
-        assert!(first_mismatch_sampling(&a, &b, &filt, 0.01, |x, y| x == y).is_none());
-        assert!(first_mismatch_sampling(&a, &b, &filt, 0.0001, |x, y| x == y).is_some());
+        assert!(compare_sampling(&a, &b, &filt, 0.01, |x, y| x == y).mismatch.is_none());
+        assert!(compare_sampling(&a, &b, &filt, 0.0001, |x, y| x == y).mismatch.is_some());
         b.buffers.insert("p".into(), serde_json::json!([[0.501, 0.0, 0.0, 1.0]]));
-        assert!(first_mismatch_sampling(&a, &b, &filt, 0.01, |x, y| x == y).is_some());
+        assert!(compare_sampling(&a, &b, &filt, 0.01, |x, y| x == y).mismatch.is_some());
     }
 }

@@ -25,7 +25,7 @@ pub use bindless::{check_descriptor_limits, DescriptorCounts, DescriptorLimits};
 pub use compare::ulp_tolerance;
 pub use device::Device;
 pub use dispatch::{dispatch, dispatch_resources, Resource};
-pub use filtered::{filtered_outputs, first_mismatch_sampling, sampling_tolerance, texel_range};
+pub use filtered::{compare_sampling, filtered_outputs, sampling_tolerance, texel_range};
 pub use limits::{check_module, check_resources, footprint, DispatchLimits, Footprint, MAX_PRIVATE_BYTES};
 pub use printf::{imports_debug_printf, run_kernel_printing, PrintCapture, PrintedLine, PRINTF_BUFFER_SIZE};
 pub use texture_heap::filter_tolerance;

@@ -435,8 +435,10 @@ impl<'m> Machine<'m> {
         let cond = |v: &Val| -> R<bool> { Ok(v.bits()? != 0) };
         let result = match d.opcode {
             // ---- control flow ------------------------------------------
-            If => return Ok(Flow::Jump(d.blocks[if cond(&ops[0])? { 0 } else { 1 }])),
-            CondBr => return Ok(Flow::Jump(d.blocks[if cond(&ops[0])? { 0 } else { 1 }])),
+            If | CondBr => {
+                super::precision::certain(&ops[0], "a branch")?;
+                return Ok(Flow::Jump(d.blocks[if cond(&ops[0])? { 0 } else { 1 }]));
+            }
             Loop | SimpleLoop | Br | Break | Continue | AutodiffScope | Outline | RayQueryLoop => {
                 return Ok(Flow::Jump(d.blocks[0]))
             }
@@ -445,6 +447,7 @@ impl<'m> Machine<'m> {
                 return Ok(Flow::Jump(d.blocks[role]));
             }
             Switch | BrIndexed => {
+                super::precision::certain(&ops[0], "a switch")?;
                 let sel = ops[0].bits()?;
                 let bits = scalar_kind(&m.types, f.value_type(m, d.operands[0])).map(|s| s.bits()).unwrap_or(64);
                 let first_case = if d.opcode == Switch { 2 } else { 1 };
@@ -620,7 +623,14 @@ impl<'m> Machine<'m> {
             }
             DebugBreak => return Ok(Flow::Next),
             Clock => Val::S(self.steps),
-            _ => eval_pure(m, f, d, self.info[fr.func.index()].sk0[inst.index()], &ops)?,
+            _ => {
+                let sk0 = self.info[fr.func.index()].sk0[inst.index()];
+                let v = eval_pure(m, f, d, sk0, &ops)?;
+                match &self.opts.precision {
+                    Some(p) => super::precision::annotate(m, f, d, sk0, &ops, v, p)?,
+                    None => v,
+                }
+            }
         };
         fr.vals[inst.index()] = result;
         Ok(Flow::Next)

@@ -54,6 +54,12 @@ pub struct Outputs {
     /// Lines printed by `print`, in execution order.
     #[serde(default)]
     pub printed: Vec<String>,
+    /// In a precision run (`Options::precision`): per typed buffer, the
+    /// elements Vulkan may compute differently, each with the bound of
+    /// every scalar leaf in the element's JSON order (0: exact,
+    /// `f64::INFINITY`: any value). Not part of the JSON.
+    #[serde(skip)]
+    pub bounds: BTreeMap<String, BTreeMap<usize, Vec<f64>>>,
 }
 
 /// The first difference between two outputs.
@@ -74,7 +80,7 @@ impl fmt::Display for Mismatch {
     }
 }
 
-fn elements(j: &Json) -> Vec<Json> {
+pub(crate) fn elements(j: &Json) -> Vec<Json> {
     match j {
         Json::Array(a) => a.clone(),
         Json::Object(o) => match o.get("bytes").or_else(|| o.get("texels")).or_else(|| o.get("slots")) {
@@ -119,7 +125,7 @@ impl Outputs {
 
 /// The float an output element encodes (`"nan"` and `"0x..."` NaNs,
 /// `"inf"`, `"-inf"`, `"-0.0"` included); `None` for anything else.
-fn json_float(j: &Json) -> Option<f64> {
+pub(crate) fn json_float(j: &Json) -> Option<f64> {
     match j {
         Json::Number(n) => n.as_f64(),
         Json::String(s) => match s.as_str() {
@@ -333,7 +339,7 @@ pub(crate) fn val_to_json(types: &TypeTable, ty: TypeId, v: &Val) -> Json {
         (Type::Struct { fields, .. }, Val::A(m)) => {
             Json::Array(fields.iter().zip(m.iter()).map(|(f, x)| val_to_json(types, *f, x)).collect())
         }
-        (_, Val::S(b)) => scalar_kind(types, ty).map(|sk| scalar_to_json(sk, *b)).unwrap_or(Json::Null),
+        (_, Val::S(b) | Val::E(b, _)) => scalar_kind(types, ty).map(|sk| scalar_to_json(sk, *b)).unwrap_or(Json::Null),
         _ => Json::Null,
     }
 }

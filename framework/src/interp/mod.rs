@@ -20,7 +20,8 @@
 //! instructions), `ops` (pure value operations), `arith` (exact scalar
 //! rules), `limits` (what a run may use), `memory` (storage and host layout), `resource` (byte buffers,
 //! textures, bindless), `sampling` (the 16 samplers on mip chains), `warp` (subgroup rendezvous), `io` (JSON formats),
-//! `print`, `value`, `fold` (the scalar rules offered to constant folding);
+//! `print`, `value`, `fold` (the scalar rules offered to constant folding),
+//! `precision` (Vulkan's allowed deviation of each float, `Options::precision`);
 //! this file holds the API and the dispatch loop.
 //!
 //! **API boundary:** the interpreter reads a `Module` and never changes it.
@@ -32,6 +33,7 @@ mod io;
 pub mod limits;
 mod memory;
 mod ops;
+mod precision;
 mod print;
 mod ray;
 mod resource;
@@ -47,6 +49,7 @@ use crate::ir::{ArgKind, Block, FuncId, FunctionKind, Inst, Module, Span, Type};
 pub use io::{buffer_from_host_bytes, buffer_to_host_bytes, close, is_nan_json, same_value, Inputs, Mismatch, Outputs};
 
 pub use fold::fold_scalar;
+pub use precision::{BoundedMismatch, Comparison, Precision};
 pub use print::format_value_bits;
 pub use ray::{accel_from_json, accel_to_json, Accel, AccelInstance, MAX_INSTANCE_MASK, MAX_INSTANCE_USER_ID};
 
@@ -68,6 +71,9 @@ pub struct Options {
     pub max_threads: u64,
     /// Bytes of `print` output one run may produce (lines and their newlines).
     pub max_print_bytes: u64,
+    /// Bound every result by Vulkan's precision (`Outputs::bounds`,
+    /// docs/vulkan.md "Precision"); `None`: exact values only.
+    pub precision: Option<Precision>,
 }
 
 impl Default for Options {
@@ -78,6 +84,7 @@ impl Default for Options {
             max_call_depth: 64,
             max_threads: 1 << 24,
             max_print_bytes: 16 << 20,
+            precision: None,
         }
     }
 }
@@ -288,6 +295,13 @@ pub fn run_kernel_with(
 
     let mut out = Outputs { printed: std::mem::take(&mut mach.printed), ..Default::default() };
     for (name, b) in buffer_args {
+        if let Buf::Typed { data, .. } = &mach.bufs[b] {
+            let bounds: std::collections::BTreeMap<usize, Vec<f64>> =
+                data.iter().enumerate().filter_map(|(k, v)| Some((k, precision::leaf_bounds(v)?))).collect();
+            if !bounds.is_empty() {
+                out.bounds.insert(name.clone(), bounds);
+            }
+        }
         out.buffers.insert(name, io::buf_to_json(types, &mach.bufs[b]));
     }
     Ok(out)

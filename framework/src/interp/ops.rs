@@ -346,6 +346,7 @@ pub(crate) fn eval_pure(m: &Module, f: &Function, d: &InstCore, sk: Option<Sk>, 
 
 /// The value of index operand `k` as an unsigned position (negative: error).
 pub(crate) fn index_value(m: &Module, f: &Function, d: &InstCore, k: usize, v: &Val) -> R<u64> {
+    super::precision::certain(v, "an index")?;
     let b = v.bits()?;
     match scalar_kind(&m.types, ty_of(m, f, d, k)) {
         Some(Sk::Int { bits, signed: true }) if sext(b, bits) < 0 => Err(format!("negative index {}", sext(b, bits))),

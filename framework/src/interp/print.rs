@@ -43,7 +43,7 @@ fn value(types: &TypeTable, ty: TypeId, v: &Val) -> R<String> {
             let parts: Vec<String> = m.iter().map(column).collect::<R<_>>()?;
             Ok(format!("({})", parts.join(", ")))
         }
-        (_, Val::S(b)) => Ok(scalar(scalar_kind(types, ty).ok_or("print of a non-data value")?, *b)),
+        (_, Val::S(b) | Val::E(b, _)) => Ok(scalar(scalar_kind(types, ty).ok_or("print of a non-data value")?, *b)),
         _ => Err("print of a non-data value".into()),
     }
 }

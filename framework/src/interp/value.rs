@@ -17,6 +17,10 @@ pub(crate) enum Val {
     S(u64),
     /// An undefined scalar / uninitialized memory.
     U,
+    /// A scalar the device may compute differently (a precision run only,
+    /// `precision.rs`): its exact bits and the largest absolute deviation
+    /// Vulkan allows (`f64::INFINITY`: any value).
+    E(u64, f64),
     /// Members of a vector, matrix (columns), array or struct.
     A(Rc<Vec<Val>>),
     /// An address (the result of alloca / gep, a reference argument).
@@ -128,7 +132,7 @@ impl Val {
     /// The bits of a defined scalar.
     pub fn bits(&self) -> Result<u64, String> {
         match self {
-            Val::S(b) => Ok(*b),
+            Val::S(b) | Val::E(b, _) => Ok(*b),
             Val::U => Err("use of an undefined value".into()),
             _ => Err("expected a scalar value".into()),
         }
