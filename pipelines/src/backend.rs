@@ -61,15 +61,18 @@ pub fn select_kernel(module: &Module, name: Option<&str>) -> Result<FuncId, Stri
     }
 }
 
-/// Compile the module's kernel (already in `xir.spirv`) with the backend.
+/// Compile the module's kernel (already in `xir.spirv`) with the backend;
+/// with `device_features` (what a device enabled), the planner may use
+/// them (native float atomics, ...) and refuses what needs more.
 pub fn compile(
     module: &Module,
     kernel: Option<&str>,
     opt_level: u8,
     fast_math: bool,
+    device_features: Option<xir_spirv::FeatureSet>,
 ) -> Result<(FuncId, SpirvOutput), String> {
     let k = select_kernel(module, kernel)?;
-    let opts = CompileOptions { opt_level, fast_math, device_features: None };
+    let opts = CompileOptions { opt_level, fast_math, device_features };
     xir_spirv::compile(module, k, &opts).map(|out| (k, out)).map_err(|d| xir::diag::render(&d))
 }
 
@@ -86,13 +89,13 @@ pub fn legalize_and_compile(
     let mut legal = module.clone();
     let options = RunOptions { opt_level, fast_math, ..RunOptions::default() };
     PassManager::new(&pipeline, options).run(&mut legal, &mut std::io::sink()).map_err(|e| e.to_string())?;
-    let (k, out) = compile(&legal, kernel, opt_level, fast_math)?;
+    let (k, out) = compile(&legal, kernel, opt_level, fast_math, None)?;
     Ok((legal, k, out))
 }
 
 /// Bytes for `--emit` of a module already in `xir.spirv`.
 pub fn emit_with(module: &Module, what: BackendEmit, opt_level: u8, fast_math: bool) -> Result<Vec<u8>, String> {
-    let (k, out) = compile(module, None, opt_level, fast_math)?;
+    let (k, out) = compile(module, None, opt_level, fast_math, None)?;
     match what {
         BackendEmit::Spirv => Ok(out.words.iter().flat_map(|w| w.to_le_bytes()).collect()),
         BackendEmit::SpirvAsm => Ok(out.disassembly().into_bytes()),

@@ -240,3 +240,24 @@ fn vulkan_input_errors_name_the_inputs_file() {
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(stderr(&o), format!("{inputs}: error: ABI mismatch: no input for argument `out`\n"));
 }
+
+#[test]
+fn without_a_dispatch_size_one_block_runs() {
+    // docs/inputs-format.md: without `--dispatch` or "dispatch", one block
+    // (the kernel's block_size) runs; threads past it write nothing.
+    let dir = scratch("one-block");
+    let src = write(
+        &dir,
+        "k.xir",
+        b"kernel @k(%out: buffer<u32>) block_size(4, 1, 1) {\n^entry:\n  %i = extract $dispatch_id, u32 0 : u32\n  \
+          %v = add %i, u32 1 : u32\n  buffer.write %out, %i, %v\n  return\n}\n",
+    );
+    let inputs = write(&dir, "k.inputs.json", br#"{"args": {"out": [0, 0, 0, 0, 0, 0]}}"#);
+    let o = xir_run(&[&src, "--inputs", &inputs]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(out["buffers"]["out"], serde_json::json!([1, 2, 3, 4, 0, 0]), "{out}");
+    let o = xir_run(&[&src, "--inputs", &inputs, "--dispatch", "6"]);
+    let out: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(out["buffers"]["out"], serde_json::json!([1, 2, 3, 4, 5, 6]), "{out}");
+}

@@ -129,20 +129,20 @@ fn run(args: &Args) -> Result<(), String> {
     let text = xir_pipelines::io::read_text(&args.inputs, "inputs").map_err(|d| xir::diag::render(&d))?;
     let inputs =
         Inputs::from_json(&text).map_err(|e| format!("{}:{}:{}: error: {e}", args.inputs, e.line(), e.column()))?;
-    let dispatch = match (&args.dispatch, inputs.dispatch) {
-        (Some(d), _) => parse_dispatch(d)?,
-        (None, Some(d)) => d,
-        (None, None) => return Err("no dispatch size: give --dispatch or \"dispatch\" in the inputs file".into()),
+    let requested = match (&args.dispatch, inputs.dispatch) {
+        (Some(d), _) => Some(parse_dispatch(d)?),
+        (None, d) => d,
     };
-    let inputs = inputs.with_dispatch(dispatch);
     if let Some(path) = &args.artifact {
-        return run_artifact(path, args, &inputs, dispatch);
+        return run_artifact(path, args, inputs, requested);
     }
     let Some(input) = &args.input else {
         return Err("xir-run: an INPUT module (or --artifact FILE) is required".into());
     };
     let module = read_verified(input)?;
     let kernel = xir_pipelines::backend::select_kernel(&module, args.kernel.as_deref())?;
+    let dispatch = requested.unwrap_or_else(|| one_block(&module, kernel));
+    let inputs = inputs.with_dispatch(dispatch);
     let interp = |precision: Option<xir::interp::Precision>| -> Result<Outputs, String> {
         let mut m = module.clone();
         if let Some(p) = &args.pipeline {
@@ -166,8 +166,14 @@ fn run(args: &Args) -> Result<(), String> {
         let name = module.func(kernel).name.clone();
         let mut legal = module.clone();
         run_pipeline(&mut legal, args.pipeline.as_deref().unwrap_or("spirv"), args)?;
-        let (k, out) = xir_pipelines::backend::compile(&legal, Some(&name), args.opt_level, args.fast_math)?;
-        let device = open_device(!out.printers.is_empty())?;
+        // A first compile tells whether the kernel prints (which device to
+        // open); the kernel that runs is compiled for the features that
+        // device enabled, so the planner uses what it has (native float
+        // atomics, ...).
+        let compile =
+            |features| xir_pipelines::backend::compile(&legal, Some(&name), args.opt_level, args.fast_math, features);
+        let device = open_device(!compile(None)?.1.printers.is_empty())?;
+        let (k, out) = compile(Some(device.enabled))?;
         let (outputs, timing) = if out.printers.is_empty() {
             xir_spirv::vulkan::run_compiled(&device, &legal, k, (&out).into(), &inputs, dispatch)
                 .map_err(|e| run_error(e, &args.inputs))?
@@ -231,7 +237,16 @@ fn read_verified(input: &str) -> Result<Module, String> {
 }
 
 /// Load `path` through the artifact codec and run it on Vulkan.
-fn run_artifact(path: &str, args: &Args, inputs: &Inputs, dispatch: [u32; 3]) -> Result<(), String> {
+/// Without a dispatch size (`--dispatch` or the inputs file), one block of
+/// the kernel runs, as the interpreter's API does (docs/inputs-format.md).
+fn one_block(m: &Module, kernel: xir::FuncId) -> [u32; 3] {
+    match m.func(kernel).kind {
+        xir::FunctionKind::Kernel { block_size } => block_size,
+        _ => [1, 1, 1],
+    }
+}
+
+fn run_artifact(path: &str, args: &Args, inputs: Inputs, requested: Option<[u32; 3]>) -> Result<(), String> {
     use xir_spirv::artifact::{self, LoadRequirements};
     let req = match &args.input {
         Some(input) => {
@@ -254,6 +269,8 @@ fn run_artifact(path: &str, args: &Args, inputs: &Inputs, dispatch: [u32; 3]) ->
         return Err(format!("{path}: holds kernel `{}`, not `{name}`", art.arguments.kernel_name));
     }
     let (sig, k) = art.signature_module().map_err(|e| format!("{path}: {e}"))?;
+    let dispatch = requested.unwrap_or_else(|| one_block(&sig, k));
+    let inputs = &inputs.with_dispatch(dispatch);
     let (outputs, timing) = if art.printers.is_empty() {
         xir_spirv::vulkan::run_compiled(&device, &sig, k, (&art).into(), inputs, dispatch)
             .map_err(|e| run_error(e, &args.inputs))?
