@@ -15,8 +15,9 @@
 //!   lengths, and the semantic limits below hold.
 //!
 //! Semantic limits checked here (each with a focused diagnostic):
-//! - buffers have a typed or word layout (`plan::layout`); byte-buffer and
-//!   word-ABI values are whole 32/64-bit scalars;
+//! - buffers have a typed or word layout (`plan::layout`: word-ABI leaves
+//!   naturally aligned, a `bool` one host byte); byte-buffer values hold no
+//!   `bool`;
 //! - GLSL.std.450 transcendentals only on 16/32-bit floats;
 //! - `cast.bitwise` between scalars/vectors of equal total width;
 //! - atomics on buffers (typed storage) or shared memory, on 32/64-bit

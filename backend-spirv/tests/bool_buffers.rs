@@ -151,3 +151,18 @@ fn another_storage_for_a_bool_buffer_is_refused_by_the_artifact_and_the_runner()
         .expect_err("the runner refuses the old layout");
     assert!(e.to_string().contains("not this backend's layout"), "{e}");
 }
+
+/// The handoff checks every invariant of `xir.spirv` that the pipeline's
+/// output check would: a zero-sized buffer element is `exact_typed_memory`'s.
+#[test]
+fn the_handoff_reports_exact_typed_memory_of_xir_spirv() {
+    let m = parse(
+        "kernel @k(%b: buffer<struct<align 4>{}>, %o: buffer<u32>) block_size(1, 1, 1) {\n^entry:\n  return\n}\n",
+    );
+    let diags = xir_spirv::handoff::check(&m, kernel_of(&m));
+    assert!(diags.iter().any(|d| d.rule == "dialect:xir.spirv:exact_typed_memory"), "{}", xir::diag::render(&diags));
+    // A bool buffer satisfies it.
+    let m = parse(FLIP);
+    let diags = xir_spirv::handoff::check(&m, kernel_of(&m));
+    assert!(diags.is_empty(), "{}", xir::diag::render(&diags));
+}
