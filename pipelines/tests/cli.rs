@@ -376,3 +376,14 @@ fn fast_math_enables_the_value_changing_rules_the_pass_listing_advertises() {
     assert!(fast.status.success(), "{}", stderr(&fast));
     assert!(!stdout(&fast).contains("sub "), "{}", stdout(&fast));
 }
+
+#[test]
+fn then_reads_its_edits_with_the_same_care_as_the_input() {
+    let dir = scratch("then-utf8");
+    let bad = dir.join("edit.xir");
+    std::fs::write(&bad, b"// an edit\ncallable @f() -> void {\n  \xff\n}\n").unwrap();
+    let o = xir_opt(&[&corpus("callables.xir"), "--pipeline", "cleanup", "--then", bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(err.contains(&format!("\n{}:3:3: error: [io] cannot read input: not UTF-8", bad.display())), "{err}");
+}

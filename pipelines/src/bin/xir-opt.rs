@@ -312,9 +312,9 @@ fn incremental(cli: &Cli, input: &str, pipeline: xir::pipeline::Pipeline) -> i32
     let mut session = xir::db::Session::new(input, cli.pipeline.as_deref().unwrap_or(""), Some(compile));
     let mut last = Vec::new();
     for path in std::iter::once(input).chain(cli.then.iter().map(String::as_str)) {
-        let text = match std::fs::read_to_string(path) {
+        let text = match io::read_text(path, "input") {
             Ok(t) => t,
-            Err(e) => return fail(&format!("{path}: cannot read: {e}")),
+            Err(diags) => return report(&diags, path),
         };
         let (results, report) = session.update(&text);
         eprintln!(
