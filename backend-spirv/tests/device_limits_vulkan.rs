@@ -135,8 +135,11 @@ fn a_texture_over_the_image_dimension_limit_is_refused_by_name() {
 
 #[test]
 fn a_dispatch_over_the_work_group_count_is_refused_by_name() {
-    let Some(dev) = vulkan_device() else { return };
-    let max = dev.limits.max_compute_work_group_count[0];
+    let Some(mut dev) = vulkan_device() else { return };
+    // The H200 allows 2^31 - 1 groups, too many to run at the limit in a
+    // test: the limit is lowered to at most 2^16 (lavapipe's 65535 stays).
+    let max = dev.limits.max_compute_work_group_count[0].min(1 << 16);
+    dev.limits.max_compute_work_group_count[0] = max;
     let src = block_kernel([1, 1, 1]);
     refused(run(&dev, &src, 0, out(1), [max + 1, 1, 1]), "maxComputeWorkGroupCount[0]");
     run(&dev, &src, 0, out(max), [max, 1, 1]).expect("at the limit");

@@ -178,13 +178,24 @@ fn a_closed_standard_output_is_an_error_not_a_panic() {
     let dir = scratch("stdout");
     let k = write(&dir, "k.xir", CALLER.as_bytes());
     let inputs = write(&dir, "k.inputs.json", OUT_INPUTS.as_bytes());
+    // A pipe whose read end is closed before xir-run starts: a pipe from
+    // `Stdio::piped()` would be closed only after the spawn, and a process
+    // forked meanwhile by another test's thread can hold its read end open.
+    let mut fds = [0; 2];
+    // SAFETY: `fds` is a valid two-element array for pipe2 to fill.
+    assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0, "pipe2");
+    // SAFETY: both descriptors were just created and are owned here.
+    let (read_end, write_end) = unsafe {
+        use std::os::fd::FromRawFd;
+        (std::fs::File::from_raw_fd(fds[0]), std::fs::File::from_raw_fd(fds[1]))
+    };
+    drop(read_end);
     let mut child = Command::new(env!("CARGO_BIN_EXE_xir-run"))
         .args([&k, "--inputs", &inputs])
-        .stdout(Stdio::piped())
+        .stdout(write_end)
         .stderr(Stdio::piped())
         .spawn()
         .expect("xir-run starts");
-    drop(child.stdout.take());
     let mut err = String::new();
     child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
     let status = child.wait().unwrap();
