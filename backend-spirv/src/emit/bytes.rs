@@ -124,6 +124,21 @@ pub fn needs_masked_store(m: &Module, f: &Function, i: Inst) -> bool {
 pub(crate) type WordUpdate = (Word, Word, Word);
 
 impl Emitter<'_> {
+    /// The two `u32` words of a 64-bit value, low word first (its bits
+    /// through a `vec<u32, 2>` bitcast): how 64-bit values are stored or
+    /// printed as words.
+    pub(super) fn u64_words(&mut self, v: Word) -> EResult<[Word; 2]> {
+        let u32t = self.u32_ty();
+        let uv2 = self.shape_ty(super::Shape { scalar: U32, lanes: 2 });
+        let pair = self.op(Op::Bitcast, Some(uv2), None, ids(&[v]))?;
+        let mut words = [0; 2];
+        for (k, w) in words.iter_mut().enumerate() {
+            let part = vec![Operand::IdRef(pair), Operand::LiteralBit32(k as u32)];
+            *w = self.op(Op::CompositeExtract, Some(u32t), None, part)?;
+        }
+        Ok(words)
+    }
+
     /// The pointer to word `word` of the word-buffer block `var` (also a bindless heap element).
     pub(crate) fn byte_word_ptr(&mut self, var: Word, word: Word) -> EResult<Word> {
         let u32t = self.u32_ty();
@@ -251,19 +266,8 @@ impl Emitter<'_> {
         let lt = self.ty(ty)?;
         let pieces: Vec<(Word, Word, u32)> = match bits {
             64 => {
-                let uv2 = self.shape_ty(super::Shape { scalar: U32, lanes: 2 });
-                let pair = self.op(Op::Bitcast, Some(uv2), None, ids(&[v]))?;
-                let mut ps = Vec::new();
-                for k in 0..2u32 {
-                    let w = self.op(
-                        Op::CompositeExtract,
-                        Some(u32t),
-                        None,
-                        vec![Operand::IdRef(pair), Operand::LiteralBit32(k)],
-                    )?;
-                    ps.push((self.byte_addr(a, 4 * u64::from(k))?, w, 4));
-                }
-                ps
+                let [lo, hi] = self.u64_words(v)?;
+                vec![(self.byte_addr(a, 0)?, lo, 4), (self.byte_addr(a, 4)?, hi, 4)]
             }
             8 | 16 | 32 => {
                 let ut = self.scalar_ty(ScalarKind::Int { bits, signed: false });

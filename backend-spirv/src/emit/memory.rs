@@ -313,15 +313,7 @@ impl Emitter<'_> {
                     let p = self.word_ptr(var, base, off)?;
                     self.op(Op::Store, None, None, ids(&[p, w]))?;
                 } else if bits == 64 {
-                    let uv2 = self.shape_ty(Shape { scalar: U32, lanes: 2 });
-                    let pair = self.op(Op::Bitcast, Some(uv2), None, ids(&[v]))?;
-                    for k in 0..2u32 {
-                        let w = self.op(
-                            Op::CompositeExtract,
-                            Some(u32t),
-                            None,
-                            vec![Operand::IdRef(pair), Operand::LiteralBit32(k)],
-                        )?;
+                    for (k, w) in self.u64_words(v)?.into_iter().enumerate() {
                         let p = self.word_ptr(var, base, off + 4 * k as u64)?;
                         self.op(Op::Store, None, None, ids(&[p, w]))?;
                     }

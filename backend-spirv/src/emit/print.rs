@@ -261,17 +261,7 @@ impl Emitter<'_> {
             }
             Conv::F32 => self.op(Op::Bitcast, Some(u32t), None, vec![Operand::IdRef(v)])?,
             Conv::Wide => {
-                let u2 = self.b.type_vector(u32t, 2);
-                let pair = self.op(Op::Bitcast, Some(u2), None, vec![Operand::IdRef(v)])?;
-                for k in 0..2 {
-                    let w = self.op(
-                        Op::CompositeExtract,
-                        Some(u32t),
-                        None,
-                        vec![Operand::IdRef(pair), Operand::LiteralBit32(k)],
-                    )?;
-                    out.push(w);
-                }
+                out.extend(self.u64_words(v)?);
                 return Ok(());
             }
         };

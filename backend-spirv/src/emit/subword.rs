@@ -208,19 +208,8 @@ impl Emitter<'_> {
                     vec![(l.offset, self.op(Op::Select, Some(u32t), None, ids(&[x, one, zero]))?, 1)]
                 }
                 64 => {
-                    let uv2 = self.shape_ty(Shape { scalar: U32, lanes: 2 });
-                    let pair = self.op(Op::Bitcast, Some(uv2), None, ids(&[x]))?;
-                    let mut ps = Vec::new();
-                    for k in 0..2u32 {
-                        let w = self.op(
-                            Op::CompositeExtract,
-                            Some(u32t),
-                            None,
-                            vec![Operand::IdRef(pair), Operand::LiteralBit32(k)],
-                        )?;
-                        ps.push((l.offset + 4 * u64::from(k), w, 4));
-                    }
-                    ps
+                    let [lo, hi] = self.u64_words(x)?;
+                    vec![(l.offset, lo, 4), (l.offset + 4, hi, 4)]
                 }
                 8 | 16 | 32 => {
                     let ut = self.scalar_ty(ScalarKind::Int { bits, signed: false });
