@@ -40,25 +40,6 @@ fn on_main_sized_stack(f: impl FnOnce() + Send + 'static) {
 
 const INPUTS: &str = r#"{"dispatch": [8, 1, 1], "args": {"out": {"fill": 0, "len": 8}}}"#;
 
-/// `src` through the shipped `spirv` pipeline at `level`, verified after
-/// each pass.
-fn legalize(src: &str, level: u8) -> xir::Module {
-    use xir::pipeline::{Loader, PassManager, RunOptions};
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
-    let reg = registry();
-    let pipeline = Loader::new(&reg)
-        .with_search_dir(std::path::PathBuf::from(format!("{root}/pipelines")))
-        .load("spirv")
-        .unwrap_or_else(|e| panic!("spirv pipeline loads: {e}"));
-    let mut m = parse(src);
-    let run = RunOptions { opt_level: level, verify_each: true, ..RunOptions::default() };
-    let mut log = Vec::new();
-    if let Err(e) = PassManager::new(&pipeline, run).run(&mut m, &mut log) {
-        panic!("pipeline: {e}\n{}", String::from_utf8_lossy(&log));
-    }
-    m
-}
-
 /// 5,000 levels: every stage of the framework takes them. At -O0 SPIR-V's
 /// cap on control-flow nesting (SPIRV-Tools' universal limit, 1023) makes
 /// the backend refuse the module with the validator's error instead of

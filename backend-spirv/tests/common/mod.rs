@@ -184,9 +184,9 @@ pub fn registry() -> xir::pass::PassRegistry {
     reg
 }
 
-/// `src` through the shipped `spirv` pipeline at `level` (verified after each
-/// pass), then compiled at `level`; both modules validate.
-pub fn through_spirv(src: &str, level: u8) -> (Module, SpirvOutput) {
+/// `src` through the shipped `spirv` pipeline at `level`, verified after
+/// each pass.
+pub fn legalize(src: &str, level: u8) -> Module {
     use xir::pipeline::{Loader, PassManager, RunOptions};
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
     let reg = registry();
@@ -200,6 +200,13 @@ pub fn through_spirv(src: &str, level: u8) -> (Module, SpirvOutput) {
     if let Err(e) = PassManager::new(&pipeline, run).run(&mut m, &mut log) {
         panic!("pipeline at -O{level}: {e}\n{}", String::from_utf8_lossy(&log));
     }
+    m
+}
+
+/// `src` through the shipped `spirv` pipeline at `level` (verified after each
+/// pass), then compiled at `level`; both modules validate.
+pub fn through_spirv(src: &str, level: u8) -> (Module, SpirvOutput) {
+    let m = legalize(src, level);
     let out = compile(&m, kernel_of(&m), &opts(level, false))
         .unwrap_or_else(|d| panic!("compile at -O{level}:\n{}", xir::diag::render(&d)));
     validate::validate(&out.words_unoptimized).expect("unoptimized module validates");
