@@ -16,7 +16,34 @@ use super::{err, EResult, Emitter, ScalarKind, Shape};
 use crate::plan::features::{atomic_space, AtomicSpace};
 use crate::plan::float_atomics::Lowering;
 
+/// A float atomic's target seen through its buffer's unsigned-integer view:
+/// what the word and CAS-loop lowerings share.
+struct IntView {
+    shape: Shape,
+    /// The float type and the unsigned type of the same width.
+    ft: Word,
+    ut: Word,
+    ptr: Word,
+    scope: Word,
+    relaxed: Word,
+}
+
 impl Emitter<'_> {
+    /// The integer view of float atomic `i`'s target (64-bit views declare
+    /// `Int64Atomics`).
+    fn int_view(&mut self, i: Inst) -> EResult<IntView> {
+        let f = self.m.func(self.fs.func.expect("in function"));
+        let shape = self.shape(f.inst(i).ty)?;
+        let ft = self.shape_ty(shape);
+        let ut = self.scalar_ty(ScalarKind::Int { bits: shape.bits(), signed: false });
+        if shape.bits() == 64 {
+            self.cap(Capability::Int64Atomics);
+        }
+        let (ptr, scope) = self.atomic_ptr(i, true)?;
+        let relaxed = self.u32_const(MemorySemantics::RELAXED.bits());
+        Ok(IntView { shape, ft, ut, ptr, scope, relaxed })
+    }
+
     /// Pointer to the atomic's target scalar and its scope.
     fn atomic_ptr(&mut self, i: Inst, int_view: bool) -> EResult<(Word, Word)> {
         let m = self.m;
@@ -182,14 +209,7 @@ impl Emitter<'_> {
         let f = m.func(self.fs.func.expect("in function"));
         let d = f.inst(i);
         let rid = self.fs.values.get(&i).copied();
-        let s = self.shape(d.ty)?;
-        let ft = self.shape_ty(s);
-        let ut = self.scalar_ty(ScalarKind::Int { bits: s.bits(), signed: false });
-        if s.bits() == 64 {
-            self.cap(Capability::Int64Atomics);
-        }
-        let (ptr, scope) = self.atomic_ptr(i, true)?;
-        let relaxed = self.u32_const(MemorySemantics::RELAXED.bits());
+        let IntView { ft, ut, ptr, scope, relaxed, .. } = self.int_view(i)?;
         let a = self.val(d.operands[1])?;
         let a = self.op(Op::Bitcast, Some(ut), None, ids(&[a]))?;
         let old = match d.opcode {
@@ -250,20 +270,13 @@ impl Emitter<'_> {
             Some(ids) => ids.map(|p| self.fs.labels[p as usize]),
             None => return err("float CAS loop without planned blocks"),
         };
-        let s = self.shape(d.ty)?;
-        let ft = self.shape_ty(s);
-        let ut = self.scalar_ty(ScalarKind::Int { bits: s.bits(), signed: false });
-        if s.bits() == 64 {
-            self.cap(Capability::Int64Atomics);
-        }
-        let (ptr, scope) = self.atomic_ptr(i, true)?;
-        let relaxed = self.u32_const(MemorySemantics::RELAXED.bits());
+        let IntView { shape: s, ft, ut, ptr, scope, relaxed } = self.int_view(i)?;
         let mut v = self.val(d.operands[1])?;
         if d.opcode == Opcode::AtomicFetchSub {
             v = self.op(Op::FNegate, Some(ft), None, ids(&[v]))?;
         }
         let init = self.op(Op::AtomicLoad, Some(ut), None, ids(&[ptr, scope, relaxed]))?;
-        let cur = self.current_label()?;
+        let cur = self.current_block_label()?;
         self.b.branch(h).map_err(be)?;
         // Header: the value we expect to replace.
         self.b.begin_block(Some(h)).map_err(be)?;
@@ -285,16 +298,5 @@ impl Emitter<'_> {
         self.b.begin_block(Some(mg)).map_err(be)?;
         self.op(Op::Bitcast, Some(ft), rid, ids(&[seen]))?;
         Ok(())
-    }
-
-    fn current_label(&self) -> EResult<Word> {
-        let fidx = self.b.selected_function();
-        let bidx = self.b.selected_block();
-        match (fidx, bidx) {
-            (Some(fi), Some(bi)) => {
-                Ok(self.b.module_ref().functions[fi].blocks[bi].label.as_ref().and_then(|l| l.result_id).unwrap_or(0))
-            }
-            _ => err("no current block"),
-        }
     }
 }

@@ -467,7 +467,7 @@ impl Emitter<'_> {
     }
 
     /// The label of the block being emitted.
-    fn current_block_label(&self) -> EResult<Word> {
+    pub(super) fn current_block_label(&self) -> EResult<Word> {
         let (Some(fi), Some(bi)) = (self.b.selected_function(), self.b.selected_block()) else {
             return err("no block is being emitted");
         };
