@@ -18,11 +18,20 @@ pub enum InputFormat {
 /// Read and parse `path` (`-` = stdin). The format follows the extension
 /// (`.json`; anything else is text); on stdin, input starting with `{` is JSON.
 pub fn read_module(path: &str) -> Result<Module, Vec<Diagnostic>> {
-    let display = if path == "-" { "<stdin>" } else { path };
+    let display = display_name(path);
     let text = read_text(path, "input")?;
     match detect(path, &text) {
         InputFormat::Json => xir::text::json::from_json(&text, display),
         InputFormat::Text => xir::text::parse_module(&text, display),
+    }
+}
+
+/// The name diagnostics give an input path: `-` is `<stdin>`.
+pub fn display_name(path: &str) -> &str {
+    if path == "-" {
+        "<stdin>"
+    } else {
+        path
     }
 }
 
@@ -31,13 +40,10 @@ pub fn read_module(path: &str) -> Result<Module, Vec<Diagnostic>> {
 /// in the message ("cannot read input: ...").
 pub fn read_text(path: &str, what: &str) -> Result<String, Vec<Diagnostic>> {
     use xir::text::source::{read_source, read_source_file};
-    let (read, display) = if path == "-" {
-        (read_source(std::io::stdin().lock()), "<stdin>")
-    } else {
-        (read_source_file(Path::new(path)), path)
-    };
+    let read = if path == "-" { read_source(std::io::stdin().lock()) } else { read_source_file(Path::new(path)) };
     read.map_err(|e| {
-        vec![Diagnostic::error("io", format!("cannot read {what}: {}", e.message)).with_span(e.span).with_file(display)]
+        let message = format!("cannot read {what}: {}", e.message);
+        vec![Diagnostic::error("io", message).with_span(e.span).with_file(display_name(path))]
     })
 }
 

@@ -289,7 +289,7 @@ fn report(diags: &[xir::Diagnostic], input: &str) -> i32 {
     for d in diags {
         let mut d = d.clone();
         if d.file.is_none() {
-            d.file = Some(if input == "-" { "<stdin>".into() } else { input.into() });
+            d.file = Some(io::display_name(input).into());
         }
         eprintln!("{d}");
     }

@@ -157,7 +157,7 @@ fn run(args: &Args) -> Result<(), String> {
             precision,
             ..xir::interp::Options::default()
         };
-        let file = if input == "-" { "<stdin>" } else { input.as_str() };
+        let file = xir_pipelines::io::display_name(input);
         xir::interp::run_kernel_with(&m, k, &inputs, &opts).map_err(|e| e.with_file(file).to_string())
     };
     // Filtered-sampling outputs and their bound on the device that ran (docs/vulkan.md, "Sampling").
@@ -223,7 +223,7 @@ fn run(args: &Args) -> Result<(), String> {
 
 /// Read and verify the module `input`; every diagnostic names the file.
 fn read_verified(input: &str) -> Result<Module, String> {
-    let file = if input == "-" { "<stdin>" } else { input };
+    let file = xir_pipelines::io::display_name(input);
     let render = |diags: Vec<xir::Diagnostic>| {
         let named: Vec<_> = diags.into_iter().map(|d| if d.file.is_some() { d } else { d.with_file(file) }).collect();
         xir::diag::render(&named)
