@@ -8,29 +8,7 @@
 mod common;
 
 use common::*;
-
-/// `depth` nested structured `if`s; the innermost writes the output, every
-/// merge branches to the enclosing merge.
-fn nested_ifs(depth: usize) -> String {
-    let mut s = String::from(
-        "kernel @k(%out: buffer<u32>) block_size(8, 1, 1) {\n^entry:\n  %t = extract $dispatch_id, u32 0 : u32\n  %c = lt %t, u32 3 : bool\n  if %c, true ^t0, false ^m0, merge ^m0\n",
-    );
-    for i in 0..depth {
-        if i + 1 < depth {
-            s += &format!("^t{i}:\n  if %c, true ^t{}, false ^m{}, merge ^m{}\n", i + 1, i + 1, i + 1);
-        } else {
-            s += &format!("^t{i}:\n  buffer.write %out, %t, u32 7\n  br target ^m{i}\n");
-        }
-    }
-    for i in (0..depth).rev() {
-        if i > 0 {
-            s += &format!("^m{i}:\n  br target ^m{}\n", i - 1);
-        } else {
-            s += "^m0:\n  return\n";
-        }
-    }
-    s + "}\n"
-}
+use xir::testgen::nesting::{nested_ifs, Form};
 
 /// Run `f` on a thread with the main thread's stack (8 MiB), where the
 /// drivers run.
@@ -47,7 +25,7 @@ const INPUTS: &str = r#"{"dispatch": [8, 1, 1], "args": {"out": {"fill": 0, "len
 #[test]
 fn five_thousand_nested_ifs_go_through_every_stage() {
     on_main_sized_stack(|| {
-        let src = nested_ifs(5_000);
+        let src = nested_ifs(5_000, Form::Structured);
         let m = parse(&src);
         let printed = xir::text::print_module(&m);
         assert_eq!(printed, src, "prints as written");
@@ -93,7 +71,7 @@ fn five_thousand_nested_ifs_go_through_every_stage() {
 #[test]
 fn three_hundred_nested_ifs_run_on_vulkan() {
     on_main_sized_stack(|| {
-        let src = nested_ifs(300);
+        let src = nested_ifs(300, Form::Structured);
         let m = parse(&src);
         let inputs = xir::interp::Inputs::from_json(INPUTS).expect("inputs");
         let want = xir::interp::run_kernel(&m, kernel_of(&m), &inputs).expect("interpreter");

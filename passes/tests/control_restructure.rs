@@ -8,6 +8,7 @@
 mod control_support;
 
 use control_support::{check, check_passes, count_op, parse, run, run_pass};
+use xir::testgen::nesting::{nested_ifs, Form};
 use xir_passes::control::{destructure_cfg, restructure};
 
 fn restructure(src: &str, inputs: &str) -> xir::Module {
@@ -429,29 +430,6 @@ kernel @k(%out: buffer<u32>) block_size(8, 1, 1) {{
     assert!(xir::text::print_module(&m).contains("%p.slot = alloca"), "{}", xir::text::print_module(&m));
 }
 
-/// `depth` nested diamonds in raw form: each `cond_br` enters the next
-/// level or skips to its join; the innermost level writes the output.
-fn nested_diamonds(depth: usize) -> String {
-    let mut s = String::from(
-        "kernel @k(%out: buffer<u32>) block_size(8, 1, 1) {\n^entry:\n  %t = extract $dispatch_id, u32 0 : u32\n  %c = lt %t, u32 3 : bool\n  cond_br %c, true ^t0, false ^m0\n",
-    );
-    for i in 0..depth {
-        if i + 1 < depth {
-            s += &format!("^t{i}:\n  cond_br %c, true ^t{}, false ^m{}\n", i + 1, i + 1);
-        } else {
-            s += &format!("^t{i}:\n  buffer.write %out, %t, u32 7\n  br target ^m{i}\n");
-        }
-    }
-    for i in (0..depth).rev() {
-        if i > 0 {
-            s += &format!("^m{i}:\n  br target ^m{}\n", i - 1);
-        } else {
-            s += "^m0:\n  return\n";
-        }
-    }
-    s + "}\n"
-}
-
 /// The main thread's stack (8 MiB): what the drivers run on.
 fn on_main_sized_stack(f: impl FnOnce() + Send + 'static) {
     std::thread::Builder::new().stack_size(8 << 20).spawn(f).expect("thread").join().expect("no panic");
@@ -463,7 +441,7 @@ fn on_main_sized_stack(f: impl FnOnce() + Send + 'static) {
 #[test]
 fn five_thousand_nested_ifs() {
     on_main_sized_stack(|| {
-        let m = restructure(&nested_diamonds(5_000), OUT8);
+        let m = restructure(&nested_ifs(5_000, Form::Raw), OUT8);
         assert_eq!(count_op(&m, "if"), 5_000);
         let out = run(&m, "k", OUT8);
         assert_eq!(out.buffers["out"].to_string(), "[7,7,7,0,0,0,0,0]");
