@@ -1,0 +1,1 @@
+//! naga compiles a shader to SPIR-V its own way (to be written).

@@ -1,0 +1,1 @@
+//! A generator of random, well-defined WGSL compute programs (to be written).
