@@ -1,7 +1,162 @@
-//! WGSL and GLSL compute shaders in: naga's front ends parse and validate,
-//! and each compute entry point becomes a kernel AST (`xir-ast`).
+//! WGSL and GLSL compute shaders in: naga's front ends parse and validate
+//! (we write no parser), overrides are given their values, and each
+//! compute entry point becomes a kernel of a kernel AST (`xir-ast`), which
+//! `ast2xir` turns into structured XIR. What the translation keeps and
+//! refuses is in [`lower`]'s documentation.
+//!
+//! Every error is a located [`Diagnostic`] (`file:line:col` from naga's
+//! spans): `wgsl` / `glsl` for what naga rejects, `frontend:unsupported`
+//! for what XIR cannot express.
 
+use std::collections::BTreeMap;
+
+use xir::diag::Diagnostic;
+use xir::ir::Span;
+
+pub mod lower;
 /// naga's own SPIR-V for the same source: the second oracle.
 pub mod oracle;
 /// Random, well-defined WGSL compute programs for differential testing.
 pub mod wgslsmith;
+
+/// A shading language naga reads.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Language {
+    Wgsl,
+    /// GLSL 4.50 compute shaders.
+    Glsl,
+}
+
+impl Language {
+    /// The language a file name says: `.wgsl`, or `.comp` / `.glsl`.
+    pub fn from_path(path: &str) -> Option<Language> {
+        let ext = std::path::Path::new(path).extension()?.to_str()?;
+        match ext {
+            "wgsl" => Some(Language::Wgsl),
+            "comp" | "glsl" => Some(Language::Glsl),
+            _ => None,
+        }
+    }
+
+    fn rule(self) -> &'static str {
+        match self {
+            Language::Wgsl => "wgsl",
+            Language::Glsl => "glsl",
+        }
+    }
+}
+
+/// A shader source file.
+#[derive(Copy, Clone, Debug)]
+pub struct Source<'s> {
+    /// The path diagnostics name.
+    pub path: &'s str,
+    pub text: &'s str,
+    pub language: Language,
+}
+
+/// Values of the shader's `override` constants, by name.
+pub type Overrides = BTreeMap<String, f64>;
+
+fn location(text: &str, span: naga::Span) -> Option<Span> {
+    if !span.is_defined() {
+        return None;
+    }
+    let loc = span.location(text);
+    Some(Span { line: loc.line_number, col: loc.line_position })
+}
+
+fn diag(src: &Source<'_>, rule: &str, message: String, span: Option<Span>) -> Diagnostic {
+    Diagnostic::error(rule, message).with_file(src.path).with_span(span)
+}
+
+/// The message of an error with its chain of causes, on one line.
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cur = e.source();
+    while let Some(c) = cur {
+        s.push_str(": ");
+        s.push_str(&c.to_string());
+        cur = c.source();
+    }
+    s
+}
+
+/// Parse and validate `src` with naga, and give the overrides their values.
+pub fn parse(src: &Source<'_>, overrides: &Overrides) -> Result<(naga::Module, naga::valid::ModuleInfo), Diagnostic> {
+    let module = match src.language {
+        Language::Wgsl => naga::front::wgsl::parse_str(src.text).map_err(|e| {
+            let mut message = e.message().to_string();
+            for (_, label) in e.labels() {
+                if !label.is_empty() {
+                    message.push_str(&format!(" ({label})"));
+                }
+            }
+            let span = e.location(src.text).map(|l| Span { line: l.line_number, col: l.line_position });
+            diag(src, "wgsl", message, span)
+        })?,
+        Language::Glsl => {
+            let options = naga::front::glsl::Options::from(naga::ShaderStage::Compute);
+            naga::front::glsl::Frontend::default().parse(&options, src.text).map_err(|e| {
+                let first = e.errors.first();
+                let message = first.map(|e| e.kind.to_string()).unwrap_or_else(|| "invalid GLSL".into());
+                let span = first.and_then(|e| location(src.text, e.meta));
+                diag(src, "glsl", message, span)
+            })?
+        }
+    };
+    let info = validate(src, &module)?;
+    if module.overrides.is_empty() && overrides.is_empty() {
+        return Ok((module, info));
+    }
+    let mut constants = naga::back::PipelineConstants::default();
+    for (k, v) in overrides {
+        constants.insert(k.clone(), *v);
+    }
+    let (module, _) = naga::back::pipeline_constants::process_overrides(&module, &info, None, &constants)
+        .map_err(|e| diag(src, src.language.rule(), format!("overrides: {}", chain(&e)), None))?;
+    let module = module.into_owned();
+    let info = validate(src, &module)?;
+    Ok((module, info))
+}
+
+fn validate(src: &Source<'_>, module: &naga::Module) -> Result<naga::valid::ModuleInfo, Diagnostic> {
+    naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all())
+        .validate(module)
+        .map_err(|e| {
+            let span = e.location(src.text).map(|l| Span { line: l.line_number, col: l.line_position });
+            diag(src, src.language.rule(), chain(e.as_inner()), span)
+        })
+}
+
+/// `src` as a kernel AST in `arenas`: one kernel per compute entry point.
+pub fn to_ast<'a>(
+    arenas: &'a xir_ast::Arenas<'a>,
+    src: &Source<'_>,
+    overrides: &Overrides,
+) -> Result<xir_ast::Module<'a>, Diagnostic> {
+    let (module, info) = parse(src, overrides)?;
+    lower::Lowering::new(arenas, &module, &info, src.text).lower().map_err(|e| {
+        diag(src, "frontend:unsupported", format!("not supported: {}", e.message), location(src.text, e.span))
+    })
+}
+
+/// `src` as structured XIR (`xir.structured`), verified.
+pub fn compile(src: &Source<'_>, overrides: &Overrides) -> Result<xir::ir::Module, Diagnostic> {
+    let arenas = xir_ast::Arenas::default();
+    let ast = to_ast(&arenas, src, overrides)?;
+    ast_to_module(src, &ast)
+}
+
+/// Translate an AST made from `src` and verify the result: a failure here is
+/// the front end's fault, reported as `frontend:internal` at the statement.
+pub fn ast_to_module(src: &Source<'_>, ast: &xir_ast::Module<'_>) -> Result<xir::ir::Module, Diagnostic> {
+    let module = xir_ast::ast_to_xir(ast).map_err(|e| diag(src, "frontend:internal", e.to_string(), e.span))?;
+    if let Some(d) = xir::verify::verify_module(&module).into_iter().find(Diagnostic::is_error) {
+        let message = format!("the translation does not verify: [{}] {}", d.rule, d.message);
+        let mut out = diag(src, "frontend:internal", message, d.span);
+        out.function = d.function;
+        return Err(out);
+    }
+    Ok(module)
+}

@@ -1,4 +1,5 @@
-//! Reading the driver's input (XIR text, JSON, or either on stdin) and
+//! Reading the driver's input (XIR text, JSON, or either on stdin; WGSL
+//! and GLSL compute shaders through the front end) and
 //! writing its output atomically: to a temporary file in the destination's
 //! directory, renamed into place only once everything succeeded, so a failed
 //! run never leaves a partial or stale output file behind.
@@ -13,17 +14,41 @@ use xir::{Diagnostic, Module};
 pub enum InputFormat {
     Text,
     Json,
+    /// A shader for the front end (`.wgsl`, `.comp` / `.glsl`).
+    Shader(xir_frontend::Language),
 }
 
 /// Read and parse `path` (`-` = stdin). The format follows the extension
-/// (`.json`; anything else is text); on stdin, input starting with `{` is JSON.
-pub fn read_module(path: &str) -> Result<Module, Vec<Diagnostic>> {
+/// (`.json`, `.wgsl`, `.comp` / `.glsl`; anything else is XIR text); on
+/// stdin, input starting with `{` is JSON. A shader becomes structured XIR
+/// through the front end, its `override`s set from `overrides`.
+pub fn read_module_with(path: &str, overrides: &xir_frontend::Overrides) -> Result<Module, Vec<Diagnostic>> {
     let display = display_name(path);
     let text = read_text(path, "input")?;
     match detect(path, &text) {
         InputFormat::Json => xir::text::json::from_json(&text, display),
         InputFormat::Text => xir::text::parse_module(&text, display),
+        InputFormat::Shader(language) => {
+            let src = xir_frontend::Source { path: display, text: &text, language };
+            xir_frontend::compile(&src, overrides).map_err(|d| vec![d])
+        }
     }
+}
+
+/// `read_module_with` without overrides.
+pub fn read_module(path: &str) -> Result<Module, Vec<Diagnostic>> {
+    read_module_with(path, &xir_frontend::Overrides::new())
+}
+
+/// Parse `NAME=VALUE` (an `override` value; bools as `true` / `false`).
+pub fn parse_override(s: &str) -> Result<(String, f64), String> {
+    let (name, value) = s.split_once('=').ok_or_else(|| format!("`{s}` is not NAME=VALUE"))?;
+    let v = match value.trim() {
+        "true" => 1.0,
+        "false" => 0.0,
+        v => v.parse::<f64>().map_err(|_| format!("override `{name}`: `{v}` is not a number"))?,
+    };
+    Ok((name.trim().to_string(), v))
 }
 
 /// The name diagnostics give an input path: `-` is `<stdin>`.
@@ -56,6 +81,8 @@ pub fn detect(path: &str, text: &str) -> InputFormat {
         }
     } else if Path::new(path).extension().is_some_and(|e| e.eq_ignore_ascii_case("json")) {
         InputFormat::Json
+    } else if let Some(language) = xir_frontend::Language::from_path(path) {
+        InputFormat::Shader(language)
     } else {
         InputFormat::Text
     }

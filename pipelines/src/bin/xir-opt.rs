@@ -19,6 +19,9 @@ use xir_pipelines::{dot, io, listing};
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
 enum Emit {
     Xir,
+    /// The kernel AST as C-like code (of a shader: the front end's tree,
+    /// before any pipeline).
+    Ast,
     Json,
     Dot,
     Spirv,
@@ -30,8 +33,12 @@ enum Emit {
 #[derive(Parser, Debug)]
 #[command(name = "xir-opt", version, about)]
 struct Cli {
-    /// Input module: a `.xir` text file, a `.json` file, or `-` for stdin.
+    /// Input module: a `.xir` text file, a `.json` file, a `.wgsl` or
+    /// `.comp` shader, or `-` for stdin (XIR text or JSON).
     input: Option<String>,
+    /// Value of a shader `override` constant (repeatable).
+    #[arg(long = "override", value_name = "NAME=VALUE", value_parser = io::parse_override)]
+    overrides: Vec<(String, f64)>,
     /// Pipeline to run: a shipped name (`pipelines/NAME.ron`) or a `.ron` path.
     #[arg(long)]
     pipeline: Option<String>,
@@ -202,7 +209,17 @@ fn run() -> i32 {
         };
         return incremental(&cli, input, p);
     }
-    let mut module = match io::read_module(input) {
+    let overrides: xir_frontend::Overrides = cli.overrides.iter().cloned().collect();
+    if cli.emit == Emit::Ast {
+        return match emit_ast(input, &overrides, pipeline.is_some()) {
+            Ok(text) => match io::write_output(cli.output.as_deref(), text.as_bytes()) {
+                Ok(()) => 0,
+                Err(e) => fail(&e),
+            },
+            Err(diags) => report(&diags, input),
+        };
+    }
+    let mut module = match io::read_module_with(input, &overrides) {
         Ok(m) => m,
         Err(diags) => return report(&diags, input),
     };
@@ -251,6 +268,7 @@ fn run() -> i32 {
     }
     let bytes = match cli.emit {
         Emit::Xir => Ok(xir::text::print_module(&module).into_bytes()),
+        Emit::Ast => unreachable!("handled before the pipeline"),
         Emit::Json => Ok(xir::text::json::to_json(&module).into_bytes()),
         Emit::Dot => Ok(dot::module_to_dot(&module).into_bytes()),
         Emit::Spirv => backend::emit_with(&module, BackendEmit::Spirv, 0, cli.fast_math),
@@ -261,6 +279,32 @@ fn run() -> i32 {
         Ok(()) => 0,
         Err(e) => fail(&e),
     }
+}
+
+/// `--emit ast`: a shader's tree as the front end built it.
+fn emit_ast(
+    input: &str,
+    overrides: &xir_frontend::Overrides,
+    with_pipeline: bool,
+) -> Result<String, Vec<xir::Diagnostic>> {
+    let display = io::display_name(input);
+    let text = io::read_text(input, "input")?;
+    let io::InputFormat::Shader(language) = io::detect(input, &text) else {
+        return Err(vec![
+            xir::Diagnostic::error("usage", "--emit ast needs a .wgsl or .comp shader").with_file(display)
+        ]);
+    };
+    if with_pipeline {
+        return Err(vec![xir::Diagnostic::error(
+            "usage",
+            "--emit ast shows the front end's tree; it takes no --pipeline",
+        )
+        .with_file(display)]);
+    }
+    let src = xir_frontend::Source { path: display, text: &text, language };
+    let arenas = xir_ast::Arenas::default();
+    let ast = xir_frontend::to_ast(&arenas, &src, overrides).map_err(|d| vec![d])?;
+    Ok(xir_ast::print_module(&ast))
 }
 
 /// Binary output (`--emit spirv | artifact`) bound for a terminal is refused

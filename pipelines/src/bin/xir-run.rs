@@ -44,8 +44,12 @@ use xir::Module;
 #[derive(Parser, Debug)]
 #[command(name = "xir-run", about = "Run an XIR kernel on the interpreter or on Vulkan")]
 struct Args {
-    /// The kernel module (.xir or .json); optional with --artifact.
+    /// The kernel module (.xir or .json, or a .wgsl / .comp shader); optional
+    /// with --artifact.
     input: Option<String>,
+    /// Value of a shader `override` constant (repeatable).
+    #[arg(long = "override", value_name = "NAME=VALUE", value_parser = xir_pipelines::io::parse_override)]
+    overrides: Vec<(String, f64)>,
     /// Run this shader artifact on Vulkan (with INPUT: it must be INPUT's kernel).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["interp", "compare"])]
     artifact: Option<String>,
@@ -139,7 +143,7 @@ fn run(args: &Args) -> Result<(), String> {
     let Some(input) = &args.input else {
         return Err("xir-run: an INPUT module (or --artifact FILE) is required".into());
     };
-    let module = read_verified(input)?;
+    let module = read_verified(input, &args.overrides)?;
     let kernel = xir_pipelines::backend::select_kernel(&module, args.kernel.as_deref())?;
     let dispatch = requested.unwrap_or_else(|| one_block(&module, kernel));
     let inputs = inputs.with_dispatch(dispatch);
@@ -222,13 +226,14 @@ fn run(args: &Args) -> Result<(), String> {
 }
 
 /// Read and verify the module `input`; every diagnostic names the file.
-fn read_verified(input: &str) -> Result<Module, String> {
+fn read_verified(input: &str, overrides: &[(String, f64)]) -> Result<Module, String> {
     let file = xir_pipelines::io::display_name(input);
     let render = |diags: Vec<xir::Diagnostic>| {
         let named: Vec<_> = diags.into_iter().map(|d| if d.file.is_some() { d } else { d.with_file(file) }).collect();
         xir::diag::render(&named)
     };
-    let module = xir_pipelines::io::read_module(input).map_err(render)?;
+    let overrides = overrides.iter().cloned().collect();
+    let module = xir_pipelines::io::read_module_with(input, &overrides).map_err(render)?;
     let diags = xir::verify::verify_module(&module);
     if diags.iter().any(|d| d.is_error()) {
         return Err(render(diags));
@@ -250,7 +255,7 @@ fn run_artifact(path: &str, args: &Args, inputs: Inputs, requested: Option<[u32;
     use xir_spirv::artifact::{self, LoadRequirements};
     let req = match &args.input {
         Some(input) => {
-            let mut m = read_verified(input)?;
+            let mut m = read_verified(input, &args.overrides)?;
             run_pipeline(&mut m, args.pipeline.as_deref().unwrap_or("spirv"), args)?;
             let k = xir_pipelines::backend::select_kernel(&m, args.kernel.as_deref())?;
             LoadRequirements::for_kernel(&m, k)
