@@ -17,7 +17,7 @@ pub fn print_module(m: &Module<'_>) -> String {
         if i > 0 {
             out.push('\n');
         }
-        Printer { m, f, out: &mut out }.function();
+        Printer { m, f, out: &mut out, names: display_names(f) }.function();
     }
     out
 }
@@ -26,6 +26,27 @@ struct Printer<'p, 'a> {
     m: &'p Module<'a>,
     f: &'p Function<'a>,
     out: &'p mut String,
+    /// Each variable's printed name: its own, suffixed `_N` when an earlier
+    /// variable of the function has it, `vN` when it has none.
+    names: Vec<String>,
+}
+
+fn display_names(f: &Function<'_>) -> Vec<String> {
+    let mut seen = rustc_hash::FxHashSet::default();
+    f.vars
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let base = if v.name.is_empty() { format!("v{i}") } else { v.name.clone() };
+            let mut name = base.clone();
+            let mut n = 0;
+            while !seen.insert(name.clone()) {
+                n += 1;
+                name = format!("{base}_{n}");
+            }
+            name
+        })
+        .collect()
 }
 
 /// Binding strength of an expression, for parentheses: higher binds tighter.
@@ -84,12 +105,7 @@ impl Printer<'_, '_> {
     }
 
     fn var_name(&self, v: VarId) -> String {
-        let var = self.f.var(v);
-        if var.name.is_empty() {
-            format!("v{}", v.0)
-        } else {
-            var.name.clone()
-        }
+        self.names[v.0 as usize].clone()
     }
 
     fn function(&mut self) {

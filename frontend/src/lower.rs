@@ -115,12 +115,8 @@ impl<'a, 'n> Lowering<'a, 'n> {
     pub fn lower(mut self) -> R<Module<'a>> {
         self.classify_globals()?;
         // Helper functions in naga's order: callees come before callers.
-        for (h, f) in self.module.functions.iter() {
-            let mut used: FxHashSet<Handle<naga::GlobalVariable>> = FxHashSet::default();
-            collect_uses(f, &self.uses, &mut used);
-            let mut used: Vec<_> = used.into_iter().collect();
-            used.sort_by_key(|g| g.index());
-            self.uses.insert(h, used);
+        for (h, _) in self.module.functions.iter() {
+            self.uses.insert(h, used_globals(self.module, &self.info[h]));
         }
         for (h, f) in self.module.functions.iter() {
             let r = self.function(FnSource::Helper(h), f)?;
@@ -260,6 +256,20 @@ impl<'a, 'n> Lowering<'a, 'n> {
         })
     }
 
+    /// `name`, or `name_N` when a function already has it (naga's GLSL
+    /// front end calls both the entry point and its body `main`). A helper
+    /// never takes an entry point's name, so a kernel keeps its shader name.
+    fn unique_function_name(&self, name: String, is_entry: bool) -> String {
+        let taken = |n: &str| {
+            self.ast.functions.iter().any(|f| f.name == n)
+                || (!is_entry && self.module.entry_points.iter().any(|e| e.name == n))
+        };
+        if !taken(&name) {
+            return name;
+        }
+        (1..).map(|i| format!("{name}_{i}")).find(|n| !taken(n)).expect("an unused name exists")
+    }
+
     /// The kernel parameters: storage and uniform globals in binding order.
     fn binding_globals(&self) -> Vec<Handle<naga::GlobalVariable>> {
         let mut out: Vec<_> = self
@@ -310,6 +320,7 @@ impl<'a, 'n> Lowering<'a, 'n> {
             Some(_) => return unsupported(fspan, format!("entry point `{name}` returns a value")),
             None => TypeTable::VOID,
         };
+        let name = self.unique_function_name(name, matches!(src, FnSource::Entry(_)));
         let mut af = Function::new(name.clone(), kind, ret);
         af.span = self.span(fspan);
         let mut args = Vec::new();
@@ -357,11 +368,7 @@ impl<'a, 'n> Lowering<'a, 'n> {
                     let v = af.add_param(self.global_name(g), t, k);
                     globals.insert(g, v);
                 }
-                let mut used = FxHashSet::default();
-                collect_uses(f, &self.uses, &mut used);
-                let mut used: Vec<_> = used.into_iter().collect();
-                used.sort_by_key(|g| g.index());
-                for g in used {
+                for g in used_globals(self.module, info) {
                     let (ty, kind) = match self.globals[&g] {
                         GlobalKind::Workgroup(t) => (t, VarKind::Shared),
                         GlobalKind::Private(t) => (t, VarKind::Local),
@@ -460,43 +467,11 @@ fn type_kind(inner: &TypeInner) -> &'static str {
 }
 
 /// Globals `f` refers to, with those of the helpers it calls.
-fn collect_uses(
-    f: &naga::Function,
-    known: &FxHashMap<Handle<naga::Function>, Vec<Handle<naga::GlobalVariable>>>,
-    out: &mut FxHashSet<Handle<naga::GlobalVariable>>,
-) {
-    for (_, e) in f.expressions.iter() {
-        match e {
-            Expression::GlobalVariable(g) => {
-                out.insert(*g);
-            }
-            Expression::CallResult(callee) => out.extend(known.get(callee).into_iter().flatten().copied()),
-            _ => {}
-        }
-    }
-    fn calls(
-        b: &naga::Block,
-        known: &FxHashMap<Handle<naga::Function>, Vec<Handle<naga::GlobalVariable>>>,
-        out: &mut FxHashSet<Handle<naga::GlobalVariable>>,
-    ) {
-        for s in b.iter() {
-            match s {
-                Statement::Call { function, .. } => out.extend(known.get(function).into_iter().flatten().copied()),
-                Statement::Block(b) => calls(b, known, out),
-                Statement::If { accept, reject, .. } => {
-                    calls(accept, known, out);
-                    calls(reject, known, out);
-                }
-                Statement::Switch { cases, .. } => cases.iter().for_each(|c| calls(&c.body, known, out)),
-                Statement::Loop { body, continuing, .. } => {
-                    calls(body, known, out);
-                    calls(continuing, known, out);
-                }
-                _ => {}
-            }
-        }
-    }
-    calls(&f.body, known, out);
+/// The globals a function uses, its callees' included, in handle order:
+/// naga's analysis records them (its GLSL front end puts an expression for
+/// every global into every function, so the expressions do not tell).
+fn used_globals(module: &naga::Module, info: &naga::valid::FunctionInfo) -> Vec<Handle<naga::GlobalVariable>> {
+    module.global_variables.iter().map(|(g, _)| g).filter(|&g| !info[g].is_empty()).collect()
 }
 
 /// Where a naga pointer points: a global buffer element, or storage the
@@ -789,10 +764,10 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
                 self.flush(out)?;
                 out.push(self.st(StmtKind::Return(v), span));
             }
-            Statement::ControlBarrier(b) => {
-                if b.contains(naga::Barrier::SUB_GROUP) || b.contains(naga::Barrier::TEXTURE) {
-                    return unsupported(span, format!("barrier {b:?}: only workgroup and storage barriers"));
-                }
+            Statement::ControlBarrier(_) => {
+                // `sync_block` waits for the block and orders workgroup and
+                // storage memory: every barrier flag naga sets (GLSL's
+                // `barrier()` sets them all) over memory XIR has.
                 self.flush(out)?;
                 let sync = self.builtin(Opcode::SyncBlock, TypeTable::VOID, Vec::new(), span);
                 out.push(self.st(StmtKind::Expr(sync), span));
@@ -979,7 +954,6 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
 
     fn place_step(&mut self, h: Handle<Expression>, base: Handle<Expression>, step: Step) -> R<Place<'a>> {
         let span = self.espan(h);
-        let ty = self.expr_ty(h)?;
         Ok(match self.place(base)? {
             Place::BufferWrapper { buffer } => match step {
                 Step::Const(0) => Place::BufferArray { buffer, fixed: None },
@@ -990,6 +964,7 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
                 Place::Buffer { buffer, index, path: Vec::new() }
             }
             Place::Buffer { buffer, index, mut path } => {
+                let ty = self.expr_ty(h)?;
                 let base_ty = match path.last() {
                     Some(PathStep::Member(_, t) | PathStep::Index(_, t)) => *t,
                     None => self.elem_of(buffer),
@@ -1001,10 +976,12 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
                 Place::Buffer { buffer, index, path }
             }
             Place::Storage(b) => {
+                let ty = self.expr_ty(h)?;
                 let s = self.step(b.ty, step, span)?;
                 Place::Storage(self.apply(b, s, ty, span))
             }
             Place::Value(b) => {
+                let ty = self.expr_ty(h)?;
                 let s = self.step(b.ty, step, span)?;
                 Place::Value(self.apply(b, s, ty, span))
             }
