@@ -5,10 +5,12 @@
 //! caller (`Arenas`), types are the IR's own, and built-in operations are
 //! spec opcodes.
 
+pub mod from_xir;
 pub mod node;
 pub mod print;
 pub mod to_xir;
 
+pub use from_xir::{structured_order, xir_to_ast, FromXirError};
 pub use node::*;
 pub use print::print_module;
 pub use to_xir::{ast_to_xir, TranslateError};

@@ -161,10 +161,12 @@ pub struct SwitchCase<'a> {
 #[derive(Clone, Debug)]
 pub enum StmtKind<'a> {
     Scope(Scope<'a>),
+    /// Without an else arm (`None`) a false condition goes straight on;
+    /// an empty else arm (`Some(vec![])`) is a block of its own.
     If {
         cond: ExprRef<'a>,
         then_body: Scope<'a>,
-        else_body: Scope<'a>,
+        else_body: Option<Scope<'a>>,
     },
     /// No fall-through: a body ends by `break` or by running to its end.
     /// Without a default case, a value no case matches does nothing.
@@ -190,9 +192,22 @@ pub enum StmtKind<'a> {
         lhs: ExprRef<'a>,
         rhs: ExprRef<'a>,
     },
+    /// Bind a `Let` variable to a value, or a `Ref` variable to storage;
+    /// each binding variable has exactly one `Bind`.
+    Bind {
+        var: VarId,
+        value: ExprRef<'a>,
+    },
     /// An expression for its effect (a call); a terminating built-in
     /// (`unreachable`) ends the scope.
     Expr(ExprRef<'a>),
+    /// A built-in that carries a message (`assert`, `assume`,
+    /// `unreachable`): the spec opcode, its operands and the message.
+    Checked {
+        op: Opcode,
+        args: Vec<ExprRef<'a>>,
+        message: String,
+    },
     /// Becomes comment metadata of the next instruction.
     Comment(String),
     Print {
@@ -216,6 +231,12 @@ pub enum VarKind {
     Shared,
     /// A parameter, passed as its kind says.
     Param(ArgKind),
+    /// An immutable value (`let`), bound by its `Bind` statement: an SSA
+    /// value, no storage.
+    Let,
+    /// A reference (`T& r = lvalue`), bound by its `Bind` statement to the
+    /// storage its right side names; using or assigning it uses that storage.
+    Ref,
 }
 
 #[derive(Clone, Debug)]
@@ -231,7 +252,12 @@ impl Variable {
     /// shared variables and by-reference parameters. Value parameters are
     /// values; resources are handles.
     pub fn is_storage(&self) -> bool {
-        matches!(self.kind, VarKind::Local | VarKind::Shared | VarKind::Param(ArgKind::Reference))
+        matches!(self.kind, VarKind::Local | VarKind::Shared | VarKind::Param(ArgKind::Reference) | VarKind::Ref)
+    }
+
+    /// Whether the variable is bound once (`Let`, `Ref`) rather than stored to.
+    pub fn is_binding(&self) -> bool {
+        matches!(self.kind, VarKind::Let | VarKind::Ref)
     }
 }
 

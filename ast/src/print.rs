@@ -132,6 +132,9 @@ impl Printer<'_, '_> {
         }
         self.out.push_str(" {\n");
         for (i, v) in f.vars.iter().enumerate().skip(f.param_count) {
+            if v.is_binding() {
+                continue; // declared where it is bound
+            }
             self.indent(1);
             if v.kind == VarKind::Shared {
                 self.out.push_str("shared ");
@@ -174,7 +177,7 @@ impl Printer<'_, '_> {
                 self.expr(cond, 0);
                 self.out.push_str(") ");
                 self.block(then_body, depth);
-                if !else_body.is_empty() {
+                if let Some(else_body) = else_body {
                     self.out.push_str(" else ");
                     self.block(else_body, depth);
                 }
@@ -260,6 +263,12 @@ impl Printer<'_, '_> {
                 self.out.push_str("return ");
                 self.expr(v, 0);
             }
+            StmtKind::Bind { var, value } => {
+                self.out.push_str(if self.f.var(*var).kind == VarKind::Ref { "ref " } else { "let " });
+                self.ty(self.f.var(*var).ty);
+                let _ = write!(self.out, " {} = ", self.var_name(*var));
+                self.expr(value, 0);
+            }
             StmtKind::Assign { lhs, rhs } => {
                 self.expr(lhs, 0);
                 self.out.push_str(" = ");
@@ -276,6 +285,14 @@ impl Printer<'_, '_> {
             }
             StmtKind::Comment(text) => {
                 let _ = write!(self.out, "/* {text} */");
+            }
+            StmtKind::Checked { op, args, message } => {
+                let _ = write!(self.out, "{}(", op.name());
+                for a in args {
+                    self.expr(a, 0);
+                    self.out.push_str(", ");
+                }
+                let _ = write!(self.out, "{message:?})");
             }
             StmtKind::Scope(_)
             | StmtKind::If { .. }

@@ -146,6 +146,8 @@ impl<'x, 'a> FnCx<'x, 'a> {
                 }
                 VarKind::Param(_) => Value::Arg(i as u32),
                 VarKind::Local => self.entry_alloca(Opcode::Alloca, v.ty, &v.name),
+                // Bound by their assignment.
+                VarKind::Let | VarKind::Ref => Value::Undef(TypeTable::VOID),
                 VarKind::Shared => {
                     if !matches!(self.f.kind, FunctionKind::Kernel { .. }) {
                         self.span = v.span;
@@ -258,10 +260,10 @@ impl<'x, 'a> FnCx<'x, 'a> {
                 let c = self.rvalue(cond)?;
                 let c = self.to_bool(c);
                 let (t, merge) = (self.new_block(), self.new_block());
-                let f = if else_body.is_empty() { merge } else { self.new_block() };
+                let f = if else_body.is_none() { merge } else { self.new_block() };
                 self.emit(Opcode::If, TypeTable::VOID, &[c], &[t, f, merge]);
                 self.arm(t, then_body, merge)?;
-                if f != merge {
+                if let Some(else_body) = else_body {
                     self.arm(f, else_body, merge)?;
                 }
                 self.enter(merge);
@@ -314,6 +316,31 @@ impl<'x, 'a> FnCx<'x, 'a> {
                 };
                 self.emit(Opcode::Return, TypeTable::VOID, &ops, &[]);
             }
+            StmtKind::Bind { var: v, value: rhs } => {
+                let v = *v;
+                let var = self.f.var(v);
+                if !var.is_binding() {
+                    return Err(self.err(format!("`{}` is not a let or a reference", var.name)));
+                }
+                if self.vars[v.0 as usize] != Value::Undef(TypeTable::VOID) {
+                    return Err(self.err(format!("`{}` is bound twice", var.name)));
+                }
+                let value = if var.kind == VarKind::Ref {
+                    if !self.is_addressable(rhs) {
+                        return Err(self.err(format!("reference `{}` bound to a value, not storage", var.name)));
+                    }
+                    self.lvalue(rhs)?
+                } else {
+                    self.rvalue(rhs)?
+                };
+                if let (Value::Inst(i), false) = (value, var.name.is_empty()) {
+                    let f = self.m.func_mut(self.fid);
+                    if f.inst_md(i).name.is_none() {
+                        f.inst_md_mut(i).name = Some(var.name.clone());
+                    }
+                }
+                self.vars[v.0 as usize] = value;
+            }
             StmtKind::Assign { lhs, rhs } => {
                 if !lhs.is_lvalue(self.f) {
                     return Err(self.err("the left side of an assignment is not storage"));
@@ -326,6 +353,15 @@ impl<'x, 'a> FnCx<'x, 'a> {
                 self.rvalue(e)?;
             }
             StmtKind::Comment(text) => self.comments.push(text.clone()),
+            StmtKind::Checked { op, args, message } => {
+                let mut d = InstData::new(*op, TypeTable::VOID);
+                for a in args {
+                    let v = self.rvalue(a)?;
+                    d.operands.push(v);
+                }
+                d.payload = Payload::Text(message.clone());
+                self.emit_data(d);
+            }
             StmtKind::Print { format, args } => {
                 let mut d = InstData::new(Opcode::Print, TypeTable::VOID);
                 for a in args {
@@ -398,6 +434,9 @@ impl<'x, 'a> FnCx<'x, 'a> {
     fn lvalue(&mut self, e: ExprRef<'a>) -> R<Value> {
         let (root, path) = self.access_path(e)?;
         let base = self.vars[root.0 as usize];
+        if base == Value::Undef(TypeTable::VOID) {
+            return Err(self.err(format!("`{}` is used before it is bound", self.f.var(root).name)));
+        }
         if path.is_empty() {
             return Ok(base);
         }
@@ -444,6 +483,9 @@ impl<'x, 'a> FnCx<'x, 'a> {
         match &e.kind {
             ExprKind::Var(v) => {
                 let slot = self.vars[v.0 as usize];
+                if slot == Value::Undef(TypeTable::VOID) {
+                    return Err(self.err(format!("`{}` is used before it is bound", self.f.var(*v).name)));
+                }
                 if self.is_addressable(e) {
                     Ok(self.emit(Opcode::Load, e.ty, &[slot], &[]))
                 } else {
@@ -719,7 +761,7 @@ fn assigned_or_indexed_params(f: &Function<'_>) -> FxHashSet<VarId> {
                 StmtKind::If { cond, then_body, else_body } => {
                     expr(cond, out);
                     scope(then_body, out);
-                    scope(else_body, out);
+                    scope(else_body.as_deref().unwrap_or_default(), out);
                 }
                 StmtKind::Switch { value, cases } => {
                     expr(value, out);
@@ -736,8 +778,8 @@ fn assigned_or_indexed_params(f: &Function<'_>) -> FxHashSet<VarId> {
                     expr(lhs, out);
                     expr(rhs, out);
                 }
-                StmtKind::Expr(e) => expr(e, out),
-                StmtKind::Print { args, .. } => args.iter().for_each(|a| expr(a, out)),
+                StmtKind::Expr(e) | StmtKind::Bind { value: e, .. } => expr(e, out),
+                StmtKind::Print { args, .. } | StmtKind::Checked { args, .. } => args.iter().for_each(|a| expr(a, out)),
                 StmtKind::RayQuery { query, on_surface, on_procedural } => {
                     expr(query, out);
                     scope(on_surface, out);

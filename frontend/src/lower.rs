@@ -548,7 +548,7 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
             }
         };
         let span = self.lw.span(span);
-        self.af.add_var(Variable { name, ty, kind: VarKind::Local, span })
+        self.af.add_var(Variable { name, ty, kind: VarKind::Let, span })
     }
 
     /// The type of naga expression `h`.
@@ -627,10 +627,7 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
             let eq = self.mk(bool3, ExprKind::Binary(BinaryOp::Equal, tid, zero3), naga::Span::default());
             let all = self.builtin(Opcode::All, TypeTable::BOOL, vec![eq], naga::Span::default());
             out.push(
-                self.st(
-                    StmtKind::If { cond: all, then_body: zero_shared, else_body: Vec::new() },
-                    naga::Span::default(),
-                ),
+                self.st(StmtKind::If { cond: all, then_body: zero_shared, else_body: None }, naga::Span::default()),
             );
             let sync = self.builtin(Opcode::SyncBlock, TypeTable::VOID, Vec::new(), naga::Span::default());
             out.push(self.st(StmtKind::Expr(sync), naga::Span::default()));
@@ -665,7 +662,7 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
             let e = self.exprs[&h];
             let span = self.espan(h);
             let v = self.new_temp(e.ty, None, span);
-            out.push(self.st(StmtKind::Assign { lhs: self.var(v), rhs: e }, span));
+            out.push(self.st(StmtKind::Bind { var: v, value: e }, span));
             self.exprs.insert(h, self.var(v));
         }
         Ok(())
@@ -684,7 +681,7 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
                         let v = self.new_temp(e.ty, name.map(|s| s.as_str()), self.espan(h));
                         // Reads inside `e` happen now.
                         self.pending.retain(|p| *p != h);
-                        out.push(self.st(StmtKind::Assign { lhs: self.var(v), rhs: e }, self.espan(h)));
+                        out.push(self.st(StmtKind::Bind { var: v, value: e }, self.espan(h)));
                         self.exprs.insert(h, self.var(v));
                     } else if self.reads_memory(h) {
                         self.pending.push(h);
@@ -700,7 +697,7 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
                 let cond = self.expr(*condition)?;
                 self.flush(out)?;
                 let then_body = self.block(accept)?;
-                let else_body = self.block(reject)?;
+                let else_body = if reject.is_empty() { None } else { Some(self.block(reject)?) };
                 out.push(self.st(StmtKind::If { cond, then_body, else_body }, span));
             }
             Statement::Switch { selector, cases } => {
@@ -740,7 +737,14 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
                     Some(c) => {
                         // `break if c`: the flag is set at the end of the
                         // update, and the loop condition reads it.
-                        let brk = self.new_temp(TypeTable::BOOL, None, span);
+                        self.temp_names += 1;
+                        let name = format!("_break{}", self.temp_names);
+                        let brk = self.af.add_var(Variable {
+                            name,
+                            ty: TypeTable::BOOL,
+                            kind: VarKind::Local,
+                            span: self.lw.span(span),
+                        });
                         let f = self.mk(TypeTable::BOOL, ExprKind::Literal(0), span);
                         out.push(self.st(StmtKind::Assign { lhs: self.var(brk), rhs: f }, span));
                         let c = self.expr(*c)?;
@@ -843,7 +847,7 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
                     None => out.push(self.st(StmtKind::Expr(call), span)),
                     Some(r) => {
                         let old = self.new_temp(scalar_ty, None, span);
-                        out.push(self.st(StmtKind::Assign { lhs: self.var(old), rhs: call }, span));
+                        out.push(self.st(StmtKind::Bind { var: old, value: call }, span));
                         let value = match compare {
                             None => self.var(old),
                             Some(c) => {
@@ -864,7 +868,7 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
                 out.push(self.st(StmtKind::Expr(sync), span));
                 let value = self.load(*pointer, span)?;
                 let v = self.new_temp(value.ty, None, span);
-                out.push(self.st(StmtKind::Assign { lhs: self.var(v), rhs: value }, span));
+                out.push(self.st(StmtKind::Bind { var: v, value }, span));
                 out.push(self.st(StmtKind::Expr(sync), span));
                 self.exprs.insert(*result, self.var(v));
             }
@@ -892,7 +896,7 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
                     None => out.push(self.st(StmtKind::Expr(call), span)),
                     Some(r) => {
                         let v = self.new_temp(ret, None, span);
-                        out.push(self.st(StmtKind::Assign { lhs: self.var(v), rhs: call }, span));
+                        out.push(self.st(StmtKind::Bind { var: v, value: call }, span));
                         self.exprs.insert(*r, self.var(v));
                     }
                 }
@@ -1381,6 +1385,13 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
         let scalar = self.lw.ast.types.scalar_of(ty);
         let bits = self.lw.ast.types.scalar_bits(ty);
         let signed = matches!(self.lw.ast.types.get(scalar), Type::Int { signed: true, .. });
+        let op = if is_div { BinaryOp::Div } else { BinaryOp::Mod };
+        let all_ones = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
+        if let ExprKind::Literal(d) = r.kind {
+            if d != 0 && !(signed && d == all_ones) {
+                return self.mk(ty, ExprKind::Binary(op, l, r), span); // nothing to guard
+            }
+        }
         let bool_ty = self.types().with_scalar(ty, TypeTable::BOOL);
         let lit = |cx: &mut Self, bits: u64| {
             let s = cx.mk(scalar, ExprKind::Literal(bits), span);
@@ -1399,7 +1410,6 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
             bad = self.mk(bool_ty, ExprKind::Binary(BinaryOp::Or, bad, both), span);
         }
         let divisor = self.builtin(Opcode::Select, ty, vec![bad, one, r], span);
-        let op = if is_div { BinaryOp::Div } else { BinaryOp::Mod };
         self.mk(ty, ExprKind::Binary(op, l, divisor), span)
     }
 

@@ -18,6 +18,12 @@ pub enum InputFormat {
     Shader(xir_frontend::Language),
 }
 
+impl InputFormat {
+    pub fn is_shader(self) -> bool {
+        matches!(self, InputFormat::Shader(_))
+    }
+}
+
 /// Read and parse `path` (`-` = stdin). The format follows the extension
 /// (`.json`, `.wgsl`, `.comp` / `.glsl`; anything else is XIR text); on
 /// stdin, input starting with `{` is JSON. A shader becomes structured XIR

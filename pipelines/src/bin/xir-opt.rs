@@ -210,8 +210,8 @@ fn run() -> i32 {
         return incremental(&cli, input, p);
     }
     let overrides: xir_frontend::Overrides = cli.overrides.iter().cloned().collect();
-    if cli.emit == Emit::Ast {
-        return match emit_ast(input, &overrides, pipeline.is_some()) {
+    if cli.emit == Emit::Ast && pipeline.is_none() && io::detect(input, "").is_shader() {
+        return match shader_ast(input, &overrides) {
             Ok(text) => match io::write_output(cli.output.as_deref(), text.as_bytes()) {
                 Ok(()) => 0,
                 Err(e) => fail(&e),
@@ -268,7 +268,12 @@ fn run() -> i32 {
     }
     let bytes = match cli.emit {
         Emit::Xir => Ok(xir::text::print_module(&module).into_bytes()),
-        Emit::Ast => unreachable!("handled before the pipeline"),
+        Emit::Ast => {
+            let arenas = xir_ast::Arenas::default();
+            xir_ast::xir_to_ast(&arenas, &module)
+                .map(|ast| xir_ast::print_module(&ast).into_bytes())
+                .map_err(|e| format!("--emit ast: {e}"))
+        }
         Emit::Json => Ok(xir::text::json::to_json(&module).into_bytes()),
         Emit::Dot => Ok(dot::module_to_dot(&module).into_bytes()),
         Emit::Spirv => backend::emit_with(&module, BackendEmit::Spirv, 0, cli.fast_math),
@@ -281,26 +286,14 @@ fn run() -> i32 {
     }
 }
 
-/// `--emit ast`: a shader's tree as the front end built it.
-fn emit_ast(
-    input: &str,
-    overrides: &xir_frontend::Overrides,
-    with_pipeline: bool,
-) -> Result<String, Vec<xir::Diagnostic>> {
+/// `--emit ast` of a shader without a pipeline: the tree as the front end
+/// built it (XIR, or a shader after a pipeline, goes through `xir2ast`).
+fn shader_ast(input: &str, overrides: &xir_frontend::Overrides) -> Result<String, Vec<xir::Diagnostic>> {
     let display = io::display_name(input);
     let text = io::read_text(input, "input")?;
     let io::InputFormat::Shader(language) = io::detect(input, &text) else {
-        return Err(vec![
-            xir::Diagnostic::error("usage", "--emit ast needs a .wgsl or .comp shader").with_file(display)
-        ]);
+        unreachable!("the caller checked the extension");
     };
-    if with_pipeline {
-        return Err(vec![xir::Diagnostic::error(
-            "usage",
-            "--emit ast shows the front end's tree; it takes no --pipeline",
-        )
-        .with_file(display)]);
-    }
     let src = xir_frontend::Source { path: display, text: &text, language };
     let arenas = xir_ast::Arenas::default();
     let ast = xir_frontend::to_ast(&arenas, &src, overrides).map_err(|d| vec![d])?;
