@@ -68,6 +68,8 @@ enum GlobalKind {
     Uniform(TypeId),
     Workgroup(TypeId),
     Private(TypeId),
+    /// A 2D or 3D RGBA32 storage texture: `texture2d<T>` / `texture3d<T>`.
+    Texture(TypeId),
 }
 
 pub struct Lowering<'a, 'n> {
@@ -197,6 +199,7 @@ impl<'a, 'n> Lowering<'a, 'n> {
                 self.ast.types.intern(Type::Struct { fields, align: align as u32 })
             }
             TypeInner::Pointer { base, .. } => self.ty(base)?,
+            TypeInner::Image { .. } => self.storage_texture(inner, span, "texture")?,
             _ => return unsupported(span, format!("type {}", type_kind(inner))),
         })
     }
@@ -212,14 +215,40 @@ impl<'a, 'n> Lowering<'a, 'n> {
                 AddressSpace::Uniform => GlobalKind::Uniform(self.ty(g.ty)?),
                 AddressSpace::WorkGroup => GlobalKind::Workgroup(self.ty(g.ty)?),
                 AddressSpace::Private => GlobalKind::Private(self.ty(g.ty)?),
-                AddressSpace::Handle => {
-                    return unsupported(span, format!("`{}`: textures and samplers", name_of(&g.name)))
-                }
+                AddressSpace::Handle => GlobalKind::Texture(self.storage_texture(inner, span, name_of(&g.name))?),
                 other => return unsupported(span, format!("`{}`: address space {other:?}", name_of(&g.name))),
             };
             self.globals.insert(h, kind);
         }
         Ok(())
+    }
+
+    /// XIR's storage textures are RGBA32 float / sint / uint, 2D or 3D.
+    fn storage_texture(&mut self, inner: &TypeInner, span: naga::Span, name: &str) -> R<TypeId> {
+        use naga::{ImageClass, ImageDimension, StorageFormat};
+        let TypeInner::Image { dim, arrayed: false, class: ImageClass::Storage { format, .. } } = *inner else {
+            return unsupported(
+                span,
+                format!("`{name}`: sampled textures, samplers and texture arrays (only storage textures)"),
+            );
+        };
+        let d = match dim {
+            ImageDimension::D2 => 2,
+            ImageDimension::D3 => 3,
+            other => return unsupported(span, format!("`{name}`: a {other:?} storage texture (only 2D and 3D)")),
+        };
+        let elem = match format {
+            StorageFormat::Rgba32Float => TypeTable::F32,
+            StorageFormat::Rgba32Sint => TypeTable::I32,
+            StorageFormat::Rgba32Uint => TypeTable::U32,
+            other => {
+                return unsupported(
+                    span,
+                    format!("`{name}`: texel format {other:?} (only rgba32float, rgba32sint, rgba32uint)"),
+                )
+            }
+        };
+        Ok(self.ast.types.intern(Type::Texture { dim: d, elem }))
     }
 
     fn buffer_kind(&mut self, inner: &TypeInner, span: naga::Span) -> R<GlobalKind> {
@@ -275,7 +304,7 @@ impl<'a, 'n> Lowering<'a, 'n> {
         let mut out: Vec<_> = self
             .globals
             .iter()
-            .filter(|(_, k)| matches!(k, GlobalKind::Buffer { .. } | GlobalKind::Uniform(_)))
+            .filter(|(_, k)| matches!(k, GlobalKind::Buffer { .. } | GlobalKind::Uniform(_) | GlobalKind::Texture(_)))
             .map(|(h, _)| *h)
             .collect();
         out.sort_by_key(|h| {
@@ -363,6 +392,7 @@ impl<'a, 'n> Lowering<'a, 'n> {
                     let (t, k) = match self.globals[&g] {
                         GlobalKind::Buffer { elem, .. } => (self.ast.types.buffer(elem), ArgKind::Resource),
                         GlobalKind::Uniform(t) => (t, ArgKind::Value),
+                        GlobalKind::Texture(t) => (t, ArgKind::Resource),
                         _ => unreachable!("binding_globals yields bindings"),
                     };
                     let v = af.add_param(self.global_name(g), t, k);
@@ -385,6 +415,7 @@ impl<'a, 'n> Lowering<'a, 'n> {
                         GlobalKind::Buffer { elem, .. } => (self.ast.types.buffer(elem), ArgKind::Resource),
                         GlobalKind::Uniform(t) => (t, ArgKind::Value),
                         GlobalKind::Workgroup(t) | GlobalKind::Private(t) => (t, ArgKind::Reference),
+                        GlobalKind::Texture(t) => (t, ArgKind::Resource),
                     };
                     let v = af.add_param(self.global_name(g), t, k);
                     globals.insert(g, v);
@@ -903,7 +934,24 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
             }
             Statement::Kill => return unsupported(span, "`discard` outside a fragment shader"),
             Statement::MemoryBarrier(_) => return unsupported(span, "a memory barrier without an execution barrier"),
-            Statement::ImageStore { .. } | Statement::ImageAtomic { .. } => return unsupported(span, "texture writes"),
+            Statement::ImageStore { image, coordinate, array_index: None, value } => {
+                // WGSL: a store outside the texture does nothing.
+                let img = self.expr(*image)?;
+                let c = self.expr(*coordinate)?;
+                let v = self.expr(*value)?;
+                self.flush(out)?;
+                let cu = self.texel_coord(img, c, span);
+                let size = self.texture_size(img, span);
+                let bools = self.types().with_scalar(size.ty, TypeTable::BOOL);
+                let inside = self.mk(bools, ExprKind::Binary(BinaryOp::Less, cu, size), span);
+                let all = self.builtin(Opcode::All, TypeTable::BOOL, vec![inside], span);
+                let write = self.builtin(Opcode::TextureWrite, TypeTable::VOID, vec![img, cu, v], span);
+                let then_body = vec![self.st(StmtKind::Expr(write), span)];
+                out.push(self.st(StmtKind::If { cond: all, then_body, else_body: None }, span));
+            }
+            Statement::ImageStore { .. } | Statement::ImageAtomic { .. } => {
+                return unsupported(span, "texture arrays and texture atomics")
+            }
             Statement::RayQuery { .. } | Statement::RayPipelineFunction(_) => return unsupported(span, "ray queries"),
             Statement::SubgroupBallot { .. }
             | Statement::SubgroupGather { .. }
@@ -948,6 +996,7 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
                     GlobalKind::Buffer { fixed, .. } => Ok(Place::BufferArray { buffer: v, fixed }),
                     GlobalKind::Uniform(_) => Ok(Place::Value(self.var(v))),
                     GlobalKind::Workgroup(_) | GlobalKind::Private(_) => Ok(Place::Storage(self.var(v))),
+                    GlobalKind::Texture(_) => unsupported(span, "a pointer to a texture"),
                 }
             }
             Expression::AccessIndex { base, index } => self.place_step(h, base, Step::Const(index)),
@@ -1043,6 +1092,30 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
             }
         };
         Ok(self.builtin(Opcode::Min, TypeTable::U32, vec![i, max], span))
+    }
+
+    /// `texture.size` at level 0: `vec<u32, dim>`.
+    fn texture_size(&mut self, img: ExprRef<'a>, span: naga::Span) -> ExprRef<'a> {
+        let Type::Texture { dim, .. } = *self.lw.ast.types.get(img.ty) else {
+            unreachable!("a texture expression has texture type")
+        };
+        let t = self.types().vector(TypeTable::U32, dim);
+        let zero = self.lit_u32(0);
+        self.builtin(Opcode::TextureSize, t, vec![img, zero], span)
+    }
+
+    /// A texel coordinate as unsigned lanes (a negative one is then past
+    /// the end, as naga's bounds checks treat it).
+    fn texel_coord(&mut self, img: ExprRef<'a>, c: ExprRef<'a>, span: naga::Span) -> ExprRef<'a> {
+        let Type::Texture { dim, .. } = *self.lw.ast.types.get(img.ty) else {
+            unreachable!("a texture expression has texture type")
+        };
+        let t = self.types().vector(TypeTable::U32, dim);
+        if c.ty == t {
+            c
+        } else {
+            self.mk(t, ExprKind::Cast(CastOp::Bitwise, c), span)
+        }
     }
 
     fn as_u32(&mut self, e: ExprRef<'a>, span: naga::Span) -> ExprRef<'a> {
@@ -1200,6 +1273,9 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
                 Arg::Var(v) => self.var(v),
                 Arg::Builtin(b) => self.builtin_expr(b, span),
             },
+            Expression::GlobalVariable(g) if matches!(self.lw.globals[&g], GlobalKind::Texture(_)) => {
+                self.var(self.globals[&g])
+            }
             Expression::GlobalVariable(_) | Expression::LocalVariable(_) => {
                 return unsupported(span, "a pointer used as a value")
             }
@@ -1266,8 +1342,25 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
                     _ => return unsupported(span, "arrayLength of something other than a storage buffer's array"),
                 }
             }
+            Expression::ImageLoad { image, coordinate, array_index: None, sample: None, level: None } => {
+                let img = self.expr(image)?;
+                let c = self.expr(coordinate)?;
+                let c = self.texel_coord(img, c, span);
+                let clamped = {
+                    let size = self.texture_size(img, span);
+                    let one = self.lit_u32(1);
+                    let one = self.splat_value(one, size.ty, span);
+                    let max = self.mk(size.ty, ExprKind::Binary(BinaryOp::Sub, size, one), span);
+                    self.builtin(Opcode::Min, size.ty, vec![c, max], span)
+                };
+                self.builtin(Opcode::TextureRead, ty, vec![img, clamped], span)
+            }
+            Expression::ImageQuery { image, query: naga::ImageQuery::Size { level: None } } => {
+                let img = self.expr(image)?;
+                self.texture_size(img, span)
+            }
             Expression::ImageSample { .. } | Expression::ImageLoad { .. } | Expression::ImageQuery { .. } => {
-                return unsupported(span, "texture operations")
+                return unsupported(span, "this texture operation (storage texture loads, stores and sizes only)")
             }
             Expression::Derivative { .. } => return unsupported(span, "derivatives outside a fragment shader"),
             Expression::RayQueryVertexPositions { .. }
