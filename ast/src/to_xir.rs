@@ -160,10 +160,11 @@ impl<'x, 'a> FnCx<'x, 'a> {
         }
         self.scope(&self.f.body)?;
         if self.cur.is_some() {
-            if self.f.ret != TypeTable::VOID {
-                return Err(self.err("control reaches the end of a function that returns a value"));
-            }
-            self.emit(Opcode::Return, TypeTable::VOID, &[], &[]);
+            // A function with a result never runs off its end (every path
+            // returns; the front end's checker said so): the end is
+            // unreachable, as after a switch whose every case returns.
+            let op = if self.f.ret == TypeTable::VOID { Opcode::Return } else { Opcode::Unreachable };
+            self.emit(op, TypeTable::VOID, &[], &[]);
         }
         let layout = std::mem::take(&mut self.layout);
         self.func().set_layout(layout);

@@ -88,7 +88,7 @@ pub fn parse(src: &Source<'_>, overrides: &Overrides) -> Result<(naga::Module, n
         Language::Wgsl => naga::front::wgsl::parse_str(src.text).map_err(|e| {
             let mut message = e.message().to_string();
             for (_, label) in e.labels() {
-                if !label.is_empty() {
+                if !label.is_empty() && !e.message().contains(label) {
                     message.push_str(&format!(" ({label})"));
                 }
             }

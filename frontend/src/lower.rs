@@ -743,7 +743,11 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
                         naga::SwitchValue::U32(v) => values.push(v as u64),
                         naga::SwitchValue::Default => is_default = true,
                     }
-                    if c.fall_through {
+                    let ends = matches!(
+                        c.body.last(),
+                        Some(Statement::Return { .. } | Statement::Break | Statement::Continue | Statement::Kill)
+                    );
+                    if c.fall_through && !ends {
                         if !c.body.is_empty() {
                             return unsupported(span, "a switch case that falls through after statements");
                         }
