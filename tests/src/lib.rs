@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 
 pub mod device;
 pub mod expect;
+pub mod shaders;
 
 use xir::Module;
 
