@@ -3,8 +3,10 @@
 //! it and everything the runner needs is read from the module itself.
 //!
 //! [`reflect`] picks the `GLCompute` entry point (by name when there are
-//! several), reads its workgroup size (`LocalSize`, `LocalSizeId`, or a
-//! constant decorated `BuiltIn WorkgroupSize`, which overrides both) and
+//! several), reads its workgroup size (`LocalSize`, or a constant decorated
+//! `BuiltIn WorkgroupSize`, which overrides it; `LocalSizeId` is refused by
+//! the validation that comes first: Vulkan 1.2 allows it only with
+//! `maintenance4`, which the runner's device does not enable) and
 //! describes every descriptor variable: its `OpName`, `DescriptorSet`,
 //! `Binding`, storage class, `NonWritable` / `NonReadable`, and the layout of
 //! its type exactly as the decorations give it (`Offset` of each member,
@@ -61,6 +63,10 @@ fn refuse<T>(msg: impl Into<String>) -> Result<T, ReflectError> {
 /// What a compute module asks for.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Reflection {
+    /// The module as it runs: the input words, validated, with naga's
+    /// layout decorations on workgroup types removed where the validator
+    /// refused them (`validated`).
+    pub words: Vec<u32>,
     /// The entry point's name.
     pub entry_point: String,
     /// Threads per workgroup.
@@ -511,11 +517,8 @@ pub fn reflect(words: &[u32], entry: Option<&str>) -> Result<Reflection, Reflect
             words[0]
         ));
     }
-    // SPIRV-Tools first: rspirv's decoder panics on some malformed streams
-    // (a string operand running past its instruction), the validator reports them.
-    crate::validate::validate(words)
-        .map_err(|e| ReflectError(format!("the module fails SPIRV-Tools validation for Vulkan 1.2: {e}")))?;
-    let module = load(words)?;
+    let words = validated(words)?;
+    let module = load(&words)?;
     let t = Tables::new(&module)?;
     let (entry_name, entry_fn, interface) = pick_entry(&module, entry)?;
     let workgroup_size = workgroup_size(&t, entry_fn, &entry_name)?;
@@ -636,7 +639,112 @@ pub fn reflect(words: &[u32], entry: Option<&str>) -> Result<Reflection, Reflect
             unused.push(v);
         }
     }
-    Ok(Reflection { entry_point: entry_name, workgroup_size, variables, unused })
+    Ok(Reflection { words, entry_point: entry_name, workgroup_size, variables, unused })
+}
+
+/// The module as it will run, validated for Vulkan 1.2 by SPIRV-Tools. The
+/// validator runs first because rspirv's decoder panics on some malformed
+/// streams (a string operand running past its instruction); the validator
+/// reports them.
+///
+/// One repair, for naga: naga 30 decorates every array and struct type with
+/// `ArrayStride` / `Offset`, those of `var<workgroup>` too, which SPIRV-Tools
+/// rejects since 2025 (`VUID-StandaloneSpirv-None-10684`: explicit layout on
+/// a type in Workgroup memory needs `WorkgroupMemoryExplicitLayoutKHR`).
+/// Those decorations mean nothing there, so when the validator refuses a
+/// module for exactly that reason, the layout decorations of the types
+/// reachable only from storage classes without explicit layout are removed
+/// and the result must validate; a type shared with a buffer keeps them and
+/// the module stays refused.
+fn validated(words: &[u32]) -> Result<Vec<u32>, ReflectError> {
+    let refused = |e: String| ReflectError(format!("the module fails SPIRV-Tools validation for Vulkan 1.2: {e}"));
+    let Err(first) = crate::validate::validate(words) else { return Ok(words.to_vec()) };
+    if !first.contains("VUID-StandaloneSpirv-None-10684") {
+        return Err(refused(first));
+    }
+    // The validator parsed the whole module before this check, so rspirv's decoder can read it.
+    let repaired = strip_unlaid_layouts(&load(words)?);
+    match repaired {
+        Some(w) if crate::validate::validate(&w).is_ok() => Ok(w),
+        _ => Err(refused(first)),
+    }
+}
+
+/// Whether SPIR-V `version` allows explicit layout decorations on types in `class`
+/// (SPIRV-Tools' `AllowsLayout`, without `WorkgroupMemoryExplicitLayoutKHR`).
+fn allows_layout(class: StorageClass, version: (u8, u8)) -> bool {
+    match class {
+        StorageClass::Workgroup | StorageClass::UniformConstant => false,
+        StorageClass::Function | StorageClass::Private => version <= (1, 4),
+        _ => true,
+    }
+}
+
+/// `m` without the layout decorations of types reachable only from pointers
+/// into storage classes that take none; `None` when there is nothing to remove.
+fn strip_unlaid_layouts(m: &Module) -> Option<Vec<u32>> {
+    use rspirv::binary::Assemble;
+    let version = m.header.as_ref().map(|h| h.version()).unwrap_or((1, 0));
+    let types: FxHashMap<Word, &Instruction> =
+        m.types_global_values.iter().filter_map(|i| i.result_id.map(|r| (r, i))).collect();
+    // The array and struct types under each pointer, by whether its class takes a layout.
+    let reach = |roots: Vec<Word>| {
+        let mut seen = FxHashSet::default();
+        let mut stack = roots;
+        while let Some(t) = stack.pop() {
+            if !seen.insert(t) {
+                continue;
+            }
+            if let Some(i) = types.get(&t) {
+                match i.class.opcode {
+                    Op::TypeArray | Op::TypeRuntimeArray => stack.extend(id_ref(i.operands.first())),
+                    Op::TypeStruct => stack.extend(i.operands.iter().filter_map(|o| id_ref(Some(o)))),
+                    _ => {}
+                }
+            }
+        }
+        seen
+    };
+    let (mut laid, mut unlaid) = (Vec::new(), Vec::new());
+    for i in &m.types_global_values {
+        if let (Op::TypePointer, [Operand::StorageClass(c), Operand::IdRef(pointee)]) =
+            (i.class.opcode, i.operands.as_slice())
+        {
+            if allows_layout(*c, version) {
+                laid.push(*pointee);
+            } else {
+                unlaid.push(*pointee);
+            }
+        }
+    }
+    let laid = reach(laid);
+    let strip: FxHashSet<Word> = reach(unlaid).into_iter().filter(|t| !laid.contains(t)).collect();
+    let layout = |d: &Operand| {
+        matches!(
+            d,
+            Operand::Decoration(
+                Decoration::Block
+                    | Decoration::BufferBlock
+                    | Decoration::Offset
+                    | Decoration::ArrayStride
+                    | Decoration::MatrixStride
+                    | Decoration::RowMajor
+                    | Decoration::ColMajor
+            )
+        )
+    };
+    let removed = |a: &Instruction| match (a.class.opcode, a.operands.as_slice()) {
+        (Op::Decorate, [Operand::IdRef(t), d, ..]) | (Op::MemberDecorate, [Operand::IdRef(t), _, d, ..]) => {
+            strip.contains(t) && layout(d)
+        }
+        _ => false,
+    };
+    if !m.annotations.iter().any(removed) {
+        return None;
+    }
+    let mut out = m.clone();
+    out.annotations.retain(|a| !removed(a));
+    Some(out.assemble())
 }
 
 /// rspirv's data representation of a validated module; a panic of its
@@ -783,7 +891,9 @@ fn pick_entry(m: &Module, entry: Option<&str>) -> Result<(String, Word, Vec<Word
     }
 }
 
-/// The workgroup size: a `WorkgroupSize` built-in constant, else the entry's `LocalSize` / `LocalSizeId`.
+/// The workgroup size: a `WorkgroupSize` built-in constant (its components
+/// constants or specialization constants, which take their defaults), else
+/// the entry's `LocalSize`.
 fn workgroup_size(t: &Tables<'_>, entry_fn: Word, entry: &str) -> Result<[u32; 3], ReflectError> {
     let check = |size: [u64; 3], from: &str| -> Result<[u32; 3], ReflectError> {
         if size.contains(&0) || size.iter().any(|&s| s > u64::from(u32::MAX)) {
@@ -814,29 +924,15 @@ fn workgroup_size(t: &Tables<'_>, entry_fn: Word, entry: &str) -> Result<[u32; 3
         if id_ref(ops.first()) != Some(entry_fn) {
             continue;
         }
-        match ops.get(1) {
-            Some(Operand::ExecutionMode(ExecutionMode::LocalSize)) => {
-                let lits: Vec<u64> = ops[2..].iter().filter_map(|o| literal(Some(o))).map(u64::from).collect();
-                if lits.len() != 3 {
-                    return refuse(format!("entry point `{entry}`: a malformed LocalSize"));
-                }
-                return check([lits[0], lits[1], lits[2]], "LocalSize");
+        if let Some(Operand::ExecutionMode(ExecutionMode::LocalSize)) = ops.get(1) {
+            let lits: Vec<u64> = ops[2..].iter().filter_map(|o| literal(Some(o))).map(u64::from).collect();
+            if lits.len() != 3 {
+                return refuse(format!("entry point `{entry}`: a malformed LocalSize"));
             }
-            Some(Operand::ExecutionMode(ExecutionMode::LocalSizeId)) => {
-                let ids: Vec<Word> = ops[2..].iter().filter_map(|o| id_ref(Some(o))).collect();
-                if ids.len() != 3 {
-                    return refuse(format!("entry point `{entry}`: a malformed LocalSizeId"));
-                }
-                let mut size = [0u64; 3];
-                for (k, id) in ids.iter().enumerate() {
-                    size[k] = t.constant(*id, "a LocalSizeId operand")?;
-                }
-                return check(size, "LocalSizeId");
-            }
-            _ => {}
+            return check([lits[0], lits[1], lits[2]], "LocalSize");
         }
     }
-    refuse(format!("entry point `{entry}` has no LocalSize, LocalSizeId or WorkgroupSize built-in"))
+    refuse(format!("entry point `{entry}` has no LocalSize or WorkgroupSize built-in"))
 }
 
 /// Every id the entry point's call tree references, and its interface.

@@ -26,6 +26,9 @@
 //! - Workgroup memory zero-initialized by naga's polyfill (WGSL requires
 //!   zeroed `var<workgroup>`; the polyfill needs no device extension), and
 //!   naga's integer division guards (WGSL defines `x / 0` and `MIN / -1`).
+//! - No `StorageInputOutput16`: naga declares it for any `f16` unless told
+//!   not to, and it asks the device for 16-bit shader inputs and outputs,
+//!   which a compute shader has none of (its built-ins are 32-bit).
 //! - Pipeline-overridable constants (`override`) take their defaults: the
 //!   runner passes no specialization, so a module without defaults is refused
 //!   with naga's message.
@@ -147,6 +150,7 @@ pub fn writer_options() -> spv::Options<'static> {
             ..Default::default()
         },
         zero_initialize_workgroup_memory: spv::ZeroInitializeWorkgroupMemoryMode::Polyfill,
+        use_storage_input_output_16: false,
         ..spv::Options::default()
     }
 }
@@ -182,7 +186,8 @@ fn compile(source: &str, language: Language, file: &str) -> Result<Vec<u32>, Ora
     };
     let module = match language {
         Language::Wgsl => naga::front::wgsl::parse_str(source).map_err(|e| {
-            let label = e.labels().next().map(|(_, l)| l.to_string()).filter(|l| !l.is_empty());
+            let label =
+                e.labels().next().map(|(_, l)| l.to_string()).filter(|l| !l.is_empty() && !e.message().contains(l));
             let message = match label {
                 Some(l) => format!("{}: {l}", e.message()),
                 None => e.message().to_string(),
@@ -218,7 +223,7 @@ fn spanned<E: std::error::Error>(
     err: &impl Fn(Stage, Option<naga::SourceLocation>, String) -> OracleError,
 ) -> OracleError {
     let mut message = chain(e.as_inner());
-    if let Some((_, label)) = e.spans().next().filter(|(_, l)| !l.is_empty()) {
+    if let Some((_, label)) = e.spans().next().filter(|(_, l)| !l.is_empty() && !message.contains(l.as_str())) {
         message = format!("{message} ({label})");
     }
     err(stage, e.location(source), message)
@@ -307,13 +312,29 @@ void main() { data.v[gl_GlobalInvocationID.x] *= 2.0; }
 
     #[test]
     fn a_validation_error_is_located() {
-        // Type-checks in the front end, fails the validator: a storage
-        // variable written without read_write access is a parse error, so use
-        // a workgroup size the validator refuses.
-        let src = "@compute @workgroup_size(0)\nfn main() {}\n";
+        // Parses, but the validator refuses a store through a read-only binding.
+        let src = "@group(0) @binding(0) var<storage, read> x: array<f32>;\n@compute @workgroup_size(1)\nfn main() {\n  x[0] = 1.0;\n}\n";
         let e = naga_spirv(src, Language::Wgsl, "v.wgsl").unwrap_err();
-        assert!(matches!(e.stage, Stage::Validate | Stage::Parse), "{e}");
-        assert!(e.to_string().starts_with("v.wgsl:"), "{e}");
+        assert_eq!(e.stage, Stage::Validate);
+        assert_eq!(e.location, Some((4, 3)));
+        let shown = e.to_string();
+        assert!(
+            shown.starts_with("v.wgsl:4:3: error: [naga] validation: Entry point main at Compute is invalid: "),
+            "{shown}"
+        );
+        assert!(shown.contains("writing to this location is not permitted"), "{shown}");
+    }
+
+    #[test]
+    fn an_override_without_a_default_is_refused_by_name() {
+        let src = "override n: u32;\n@group(0) @binding(0) var<storage, read_write> x: array<u32>;\n\
+                   @compute @workgroup_size(1)\nfn main() { x[0] = n; }\n";
+        let e = naga_spirv(src, Language::Wgsl, "o.wgsl").unwrap_err();
+        assert_eq!(e.stage, Stage::Overrides);
+        assert!(e.message.contains("'n'"), "{e}");
+        // With a default, the default is what runs.
+        let ok = src.replace("override n: u32;", "override n: u32 = 7u;");
+        assert!(naga_spirv(&ok, Language::Wgsl, "o.wgsl").is_ok());
     }
 
     #[test]

@@ -75,6 +75,8 @@ pub fn run_foreign_on(
 ) -> Result<(Outputs, GpuTiming), RunError> {
     let foreign = |e: reflect::ReflectError| RunError::Foreign(e.0);
     let r = reflect::reflect(words, entry).map_err(foreign)?;
+    // The module as it runs (validated; `reflect.rs` may have removed naga's workgroup layouts).
+    let words = &r.words[..];
     if super::printf::imports_debug_printf(words) {
         return Err(RunError::Foreign(
             "the module imports NonSemantic.DebugPrintf: a foreign module's print cannot be captured and formatted \
