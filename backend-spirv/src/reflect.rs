@@ -44,6 +44,41 @@ pub const MAGIC: u32 = 0x0723_0203;
 /// recursion, so a hostile module cannot overflow the stack.
 const MAX_TYPE_DEPTH: usize = 64;
 
+/// Whether `bytes` start with the SPIR-V magic number, in either byte order.
+pub fn is_spirv(bytes: &[u8]) -> bool {
+    bytes.len() >= 4 && [MAGIC.to_le_bytes(), MAGIC.to_be_bytes()].contains(&[bytes[0], bytes[1], bytes[2], bytes[3]])
+}
+
+/// The words of a SPIR-V binary in either byte order (the magic number
+/// says which; a big-endian module is byte-swapped); its size must be a
+/// whole number of words.
+pub fn words_from_bytes(bytes: &[u8]) -> Result<Vec<u32>, ReflectError> {
+    if !is_spirv(bytes) {
+        let first = bytes.iter().take(4).map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(" ");
+        return refuse(format!(
+            "not a SPIR-V module: it starts with the bytes [{first}], not the magic number {MAGIC:#010x}"
+        ));
+    }
+    if !bytes.len().is_multiple_of(4) {
+        return refuse(format!(
+            "a SPIR-V module is a whole number of 4-byte words; this one has {} bytes",
+            bytes.len()
+        ));
+    }
+    let little = bytes[..4] == MAGIC.to_le_bytes();
+    Ok(bytes
+        .chunks_exact(4)
+        .map(|c| {
+            let w = [c[0], c[1], c[2], c[3]];
+            if little {
+                u32::from_le_bytes(w)
+            } else {
+                u32::from_be_bytes(w)
+            }
+        })
+        .collect())
+}
+
 /// Why a module cannot be described.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ReflectError(pub String);

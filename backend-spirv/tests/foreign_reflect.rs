@@ -432,3 +432,22 @@ fn a_type_shared_by_workgroup_memory_and_a_buffer_stays_refused() {
     assert!(e.starts_with("the module fails SPIRV-Tools validation for Vulkan 1.2: "), "{e}");
     assert!(e.contains("VUID-StandaloneSpirv-None-10684"), "{e}");
 }
+
+#[test]
+fn words_from_bytes_takes_either_byte_order() {
+    use xir_spirv::reflect::{is_spirv, words_from_bytes};
+    let words = [0x0723_0203u32, 0x0001_0300, 7, 9, 0];
+    let le: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let be: Vec<u8> = words.iter().flat_map(|w| w.to_be_bytes()).collect();
+    assert!(is_spirv(&le) && is_spirv(&be) && !is_spirv(b"kern") && !is_spirv(&le[..3]));
+    assert_eq!(words_from_bytes(&le).unwrap(), words);
+    assert_eq!(words_from_bytes(&be).unwrap(), words);
+    assert_eq!(
+        words_from_bytes(&le[..19]).unwrap_err().to_string(),
+        "a SPIR-V module is a whole number of 4-byte words; this one has 19 bytes"
+    );
+    assert_eq!(
+        words_from_bytes(b"{}").unwrap_err().to_string(),
+        "not a SPIR-V module: it starts with the bytes [7b 7d], not the magic number 0x07230203"
+    );
+}
