@@ -320,3 +320,25 @@ void main() { v[0] = pc.k; }
     assert!(e.starts_with("foreign SPIR-V: variable `pc` (%"), "{e}");
     assert!(e.ends_with("push constants are not supported by the foreign runner (it binds descriptor variables only)"));
 }
+
+#[test]
+fn subgroup_operations_run_when_the_device_has_them() {
+    let Some(device) = common::vulkan_device() else { return };
+    let words = wgsl(
+        "@group(0) @binding(0) var<storage, read_write> ok: array<u32>;
+         @compute @workgroup_size(64)
+         fn main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(subgroup_size) n: u32) {
+             ok[id.x] = select(0u, 1u, subgroupAdd(1u) == n);
+         }",
+    );
+    let i = inputs(Some([64, 1, 1]), json!({"ok": {"fill": 7, "len": 64}}));
+    match run_foreign_on(&device, &words, None, &i, None) {
+        Ok((o, _)) => assert_eq!(o.buffers["ok"], json!(vec![1; 64])),
+        // A device without subgroup arithmetic in compute shaders: refused by name.
+        Err(e) => {
+            let e = e.to_string();
+            assert!(e.starts_with("foreign SPIR-V: OpCapability GroupNonUniform"), "{e}");
+            assert!(e.contains("subgroup operations in compute shaders"), "{e}");
+        }
+    }
+}
