@@ -67,7 +67,8 @@ fn a_runtime_array_of_vec4_has_stride_16_and_read_only_is_non_writable() {
     let r = reflect_wgsl(
         "@group(0) @binding(3) var<storage, read> v: array<vec4<f32>>;
          @group(0) @binding(4) var<storage, read_write> o: array<vec3<f32>>;
-         @compute @workgroup_size(8, 2) fn main(@builtin(global_invocation_id) id: vec3<u32>) { o[id.x] = v[id.x].xyz; }",
+         @compute @workgroup_size(8, 2)
+         fn main(@builtin(global_invocation_id) id: vec3<u32>) { o[id.x] = v[id.x].xyz; }",
     );
     assert_eq!(r.workgroup_size, [8, 2, 1]);
     let vec = |lanes| DataType::Vector { scalar: F32, lanes };

@@ -313,7 +313,8 @@ void main() { data.v[gl_GlobalInvocationID.x] *= 2.0; }
     #[test]
     fn a_validation_error_is_located() {
         // Parses, but the validator refuses a store through a read-only binding.
-        let src = "@group(0) @binding(0) var<storage, read> x: array<f32>;\n@compute @workgroup_size(1)\nfn main() {\n  x[0] = 1.0;\n}\n";
+        let src = "@group(0) @binding(0) var<storage, read> x: array<f32>;\n\
+                   @compute @workgroup_size(1)\nfn main() {\n  x[0] = 1.0;\n}\n";
         let e = naga_spirv(src, Language::Wgsl, "v.wgsl").unwrap_err();
         assert_eq!(e.stage, Stage::Validate);
         assert_eq!(e.location, Some((4, 3)));

@@ -183,7 +183,10 @@ fn bad_spirv_files_are_refused_with_the_file_named() {
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(
         stderr(&o),
-        format!("{k}: error: not a SPIR-V module: it starts with the bytes [6b 65 72 6e], not the magic number 0x07230203\n")
+        format!(
+            "{k}: error: not a SPIR-V module: it starts with the bytes [6b 65 72 6e], not the magic number \
+             0x07230203\n"
+        )
     );
     let mut bytes = spirv_bytes(SAXPY, false);
     bytes.push(0);

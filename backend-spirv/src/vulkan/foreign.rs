@@ -32,12 +32,13 @@
 //! the length the input gave.
 //!
 //! Fail closed, before any Vulkan object exists: the module must pass
-//! SPIRV-Tools' validation for Vulkan 1.2 (`reflect` checks it first); every `OpCapability` must be one
-//! the device enabled (through [`crate::FeatureSet`], subgroup operations
-//! through the device's subgroup properties) and every `OpExtension` one a
-//! Vulkan 1.2 device has without enabling anything; a module that imports
-//! debug printf is refused (no printer records to format its lines); the
-//! device limits are checked as for our own kernels (`limits.rs`).
+//! SPIRV-Tools' validation for Vulkan 1.2 (`reflect` checks it first); every
+//! `OpCapability` must be one the device enabled (through
+//! [`crate::FeatureSet`], subgroup operations through the device's subgroup
+//! properties) and every `OpExtension` one a Vulkan 1.2 device has without
+//! enabling anything; a module that imports debug printf is refused (no
+//! printer records to format its lines); the device limits are checked as for
+//! our own kernels (`limits.rs`).
 
 mod codec;
 
