@@ -26,6 +26,7 @@ pub mod features;
 pub mod handoff;
 mod passes;
 pub mod plan;
+pub mod reflect;
 pub mod specialize;
 pub mod trim;
 pub mod validate;

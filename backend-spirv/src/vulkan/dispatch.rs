@@ -49,20 +49,42 @@ pub enum Resource {
 }
 
 /// Objects of one dispatch, destroyed in reverse creation order.
-struct Objects<'d> {
-    dev: &'d ash::Device,
-    shader: vk::ShaderModule,
-    set_layouts: Vec<vk::DescriptorSetLayout>,
-    layout: vk::PipelineLayout,
-    pipeline: vk::Pipeline,
-    pool: vk::DescriptorPool,
-    buffers: Vec<(vk::Buffer, vk::DeviceMemory)>,
-    images: Vec<ImageObjects>,
-    accels: Vec<AccelObjects>,
-    heap_images: Vec<super::texture_heap::HeapImage>,
-    cmd_pool: vk::CommandPool,
-    query_pool: vk::QueryPool,
-    fence: vk::Fence,
+pub(super) struct Objects<'d> {
+    pub(super) dev: &'d ash::Device,
+    pub(super) shader: vk::ShaderModule,
+    pub(super) set_layouts: Vec<vk::DescriptorSetLayout>,
+    pub(super) layout: vk::PipelineLayout,
+    pub(super) pipeline: vk::Pipeline,
+    pub(super) pool: vk::DescriptorPool,
+    pub(super) buffers: Vec<(vk::Buffer, vk::DeviceMemory)>,
+    pub(super) images: Vec<ImageObjects>,
+    pub(super) accels: Vec<AccelObjects>,
+    pub(super) heap_images: Vec<super::texture_heap::HeapImage>,
+    pub(super) cmd_pool: vk::CommandPool,
+    pub(super) query_pool: vk::QueryPool,
+    pub(super) fence: vk::Fence,
+}
+
+impl<'d> Objects<'d> {
+    /// Null handles and empty lists: each is filled as it is created, and
+    /// `Drop` destroys what was.
+    pub(super) fn new(dev: &'d ash::Device) -> Self {
+        Objects {
+            dev,
+            shader: vk::ShaderModule::null(),
+            set_layouts: Vec::new(),
+            layout: vk::PipelineLayout::null(),
+            pipeline: vk::Pipeline::null(),
+            pool: vk::DescriptorPool::null(),
+            buffers: Vec::new(),
+            images: Vec::new(),
+            accels: Vec::new(),
+            heap_images: Vec::new(),
+            cmd_pool: vk::CommandPool::null(),
+            query_pool: vk::QueryPool::null(),
+            fence: vk::Fence::null(),
+        }
+    }
 }
 
 impl Drop for Objects<'_> {
@@ -213,21 +235,7 @@ pub fn dispatch_resources(
     super::limits::check_module(&device.limits, &footprint, abi.push_constant_size, groups)?;
     super::limits::check_resources(&device.limits, resources, &types)?;
     let d = &device.device;
-    let mut o = Objects {
-        dev: d,
-        shader: vk::ShaderModule::null(),
-        set_layouts: Vec::new(),
-        layout: vk::PipelineLayout::null(),
-        pipeline: vk::Pipeline::null(),
-        pool: vk::DescriptorPool::null(),
-        buffers: Vec::new(),
-        images: Vec::new(),
-        accels: Vec::new(),
-        heap_images: Vec::new(),
-        cmd_pool: vk::CommandPool::null(),
-        query_pool: vk::QueryPool::null(),
-        fence: vk::Fence::null(),
-    };
+    let mut o = Objects::new(d);
     // SAFETY (whole block): every handle passed to Vulkan below was created
     // from `d` in this function and is still alive (owned by `o`).
     unsafe {
@@ -483,93 +491,7 @@ pub fn dispatch_resources(
             Vec::new()
         };
 
-        o.cmd_pool = d
-            .create_command_pool(&vk::CommandPoolCreateInfo::default().queue_family_index(device.queue_family), None)
-            .map_err(vk_err("vkCreateCommandPool"))?;
-        let cmd = d
-            .allocate_command_buffers(
-                &vk::CommandBufferAllocateInfo::default()
-                    .command_pool(o.cmd_pool)
-                    .level(vk::CommandBufferLevel::PRIMARY)
-                    .command_buffer_count(1),
-            )
-            .map_err(vk_err("vkAllocateCommandBuffers"))?[0];
-        let timed = device.timestamp_period > 0.0;
-        if timed {
-            o.query_pool = d
-                .create_query_pool(
-                    &vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(2),
-                    None,
-                )
-                .map_err(vk_err("vkCreateQueryPool"))?;
-        }
-        d.begin_command_buffer(
-            cmd,
-            &vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT),
-        )
-        .map_err(vk_err("vkBeginCommandBuffer"))?;
-        for img in &o.images {
-            image::record_upload(d, cmd, img);
-        }
-        for img in &o.heap_images {
-            super::texture_heap::record_upload(d, cmd, img);
-        }
-        if timed {
-            d.cmd_reset_query_pool(cmd, o.query_pool, 0, 2);
-        }
-        d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, o.pipeline);
-        if !sets.is_empty() {
-            d.cmd_bind_descriptor_sets(cmd, vk::PipelineBindPoint::COMPUTE, o.layout, 0, &sets, &[]);
-        }
-        if abi.push_constant_size > 0 {
-            let mut block = vec![0u8; abi.push_constant_size as usize];
-            block[..push.len()].copy_from_slice(push);
-            d.cmd_push_constants(cmd, o.layout, vk::ShaderStageFlags::COMPUTE, 0, &block);
-        }
-        if timed {
-            d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::TOP_OF_PIPE, o.query_pool, 0);
-        }
-        d.cmd_dispatch(cmd, groups[0], groups[1], groups[2]);
-        if timed {
-            d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, o.query_pool, 1);
-        }
-        for img in &o.images {
-            image::record_download(d, cmd, img);
-        }
-        let barrier = [vk::MemoryBarrier::default()
-            .src_access_mask(vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_WRITE)
-            .dst_access_mask(vk::AccessFlags::HOST_READ)];
-        d.cmd_pipeline_barrier(
-            cmd,
-            vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::TRANSFER,
-            vk::PipelineStageFlags::HOST,
-            vk::DependencyFlags::empty(),
-            &barrier,
-            &[],
-            &[],
-        );
-        d.end_command_buffer(cmd).map_err(vk_err("vkEndCommandBuffer"))?;
-        o.fence = d.create_fence(&vk::FenceCreateInfo::default(), None).map_err(vk_err("vkCreateFence"))?;
-        let cmds = [cmd];
-        let submit = [vk::SubmitInfo::default().command_buffers(&cmds)];
-        d.queue_submit(device.queue, &submit, o.fence).map_err(vk_err("vkQueueSubmit"))?;
-        d.wait_for_fences(&[o.fence], true, 60_000_000_000).map_err(vk_err("vkWaitForFences"))?;
-
-        let mut timing = GpuTiming { dispatch_ns: None };
-        if timed {
-            let mut stamps = [0u64; 2];
-            if d.get_query_pool_results(
-                o.query_pool,
-                0,
-                &mut stamps,
-                vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT,
-            )
-            .is_ok()
-            {
-                let ticks = stamps[1].saturating_sub(stamps[0]) as f64;
-                timing.dispatch_ns = Some(ticks * device.timestamp_period as f64);
-            }
-        }
+        let timing = record_and_submit(device, &mut o, &sets, push, abi.push_constant_size, groups)?;
         let mut out = Vec::with_capacity(resources.len());
         for (r, &k) in resources.iter().zip(&slots) {
             out.push(match r {
@@ -601,11 +523,117 @@ pub fn dispatch_resources(
     }
 }
 
+/// Record the dispatch (image uploads, timestamps, the bound sets, the push
+/// constants zero-padded to `push_size`, the dispatch, image downloads, a
+/// barrier to the host), submit it and wait; `o` holds the pipeline, its
+/// layout and the images, and takes the command pool, query pool and fence.
+///
+/// # Safety
+/// Every handle in `o` and `sets` was created from `device` and is alive.
+pub(super) unsafe fn record_and_submit(
+    device: &Device,
+    o: &mut Objects<'_>,
+    sets: &[vk::DescriptorSet],
+    push: &[u8],
+    push_size: u32,
+    groups: [u32; 3],
+) -> Result<GpuTiming, RunError> {
+    let d = &device.device;
+    o.cmd_pool = d
+        .create_command_pool(&vk::CommandPoolCreateInfo::default().queue_family_index(device.queue_family), None)
+        .map_err(vk_err("vkCreateCommandPool"))?;
+    let cmd = d
+        .allocate_command_buffers(
+            &vk::CommandBufferAllocateInfo::default()
+                .command_pool(o.cmd_pool)
+                .level(vk::CommandBufferLevel::PRIMARY)
+                .command_buffer_count(1),
+        )
+        .map_err(vk_err("vkAllocateCommandBuffers"))?[0];
+    let timed = device.timestamp_period > 0.0;
+    if timed {
+        o.query_pool = d
+            .create_query_pool(
+                &vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(2),
+                None,
+            )
+            .map_err(vk_err("vkCreateQueryPool"))?;
+    }
+    d.begin_command_buffer(
+        cmd,
+        &vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT),
+    )
+    .map_err(vk_err("vkBeginCommandBuffer"))?;
+    for img in &o.images {
+        image::record_upload(d, cmd, img);
+    }
+    for img in &o.heap_images {
+        super::texture_heap::record_upload(d, cmd, img);
+    }
+    if timed {
+        d.cmd_reset_query_pool(cmd, o.query_pool, 0, 2);
+    }
+    d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, o.pipeline);
+    if !sets.is_empty() {
+        d.cmd_bind_descriptor_sets(cmd, vk::PipelineBindPoint::COMPUTE, o.layout, 0, sets, &[]);
+    }
+    if push_size > 0 {
+        let mut block = vec![0u8; push_size as usize];
+        block[..push.len()].copy_from_slice(push);
+        d.cmd_push_constants(cmd, o.layout, vk::ShaderStageFlags::COMPUTE, 0, &block);
+    }
+    if timed {
+        d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::TOP_OF_PIPE, o.query_pool, 0);
+    }
+    d.cmd_dispatch(cmd, groups[0], groups[1], groups[2]);
+    if timed {
+        d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, o.query_pool, 1);
+    }
+    for img in &o.images {
+        image::record_download(d, cmd, img);
+    }
+    let barrier = [vk::MemoryBarrier::default()
+        .src_access_mask(vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_WRITE)
+        .dst_access_mask(vk::AccessFlags::HOST_READ)];
+    d.cmd_pipeline_barrier(
+        cmd,
+        vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::TRANSFER,
+        vk::PipelineStageFlags::HOST,
+        vk::DependencyFlags::empty(),
+        &barrier,
+        &[],
+        &[],
+    );
+    d.end_command_buffer(cmd).map_err(vk_err("vkEndCommandBuffer"))?;
+    o.fence = d.create_fence(&vk::FenceCreateInfo::default(), None).map_err(vk_err("vkCreateFence"))?;
+    let cmds = [cmd];
+    let submit = [vk::SubmitInfo::default().command_buffers(&cmds)];
+    d.queue_submit(device.queue, &submit, o.fence).map_err(vk_err("vkQueueSubmit"))?;
+    d.wait_for_fences(&[o.fence], true, 60_000_000_000).map_err(vk_err("vkWaitForFences"))?;
+
+    let mut timing = GpuTiming { dispatch_ns: None };
+    if timed {
+        let mut stamps = [0u64; 2];
+        if d.get_query_pool_results(
+            o.query_pool,
+            0,
+            &mut stamps,
+            vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT,
+        )
+        .is_ok()
+        {
+            let ticks = stamps[1].saturating_sub(stamps[0]) as f64;
+            timing.dispatch_ns = Some(ticks * device.timestamp_period as f64);
+        }
+    }
+    Ok(timing)
+}
+
 /// The first `len` bytes of a host-visible, coherent allocation.
 ///
 /// # Safety
 /// `mem` is a live, host-visible allocation of at least `len` bytes, not in use by the device.
-unsafe fn read_back(d: &ash::Device, mem: vk::DeviceMemory, len: usize) -> Result<Vec<u8>, RunError> {
+pub(super) unsafe fn read_back(d: &ash::Device, mem: vk::DeviceMemory, len: usize) -> Result<Vec<u8>, RunError> {
     let ptr = d.map_memory(mem, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty()).map_err(vk_err("vkMapMemory"))?;
     let v = std::slice::from_raw_parts(ptr as *const u8, len).to_vec();
     d.unmap_memory(mem);

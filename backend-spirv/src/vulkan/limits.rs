@@ -109,6 +109,20 @@ fn literal(o: Option<&Operand>) -> Option<u64> {
 
 /// Read the footprint of `words` (a module that failed to load is refused).
 pub fn footprint(words: &[u32]) -> Result<Footprint, RunError> {
+    let (m, consts, shared_bytes, private_bytes) = scan(words)?;
+    Ok(Footprint { local_size: local_size(&m, &consts)?, shared_bytes, private_bytes })
+}
+
+/// The footprint of a module whose workgroup size was read elsewhere: a
+/// foreign module (`reflect.rs`), whose entry point has any name and whose
+/// size may come from `LocalSizeId` or specialization constants.
+pub(crate) fn footprint_with_local_size(words: &[u32], local_size: [u32; 3]) -> Result<Footprint, RunError> {
+    let (_, _, shared_bytes, private_bytes) = scan(words)?;
+    Ok(Footprint { local_size, shared_bytes, private_bytes })
+}
+
+/// The loaded module, its integer constants, and its shared and private bytes.
+fn scan(words: &[u32]) -> Result<(Module, FxHashMap<Word, u64>, u64, u64), RunError> {
     let m = rspirv::dr::load_words(words).map_err(|e| RunError::Abi(format!("the SPIR-V does not load: {e}")))?;
     let bad = |what: String| RunError::Abi(format!("the SPIR-V module: {what}"));
     let mut consts: FxHashMap<Word, u64> = FxHashMap::default();
@@ -193,7 +207,7 @@ pub fn footprint(words: &[u32]) -> Result<Footprint, RunError> {
             }
         }
     }
-    Ok(Footprint { local_size: local_size(&m, &consts)?, shared_bytes: shared, private_bytes: private })
+    Ok((m, consts, shared, private))
 }
 
 /// The `LocalSize` (or `LocalSizeId`) of the `main` GLCompute entry point.

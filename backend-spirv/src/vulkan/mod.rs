@@ -5,7 +5,8 @@
 //! heap through `sampler`, the texture heaps through `texture_heap`); the
 //! typed layer (`encode`) turns interpreter-style inputs into those bytes and
 //! the bytes back into outputs comparable with the interpreter's (bindless
-//! slots through `bindless`).
+//! slots through `bindless`). `run_foreign` runs a module this backend did
+//! not write (naga's, glslang's), described by `reflect.rs` instead of an ABI.
 
 mod accel;
 mod bindless;
@@ -14,6 +15,7 @@ mod device;
 mod dispatch;
 mod filtered;
 mod float_atomics;
+mod foreign;
 mod image;
 mod limits;
 mod printf;
@@ -26,6 +28,7 @@ pub use compare::ulp_tolerance;
 pub use device::Device;
 pub use dispatch::{dispatch, dispatch_resources, Resource};
 pub use filtered::{compare_sampling, filtered_outputs, sampling_tolerance, texel_range};
+pub use foreign::{run_foreign, run_foreign_on};
 pub use limits::{check_module, check_resources, footprint, DispatchLimits, Footprint, MAX_PRIVATE_BYTES};
 pub use printf::{imports_debug_printf, run_kernel_printing, PrintCapture, PrintedLine, PRINTF_BUFFER_SIZE};
 pub use texture_heap::filter_tolerance;
@@ -49,6 +52,10 @@ pub enum RunError {
     /// layer, debug printf disabled by it, a damaged printer record or message).
     #[error("debug printf: {0}")]
     Printf(String),
+    /// A foreign SPIR-V module (`reflect.rs`, `foreign.rs`) uses something the
+    /// foreign runner refuses, or is not a valid module.
+    #[error("foreign SPIR-V: {0}")]
+    Foreign(String),
 }
 
 /// GPU time of one dispatch, from timestamp queries (when the queue has them).

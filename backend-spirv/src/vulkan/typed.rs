@@ -332,7 +332,12 @@ type Bound = (u32, Option<usize>, TypeId, BufferStorage, Resource);
 /// A texture input (`{"size": [w, h(, d)], "texels": [[r, g, b, a], ...]}` or
 /// `{"size": [...], "fill": [r, g, b, a]}`, docs/inputs-format.md) as its
 /// size (unused dimensions 1) and 16 host bytes per texel, x fastest.
-fn texture_from_json(module: &Module, elem: TypeId, dim: u32, j: &Json) -> Result<([u32; 3], Vec<u8>), String> {
+pub(super) fn texture_from_json(
+    module: &Module,
+    elem: TypeId,
+    dim: u32,
+    j: &Json,
+) -> Result<([u32; 3], Vec<u8>), String> {
     let sz = j.get("size").and_then(Json::as_array).ok_or("a texture needs `size`")?;
     if sz.len() != dim as usize {
         return Err(format!("a {dim}D texture needs {dim} sizes, found {}", sz.len()));
@@ -365,7 +370,13 @@ fn texture_from_json(module: &Module, elem: TypeId, dim: u32, j: &Json) -> Resul
 }
 
 /// Texels read back, in the interpreter's output encoding.
-fn texture_to_json(module: &Module, elem: TypeId, dim: u32, size: [u32; 3], bytes: &[u8]) -> Result<Json, String> {
+pub(super) fn texture_to_json(
+    module: &Module,
+    elem: TypeId,
+    dim: u32,
+    size: [u32; 3],
+    bytes: &[u8],
+) -> Result<Json, String> {
     let Json::Array(flat) = buffer_from_host_bytes(module, elem, bytes)? else {
         return Err("texels did not decode to an array".into());
     };

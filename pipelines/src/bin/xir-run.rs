@@ -31,6 +31,18 @@
 //! run's limits are flags (`--max-steps`, `--max-threads`,
 //! `--max-print-bytes`; docs/inputs-format.md, "Limits").
 //!
+//! A foreign SPIR-V module (`xir-run K.spv --inputs I.json`, recognized by
+//! its magic number in either byte order, whatever the file's name; a `.spv`
+//! file without it is refused) runs on Vulkan through
+//! `xir_spirv::vulkan::run_foreign_on`: its descriptor variables are bound by
+//! their `OpName`s from the same inputs JSON, and the outputs print exactly
+//! as an XIR kernel's (docs/inputs-format.md, "Foreign SPIR-V modules").
+//! `--entry NAME` picks among several compute entry points. Flags about XIR
+//! (`--kernel`, `--pipeline`, `--pipeline-dir`, `--opt-level`, `--fast-math`,
+//! `--artifact`), about the interpreter (`--interp`, `--compare`, `--ulp`,
+//! `--max-*`) are refused with a message: there is no XIR to compile or
+//! interpret.
+//!
 //! Exit codes: 0 success, 1 failure (bad input, compile error, run error,
 //! mismatch, stdout not writable), 2 usage error.
 
@@ -44,12 +56,16 @@ use xir::Module;
 #[derive(Parser, Debug)]
 #[command(name = "xir-run", about = "Run an XIR kernel on the interpreter or on Vulkan")]
 struct Args {
-    /// The kernel module (.xir or .json, or a .wgsl / .comp shader); optional
-    /// with --artifact.
+    /// The kernel module (.xir or .json, or a .wgsl / .comp shader), or a
+    /// SPIR-V module (by its magic number) to run on Vulkan; optional with
+    /// --artifact.
     input: Option<String>,
     /// Value of a shader `override` constant (repeatable).
     #[arg(long = "override", value_name = "NAME=VALUE", value_parser = xir_pipelines::io::parse_override)]
     overrides: Vec<(String, f64)>,
+    /// The compute entry point of a SPIR-V module that has several.
+    #[arg(long, value_name = "NAME")]
+    entry: Option<String>,
     /// Run this shader artifact on Vulkan (with INPUT: it must be INPUT's kernel).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["interp", "compare"])]
     artifact: Option<String>,
@@ -137,12 +153,23 @@ fn run(args: &Args) -> Result<(), String> {
         (Some(d), _) => Some(parse_dispatch(d)?),
         (None, d) => d,
     };
+    if let Some(input) = &args.input {
+        if let Some(words) = read_spirv(input)? {
+            return run_spirv(input, &words, args, &inputs, requested);
+        }
+    }
     if let Some(path) = &args.artifact {
         return run_artifact(path, args, inputs, requested);
     }
     let Some(input) = &args.input else {
         return Err("xir-run: an INPUT module (or --artifact FILE) is required".into());
     };
+    if args.entry.is_some() {
+        return Err(format!(
+            "xir-run: --entry selects an entry point of a SPIR-V module; {} is not one (use --kernel)",
+            xir_pipelines::io::display_name(input)
+        ));
+    }
     let module = read_verified(input, &args.overrides)?;
     let kernel = xir_pipelines::backend::select_kernel(&module, args.kernel.as_deref())?;
     let dispatch = requested.unwrap_or_else(|| one_block(&module, kernel));
@@ -223,6 +250,76 @@ fn run(args: &Args) -> Result<(), String> {
     }
     let out = if args.vulkan { vulkan()? } else { interp(None)? };
     print_outputs(&out)
+}
+
+/// The words of `input` when it is a SPIR-V module: its first four bytes
+/// are the magic number (either byte order), or its name ends in `.spv`
+/// (then it must be one). Standard input is XIR text or JSON.
+fn read_spirv(input: &str) -> Result<Option<Vec<u32>>, String> {
+    use std::io::Read;
+    if input == "-" {
+        return Ok(None);
+    }
+    let named = std::path::Path::new(input).extension().is_some_and(|e| e.eq_ignore_ascii_case("spv"));
+    let mut head = Vec::with_capacity(4);
+    // An unreadable file is reported by the reader of its kind below.
+    let Ok(file) = std::fs::File::open(input) else { return Ok(None) };
+    if file.take(4).read_to_end(&mut head).is_err() || (!named && !xir_spirv::reflect::is_spirv(&head)) {
+        return Ok(None);
+    }
+    let cap = xir::text::source::MAX_SOURCE_BYTES;
+    let mut bytes = Vec::new();
+    std::fs::File::open(input)
+        .and_then(|f| f.take(cap + 1).read_to_end(&mut bytes))
+        .map_err(|e| format!("{input}: error: cannot read input: {e}"))?;
+    if bytes.len() as u64 > cap {
+        return Err(format!("{input}: error: cannot read input: larger than the {cap}-byte limit"));
+    }
+    xir_spirv::reflect::words_from_bytes(&bytes).map(Some).map_err(|e| format!("{input}: error: {e}"))
+}
+
+/// Run the SPIR-V module `words` (read from `path`) on Vulkan; flags about
+/// XIR or the interpreter are refused first.
+fn run_spirv(
+    path: &str,
+    words: &[u32],
+    args: &Args,
+    inputs: &Inputs,
+    requested: Option<[u32; 3]>,
+) -> Result<(), String> {
+    let defaults = xir::interp::Options::default();
+    let refused = [
+        (args.artifact.is_some(), "--artifact"),
+        (args.kernel.is_some(), "--kernel (use --entry NAME)"),
+        (args.pipeline.is_some(), "--pipeline"),
+        (args.pipeline_dir.is_some(), "--pipeline-dir"),
+        (args.opt_level != 0, "--opt-level"),
+        (args.fast_math, "--fast-math"),
+        (args.interp, "--interp"),
+        (args.compare, "--compare (there is no XIR to interpret)"),
+        (args.ulp != 0, "--ulp"),
+        (args.max_steps != defaults.max_steps, "--max-steps"),
+        (args.max_threads != defaults.max_threads, "--max-threads"),
+        (args.max_print_bytes != defaults.max_print_bytes, "--max-print-bytes"),
+    ];
+    if let Some((_, flag)) = refused.iter().find(|(given, _)| *given) {
+        return Err(format!(
+            "xir-run: {path} is a SPIR-V module, which runs on Vulkan only: {flag} does not apply to it"
+        ));
+    }
+    // Refusals of the module itself come before a device is opened (and name the module).
+    xir_spirv::reflect::reflect(words, args.entry.as_deref())
+        .map_err(|e| format!("{path}: error: {}", xir_spirv::vulkan::RunError::Foreign(e.0)))?;
+    let device = open_device(false)?;
+    let (outputs, timing) = xir_spirv::vulkan::run_foreign_on(&device, words, args.entry.as_deref(), inputs, requested)
+        .map_err(|e| match e {
+            xir_spirv::vulkan::RunError::Foreign(_) => format!("{path}: error: {e}"),
+            e => run_error(e, &args.inputs),
+        })?;
+    if let Some(ns) = timing.dispatch_ns {
+        eprintln!("vulkan: {} ({}): dispatch {:.1} us", device.name, device.driver, ns / 1000.0);
+    }
+    print_outputs(&outputs)
 }
 
 /// Read and verify the module `input`; every diagnostic names the file.
