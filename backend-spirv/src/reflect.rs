@@ -123,8 +123,9 @@ impl Reflection {
 /// One descriptor variable.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Variable {
-    /// The key of its input and output: its `OpName`, else its type's (a
-    /// GLSL anonymous block `buffer Data { ... };` is `Data`); a repeated
+    /// The key of its input and output: its `OpName`, else its block's
+    /// single member's (a GLSL anonymous block `buffer Data { uint x[]; };`
+    /// is `x`), else its type's (`Data`); a repeated
     /// name is suffixed `.1`, `.2`, ... (in (set, binding) order); a
     /// variable without either is `set{S}.binding{B}`.
     pub name: String,
@@ -388,6 +389,14 @@ impl<'m> Tables<'m> {
         self.decorations.get(&id).cloned().unwrap_or_default()
     }
 
+    /// The name of the one member of struct type `id`, when it has exactly one.
+    fn single_member_name(&self, id: Word) -> Option<String> {
+        let ty = self.globals.get(&id)?;
+        (ty.class.opcode == Op::TypeStruct && ty.operands.len() == 1)
+            .then(|| self.member_names.get(&(id, 0)).filter(|n| !n.is_empty()).cloned())
+            .flatten()
+    }
+
     fn member_deco(&self, id: Word, k: u32) -> Decorations {
         self.member_decorations.get(&(id, k)).cloned().unwrap_or_default()
     }
@@ -609,8 +618,16 @@ pub fn reflect(words: &[u32], entry: Option<&str>) -> Result<Reflection, Reflect
         }
         candidates.push(Candidate {
             id,
-            // GLSL's anonymous `buffer Data { ... };` names no variable: its block names it.
-            name: t.names.get(&id).or_else(|| t.names.get(&pointee)).filter(|n| !n.is_empty()).cloned(),
+            // GLSL's anonymous `buffer Data { uint x[]; };` names no variable:
+            // its single member names it (`xir::interp::block_member_key`,
+            // as the front end does), else the block.
+            name: t
+                .names
+                .get(&id)
+                .filter(|n| !n.is_empty())
+                .cloned()
+                .or_else(|| t.single_member_name(pointee).map(|m| xir::interp::block_member_key(&m)))
+                .or_else(|| t.names.get(&pointee).filter(|n| !n.is_empty()).cloned()),
             set,
             binding,
             kind,

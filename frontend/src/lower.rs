@@ -49,6 +49,9 @@ pub struct LowerError {
 
 type R<T> = Result<T, LowerError>;
 
+/// The longest storage array read as a whole value (one read per element).
+const MAX_WHOLE_ARRAY: u32 = 256;
+
 fn unsupported<T>(span: naga::Span, message: impl Into<String>) -> R<T> {
     Err(LowerError { message: message.into(), span })
 }
@@ -65,7 +68,9 @@ enum GlobalKind {
         fixed: Option<u32>,
         single: bool,
     },
-    Uniform(TypeId),
+    /// A uniform buffer, a value parameter; `wrapped` when it is GLSL's
+    /// block without an instance name, whose one member is the value.
+    Uniform { ty: TypeId, wrapped: bool },
     Workgroup(TypeId),
     Private(TypeId),
     /// A 2D or 3D RGBA32 storage texture: `texture2d<T>` / `texture3d<T>`.
@@ -212,7 +217,12 @@ impl<'a, 'n> Lowering<'a, 'n> {
             let inner = &self.module.types[g.ty].inner;
             let kind = match g.space {
                 AddressSpace::Storage { .. } => self.buffer_kind(inner, span)?,
-                AddressSpace::Uniform => GlobalKind::Uniform(self.ty(g.ty)?),
+                AddressSpace::Uniform => match &self.module.types[g.ty].inner {
+                    TypeInner::Struct { members, .. } if g.name.is_none() && members.len() == 1 => {
+                        GlobalKind::Uniform { ty: self.ty(members[0].ty)?, wrapped: true }
+                    }
+                    _ => GlobalKind::Uniform { ty: self.ty(g.ty)?, wrapped: false },
+                },
                 AddressSpace::WorkGroup => GlobalKind::Workgroup(self.ty(g.ty)?),
                 AddressSpace::Private => GlobalKind::Private(self.ty(g.ty)?),
                 AddressSpace::Handle => GlobalKind::Texture(self.storage_texture(inner, span, name_of(&g.name))?),
@@ -299,12 +309,19 @@ impl<'a, 'n> Lowering<'a, 'n> {
         (1..).map(|i| format!("{name}_{i}")).find(|n| !taken(n)).expect("an unused name exists")
     }
 
+    fn single_member_name(&self, ty: Handle<naga::Type>) -> Option<&'n str> {
+        match &self.module.types[ty].inner {
+            TypeInner::Struct { members, .. } if members.len() == 1 => members[0].name.as_deref(),
+            _ => None,
+        }
+    }
+
     /// The kernel parameters: storage and uniform globals in binding order.
     fn binding_globals(&self) -> Vec<Handle<naga::GlobalVariable>> {
         let mut out: Vec<_> = self
             .globals
             .iter()
-            .filter(|(_, k)| matches!(k, GlobalKind::Buffer { .. } | GlobalKind::Uniform(_) | GlobalKind::Texture(_)))
+            .filter(|(_, k)| matches!(k, GlobalKind::Buffer { .. } | GlobalKind::Uniform { .. } | GlobalKind::Texture(_)))
             .map(|(h, _)| *h)
             .collect();
         out.sort_by_key(|h| {
@@ -320,12 +337,8 @@ impl<'a, 'n> Lowering<'a, 'n> {
             return n.clone();
         }
         // A GLSL block without an instance name: its single member's name.
-        if let TypeInner::Struct { members, .. } = &self.module.types[g.ty].inner {
-            if let [m] = members.as_slice() {
-                if let Some(n) = &m.name {
-                    return n.clone();
-                }
-            }
+        if let Some(n) = self.single_member_name(g.ty) {
+            return xir::interp::block_member_key(n);
         }
         format!("global{}", h.index())
     }
@@ -391,7 +404,7 @@ impl<'a, 'n> Lowering<'a, 'n> {
                 for g in self.binding_globals() {
                     let (t, k) = match self.globals[&g] {
                         GlobalKind::Buffer { elem, .. } => (self.ast.types.buffer(elem), ArgKind::Resource),
-                        GlobalKind::Uniform(t) => (t, ArgKind::Value),
+                        GlobalKind::Uniform { ty: t, .. } => (t, ArgKind::Value),
                         GlobalKind::Texture(t) => (t, ArgKind::Resource),
                         _ => unreachable!("binding_globals yields bindings"),
                     };
@@ -413,7 +426,7 @@ impl<'a, 'n> Lowering<'a, 'n> {
                 for &g in &self.uses[&h] {
                     let (t, k) = match self.globals[&g] {
                         GlobalKind::Buffer { elem, .. } => (self.ast.types.buffer(elem), ArgKind::Resource),
-                        GlobalKind::Uniform(t) => (t, ArgKind::Value),
+                        GlobalKind::Uniform { ty: t, .. } => (t, ArgKind::Value),
                         GlobalKind::Workgroup(t) | GlobalKind::Private(t) => (t, ArgKind::Reference),
                         GlobalKind::Texture(t) => (t, ArgKind::Resource),
                     };
@@ -519,6 +532,8 @@ enum Place<'a> {
     Storage(ExprRef<'a>),
     /// A value that cannot be written (a uniform), as an rvalue.
     Value(ExprRef<'a>),
+    /// A uniform block whose one member is the value (member 0 is it).
+    ValueWrapper(ExprRef<'a>),
 }
 
 #[derive(Clone, Copy)]
@@ -828,7 +843,7 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
                             self.builtin(Opcode::BufferWrite, TypeTable::VOID, vec![self.var(buffer), index, v], span);
                         out.push(self.st(StmtKind::Expr(w), span));
                     }
-                    Place::Value(_) => return unsupported(span, "a write to a uniform"),
+                    Place::Value(_) | Place::ValueWrapper(_) => return unsupported(span, "a write to a uniform"),
                     Place::BufferWrapper { .. } | Place::BufferArray { .. } => {
                         return unsupported(span, "a write to a whole runtime-sized buffer")
                     }
@@ -998,7 +1013,8 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
                     }
                     GlobalKind::Buffer { wrapped: true, .. } => Ok(Place::BufferWrapper { buffer: v }),
                     GlobalKind::Buffer { fixed, .. } => Ok(Place::BufferArray { buffer: v, fixed }),
-                    GlobalKind::Uniform(_) => Ok(Place::Value(self.var(v))),
+                    GlobalKind::Uniform { wrapped: true, .. } => Ok(Place::ValueWrapper(self.var(v))),
+                    GlobalKind::Uniform { .. } => Ok(Place::Value(self.var(v))),
                     GlobalKind::Workgroup(_) | GlobalKind::Private(_) => Ok(Place::Storage(self.var(v))),
                     GlobalKind::Texture(_) => unsupported(span, "a pointer to a texture"),
                 }
@@ -1012,6 +1028,10 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
     fn place_step(&mut self, h: Handle<Expression>, base: Handle<Expression>, step: Step) -> R<Place<'a>> {
         let span = self.espan(h);
         Ok(match self.place(base)? {
+            Place::ValueWrapper(v) => match step {
+                Step::Const(0) => Place::Value(v),
+                _ => return unsupported(span, "a member of a uniform block other than its one member"),
+            },
             Place::BufferWrapper { buffer } => match step {
                 Step::Const(0) => Place::BufferArray { buffer, fixed: None },
                 _ => return unsupported(span, "a member of a buffer's wrapper struct other than its array"),
@@ -1126,7 +1146,7 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
         if e.ty == TypeTable::U32 {
             return e;
         }
-        let op = if self.lw.ast.types.scalar_bits(e.ty) == 32 { CastOp::Bitwise } else { CastOp::Static };
+        let op = if lane_bits(&self.lw.ast.types, e.ty) == 32 { CastOp::Bitwise } else { CastOp::Static };
         self.mk(TypeTable::U32, ExprKind::Cast(op, e), span)
     }
 
@@ -1135,6 +1155,21 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
         let ty = self.expr_ty(pointer)?;
         Ok(match self.place(pointer)? {
             Place::Storage(e) | Place::Value(e) => e,
+            Place::ValueWrapper(_) => return unsupported(span, "a load of a whole uniform block"),
+            Place::BufferArray { buffer, fixed: Some(n) } if n <= MAX_WHOLE_ARRAY => {
+                // `array<T, N>` in storage read whole: N element reads.
+                let elem = self.elem_of(buffer);
+                let reads = (0..n)
+                    .map(|i| {
+                        let idx = self.lit_u32(i);
+                        self.builtin(Opcode::BufferRead, elem, vec![self.var(buffer), idx], span)
+                    })
+                    .collect();
+                self.builtin(Opcode::Aggregate, ty, reads, span)
+            }
+            Place::BufferArray { fixed: Some(n), .. } => {
+                return unsupported(span, format!("a load of a whole {n}-element storage array (at most {MAX_WHOLE_ARRAY})"))
+            }
             Place::BufferWrapper { .. } | Place::BufferArray { .. } => {
                 return unsupported(span, "a load of a whole runtime-sized buffer")
             }
@@ -1455,7 +1490,7 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
             BinaryOperator::LogicalOr => BinaryOp::Or,
             BinaryOperator::ShiftLeft | BinaryOperator::ShiftRight => {
                 // The amount is taken modulo the width.
-                let bits = self.lw.ast.types.scalar_bits(l.ty) as u64;
+                let bits = lane_bits(&self.lw.ast.types, l.ty) as u64;
                 let mask_scalar = self.lw.ast.types.scalar_of(r.ty);
                 let mask = self.mk(mask_scalar, ExprKind::Literal(bits - 1), span);
                 let mask = self.splat_value(mask, r.ty, span);
@@ -1480,7 +1515,7 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
         let l = self.splat_value(l, ty, span);
         let r = self.splat_value(r, ty, span);
         let scalar = self.lw.ast.types.scalar_of(ty);
-        let bits = self.lw.ast.types.scalar_bits(ty);
+        let bits = lane_bits(&self.lw.ast.types, ty);
         let signed = matches!(self.lw.ast.types.get(scalar), Type::Int { signed: true, .. });
         let op = if is_div { BinaryOp::Div } else { BinaryOp::Mod };
         let all_ones = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
@@ -1527,8 +1562,8 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
         if from_float && to_int {
             // Saturate: clamp into the range of the integer, in the float
             // type (the bounds are the largest floats inside the range).
-            let bits = types.scalar_bits(ty);
-            let fbits = types.scalar_bits(x.ty);
+            let bits = lane_bits(types, ty);
+            let fbits = lane_bits(types, x.ty);
             let (lo, hi): (f64, f64) = match (kind, bits) {
                 (ScalarKind::Sint, 32) => (-2147483648.0, if fbits == 32 { 2147483520.0 } else { 2147483647.0 }),
                 (ScalarKind::Uint, 32) => (0.0, if fbits == 32 { 4294967040.0 } else { 4294967295.0 }),
@@ -1612,7 +1647,7 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
             M::Radians | M::Degrees => {
                 let f = if fun == M::Radians { std::f64::consts::PI / 180.0 } else { 180.0 / std::f64::consts::PI };
                 let scalar = self.lw.ast.types.scalar_of(ty);
-                let bits = match self.lw.ast.types.scalar_bits(ty) {
+                let bits = match lane_bits(&self.lw.ast.types, ty) {
                     32 => (f as f32).to_bits() as u64,
                     64 => f.to_bits(),
                     _ => return unsupported(span, "radians/degrees below 32 bits"),
@@ -1624,7 +1659,7 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
                 // sign(x) = select(select(0, 1, x > 0), -1, x < 0)
                 let x = args[0];
                 let scalar = self.lw.ast.types.scalar_of(ty);
-                let bits = self.lw.ast.types.scalar_bits(ty);
+                let bits = lane_bits(&self.lw.ast.types, ty);
                 let (one, minus_one) = if self.lw.ast.types.is_float(scalar) {
                     match bits {
                         32 => (1f32.to_bits() as u64, (-1f32).to_bits() as u64),
@@ -1660,6 +1695,11 @@ enum Step {
 enum StepExpr<'a> {
     Member(u32),
     Index(ExprRef<'a>),
+}
+
+/// Bits of a scalar, or of each lane of a vector.
+fn lane_bits(types: &TypeTable, t: TypeId) -> u32 {
+    types.scalar_bits(types.scalar_of(t))
 }
 
 fn zero_data(types: &mut TypeTable, ty: TypeId) -> ConstantData {

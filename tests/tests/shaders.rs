@@ -47,8 +47,15 @@ fn every_corpus_twin_gives_the_xir_kernels_outputs() {
         let got = xir::interp::run_kernel(&m, kernel(&m), &s.inputs).unwrap_or_else(|e| panic!("{}: {e}", s.name));
         let k = xir_tests::kernel(twin);
         let want = xir_tests::run(&k);
+        let twin_inputs = xir_tests::inputs(&k);
         let mut compared = 0;
         for (buf, w) in &want.raw.buffers {
+            // A twin with inputs of its own may hold a buffer in another
+            // encoding (a byte buffer as u32 words); those are compared by
+            // the twin's own expectations, not here.
+            if s.inputs.args.get(buf) != twin_inputs.args.get(buf) {
+                continue;
+            }
             if let Some(g) = got.buffers.get(buf) {
                 assert_eq!(g, w, "{}: buffer `{buf}` differs from {twin}.xir's", s.name);
                 compared += 1;

@@ -148,6 +148,25 @@ pub fn run_kernel(module: &Module, kernel: FuncId, inputs: &Inputs) -> Result<Ou
 /// form without `%` (as `text::print_module` writes them: names sanitized,
 /// a repeated name suffixed `.1`, `.2`, ...; unnamed arguments numbered
 /// `0`, `1`, ... in order among the unnamed ones).
+/// The input key of a shader binding that has no name of its own (GLSL's
+/// interface block without an instance name, `buffer B { uint x[]; };`):
+/// its single member's name, less one trailing `_` when what remains is a
+/// GLSL keyword (a member `out_` stands for an argument `out`). The front
+/// end and the foreign-SPIR-V runner both key such a binding by it.
+pub fn block_member_key(member: &str) -> String {
+    const KEYWORDS: &[&str] = &[
+        "in", "out", "inout", "uniform", "buffer", "shared", "const", "attribute", "varying", "layout", "struct",
+        "if", "else", "for", "while", "do", "switch", "case", "default", "break", "continue", "return", "discard",
+        "true", "false", "void", "bool", "int", "uint", "float", "double", "precision", "highp", "mediump", "lowp",
+        "flat", "smooth", "centroid", "patch", "sample", "coherent", "volatile", "restrict", "readonly", "writeonly",
+        "invariant", "precise", "subroutine",
+    ];
+    match member.strip_suffix('_') {
+        Some(rest) if KEYWORDS.contains(&rest) => rest.to_string(),
+        _ => member.to_string(),
+    }
+}
+
 pub fn arg_names(f: &crate::ir::Function) -> Vec<String> {
     let mut seen = std::collections::HashSet::new();
     let mut unnamed = 0u32;
