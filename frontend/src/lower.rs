@@ -70,7 +70,10 @@ enum GlobalKind {
     },
     /// A uniform buffer, a value parameter; `wrapped` when it is GLSL's
     /// block without an instance name, whose one member is the value.
-    Uniform { ty: TypeId, wrapped: bool },
+    Uniform {
+        ty: TypeId,
+        wrapped: bool,
+    },
     Workgroup(TypeId),
     Private(TypeId),
     /// A 2D or 3D RGBA32 storage texture: `texture2d<T>` / `texture3d<T>`.
@@ -321,7 +324,9 @@ impl<'a, 'n> Lowering<'a, 'n> {
         let mut out: Vec<_> = self
             .globals
             .iter()
-            .filter(|(_, k)| matches!(k, GlobalKind::Buffer { .. } | GlobalKind::Uniform { .. } | GlobalKind::Texture(_)))
+            .filter(|(_, k)| {
+                matches!(k, GlobalKind::Buffer { .. } | GlobalKind::Uniform { .. } | GlobalKind::Texture(_))
+            })
             .map(|(h, _)| *h)
             .collect();
         out.sort_by_key(|h| {
@@ -1168,7 +1173,10 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
                 self.builtin(Opcode::Aggregate, ty, reads, span)
             }
             Place::BufferArray { fixed: Some(n), .. } => {
-                return unsupported(span, format!("a load of a whole {n}-element storage array (at most {MAX_WHOLE_ARRAY})"))
+                return unsupported(
+                    span,
+                    format!("a load of a whole {n}-element storage array (at most {MAX_WHOLE_ARRAY})"),
+                )
             }
             Place::BufferWrapper { .. } | Place::BufferArray { .. } => {
                 return unsupported(span, "a load of a whole runtime-sized buffer")

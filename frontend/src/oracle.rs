@@ -170,7 +170,12 @@ pub fn naga_spirv_with(
     }
 }
 
-fn compile(source: &str, language: Language, file: &str, overrides: &crate::Overrides) -> Result<Vec<u32>, OracleError> {
+fn compile(
+    source: &str,
+    language: Language,
+    file: &str,
+    overrides: &crate::Overrides,
+) -> Result<Vec<u32>, OracleError> {
     let err = |stage: Stage, location: Option<naga::SourceLocation>, message: String| OracleError {
         file: file.into(),
         location: location.map(|l| (l.line_number, l.line_position)),

@@ -140,6 +140,18 @@ fn encode(device: &Device, codec: &codec::Codec, v: &Variable, json: &Json) -> R
     let bad = |e: String| RunError::Abi(format!("`{}` ({}): {e}", v.name, v.kind.descriptor_name()));
     let (ty, resource, range, runtime_len) = match &v.kind {
         VariableKind::StorageBuffer(layout) | VariableKind::UniformBuffer(layout) => {
+            let json = if is_single_value_buffer(&v.kind) {
+                match json.as_array().map(Vec::as_slice) {
+                    Some([one]) => one,
+                    _ => {
+                        return Err(bad(
+                            "a storage buffer of one value takes a one-element list, as an XIR buffer".into()
+                        ))
+                    }
+                }
+            } else {
+                json
+            };
             let b = codec.block_to_bytes(layout, json).map_err(bad)?;
             if b.bytes.is_empty() {
                 return Err(bad(
@@ -169,10 +181,19 @@ fn encode(device: &Device, codec: &codec::Codec, v: &Variable, json: &Json) -> R
     Ok(Bound { set: v.set, binding: v.binding, ty, resource, range, runtime_len })
 }
 
+/// A storage buffer holding one value that is not an array (`var<storage>
+/// n: atomic<u32>`): its input and output are a one-element list, as the
+/// front end makes it an XIR buffer of one element.
+fn is_single_value_buffer(kind: &VariableKind) -> bool {
+    matches!(kind, VariableKind::StorageBuffer(l)
+        if l.members.len() == 1 && !matches!(l.members[0].ty, crate::reflect::DataType::Array { .. }))
+}
+
 fn decode(codec: &codec::Codec, v: &Variable, b: &Bound, r: Resource) -> Result<Json, String> {
     match (&v.kind, r) {
         (VariableKind::StorageBuffer(layout) | VariableKind::UniformBuffer(layout), Resource::Buffer(bytes)) => {
-            codec.block_from_bytes(layout, &bytes, b.runtime_len)
+            let j = codec.block_from_bytes(layout, &bytes, b.runtime_len)?;
+            Ok(if is_single_value_buffer(&v.kind) { Json::Array(vec![j]) } else { j })
         }
         (VariableKind::StorageImage(img), Resource::Image { size, data, .. }) => {
             let (m, elem) = codec.texel_type(texel_scalar(img.texel));

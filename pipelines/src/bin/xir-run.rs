@@ -53,6 +53,13 @@ use xir::interp::{Inputs, Outputs};
 use xir::pipeline::{PassManager, RunOptions};
 use xir::Module;
 
+/// A second compiler to check ours against.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Oracle {
+    /// naga's SPIR-V backend (`xir_frontend::oracle`).
+    Naga,
+}
+
 #[derive(Parser, Debug)]
 #[command(name = "xir-run", about = "Run an XIR kernel on the interpreter or on Vulkan")]
 struct Args {
@@ -100,6 +107,11 @@ struct Args {
     /// Run on both and compare (within Vulkan's precision, docs/vulkan.md).
     #[arg(long, conflicts_with_all = ["interp", "vulkan"])]
     compare: bool,
+    /// With a .wgsl / .comp shader: also compile it with naga's own SPIR-V
+    /// backend, run that module on Vulkan too, and compare all three
+    /// (implies --compare).
+    #[arg(long, value_enum, conflicts_with_all = ["interp", "vulkan", "artifact"])]
+    oracle: Option<Oracle>,
     /// Extra allowed float difference in single-precision ULPs for --compare.
     #[arg(long, default_value_t = 0)]
     ulp: u32,
@@ -217,7 +229,7 @@ fn run(args: &Args) -> Result<(), String> {
         }
         Ok(outputs)
     };
-    if args.compare {
+    if args.compare || args.oracle.is_some() {
         // The interpreter's run bounds each element by Vulkan's precision.
         let precision = xir::interp::Precision { contraction: args.fast_math };
         let (a, b) = (interp(Some(precision))?, vulkan()?);
@@ -244,12 +256,42 @@ fn run(args: &Args) -> Result<(), String> {
                 compared.within, compared.max_bound
             );
         }
+        if args.oracle == Some(Oracle::Naga) {
+            let theirs = naga_run(input, args, &module.func(kernel).name, &inputs, dispatch)?;
+            // naga's module also reports its uniforms; ours keeps values out.
+            let mut theirs = theirs;
+            theirs.buffers.retain(|k, _| a.buffers.contains_key(k));
+            let c = sorted(&a).compare_bounded(&sorted(&theirs), xir_spirv::vulkan::ulp_tolerance(args.ulp));
+            if let Some(m) = c.mismatch {
+                return Err(format!("mismatch (interpreter vs naga's SPIR-V on Vulkan): {m}"));
+            }
+            print_outputs(&a)?;
+            eprintln!("xir-run: interpreter, Vulkan and naga's module agree");
+            return Ok(());
+        }
         print_outputs(&a)?;
         eprintln!("xir-run: interpreter and Vulkan agree");
         return Ok(());
     }
     let out = if args.vulkan { vulkan()? } else { interp(None)? };
     print_outputs(&out)
+}
+
+/// `--oracle naga`: the shader compiled by naga alone (the same overrides),
+/// run on Vulkan with the same inputs, by its entry point's name.
+fn naga_run(input: &str, args: &Args, entry: &str, inputs: &Inputs, dispatch: [u32; 3]) -> Result<Outputs, String> {
+    let display = xir_pipelines::io::display_name(input);
+    let Some(language) = xir_frontend::Language::from_path(input) else {
+        return Err(format!("xir-run: --oracle naga needs a .wgsl or .comp shader; {display} is XIR"));
+    };
+    let text = xir_pipelines::io::read_text(input, "input").map_err(|d| xir::diag::render(&d))?;
+    let overrides = args.overrides.iter().cloned().collect();
+    let words =
+        xir_frontend::oracle::naga_spirv_with(&text, language, display, &overrides).map_err(|e| e.to_string())?;
+    let device = open_device(false)?;
+    let (out, _) = xir_spirv::vulkan::run_foreign_on(&device, &words, Some(entry), inputs, Some(dispatch))
+        .map_err(|e| format!("naga's module: {}", run_error(e, &args.inputs)))?;
+    Ok(out)
 }
 
 /// The words of `input` when it is a SPIR-V module: its first four bytes
