@@ -1510,6 +1510,133 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
         Ok(self.mk(ty, ExprKind::Binary(bop, l, r), span))
     }
 
+    /// A 32-bit unsigned bit operation (`ctz`, `clz`, `popcount`,
+    /// `reverse`) on `x` of type `ty`: signed lanes go through their bits.
+    fn unsigned_bit_op(&mut self, op: Opcode, ty: TypeId, x: ExprRef<'a>, span: naga::Span) -> ExprRef<'a> {
+        let scalar = self.lw.ast.types.scalar_of(ty);
+        if scalar == TypeTable::U32 {
+            return self.builtin(op, ty, vec![x], span);
+        }
+        let uty = self.types().with_scalar(ty, TypeTable::U32);
+        let ux = self.mk(uty, ExprKind::Cast(CastOp::Bitwise, x), span);
+        let r = self.builtin(op, uty, vec![ux], span);
+        self.mk(ty, ExprKind::Cast(CastOp::Bitwise, r), span)
+    }
+
+    /// `v` (a scalar) repeated to the lane count of `like`, in `v`'s own
+    /// scalar type; `v` itself when `like` is a scalar.
+    fn splat_lanes(&mut self, v: ExprRef<'a>, like: TypeId, span: naga::Span) -> ExprRef<'a> {
+        match *self.lw.ast.types.get(like) {
+            Type::Vector { lanes, .. } => {
+                let t = self.types().vector(v.ty, lanes);
+                self.builtin(Opcode::Aggregate, t, vec![v; lanes as usize], span)
+            }
+            _ => v,
+        }
+    }
+
+    /// WGSL's bit built-ins, written with shifts whose amounts stay below
+    /// the width (both arms of a `select` are evaluated):
+    /// - `firstTrailingBit(e)`: -1 (all ones) for 0, else `ctz(e)`;
+    /// - `firstLeadingBit(e)`: the highest bit that differs from the sign
+    ///   (signed) or is set (unsigned): `w - 1 - clz(x)`, -1 when `x == 0`,
+    ///   with `x = e < 0 ? ~e : e`;
+    /// - `extractBits(e, o, c)` / `insertBits(e, n, o, c)` with `o = min(o,
+    ///   w)` and `c = min(c, w - o)`: nothing extracted or inserted when
+    ///   `c == 0`, a sign-extended field for signed `e`.
+    fn bit_builtin(&mut self, ty: TypeId, fun: MathFunction, args: &[ExprRef<'a>], span: naga::Span) -> ExprRef<'a> {
+        let w = lane_bits(&self.lw.ast.types, ty);
+        let scalar = self.lw.ast.types.scalar_of(ty);
+        let signed = matches!(self.lw.ast.types.get(scalar), Type::Int { signed: true, .. });
+        let bty = self.types().with_scalar(ty, TypeTable::BOOL);
+        let all_ones = if w == 64 { u64::MAX } else { (1u64 << w) - 1 };
+        let lit = |cx: &mut Self, bits: u64| {
+            let s = cx.mk(scalar, ExprKind::Literal(bits), span);
+            cx.splat_value(s, ty, span)
+        };
+        let bin = |cx: &mut Self, t: TypeId, op: BinaryOp, l: ExprRef<'a>, r: ExprRef<'a>| {
+            cx.mk(t, ExprKind::Binary(op, l, r), span)
+        };
+        let sel = |cx: &mut Self, c: ExprRef<'a>, a: ExprRef<'a>, b: ExprRef<'a>| {
+            cx.builtin(Opcode::Select, ty, vec![c, a, b], span)
+        };
+        let e = args[0];
+        let (zero, ones) = (lit(self, 0), lit(self, all_ones));
+        match fun {
+            MathFunction::FirstTrailingBit => {
+                let is0 = bin(self, bty, BinaryOp::Equal, e, zero);
+                let ctz = self.unsigned_bit_op(Opcode::Ctz, ty, e, span);
+                sel(self, is0, ones, ctz)
+            }
+            MathFunction::FirstLeadingBit => {
+                let x = if signed {
+                    let neg = bin(self, bty, BinaryOp::Less, e, zero);
+                    let not = self.mk(ty, ExprKind::Unary(UnaryOp::BitNot, e), span);
+                    sel(self, neg, not, e)
+                } else {
+                    e
+                };
+                let is0 = bin(self, bty, BinaryOp::Equal, x, zero);
+                let clz = self.unsigned_bit_op(Opcode::Clz, ty, x, span);
+                let top = lit(self, u64::from(w - 1));
+                let pos = bin(self, ty, BinaryOp::Sub, top, clz);
+                sel(self, is0, ones, pos)
+            }
+            MathFunction::ExtractBits | MathFunction::InsertBits => {
+                let (o, c) = if fun == MathFunction::ExtractBits { (args[1], args[2]) } else { (args[2], args[3]) };
+                let u = |cx: &mut Self, v: u32| cx.lit_u32(v);
+                let wl = u(self, w);
+                let o = self.builtin(Opcode::Min, TypeTable::U32, vec![o, wl], span);
+                let room = bin(self, TypeTable::U32, BinaryOp::Sub, wl, o);
+                let c = self.builtin(Opcode::Min, TypeTable::U32, vec![c, room], span);
+                let c0 = u(self, 0);
+                let none = bin(self, TypeTable::BOOL, BinaryOp::Equal, c, c0);
+                let none = self.splat_lanes(none, ty, span);
+                // With c >= 1: w - c and o are below w.
+                let w_minus_c = bin(self, TypeTable::U32, BinaryOp::Sub, wl, c);
+                let top = u(self, w - 1);
+                let w_minus_c = self.builtin(Opcode::Min, TypeTable::U32, vec![w_minus_c, top], span);
+                let top = u(self, w - 1);
+                let o_safe = self.builtin(Opcode::Min, TypeTable::U32, vec![o, top], span);
+                let w_minus_c = self.splat_lanes(w_minus_c, ty, span);
+                let o_safe_v = self.splat_lanes(o_safe, ty, span);
+                if fun == MathFunction::ExtractBits {
+                    let field = if signed {
+                        // (e << (w - o - c)) >> (w - c), arithmetic.
+                        let up = bin(self, TypeTable::U32, BinaryOp::Sub, wl, o);
+                        let up = bin(self, TypeTable::U32, BinaryOp::Sub, up, c);
+                        let top = u(self, w - 1);
+                        let up = self.builtin(Opcode::Min, TypeTable::U32, vec![up, top], span);
+                        let up = self.splat_lanes(up, ty, span);
+                        let l = bin(self, ty, BinaryOp::Shl, e, up);
+                        bin(self, ty, BinaryOp::Shr, l, w_minus_c)
+                    } else {
+                        let sh = bin(self, ty, BinaryOp::Shr, e, o_safe_v);
+                        let mask = bin(self, ty, BinaryOp::Shr, ones, w_minus_c);
+                        bin(self, ty, BinaryOp::BitAnd, sh, mask)
+                    };
+                    sel(self, none, zero, field)
+                } else {
+                    let n = args[1];
+                    // Unsigned all-ones shifted right stays logical for signed types too.
+                    let uscalar = self.types().int(w as u8, false);
+                    let uty = self.types().with_scalar(ty, uscalar);
+                    let uones = self.mk(uty, ExprKind::Cast(CastOp::Bitwise, ones), span);
+                    let low = bin(self, uty, BinaryOp::Shr, uones, w_minus_c);
+                    let mask = bin(self, uty, BinaryOp::Shl, low, o_safe_v);
+                    let mask = self.mk(ty, ExprKind::Cast(CastOp::Bitwise, mask), span);
+                    let mask = sel(self, none, zero, mask);
+                    let keep = self.mk(ty, ExprKind::Unary(UnaryOp::BitNot, mask), span);
+                    let kept = bin(self, ty, BinaryOp::BitAnd, e, keep);
+                    let moved = bin(self, ty, BinaryOp::Shl, n, o_safe_v);
+                    let moved = bin(self, ty, BinaryOp::BitAnd, moved, mask);
+                    bin(self, ty, BinaryOp::BitOr, kept, moved)
+                }
+            }
+            _ => unreachable!("only the bit built-ins"),
+        }
+    }
+
     fn splat_value(&mut self, v: ExprRef<'a>, like: TypeId, span: naga::Span) -> ExprRef<'a> {
         match *self.lw.ast.types.get(like) {
             Type::Vector { lanes, .. } => self.builtin(Opcode::Aggregate, like, vec![v; lanes as usize], span),
@@ -1644,10 +1771,6 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
             M::Transpose => Opcode::MatrixTranspose,
             M::Determinant => Opcode::MatrixDeterminant,
             M::Inverse => Opcode::MatrixInverse,
-            M::CountTrailingZeros => Opcode::Ctz,
-            M::CountLeadingZeros => Opcode::Clz,
-            M::CountOneBits => Opcode::Popcount,
-            M::ReverseBits => Opcode::Reverse,
             M::Distance => {
                 let d = self.mk(args[0].ty, ExprKind::Binary(BinaryOp::Sub, args[0], args[1]), span);
                 return Ok(self.builtin(Opcode::Length, ty, vec![d], span));
@@ -1688,6 +1811,12 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
                 let pos = self.builtin(Opcode::Select, ty, vec![gt, o, z], span);
                 return Ok(self.builtin(Opcode::Select, ty, vec![lt, m, pos], span));
             }
+            M::CountTrailingZeros | M::CountLeadingZeros | M::CountOneBits | M::ReverseBits => {
+                return Ok(self.unsigned_bit_op(op_of_count(fun), ty, args[0], span));
+            }
+            M::FirstTrailingBit | M::FirstLeadingBit | M::ExtractBits | M::InsertBits => {
+                return Ok(self.bit_builtin(ty, fun, &args, span));
+            }
             other => return unsupported(span, format!("built-in {other:?}")),
         };
         Ok(self.builtin(op, ty, args, span))
@@ -1703,6 +1832,15 @@ enum Step {
 enum StepExpr<'a> {
     Member(u32),
     Index(ExprRef<'a>),
+}
+
+fn op_of_count(f: MathFunction) -> Opcode {
+    match f {
+        MathFunction::CountTrailingZeros => Opcode::Ctz,
+        MathFunction::CountLeadingZeros => Opcode::Clz,
+        MathFunction::CountOneBits => Opcode::Popcount,
+        _ => Opcode::Reverse,
+    }
 }
 
 /// Bits of a scalar, or of each lane of a vector.
