@@ -276,9 +276,9 @@ fn run() -> i32 {
         }
         Emit::Json => Ok(xir::text::json::to_json(&module).into_bytes()),
         Emit::Dot => Ok(dot::module_to_dot(&module).into_bytes()),
-        Emit::Spirv => backend::emit_with(&module, BackendEmit::Spirv, 0, cli.fast_math),
-        Emit::SpirvAsm => backend::emit_with(&module, BackendEmit::SpirvAsm, 0, cli.fast_math),
-        Emit::Artifact => backend::emit_with(&module, BackendEmit::Artifact, 0, cli.fast_math),
+        Emit::Spirv => backend::emit_with(&module, BackendEmit::Spirv, cli.opt_level, cli.fast_math),
+        Emit::SpirvAsm => backend::emit_with(&module, BackendEmit::SpirvAsm, cli.opt_level, cli.fast_math),
+        Emit::Artifact => backend::emit_with(&module, BackendEmit::Artifact, cli.opt_level, cli.fast_math),
     };
     match bytes.and_then(|b| io::write_output(cli.output.as_deref(), &b)) {
         Ok(()) => 0,

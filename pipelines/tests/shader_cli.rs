@@ -1,0 +1,124 @@
+//! The drivers on WGSL and GLSL shaders, as a user runs them: `xir-opt`
+//! with every emit, `--emit ast`, `--override`, located errors without an
+//! output file; `xir-run` on the interpreter and with `--oracle naga`; and
+//! `--opt-level` reaching SPIRV-Tools' preset.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn run(bin: &str, args: &[&str]) -> Output {
+    Command::new(bin).args(args).output().expect("the driver runs")
+}
+fn opt(args: &[&str]) -> Output {
+    run(env!("CARGO_BIN_EXE_xir-opt"), args)
+}
+fn xrun(args: &[&str]) -> Output {
+    run(env!("CARGO_BIN_EXE_xir-run"), args)
+}
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+fn scratch(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("xir-shader-cli-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+const SHADER: &str = "\
+override SCALE: u32 = 3u;
+@group(0) @binding(0) var<storage, read_write> data: array<u32>;
+@compute @workgroup_size(4)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    data[gid.x] = data[gid.x] * SCALE + gid.x;
+}
+";
+
+#[test]
+fn a_wgsl_shader_prints_as_an_ast_and_runs_with_its_overrides() {
+    let d = scratch("ast");
+    let k = d.join("k.wgsl");
+    std::fs::write(&k, SHADER).unwrap();
+    let k = k.display().to_string();
+    let o = opt(&[&k, "--emit", "ast"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(
+        text(&o.stdout),
+        "kernel void main(buffer<u32> data) block_size(4, 1, 1) {
+    buffer.write(data, min($dispatch_id.x, buffer.size(data) - 1u32), buffer.read(data, min($dispatch_id.x, buffer.size(data) - 1u32)) * 3u32 + $dispatch_id.x);
+    return;
+}
+"
+    );
+    let inputs = d.join("i.json");
+    std::fs::write(&inputs, r#"{"dispatch": [4, 1, 1], "args": {"data": [1, 2, 3, 4]}}"#).unwrap();
+    let inputs = inputs.display().to_string();
+    let o = xrun(&[&k, "--inputs", &inputs]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stdout).trim(), r#"{"buffers":{"data":[3,7,11,15]},"printed":[]}"#);
+    let o = xrun(&[&k, "--inputs", &inputs, "--override", "SCALE=10"]);
+    assert_eq!(text(&o.stdout).trim(), r#"{"buffers":{"data":[10,21,32,43]},"printed":[]}"#);
+    let o = xrun(&[&k, "--inputs", &inputs, "--override", "SCALE"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+}
+
+#[test]
+fn a_bad_shader_is_located_and_leaves_no_output() {
+    let d = scratch("bad");
+    let k = d.join("bad.wgsl");
+    std::fs::write(&k, "@compute @workgroup_size(1)\nfn main() {\n    let x = 1u +;\n}\n").unwrap();
+    let out = d.join("out.spv");
+    let (k, out_s) = (k.display().to_string(), out.display().to_string());
+    let o = opt(&[&k, "--pipeline", "spirv", "--emit", "spirv", "-o", &out_s]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stderr).starts_with(&format!("{k}:3:17: error: [wgsl] expected expression, found \";\"")),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(!out.exists());
+    let g = d.join("bad.comp");
+    std::fs::write(&g, "#version 450\nlayout(local_size_x = 1) in;\nvoid main() { frobnicate(); }\n").unwrap();
+    let g = g.display().to_string();
+    let o = opt(&[&g]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(text(&o.stderr).trim(), format!("{g}:3:15: error: [glsl] Unknown function 'frobnicate'"));
+}
+
+/// Instructions of a disassembly (lines with an `Op`).
+fn instructions(asm: &str) -> usize {
+    asm.lines().filter(|l| l.trim_start().starts_with("Op") || l.contains("= Op")).count()
+}
+
+#[test]
+fn opt_level_two_applies_the_spirv_tools_preset() {
+    let saxpy = root().join("tests/wgsl/saxpy.wgsl").display().to_string();
+    let count = |level: &str| {
+        let o = opt(&[&saxpy, "--pipeline", "spirv", "--opt-level", level, "--emit", "spirv-asm"]);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        instructions(&text(&o.stdout))
+    };
+    let (o0, o2) = (count("0"), count("2"));
+    assert!(o2 < o0, "-O2 has {o2} instructions, -O0 {o0}");
+}
+
+#[test]
+fn xir_run_checks_a_shader_against_nagas_module() {
+    let k = root().join("tests/wgsl/saxpy.wgsl").display().to_string();
+    let i = root().join("tests/corpus/saxpy.inputs.json").display().to_string();
+    let o = xrun(&[&k, "--inputs", &i, "--oracle", "naga"]);
+    let err = text(&o.stderr);
+    if err.contains("no Vulkan device") {
+        eprintln!("skipped: {err}");
+        return;
+    }
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("xir-run: interpreter, Vulkan and naga's module agree"), "{err}");
+    let xir = root().join("tests/corpus/saxpy.xir").display().to_string();
+    let o = xrun(&[&xir, "--inputs", &i, "--oracle", "naga"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stderr).contains("--oracle naga needs a .wgsl or .comp shader"), "{}", text(&o.stderr));
+}
