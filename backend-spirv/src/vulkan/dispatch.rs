@@ -120,6 +120,21 @@ impl Drop for Objects<'_> {
     }
 }
 
+/// The compute pipeline of `shader`'s entry point `entry` with `layout`
+/// (ours and a foreign module's alike).
+pub(crate) unsafe fn compute_pipeline(
+    d: &ash::Device,
+    shader: vk::ShaderModule,
+    layout: vk::PipelineLayout,
+    entry: &std::ffi::CStr,
+) -> Result<vk::Pipeline, RunError> {
+    let stage = vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::COMPUTE).module(shader).name(entry);
+    let info = [vk::ComputePipelineCreateInfo::default().stage(stage).layout(layout)];
+    d.create_compute_pipelines(vk::PipelineCache::null(), &info, None)
+        .map(|p| p[0])
+        .map_err(|(_, e)| RunError::Vulkan(format!("vkCreateComputePipelines: {e}")))
+}
+
 pub(crate) fn vk_err(what: &'static str) -> impl Fn(vk::Result) -> RunError {
     move |e| RunError::Vulkan(format!("{what}: {e}"))
 }
@@ -298,14 +313,7 @@ pub fn dispatch_resources(
         o.layout = d.create_pipeline_layout(&layout_info, None).map_err(vk_err("vkCreatePipelineLayout"))?;
         let entry = std::ffi::CString::new(abi.entry_point.as_str())
             .map_err(|_| RunError::Abi("entry point name contains NUL".into()))?;
-        let stage = vk::PipelineShaderStageCreateInfo::default()
-            .stage(vk::ShaderStageFlags::COMPUTE)
-            .module(o.shader)
-            .name(&entry);
-        let info = [vk::ComputePipelineCreateInfo::default().stage(stage).layout(o.layout)];
-        o.pipeline = d
-            .create_compute_pipelines(vk::PipelineCache::null(), &info, None)
-            .map_err(|(_, e)| RunError::Vulkan(format!("vkCreateComputePipelines: {e}")))?[0];
+        o.pipeline = compute_pipeline(d, o.shader, o.layout, &entry)?;
 
         // Host-visible, coherent buffers (simple and exact; timing is of the dispatch only);
         // images in device memory with a host-visible staging buffer each.

@@ -47,7 +47,7 @@ use rspirv::spirv::Capability;
 use serde_json::Value as Json;
 use xir::interp::{Inputs, Outputs};
 
-use super::dispatch::{host_buffer, read_back, record_and_submit, vk_err, Objects, Resource};
+use super::dispatch::{compute_pipeline, host_buffer, read_back, record_and_submit, vk_err, Objects, Resource};
 use super::image::{self, ImageObjects};
 use super::{Device, GpuTiming, RunError};
 use crate::reflect::{self, Reflection, Scalar, Variable, VariableKind};
@@ -380,12 +380,7 @@ unsafe fn dispatch_bound(
         .create_pipeline_layout(&vk::PipelineLayoutCreateInfo::default().set_layouts(&set_layouts), None)
         .map_err(vk_err("vkCreatePipelineLayout"))?;
     let name = std::ffi::CString::new(entry).map_err(|_| RunError::Foreign("entry point name contains NUL".into()))?;
-    let stage =
-        vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::COMPUTE).module(o.shader).name(&name);
-    let info = [vk::ComputePipelineCreateInfo::default().stage(stage).layout(o.layout)];
-    o.pipeline = d
-        .create_compute_pipelines(vk::PipelineCache::null(), &info, None)
-        .map_err(|(_, e)| RunError::Vulkan(format!("vkCreateComputePipelines: {e}")))?[0];
+    o.pipeline = compute_pipeline(d, o.shader, o.layout, &name)?;
 
     // `slots[k]`: index into `o.buffers` or `o.images`.
     let mut slots = Vec::with_capacity(bound.len());
