@@ -189,7 +189,7 @@ fn a_storage_texture_is_a_storage_image() {
 }
 
 #[test]
-fn glsl_anonymous_blocks_are_named_by_their_block() {
+fn glsl_anonymous_blocks_are_named_by_their_member() {
     let src = "#version 450
 layout(local_size_x = 4, local_size_y = 2) in;
 layout(std430, set = 0, binding = 0) buffer Data { float v[]; };
@@ -200,7 +200,7 @@ void main() { v[gl_GlobalInvocationID.x] *= params.s; }
     let r = reflect(&words, None).unwrap();
     assert_eq!(r.workgroup_size, [4, 2, 1]);
     let names: Vec<_> = r.variables.iter().map(|v| v.name.as_str()).collect();
-    assert_eq!(names, ["Data", "params"]);
+    assert_eq!(names, ["v", "params"]);
 }
 
 #[test]

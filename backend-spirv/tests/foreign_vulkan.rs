@@ -229,9 +229,9 @@ void main() {
 }
 ";
     let words = naga_spirv(src, Language::Glsl, "k.comp").unwrap();
-    let i = inputs(Some([2, 4, 1]), json!({"Data": [1, 2, 3, 4, 5, 6, 7, 8], "params": [3, [2, 4]]}));
+    let i = inputs(Some([2, 4, 1]), json!({"v": [1, 2, 3, 4, 5, 6, 7, 8], "params": [3, [2, 4]]}));
     let o = run(&device, &words, &i);
-    assert_eq!(o.buffers["Data"], json!([3, 5, 7, 9, 11, 13, 15, 17]));
+    assert_eq!(o.buffers["v"], json!([3, 5, 7, 9, 11, 13, 15, 17]));
 }
 
 #[test]
@@ -315,7 +315,7 @@ void main() { v[0] = pc.k; }
     let caps = naga::valid::Capabilities::IMMEDIATES;
     let info = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), caps).validate(&module).unwrap();
     let words = naga::back::spv::write_vec(&module, &info, &xir_frontend::oracle::writer_options(), None).unwrap();
-    let e = run_foreign_on(&device, &words, None, &inputs(None, json!({"Data": [0]})), None).unwrap_err();
+    let e = run_foreign_on(&device, &words, None, &inputs(None, json!({"v": [0]})), None).unwrap_err();
     let e = e.to_string();
     assert!(e.starts_with("foreign SPIR-V: variable `pc` (%"), "{e}");
     assert!(e.ends_with("push constants are not supported by the foreign runner (it binds descriptor variables only)"));

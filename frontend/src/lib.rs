@@ -28,10 +28,11 @@ pub enum Language {
 }
 
 impl Language {
-    /// The language a file name says: `.wgsl`, or `.comp` / `.glsl`.
+    /// The language a file name says: `.wgsl`, or `.comp` / `.glsl` (in
+    /// any case).
     pub fn from_path(path: &str) -> Option<Language> {
-        let ext = std::path::Path::new(path).extension()?.to_str()?;
-        match ext {
+        let ext = std::path::Path::new(path).extension()?.to_str()?.to_ascii_lowercase();
+        match ext.as_str() {
             "wgsl" => Some(Language::Wgsl),
             "comp" | "glsl" => Some(Language::Glsl),
             _ => None,

@@ -170,7 +170,7 @@ fn flags_about_xir_or_the_interpreter_are_refused() {
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(
         stderr(&o),
-        format!("xir-run: --entry selects an entry point of a SPIR-V module; {x} is XIR (use --kernel)\n")
+        format!("xir-run: --entry selects an entry point of a SPIR-V module; {x} is not one (use --kernel)\n")
     );
 }
 

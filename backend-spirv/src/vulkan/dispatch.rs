@@ -128,7 +128,8 @@ pub(crate) unsafe fn compute_pipeline(
     layout: vk::PipelineLayout,
     entry: &std::ffi::CStr,
 ) -> Result<vk::Pipeline, RunError> {
-    let stage = vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::COMPUTE).module(shader).name(entry);
+    let stage =
+        vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::COMPUTE).module(shader).name(entry);
     let info = [vk::ComputePipelineCreateInfo::default().stage(stage).layout(layout)];
     d.create_compute_pipelines(vk::PipelineCache::null(), &info, None)
         .map(|p| p[0])
