@@ -259,7 +259,7 @@ impl<'x, 'a> FnCx<'x, 'a> {
             StmtKind::Scope(body) => self.scope(body)?,
             StmtKind::If { cond, then_body, else_body } => {
                 let c = self.rvalue(cond)?;
-                let c = self.to_bool(c);
+                let c = self.as_bool(c);
                 let (t, merge) = (self.new_block(), self.new_block());
                 let f = if else_body.is_none() { merge } else { self.new_block() };
                 self.emit(Opcode::If, TypeTable::VOID, &[c], &[t, f, merge]);
@@ -275,7 +275,7 @@ impl<'x, 'a> FnCx<'x, 'a> {
                 self.emit(Opcode::Loop, TypeTable::VOID, &[], &[prep, bb, upd, merge]);
                 self.enter(prep);
                 let c = self.rvalue(cond)?;
-                let c = self.to_bool(c);
+                let c = self.as_bool(c);
                 self.emit(Opcode::CondBr, TypeTable::VOID, &[c], &[bb, merge]);
                 self.targets.push(Target::Loop { brk: merge, cont: upd });
                 self.arm(bb, body, upd)?;
@@ -574,7 +574,7 @@ impl<'x, 'a> FnCx<'x, 'a> {
         Ok(types)
     }
 
-    fn to_bool(&mut self, v: Value) -> Value {
+    fn as_bool(&mut self, v: Value) -> Value {
         let ty = self.value_type(v);
         if self.m.types.scalar_of(ty) == TypeTable::BOOL {
             return v;
@@ -616,7 +616,7 @@ impl<'x, 'a> FnCx<'x, 'a> {
             UnaryOp::Minus if self.is_matrix(x.ty) => self.emit(Opcode::MatrixCompNeg, e.ty, &[v], &[]),
             UnaryOp::Minus => self.emit(Opcode::Neg, e.ty, &[v], &[]),
             UnaryOp::Not => {
-                let b = self.to_bool(v);
+                let b = self.as_bool(v);
                 let ty = self.value_type(b);
                 self.emit(Opcode::BitNot, ty, &[b], &[])
             }
@@ -628,7 +628,7 @@ impl<'x, 'a> FnCx<'x, 'a> {
         let lv = self.rvalue(l)?;
         let rv = self.rvalue(r)?;
         if let BinaryOp::And | BinaryOp::Or = op {
-            let (a, b) = (self.to_bool(lv), self.to_bool(rv));
+            let (a, b) = (self.as_bool(lv), self.as_bool(rv));
             let ty = self.value_type(a);
             let opcode = if op == BinaryOp::And { Opcode::BitAnd } else { Opcode::BitOr };
             return Ok(self.emit(opcode, ty, &[a, b], &[]));

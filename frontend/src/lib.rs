@@ -67,8 +67,12 @@ fn location(text: &str, span: naga::Span) -> Option<Span> {
     Some(Span { line: loc.line_number, col: loc.line_position })
 }
 
-fn diag(src: &Source<'_>, rule: &str, message: String, span: Option<Span>) -> Diagnostic {
-    Diagnostic::error(rule, message).with_file(src.path).with_span(span)
+/// A front-end failure: one located diagnostic (boxed: it is large, and
+/// the success path should not pay for it).
+pub type Error = Box<Diagnostic>;
+
+fn diag(src: &Source<'_>, rule: &str, message: String, span: Option<Span>) -> Error {
+    Box::new(Diagnostic::error(rule, message).with_file(src.path).with_span(span))
 }
 
 /// The message of an error with its chain of causes, on one line.
@@ -84,7 +88,7 @@ fn chain(e: &dyn std::error::Error) -> String {
 }
 
 /// Parse and validate `src` with naga, and give the overrides their values.
-pub fn parse(src: &Source<'_>, overrides: &Overrides) -> Result<(naga::Module, naga::valid::ModuleInfo), Diagnostic> {
+pub fn parse(src: &Source<'_>, overrides: &Overrides) -> Result<(naga::Module, naga::valid::ModuleInfo), Error> {
     let module = match src.language {
         Language::Wgsl => naga::front::wgsl::parse_str(src.text).map_err(|e| {
             let mut message = e.message().to_string();
@@ -121,7 +125,7 @@ pub fn parse(src: &Source<'_>, overrides: &Overrides) -> Result<(naga::Module, n
     Ok((module, info))
 }
 
-fn validate(src: &Source<'_>, module: &naga::Module) -> Result<naga::valid::ModuleInfo, Diagnostic> {
+fn validate(src: &Source<'_>, module: &naga::Module) -> Result<naga::valid::ModuleInfo, Error> {
     naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all())
         .validate(module)
         .map_err(|e| {
@@ -135,7 +139,7 @@ pub fn to_ast<'a>(
     arenas: &'a xir_ast::Arenas<'a>,
     src: &Source<'_>,
     overrides: &Overrides,
-) -> Result<xir_ast::Module<'a>, Diagnostic> {
+) -> Result<xir_ast::Module<'a>, Error> {
     let (module, info) = parse(src, overrides)?;
     lower::Lowering::new(arenas, &module, &info, src.text).lower().map_err(|e| {
         diag(src, "frontend:unsupported", format!("not supported: {}", e.message), location(src.text, e.span))
@@ -143,7 +147,7 @@ pub fn to_ast<'a>(
 }
 
 /// `src` as structured XIR (`xir.structured`), verified.
-pub fn compile(src: &Source<'_>, overrides: &Overrides) -> Result<xir::ir::Module, Diagnostic> {
+pub fn compile(src: &Source<'_>, overrides: &Overrides) -> Result<xir::ir::Module, Error> {
     let arenas = xir_ast::Arenas::default();
     let ast = to_ast(&arenas, src, overrides)?;
     ast_to_module(src, &ast)
@@ -151,7 +155,7 @@ pub fn compile(src: &Source<'_>, overrides: &Overrides) -> Result<xir::ir::Modul
 
 /// Translate an AST made from `src` and verify the result: a failure here is
 /// the front end's fault, reported as `frontend:internal` at the statement.
-pub fn ast_to_module(src: &Source<'_>, ast: &xir_ast::Module<'_>) -> Result<xir::ir::Module, Diagnostic> {
+pub fn ast_to_module(src: &Source<'_>, ast: &xir_ast::Module<'_>) -> Result<xir::ir::Module, Error> {
     let module = xir_ast::ast_to_xir(ast).map_err(|e| diag(src, "frontend:internal", e.to_string(), e.span))?;
     if let Some(d) = xir::verify::verify_module(&module).into_iter().find(Diagnostic::is_error) {
         let message = format!("the translation does not verify: [{}] {}", d.rule, d.message);

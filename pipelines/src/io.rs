@@ -36,7 +36,7 @@ pub fn read_module_with(path: &str, overrides: &xir_frontend::Overrides) -> Resu
         InputFormat::Text => xir::text::parse_module(&text, display),
         InputFormat::Shader(language) => {
             let src = xir_frontend::Source { path: display, text: &text, language };
-            xir_frontend::compile(&src, overrides).map_err(|d| vec![d])
+            xir_frontend::compile(&src, overrides).map_err(|d| vec![*d])
         }
     }
 }

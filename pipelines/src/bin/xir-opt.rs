@@ -296,7 +296,7 @@ fn shader_ast(input: &str, overrides: &xir_frontend::Overrides) -> Result<String
     };
     let src = xir_frontend::Source { path: display, text: &text, language };
     let arenas = xir_ast::Arenas::default();
-    let ast = xir_frontend::to_ast(&arenas, &src, overrides).map_err(|d| vec![d])?;
+    let ast = xir_frontend::to_ast(&arenas, &src, overrides).map_err(|d| vec![*d])?;
     Ok(xir_ast::print_module(&ast))
 }
 
