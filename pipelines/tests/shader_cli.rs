@@ -122,3 +122,22 @@ fn xir_run_checks_a_shader_against_nagas_module() {
     assert_eq!(o.status.code(), Some(1));
     assert!(text(&o.stderr).contains("--oracle naga needs a .wgsl or .comp shader"), "{}", text(&o.stderr));
 }
+
+#[test]
+fn every_emit_takes_a_shader() {
+    let d = scratch("emits");
+    let k = root().join("tests/glsl/do_while.comp").display().to_string();
+    for emit in ["xir", "json", "dot", "ast", "spirv", "spirv-asm", "artifact"] {
+        let out = d.join(format!("out.{emit}")).display().to_string();
+        let pipeline: &[&str] = if emit.starts_with("spirv") || emit == "artifact" { &["--pipeline", "spirv"] } else { &[] };
+        let mut args = vec![k.as_str(), "--emit", emit, "-o", out.as_str()];
+        args.extend_from_slice(pipeline);
+        let o = opt(&args);
+        assert!(o.status.success(), "--emit {emit}: {}", text(&o.stderr));
+        let bytes = std::fs::read(&out).unwrap();
+        assert!(!bytes.is_empty(), "--emit {emit} wrote nothing");
+        if emit == "spirv" {
+            assert_eq!(&bytes[..4], &0x0723_0203u32.to_le_bytes(), "a SPIR-V module");
+        }
+    }
+}
