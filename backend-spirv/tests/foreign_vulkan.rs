@@ -66,7 +66,9 @@ fn saxpy_with_a_uniform_scalar() {
     let o = run(&device, &wgsl(SAXPY), &i);
     assert_eq!(o.buffers["y"][0], json!("inf"));
     assert_eq!(o.buffers["y"][1], json!("-0.0"));
-    assert_eq!(o.buffers["y"][3], json!("nan"));
+    // 1 * NaN + 1 is a NaN; which one (its payload) is the device's to
+    // choose (lavapipe keeps the canonical one, the H200 gives 0x7fffffff).
+    assert!(xir::interp::is_nan_json(&o.buffers["y"][3]), "{}", o.buffers["y"][3]);
 }
 
 #[test]

@@ -5,7 +5,8 @@
 //! naga's own SPIR-V on the device. All three must agree bit for bit.
 //!
 //! `XIR_WGSL_PROGRAMS` sets how many programs (default 100),
-//! `XIR_WGSL_SEED` the first seed (default 0). A mismatch writes the
+//! `XIR_WGSL_SEED` the first seed (default 0), `XIR_WGSL_WRITE=1` writes
+//! every program (not only a failing one) to `target/wgsl-differential/`. A mismatch writes the
 //! program and its inputs to `target/wgsl-differential/seed-N.*` and
 //! fails; a mismatch found this way is kept as a regression: the program
 //! goes to `tests/wgsl/` with its `seed-N.inputs.json` beside it, where
@@ -18,8 +19,10 @@ use xir_tests::device::{device, same};
 
 /// Seeds whose program crashes a driver while it builds the pipeline (not
 /// a wrong result): skipped here, kept in `tests/wgsl/driver-crashes/`.
-const DRIVER_CRASHES: &[(u64, &str)] =
-    &[(330, "lavapipe (Mesa 25, LLVM 15) crashes building naga's module: a loop in a switch case whose arms all jump")];
+const DRIVER_CRASHES: &[(u64, &str)] = &[
+    (60, "the H200's driver (580.159.04) segfaults in libnvidia-glvkspirv building our module (SPIRV-Tools-valid)"),
+    (330, "lavapipe (Mesa 25, LLVM 15) crashes building naga's module: a loop in a switch case whose arms all jump"),
+];
 
 fn env_u64(name: &str, default: u64) -> u64 {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
@@ -73,11 +76,13 @@ fn random_wgsl_programs_agree_three_ways() {
             Ok(())
         })();
         ran += 1;
-        if let Err(e) = result {
-            let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/wgsl-differential");
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/wgsl-differential");
+        if result.is_err() || std::env::var_os("XIR_WGSL_WRITE").is_some() {
             let _ = std::fs::create_dir_all(&dir);
             let _ = std::fs::write(dir.join(&name), &p.source);
             let _ = std::fs::write(dir.join(format!("seed-{seed}.inputs.json")), &p.inputs_json);
+        }
+        if let Err(e) = result {
             failures.push(format!("{name}: {e} (written to {})", dir.display()));
         }
     }
