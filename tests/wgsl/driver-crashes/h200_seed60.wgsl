@@ -3,8 +3,7 @@
 // with the interpreter, yet the NVIDIA H200 driver 580.159.04 segfaults in
 // libnvidia-glvkspirv.so while it builds the compute pipeline. Not reduced
 // yet; to be reduced and worked around (issue 25, reproducers that reduce
-// themselves). Inputs: target/wgsl-differential/seed-60.inputs.json with
-// XIR_WGSL_WRITE=1, or: {"dispatch": ..} from xir_frontend::wgslsmith::generate(60).
+// themselves). Inputs: h200_seed60.inputs.json beside it.
 // wgslsmith program; workgroup size 32, 1 workgroup(s).
 @group(0) @binding(0) var<storage, read> input: array<u32>;
 @group(0) @binding(1) var<storage, read_write> output: array<u32>;
