@@ -21,6 +21,7 @@ use xir_tests::device::{device, same};
 /// a wrong result): skipped here, kept in `tests/wgsl/driver-crashes/`.
 const DRIVER_CRASHES: &[(u64, &str)] = &[
     (60, "the H200's driver (580.159.04) segfaults in libnvidia-glvkspirv building our module (SPIRV-Tools-valid)"),
+    (267, "the H200's driver (580.159.04) segfaults building the pipeline (seen in a 300-program run)"),
     (330, "lavapipe (Mesa 25, LLVM 15) crashes building naga's module: a loop in a switch case whose arms all jump"),
 ];
 
