@@ -129,7 +129,8 @@ fn every_emit_takes_a_shader() {
     let k = root().join("tests/glsl/do_while.comp").display().to_string();
     for emit in ["xir", "json", "dot", "ast", "spirv", "spirv-asm", "artifact"] {
         let out = d.join(format!("out.{emit}")).display().to_string();
-        let pipeline: &[&str] = if emit.starts_with("spirv") || emit == "artifact" { &["--pipeline", "spirv"] } else { &[] };
+        let pipeline: &[&str] =
+            if emit.starts_with("spirv") || emit == "artifact" { &["--pipeline", "spirv"] } else { &[] };
         let mut args = vec![k.as_str(), "--emit", emit, "-o", out.as_str()];
         args.extend_from_slice(pipeline);
         let o = opt(&args);
