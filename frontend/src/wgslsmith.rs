@@ -100,6 +100,7 @@
 //! [`Config::mask_shift_amounts`]: crate::wgslsmith::Config::mask_shift_amounts
 
 use std::fmt::Write as _;
+use xir::testgen::SplitMix64;
 
 /// Knobs of the generator. [`Config::default`] is what the tests use.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -349,16 +350,12 @@ const F32_VAR_CLAMP: &str = "-65536.0f, 65536.0f";
 /// Workgroup sizes to choose from.
 const WORKGROUP_SIZES: [u32; 7] = [1, 2, 4, 8, 16, 32, 64];
 
-/// SplitMix64: tiny, fast, and the same on every platform.
-struct Rng(u64);
+/// The generator's random choices over SplitMix64 (one stream per seed).
+struct Rng(SplitMix64);
 
 impl Rng {
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        self.0.next()
     }
 
     /// Uniform in `0..n` (n > 0).
@@ -486,7 +483,7 @@ struct Gen<'c> {
 impl<'c> Gen<'c> {
     fn new(seed: u64, cfg: &'c Config) -> Self {
         Gen {
-            rng: Rng(seed),
+            rng: Rng(SplitMix64(seed)),
             cfg,
             log: FeatureLog::default(),
             out: String::new(),

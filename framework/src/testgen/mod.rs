@@ -6,3 +6,6 @@
 pub mod modules;
 pub mod nesting;
 pub mod programs;
+pub mod splitmix;
+
+pub use splitmix::SplitMix64;

@@ -12,6 +12,7 @@
 //! blocks so that compaction is exercised. Generation is a deterministic
 //! function of a seed, so a failing case reproduces from its seed.
 
+use crate::testgen::SplitMix64;
 use proptest::prelude::*;
 use smallvec::SmallVec;
 use xir_spec::{Opcode, SpecialRegister};
@@ -29,22 +30,18 @@ pub fn modules() -> impl Strategy<Value = Module> {
 /// The module for `seed`: `functions` functions, about `budget` statements
 /// per region.
 pub fn generate(seed: u64, functions: usize, budget: usize) -> Module {
-    let mut g = Gen { rng: Rng(seed ^ 0x9e37_79b9_7f4a_7c15), m: Module::new(), sigs: Vec::new() };
+    let mut g = Gen { rng: Rng(SplitMix64(seed ^ 0x9e37_79b9_7f4a_7c15)), m: Module::new(), sigs: Vec::new() };
     g.m.intern_register_types();
     g.module(functions.max(1), budget.max(1));
     g.m
 }
 
-/// splitmix64: small, deterministic, good enough for test data.
-struct Rng(u64);
+/// Random choices over SplitMix64 (one stream per seed).
+struct Rng(SplitMix64);
 
 impl Rng {
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        self.0.next()
     }
     fn below(&mut self, n: usize) -> usize {
         (self.next() % n.max(1) as u64) as usize
