@@ -122,7 +122,8 @@ impl<'x, 'a> FnCx<'x, 'a> {
         }
         // Allocas anywhere become function-level variables, as `ast2xir`
         // declares them (their storage is the function's either way).
-        let allocas: Vec<Inst> = self.f.blocks().iter().flat_map(|&b| self.f.block(b).insts.iter().copied()).collect();
+        let allocas: Vec<Inst> =
+            self.f.blocks().iter().flat_map(|&b| self.f.block(b).insts().iter().copied()).collect();
         for i in allocas {
             let kind = match self.f.opcode(i) {
                 Opcode::Alloca => VarKind::Local,
@@ -248,7 +249,7 @@ impl<'x, 'a> FnCx<'x, 'a> {
         let mut out = Vec::new();
         loop {
             self.order.push(b);
-            let insts: Vec<Inst> = self.f.block(b).insts.iter().copied().collect();
+            let insts: Vec<Inst> = self.f.block(b).insts().to_vec();
             let Some((&term, body)) = insts.split_last() else {
                 return Err(self.err(format!("block {} has no terminator", b.index())));
             };
@@ -348,7 +349,7 @@ impl<'x, 'a> FnCx<'x, 'a> {
     /// instructions must form the tree `cond_br`'s operand is, each used
     /// once, in the order evaluating the tree emits them.
     fn condition(&mut self, prep: Block, body: Block, merge: Block) -> R<ExprRef<'a>> {
-        let insts: Vec<Inst> = self.f.block(prep).insts.iter().copied().collect();
+        let insts: Vec<Inst> = self.f.block(prep).insts().to_vec();
         let Some((&term, defs)) = insts.split_last() else {
             return Err(self.err("an empty loop prepare block"));
         };

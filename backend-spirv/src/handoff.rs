@@ -78,7 +78,7 @@ pub fn check(m: &Module, kernel: FuncId) -> Vec<Diagnostic> {
         }
         cx.check_type(f.ret, None);
         for b in structural_closure(f).blocks {
-            for &i in &f.block(b).insts {
+            for &i in f.block(b).insts() {
                 let d = f.inst(i);
                 if !dialect.ops.contains(d.opcode) {
                     cx.err(i, "opcode", format!("`{}` is not allowed in dialect `xir.spirv`", d.opcode));
@@ -111,7 +111,7 @@ pub fn check(m: &Module, kernel: FuncId) -> Vec<Diagnostic> {
 /// the final validation.
 fn entry_phis(f: &Function, diags: &mut Vec<Diagnostic>) {
     let Some(entry) = f.body() else { return };
-    for &i in &f.block(entry).insts {
+    for &i in f.block(entry).insts() {
         if f.opcode(i) == Opcode::Phi {
             let msg = "`phi` in the entry block: the entry block has no predecessors to select from".to_string();
             diags.push(inst_diag(f, i, &format!("{RULE}:entry-phi"), msg));

@@ -256,28 +256,7 @@ fn drop_unused_resources(m: &mut Module) {
         for &i in dead.iter().rev() {
             f.remove_inst(i);
         }
-        let mut map: Vec<Option<u32>> = Vec::with_capacity(f.args.len());
-        let mut next = 0u32;
-        for k in 0..f.args.len() {
-            map.push((!dropped.contains(&k)).then(|| {
-                next += 1;
-                next - 1
-            }));
-        }
-        let mut k = 0;
-        f.args.retain(|_| {
-            k += 1;
-            map[k - 1].is_some()
-        });
-        let insts: Vec<Inst> = f.all_insts().map(|(_, i)| i).collect();
-        for i in insts {
-            for v in f.inst_mut(i).operands.iter_mut() {
-                if let Value::Arg(a) = *v {
-                    *v = Value::Arg(map[a as usize].expect("a dropped formal has no uses left"));
-                }
-            }
-        }
-        f.rebuild_uses();
+        f.retain_args(|k| !dropped.contains(&k));
     }
 }
 
@@ -314,26 +293,12 @@ pub fn inline_call(m: &mut Module, caller: FuncId, call: Inst) -> Result<(), Str
     let actuals: Vec<Value> = d.operands[1..].to_vec();
     let f = m.func_mut(caller);
     let b = f.parent(call).ok_or("call is not placed")?;
-    let pos = f.position(call).ok_or("call not in its block")?;
-    // Continuation block: everything after the call.
+    // Continuation block: everything after the call; Phis of the old
+    // successors now come from it.
     let cont = f.add_block();
-    let tail: Vec<Inst> = f.block(b).insts[pos + 1..].to_vec();
-    for (k, &i) in tail.iter().enumerate() {
-        f.move_inst(i, cont, k);
-    }
-    // Phis of the old successors now come from `cont`.
-    for s in f.successors(cont) {
-        for &pi in &f.block(s).insts.clone() {
-            let pd = f.inst_mut(pi);
-            if pd.opcode == Opcode::Phi {
-                for bb in pd.blocks.iter_mut() {
-                    if *bb == b {
-                        *bb = cont;
-                    }
-                }
-            }
-        }
-    }
+    let mut at = f.cursor().at_inst(call);
+    at.next_inst();
+    at.split_block(cont);
     // Clone the callee's blocks and instructions.
     let mut bmap: FxHashMap<Block, Block> = FxHashMap::default();
     for &cb in callee.blocks() {
@@ -343,7 +308,7 @@ pub fn inline_call(m: &mut Module, caller: FuncId, call: Inst) -> Result<(), Str
     let mut placed: Vec<(Block, Inst)> = Vec::new();
     let mut returns: Vec<(Block, Option<Value>)> = Vec::new();
     for &cb in callee.blocks() {
-        for &ci in &callee.block(cb).insts {
+        for &ci in callee.block(cb).insts() {
             let cd = callee.inst(ci);
             if cd.opcode == Opcode::Return {
                 returns.push((bmap[&cb], cd.operands.first().copied()));
@@ -362,15 +327,15 @@ pub fn inline_call(m: &mut Module, caller: FuncId, call: Inst) -> Result<(), Str
         }
     };
     for &(_, ni) in &placed {
-        let nd = f.inst_mut(ni);
+        // Not placed yet: the operands join their use lists when placed.
+        let nd = f.inst(ni);
         let ops: SmallVec<[Value; 3]> = nd.operands.iter().map(|&v| map_v(v)).collect();
-        nd.operands = ops;
-        for bb in nd.blocks.iter_mut() {
-            *bb = bmap[bb];
-        }
+        let blocks: SmallVec<[Block; 3]> = nd.blocks.iter().map(|bb| bmap[bb]).collect();
+        f.set_operands(ni, ops);
+        f.set_block_operands(ni, blocks);
     }
     for (nb, ni) in placed {
-        let pos = f.block(nb).insts.len();
+        let pos = f.block(nb).insts().len();
         f.insert_inst(nb, pos, ni);
     }
     // Returns become branches to the continuation; a returned value meets in a Phi.

@@ -116,7 +116,7 @@ kernel @k() block_size(1, 1, 1) {
     // Move the marker onto the load: a spill marker on a non-slot.
     let f = &mut m.functions[0];
     let (s, l) = {
-        let insts = &f.block(f.body().unwrap()).insts;
+        let insts = f.block(f.body().unwrap()).insts();
         (insts[0], insts[2])
     };
     f.inst_md_mut(s).spill = None;
@@ -308,7 +308,7 @@ fn mutated_corpus_never_panics() {
                         // Remove it, leaving any uses dangling.
                         0 => f.remove_inst(i),
                         // Make its result void.
-                        1 => f.inst_mut(i).ty = TypeTable::VOID,
+                        1 => f.set_type(i, TypeTable::VOID),
                         // Move it to the front of its block.
                         2 => f.move_inst(i, b, 0),
                         // Point operand 0 at the function's first argument or a constant.
@@ -346,7 +346,7 @@ fn invariants_called_directly() {
     // Move the Phi of ^head after its comparison.
     let f = &mut m.functions[0];
     let head = f.blocks()[1];
-    let phi = f.block(head).insts[0];
+    let phi = f.block(head).insts()[0];
     f.move_inst(phi, head, 1);
     let diags = inv("phi_first_in_block")(&m);
     assert_eq!(diags.len(), 1, "{}", diag::render(&diags));
@@ -356,7 +356,7 @@ fn invariants_called_directly() {
         parse("kernel @k() block_size(1, 1, 1) {\n^entry:\n  %s = alloca : f32\n  store %s, f32 1.0\n  return\n}\n");
     assert!(inv("exact_typed_memory")(&m).is_empty());
     let f = &mut m.functions[0];
-    let store = f.block(f.body().unwrap()).insts[1];
+    let store = f.block(f.body().unwrap()).insts()[1];
     let one = Value::Undef(TypeTable::I32);
     f.set_operand(store, 1, one);
     let diags = inv("exact_typed_memory")(&m);

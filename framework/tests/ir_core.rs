@@ -101,12 +101,13 @@ fn live_insts_by_id_is_all_insts_in_id_order() {
     assert_eq!(same(&m), 5);
     let f = m.func_mut(fid);
     let (entry, next) = (f.blocks()[0], f.blocks()[1]);
-    let b = f.block(next).insts[0];
+    let b = f.block(next).insts()[0];
     f.replace_all_uses(Value::Inst(b), Value::Arg(1));
     f.remove_inst(b);
     assert_eq!(same(&m), 4);
     let f = m.func_mut(fid);
-    let extra = f.insert_before_terminator(entry, xir::InstData::new(Opcode::Add, f.inst(f.block(entry).insts[0]).ty));
+    let extra =
+        f.insert_before_terminator(entry, xir::InstData::new(Opcode::Add, f.inst(f.block(entry).insts()[0]).ty));
     f.set_operands(extra, [Value::Arg(1), Value::Arg(1)].into_iter().collect());
     assert_eq!(same(&m), 5);
     // Dropped from the layout without `remove_block`: parents stay set.
@@ -124,7 +125,7 @@ fn replace_inst_keeps_the_slot_and_moves_uses() {
     let fid = m.find_function("k").unwrap();
     let f = m.func_mut(fid);
     let next = f.blocks()[1];
-    let (a, b) = (f.block(f.blocks()[0]).insts[0], f.block(next).insts[0]);
+    let (a, b) = (f.block(f.blocks()[0]).insts()[0], f.block(next).insts()[0]);
     let before = f.inst_capacity();
     let md_before = f.inst_md(b).clone();
     assert!(!md_before.is_empty(), "the replaced instruction is named");
@@ -136,7 +137,7 @@ fn replace_inst_keeps_the_slot_and_moves_uses() {
     f.replace_inst(b, d);
     assert_eq!(f.inst_md(b).name.as_deref(), Some("renamed"), "data with metadata replaces it");
     assert_eq!(f.inst_capacity(), before, "no new record");
-    assert_eq!(f.block(next).insts[0], b);
+    assert_eq!(f.block(next).insts()[0], b);
     assert_eq!(f.inst(b).opcode, Opcode::Sub);
     assert_eq!(f.parent(b), Some(next));
     assert_eq!(f.uses(Value::Inst(a)).len(), 1, "the mul's two uses of %a left, the sub's one came");
@@ -156,7 +157,7 @@ fn dense_opcode_and_parent_table_follows_mutation() {
         }
         let mut listed = vec![None; f.inst_capacity()];
         for &b in f.blocks() {
-            for &i in &f.block(b).insts {
+            for &i in f.block(b).insts() {
                 listed[i.index()] = Some(b);
             }
         }
@@ -199,15 +200,14 @@ fn dense_opcode_and_parent_table_follows_mutation() {
     // Rebuilt from the layout after deserializing.
     let back = xir::text::json::from_json(&xir::text::json::to_json(&m), "t.json").unwrap();
     agrees(back.func(fid));
-    // Moving a list by hand, with set_parent.
+    // Splitting a block with the cursor moves the tail and its parents.
     let f = m.func_mut(fid);
-    let moved = f.block_mut(entry).insts.drain(1..).collect::<xir::InstList>();
+    let second = f.block(entry).insts()[1];
     let side = f.add_block();
-    for &i in &moved {
-        f.set_parent(i, Some(side));
-    }
-    f.block_mut(side).insts = moved;
+    f.cursor().at_inst(second).split_block(side);
     agrees(f);
+    assert_eq!(f.block(entry).insts().len(), 1);
+    assert_eq!(f.parent(second), Some(side));
 }
 
 /// Renumbering blocks into layout order is a pure relabelling: with every
@@ -260,7 +260,7 @@ kernel @k(%o: buffer<u32>, %n: u32) block_size(1, 1, 1) {
     assert_eq!(f.parent(old_spare_term).map(|b| b.index()), Some(5), "the spare block follows the owned ones");
     for b in 0..f.block_capacity() {
         let b = xir::Block::new(b);
-        for &i in &f.block(b).insts {
+        for &i in f.block(b).insts() {
             assert_eq!(f.parent(i), Some(b));
         }
     }
@@ -313,7 +313,7 @@ kernel @k(%o: buffer<u32>, %n: u32) block_size(1, 1, 1) {
     assert_eq!(f.parent(spare_term), Some(xir::Block::new(3)));
     for b in 0..f.block_capacity() {
         let b = xir::Block::new(b);
-        for &i in &f.block(b).insts {
+        for &i in f.block(b).insts() {
             assert_eq!(f.parent(i), Some(b));
         }
     }

@@ -68,9 +68,7 @@ fn dangling_references_are_reported_not_guessed() {
     let (_, add) = f.all_insts().next().expect("has the add");
     let ret = f.all_insts().last().expect("has the return").1;
     // Remove the add while the return still uses it: broken IR.
-    f.set_parent(add, None);
-    let entry = f.body().expect("body");
-    f.block_mut(entry).insts.retain(|i| *i != add);
+    f.remove_inst(add);
     let _ = ret;
     let j = to_json(&m);
     let diags = from_json(&j, "d.json").expect_err("dangling id");

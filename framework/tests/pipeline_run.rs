@@ -79,7 +79,7 @@ fn registry() -> PassRegistry {
         let f = &mut m.functions[0];
         let entry = f.body().unwrap();
         let tail = f.add_block();
-        for (pos, i) in f.block(entry).insts.clone().into_iter().enumerate() {
+        for (pos, i) in f.block(entry).insts().to_vec().into_iter().enumerate() {
             f.move_inst(i, tail, pos);
         }
         let mut br = InstData::new(Opcode::Br, TypeTable::VOID);

@@ -80,7 +80,7 @@ fn spans_point_at_functions_blocks_and_instructions() {
     assert_eq!(f.span.map(|s| (s.line, s.col)), Some((2, 1)));
     let b = f.body().expect("has a body");
     assert_eq!(f.block(b).span.map(|s| (s.line, s.col)), Some((3, 1)));
-    let i = f.block(b).insts[0];
+    let i = f.block(b).insts()[0];
     assert_eq!(f.inst_span(i).map(|s| (s.line, s.col)), Some((4, 5)));
     assert_eq!(f.md.comments, vec!["c".to_string()]);
 }
@@ -194,9 +194,12 @@ fn corrupt(m: &mut xir::Module, edits: &[(u8, usize, u32)]) {
         let nf = m.functions.len();
         let f = &mut m.functions[which % nf];
         let live: Vec<Inst> =
-            f.blocks().iter().filter(|b| f.block_exists(**b)).flat_map(|&b| f.block(b).insts.clone()).collect();
+            f.blocks().iter().filter(|b| f.block_exists(**b)).flat_map(|&b| f.block(b).insts().to_vec()).collect();
         let Some(&i) = live.get(which % live.len().max(1)) else { continue };
-        let d = f.inst_mut(i);
+        // Corrupted through the core's API: a whole replacement keeps the
+        // use lists as exact as dangling ids allow.
+        let mut d = f.inst_data(i);
+        let mut replace = true;
         match what % 9 {
             0 if !d.operands.is_empty() => d.operands[0] = Value::Inst(Inst(value)),
             1 if !d.operands.is_empty() => d.operands[0] = Value::Const(Const(value)),
@@ -208,12 +211,17 @@ fn corrupt(m: &mut xir::Module, edits: &[(u8, usize, u32)]) {
             7 => {
                 let p = if value % 2 == 0 { Payload::Cases(vec![1, 2, 3]) } else { Payload::Text("t".into()) };
                 f.set_payload(i, p);
+                replace = false;
             }
             _ => {
                 let mut layout = f.blocks().to_vec();
                 layout.push(Block(value));
                 f.set_layout(layout);
+                replace = false;
             }
+        }
+        if replace {
+            f.replace_inst(i, d);
         }
     }
 }

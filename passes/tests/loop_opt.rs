@@ -14,7 +14,7 @@ use xir::{Module, Opcode};
 fn block_ops(m: &Module, label: &str) -> Vec<Opcode> {
     let f = &m.functions[0];
     let b = f.blocks().iter().copied().find(|&b| f.block_md(b).name.as_deref() == Some(label)).expect("block");
-    f.block(b).insts.iter().map(|&i| f.inst(i).opcode).collect()
+    f.block(b).insts().iter().map(|&i| f.inst(i).opcode).collect()
 }
 
 fn count(m: &Module, op: Opcode) -> usize {
@@ -81,7 +81,7 @@ fn licm_hoists_invariant_pure_code_out_of_a_structured_loop() {
     // The hoisted division is the one by a non-zero constant.
     let f = &m.functions[0];
     let entry = f.body().unwrap();
-    let hoisted_div = f.block(entry).insts.iter().find(|&&i| f.inst(i).opcode == Div).copied().unwrap();
+    let hoisted_div = f.block(entry).insts().iter().find(|&&i| f.inst(i).opcode == Div).copied().unwrap();
     assert_eq!(f.inst_md(hoisted_div).name.as_deref(), Some("h"));
 }
 
@@ -257,7 +257,7 @@ fn rotation_makes_a_guarded_do_while() {
         use Opcode::*;
         assert_eq!(block_ops(&m, "head"), [Phi, Phi, Mul, Lt, CondBr]);
         let head = f.blocks().iter().copied().find(|&b| f.block_md(b).name.as_deref() == Some("head")).unwrap();
-        for &i in &f.block(head).insts {
+        for &i in f.block(head).insts() {
             if f.inst(i).opcode == Phi {
                 assert_eq!(f.inst(i).operands.len(), 1);
             }
@@ -265,7 +265,7 @@ fn rotation_makes_a_guarded_do_while() {
         // The guard duplicates the header: entry -> guard (mul, lt, cond_br).
         let entry = f.body().unwrap();
         let guard = f.successors(entry)[0];
-        let ops: Vec<Opcode> = f.block(guard).insts.iter().map(|&i| f.inst(i).opcode).collect();
+        let ops: Vec<Opcode> = f.block(guard).insts().iter().map(|&i| f.inst(i).opcode).collect();
         assert_eq!(ops, [Mul, Lt, CondBr]);
         // The body merges the guard's and the bottom test's values.
         assert_eq!(block_ops(&m, "body")[..4], [Phi, Phi, Phi, Add]);

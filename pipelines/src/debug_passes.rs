@@ -118,7 +118,7 @@ impl Pass for FalsePreserves {
         let func = m.func_mut(f);
         let entry = func.body().expect("has a body");
         let tail = func.add_block();
-        let insts = func.block(entry).insts.clone();
+        let insts = func.block(entry).insts().to_vec();
         for (pos, i) in insts.into_iter().enumerate() {
             func.move_inst(i, tail, pos);
         }

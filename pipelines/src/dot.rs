@@ -36,7 +36,7 @@ pub fn function_to_dot(f: &Function, out: &mut String) {
     let _ = writeln!(out, "  label=\"@{}\";\n  node [shape=box, fontname=\"monospace\"];", escape(&f.name));
     for &b in f.blocks() {
         let term = f.terminator(b).map(|t| f.opcode(t).name()).unwrap_or("(no terminator)");
-        let n = f.block(b).insts.len();
+        let n = f.block(b).insts().len();
         let _ = writeln!(out, "  {b} [label=\"{}\\n{n} insts, {term}\"];", escape(&block_name(f, b)));
     }
     for &b in f.blocks() {

@@ -32,7 +32,7 @@ impl Emitter<'_> {
             if !closure.reachable.contains(&b) {
                 continue;
             }
-            for &i in &f.block(b).insts {
+            for &i in f.block(b).insts() {
                 if f.inst(i).ty != xir::TypeTable::VOID {
                     let id = self.b.id();
                     self.fs.values.insert(i, id);
@@ -80,7 +80,7 @@ impl Emitter<'_> {
             }
             match pb.kind {
                 PhysKind::Logical(b) => {
-                    let insts: Vec<Inst> = f.block(b).insts.to_vec();
+                    let insts: Vec<Inst> = f.block(b).insts().to_vec();
                     for &i in &insts {
                         let d = f.inst(i);
                         if d.opcode == Opcode::Phi || d.is_terminator() {
@@ -332,7 +332,7 @@ impl Emitter<'_> {
             if !closure.reachable.contains(&b) {
                 continue;
             }
-            for &i in &f.block(b).insts {
+            for &i in f.block(b).insts() {
                 let d = f.inst(i);
                 if d.opcode != Opcode::Add || !self.m.types.is_float(self.m.types.scalar_of(d.ty)) {
                     continue;

@@ -198,7 +198,7 @@ fn sites<'a>(m: &'a Module, plans: &'a Plans) -> impl Iterator<Item = (FuncId, I
         let f = m.func(*fid);
         let blocks = plans.closures.get(fid).map(|c| c.blocks.as_slice()).unwrap_or(&[]);
         blocks.iter().flat_map(move |&b| {
-            f.block(b).insts.iter().filter(move |&&i| f.opcode(i) == Opcode::Print).map(move |&i| (*fid, i))
+            f.block(b).insts().iter().filter(move |&&i| f.opcode(i) == Opcode::Print).map(move |&i| (*fid, i))
         })
     })
 }

@@ -64,7 +64,7 @@ fn callees(m: &Module, fid: FuncId) -> Vec<FuncId> {
     let mut seen = FxHashSet::default();
     let mut out = Vec::new();
     for b in structural_closure(f).blocks {
-        for &i in &f.block(b).insts {
+        for &i in f.block(b).insts() {
             let d = f.inst(i);
             if d.opcode == Opcode::Call {
                 if let Some(Value::Func(g)) = d.operands.first() {
@@ -95,7 +95,7 @@ pub struct Closure {
 pub fn reachable_insts(f: &Function) -> Vec<xir::Inst> {
     let c = structural_closure(f);
     let blocks = c.blocks.iter().filter(|b| c.reachable.contains(b));
-    blocks.flat_map(|&b| f.block(b).insts.iter().copied()).collect()
+    blocks.flat_map(|&b| f.block(b).insts().iter().copied()).collect()
 }
 
 /// The structural closure of `f` (empty for declarations).

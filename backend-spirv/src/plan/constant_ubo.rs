@@ -293,7 +293,7 @@ fn array_operands(m: &Module, order: &[(FuncId, Vec<Block>)], keep: impl Fn(Opco
     for (fid, blocks) in order {
         let f = m.func(*fid);
         for &b in blocks {
-            for &i in &f.block(b).insts {
+            for &i in f.block(b).insts() {
                 let d = f.inst(i);
                 if !keep(d.opcode) {
                     continue;

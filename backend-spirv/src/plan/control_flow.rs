@@ -378,7 +378,7 @@ pub fn plan_control_flow(
     let mut phis = Vec::new();
     let mut forwards: Vec<ForwardPhi> = Vec::new();
     for &b in &reachable {
-        for &i in &f.block(b).insts {
+        for &i in f.block(b).insts() {
             let d = f.inst(i);
             if d.opcode != Opcode::Phi {
                 continue;

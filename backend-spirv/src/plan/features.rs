@@ -96,7 +96,7 @@ pub fn plan_features(
     for (fid, blocks) in order {
         let f = m.func(*fid);
         for &b in blocks {
-            for &i in &f.block(b).insts {
+            for &i in f.block(b).insts() {
                 let d = f.inst(i);
                 if d.opcode == Opcode::Print {
                     // `NonSemantic.DebugPrintf` needs the device extension.

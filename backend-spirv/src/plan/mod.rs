@@ -65,7 +65,7 @@ pub fn plan_all(m: &Module, kernel: FuncId, device: Option<&FeatureSet>) -> Resu
         let f = m.func(fid);
         let c = callgraph::structural_closure(f);
         for &b in &c.blocks {
-            for &i in &f.block(b).insts {
+            for &i in f.block(b).insts() {
                 let op = f.opcode(i);
                 if matches!(
                     op,
@@ -92,7 +92,7 @@ pub fn plan_all(m: &Module, kernel: FuncId, device: Option<&FeatureSet>) -> Resu
     for (fid, blocks) in &blocks_of {
         let f = m.func(*fid);
         for &b in blocks {
-            let insts = &f.block(b).insts;
+            let insts = f.block(b).insts();
             let masked: Vec<_> = insts
                 .iter()
                 .copied()

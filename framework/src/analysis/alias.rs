@@ -44,7 +44,9 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use smallvec::SmallVec;
 use xir_spec::Trait;
 
-use crate::ir::{ArgKind, Block, FuncId, Function, Inst, Module, Opcode, Type, TypeId, TypeTable, Value};
+use crate::ir::{
+    reads, ArgKind, Block, Chain, FuncId, Function, Inst, Module, Opcode, Reads, Type, TypeId, TypeTable, Value,
+};
 
 /// The answer to an alias query.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -219,12 +221,10 @@ impl AliasAnalysis {
         // was not yet visited (a forward reference in an unusual layout).
         let mut visited = vec![false; f.inst_capacity()];
         let mut forward = false;
-        for (k, &i) in located.iter().enumerate() {
-            // The records are read in layout order but sparsely (the
-            // located instructions only): ask for them ahead.
-            if let Some(next) = crate::ir::prefetch_ahead(&located, k) {
-                f.prefetch_inst(next);
-            }
+        // The records are read in layout order but sparsely (the located
+        // instructions only).
+        let mut walk = f.walk(&located, reads::Record);
+        while let Some(i) = walk.next(f) {
             if let Some(&Value::Inst(j)) = f.inst(i).operands.first() {
                 forward |= visited.get(j.index()) != Some(&true) && f.inst_exists(j) && may_have_location(f.opcode(j));
             }
@@ -376,18 +376,13 @@ impl AliasAnalysis {
         self.get(i)
     }
 
-    /// For a block-local memory scan at position `k` of `blocks` (of `f`)
-    /// that decides most instructions by opcode and asks `access` and
-    /// `mod_ref` for the rest: the opcode walk's hints
-    /// (`Function::prefetch_opcode_walk_ahead`) and, for the block at half
-    /// the distance, its instructions' locations and the records `records`
-    /// says the scan reads.
-    #[inline]
-    pub fn prefetch_scan_ahead(&self, f: &Function, blocks: &[Block], k: usize, records: ScanRecords) {
-        f.prefetch_opcode_walk_ahead(blocks, k);
-        if let Some(&next) = blocks.get(k + crate::ir::PREFETCH_DISTANCE / 2) {
-            self.prefetch_accesses(f, &f.block(next).insts, records);
-        }
+    /// What a block-local memory scan reads of each block: it decides
+    /// most instructions by opcode and asks `access` and `mod_ref` for
+    /// the rest, so the block record, its instructions' dense-table
+    /// entries, then their locations and the records `records` names
+    /// (`Function::walk`).
+    pub fn scan_reads(&self, records: ScanRecords) -> ScanReads<'_> {
+        ScanReads { aa: self, records }
     }
 
     /// Ask the cache for the locations of those of `insts` that may touch
@@ -570,4 +565,23 @@ fn type_contains(t: &TypeTable, outer: TypeId, inner: TypeId, memo: &mut FxHashM
     let r = members.into_iter().any(|m| type_contains(t, m, inner, memo));
     memo.insert((outer, inner), r);
     r
+}
+
+/// The reads of a block-local memory scan (`AliasAnalysis::scan_reads`).
+pub struct ScanReads<'a> {
+    aa: &'a AliasAnalysis,
+    records: ScanRecords,
+}
+
+impl Reads<Block> for ScanReads<'_> {
+    const CHAIN: Chain = Chain::Long;
+    fn first(&self, f: &Function, b: Block) {
+        f.prefetch_block(b);
+    }
+    fn then(&self, f: &Function, b: Block) {
+        f.prefetch_block_opcodes(b);
+    }
+    fn last(&self, f: &Function, b: Block) {
+        self.aa.prefetch_accesses(f, f.block(b).insts(), self.records);
+    }
 }

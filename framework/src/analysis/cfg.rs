@@ -3,7 +3,7 @@
 
 use smallvec::SmallVec;
 
-use super::flat_lists::FlatLists;
+use crate::ir::FlatLists;
 use crate::ir::{Block, Function};
 
 /// A block's successors or predecessors as a list of its own, for code

@@ -3,7 +3,7 @@
 //! immediate dominator and dominate nothing.
 
 use super::cfg::Cfg;
-use super::flat_lists::FlatLists;
+use crate::ir::FlatLists;
 use crate::ir::{Block, Function};
 
 #[derive(Clone, Debug, PartialEq, Eq)]

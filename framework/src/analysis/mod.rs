@@ -8,19 +8,19 @@ pub mod callgraph;
 pub mod cfg;
 pub mod convergence;
 pub mod dom;
-pub mod flat_lists;
 pub mod loops;
 pub mod postdom;
 pub mod scev;
 pub mod uniformity;
 
+/// Per-key lists in one table; the IR core uses them too, so they live there.
+pub use crate::ir::FlatLists;
 pub use alias::{AliasAnalysis, AliasResult, Location, ModRef, PathIndex, Root, ScanRecords};
 pub use arg_usage::{ArgumentUsage, Usage};
 pub use callgraph::CallGraph;
 pub use cfg::{Cfg, Edges};
 pub use convergence::{Convergence, DivergenceRegion};
 pub use dom::{DomTree, Frontiers};
-pub use flat_lists::FlatLists;
 pub use loops::{Irreducible, LoopForest, LoopId};
 pub use postdom::PostDomTree;
 pub use scev::{analyze as scalar_evolution, ScalarEvolution, Scev};

@@ -34,7 +34,7 @@
 use rustc_hash::FxHashMap;
 
 use super::{Cfg, DomTree, LoopForest, LoopId};
-use crate::ir::{Block, Function, Inst, Module, Opcode, Type, TypeId, Value};
+use crate::ir::{reads, Block, Function, Inst, Module, Opcode, Type, TypeId, Value};
 
 /// A linear combination of loop-invariant atoms, modulo `2^bits`:
 /// `konst + sum(coef * atom)`. Terms are sorted by atom, coefficients
@@ -314,7 +314,7 @@ fn analyze_loop(
     }
     // Phase 1: every loop value as a Lin over atoms, header Phis included.
     let header_phis: Vec<Inst> =
-        f.block(header).insts.iter().copied().filter(|&i| f.opcode(i) == Opcode::Phi).collect();
+        f.block(header).insts().iter().copied().filter(|&i| f.opcode(i) == Opcode::Phi).collect();
     let mut sym: FxHashMap<Value, Lin> = FxHashMap::default();
     let in_loop = |v: Value| match v {
         Value::Inst(i) => f.parent(i).is_some_and(|b| forest.contains(l, b)),
@@ -326,11 +326,10 @@ fn analyze_loop(
             sym.insert(Value::Inst(p), Lin::atom(ty, bits, signed, Value::Inst(p)));
         }
     }
-    for (k, &b) in body.iter().enumerate() {
-        // Every instruction record of the body is read (its type first):
-        // on large functions those are misses, so ask for them ahead.
-        f.prefetch_block_walk_ahead(body, k);
-        for &i in &f.block(b).insts {
+    // Every instruction record of the body is read (its type first).
+    let mut walk = f.walk(body, reads::BlockInsts);
+    while let Some(b) = walk.next(f) {
+        for &i in f.block(b).insts() {
             if let Some(lin) = eval(m, f, i, &sym, &in_loop) {
                 sym.insert(Value::Inst(i), lin);
             }

@@ -141,7 +141,7 @@ impl Uniformity {
             changed |= !std::mem::replace(&mut self.divergent_block[x.index()], true);
         }
         for &x in &region {
-            for &i in &f.block(x).insts {
+            for &i in f.block(x).insts() {
                 for u in f.uses(Value::Inst(i)) {
                     let user_block = f.parent(u.user);
                     if user_block.is_some_and(|ub| !seen[ub.index()]) && f.inst(i).ty != crate::ir::TypeTable::VOID {

@@ -196,7 +196,7 @@ fn no_spill_markers(m: &Module) -> Vec<Diagnostic> {
                     format!("block {b} still carries reg2mem spill metadata"),
                 ));
             }
-            for &i in &f.block(b).insts {
+            for &i in f.block(b).insts() {
                 if let Some(k) = f.inst_md(i).spill {
                     out.push(inst_diag(
                         f,
@@ -288,7 +288,7 @@ fn phi_first_in_block(m: &Module) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for f in &m.functions {
         for &b in f.blocks() {
-            let insts = &f.block(b).insts;
+            let insts = f.block(b).insts();
             if let Some(first_other) = insts.iter().position(|&i| f.opcode(i) != Opcode::Phi) {
                 for &i in &insts[first_other..] {
                     if f.opcode(i) == Opcode::Phi {

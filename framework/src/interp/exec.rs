@@ -188,7 +188,7 @@ impl<'m> Machine<'m> {
                 let mut sk0 = vec![None; f.inst_capacity()];
                 let mut bad = vec![false; f.inst_capacity()];
                 for &b in f.blocks() {
-                    let insts = &f.block(b).insts;
+                    let insts = f.block(b).insts();
                     lead_phis[b.index()] =
                         insts.iter().take_while(|&&i| f.inst_exists(i) && f.opcode(i) == Opcode::Phi).count() as u32;
                     for &i in insts {
@@ -271,7 +271,7 @@ impl<'m> Machine<'m> {
             };
             let (func, block, ip) = (fr.func, fr.block, fr.ip);
             let f = self.m.func(func);
-            let Some(&inst) = f.block(block).insts.get(ip) else {
+            let Some(&inst) = f.block(block).insts().get(ip) else {
                 return Err(located(self.error(func, Some(block), None, "block ends without a terminator"), t));
             };
             self.steps += 1;
@@ -349,7 +349,7 @@ impl<'m> Machine<'m> {
     /// Give a thread waiting at a warp operation its result and let it go on.
     pub fn resume_warp(&self, t: &mut Thread, v: Val) {
         let fr = t.frames.last_mut().expect("frame");
-        let inst = self.m.func(fr.func).block(fr.block).insts[fr.ip];
+        let inst = self.m.func(fr.func).block(fr.block).insts()[fr.ip];
         fr.vals[inst.index()] = v;
         fr.ip += 1;
         t.pending.clear();
@@ -367,7 +367,7 @@ impl<'m> Machine<'m> {
         let from = fr.block;
         let n = self.info[fr.func.index()].lead_phis[target.index()] as usize;
         if n > 0 {
-            let insts = &f.block(target).insts;
+            let insts = f.block(target).insts();
             let mut tmp: SmallVec<[(Inst, Val); 4]> = SmallVec::new();
             for &pi in &insts[..n] {
                 let d = f.inst(pi);

@@ -66,7 +66,7 @@ pub fn check_shared(m: &Module, kernel: FuncId) -> Result<(), String> {
         }
         let f = m.func(fid);
         for &b in f.blocks() {
-            for &i in &f.block(b).insts {
+            for &i in f.block(b).insts() {
                 if !f.inst_exists(i) {
                     continue;
                 }

@@ -3,17 +3,26 @@
 //! instruction results and arguments.
 //!
 //! **Invariant:** `uses[v]` lists exactly the operand slots of live
-//! instructions that hold `v`; every mutation goes through the methods here
-//! so that `replace_all_uses` stays exact.
+//! instructions that hold `v`, and a block's list holds exactly the
+//! instructions whose parent it is. Both hold by construction: operand and
+//! block lists are private, and every mutation goes through the methods
+//! here, the cursor (`cursor.rs`) or the batched rewriter (`rewrite.rs`).
 
 use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
 
+mod cursor;
 mod prefetch;
+mod rewrite;
 mod table;
+mod walk;
+pub use cursor::{Cursor, CursorPosition};
 pub(crate) use prefetch::prefetch_line;
-pub use prefetch::{prefetch_ahead, PREFETCH_DISTANCE, PREFETCH_MIN_INSTS};
+pub use prefetch::PREFETCH_MIN_INSTS;
+use prefetch::{prefetch_ahead, PREFETCH_DISTANCE};
+pub use rewrite::Rewriter;
 use table::Table;
+pub use walk::{reads, Chain, IdsDescending, Reads, Walk};
 
 use super::{Block, Inst, InstCore, InstData, Metadata, Payload, Span, TypeId, Use, Value};
 
@@ -66,9 +75,17 @@ pub const INLINE_BLOCK_INSTS: usize = 8;
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[repr(align(64))]
 pub struct BlockData {
-    pub insts: InstList,
+    insts: InstList,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub span: Option<Span>,
+}
+
+impl BlockData {
+    /// The block's instructions, in order.
+    #[inline]
+    pub fn insts(&self) -> &[Inst] {
+        &self.insts
+    }
 }
 
 /// The dense per-instruction record of `Function::hot`.
@@ -259,8 +276,9 @@ impl Function {
     pub fn block(&self, b: Block) -> &BlockData {
         &self.blocks[b.index()]
     }
-    pub fn block_mut(&mut self, b: Block) -> &mut BlockData {
-        &mut self.blocks[b.index()]
+    /// Record where block `b` starts in the text it was parsed from.
+    pub fn set_block_span(&mut self, b: Block, span: Option<Span>) {
+        self.blocks[b.index()].span = span;
     }
     /// Metadata of block `b` (name, comments, spill provenance).
     pub fn block_md(&self, b: Block) -> &Metadata {
@@ -444,10 +462,8 @@ impl Function {
     /// (`prefetch_terminator`): on functions far larger than the caches,
     /// block walks wait on exactly this chain.
     pub fn terminators_in_layout(&self) -> impl Iterator<Item = (Block, Option<Inst>)> + '_ {
-        self.layout.iter().enumerate().map(move |(k, &b)| {
-            self.prefetch_terminator_ahead(&self.layout, k);
-            (b, self.terminator(b))
-        })
+        let mut walk = self.walk(&self.layout, reads::Terminator);
+        std::iter::from_fn(move || walk.next(self).map(|b| (b, self.terminator(b))))
     }
 
     /// The terminator of `b` with its opcode, both from the dense table: for
@@ -473,11 +489,6 @@ impl Function {
     /// The core of `i` (opcode, type, operands, blocks).
     pub fn inst(&self, i: Inst) -> &InstCore {
         &self.insts[i.index()]
-    }
-    /// Direct access; operand changes must go through `set_operand`, and
-    /// the opcode must not change (use `replace_inst`).
-    pub fn inst_mut(&mut self, i: Inst) -> &mut InstCore {
-        &mut self.insts[i.index()]
     }
     /// A copy of the whole instruction (core, payload, metadata, span), to
     /// create or replace another from it.
@@ -557,13 +568,6 @@ impl Function {
         op
     }
 
-    /// Record that `i` now sits in block `b` (or in none), for passes that
-    /// move instruction lists between blocks by hand (`block_mut(..).insts`);
-    /// the caller keeps the block lists and this in agreement.
-    pub fn set_parent(&mut self, i: Inst, b: Option<Block>) {
-        self.hot[i.index()].parent = pack_parent(b);
-    }
-
     /// Create an instruction without placing it.
     pub fn create_inst(&mut self, data: InstData) -> Inst {
         let i = Inst::new(self.insts.len());
@@ -581,19 +585,6 @@ impl Function {
     pub fn insert_inst(&mut self, b: Block, pos: usize, i: Inst) {
         debug_assert!(!self.is_live(i), "instruction placed twice");
         self.blocks[b.index()].insts.insert(pos, i);
-        self.hot[i.index()].parent = pack_parent(Some(b));
-        self.attach_operands(i);
-    }
-
-    /// Record the unplaced `i` as placed in `b` (its parent, and its
-    /// operands' uses) without adding it to `b`'s instruction list. This is
-    /// for a pass that rebuilds `b`'s list itself before it returns:
-    /// `reg2mem` batches its insertions that way. Appending would read
-    /// `b`'s record, a random access per insertion on large functions, for
-    /// a list that is then rebuilt. Until the caller rebuilds it, `b`'s list
-    /// lacks `i`, and the verifier reports that.
-    pub fn place_unlisted(&mut self, b: Block, i: Inst) {
-        debug_assert!(!self.is_live(i), "instruction placed twice");
         self.hot[i.index()].parent = pack_parent(Some(b));
         self.attach_operands(i);
     }
@@ -814,6 +805,151 @@ impl Function {
         }
     }
 
+    /// Set the result type of `i` (keeping it well-typed for its users is
+    /// the caller's business, as with `replace_inst`).
+    pub fn set_type(&mut self, i: Inst, ty: TypeId) {
+        self.insts[i.index()].ty = ty;
+    }
+
+    /// Set block operand `k` of `i` (a branch target, a structured role, a
+    /// Phi's incoming block). Block operands have no use lists; this and
+    /// the other block-operand setters exist so that no one needs the
+    /// record itself.
+    pub fn set_block_operand(&mut self, i: Inst, k: usize, b: Block) {
+        self.insts[i.index()].blocks[k] = b;
+    }
+
+    /// Replace the whole block operand list of `i`.
+    pub fn set_block_operands(&mut self, i: Inst, blocks: SmallVec<[Block; 3]>) {
+        self.insts[i.index()].blocks = blocks;
+    }
+
+    /// Every block operand of `i` naming `from` names `to` instead (a
+    /// branch retargeted, a Phi's predecessor renamed). Returns whether
+    /// any did.
+    pub fn retarget(&mut self, i: Inst, from: Block, to: Block) -> bool {
+        let mut any = false;
+        for b in self.insts[i.index()].blocks.iter_mut() {
+            if *b == from {
+                *b = to;
+                any = true;
+            }
+        }
+        any
+    }
+
+    /// Replace the incomings of a Phi: `(value, predecessor)` pairs.
+    pub fn set_phi_incomings(&mut self, phi: Inst, incomings: &[(Value, Block)]) {
+        self.set_operands(phi, incomings.iter().map(|p| p.0).collect());
+        self.insts[phi.index()].blocks = incomings.iter().map(|p| p.1).collect();
+    }
+
+    /// Add an incoming `(value, predecessor)` to a Phi.
+    pub fn push_incoming(&mut self, phi: Inst, v: Value, pred: Block) {
+        let k = self.insts[phi.index()].operands.len();
+        self.insts[phi.index()].operands.push(v);
+        self.insts[phi.index()].blocks.push(pred);
+        if self.is_live(phi) {
+            self.add_use(v, Use { user: phi, index: k as u32 });
+        }
+    }
+
+    /// Drop the `k`-th incoming of a Phi (value and predecessor).
+    pub fn remove_incoming(&mut self, phi: Inst, k: usize) {
+        let mut ops = self.insts[phi.index()].operands.clone();
+        ops.remove(k);
+        self.set_operands(phi, ops);
+        self.insts[phi.index()].blocks.remove(k);
+    }
+
+    /// Keep the arguments for which `keep(k)` holds, renumbering the
+    /// remaining ones in every operand that names them. A dropped argument
+    /// must have no uses left.
+    pub fn retain_args(&mut self, keep: impl Fn(usize) -> bool) {
+        let mut map: Vec<Option<u32>> = Vec::with_capacity(self.args.len());
+        let mut next = 0u32;
+        for k in 0..self.args.len() {
+            if keep(k) {
+                map.push(Some(next));
+                next += 1;
+            } else {
+                debug_assert!(self.arg_uses[k].is_empty(), "a dropped argument has no uses");
+                map.push(None);
+            }
+        }
+        let mut k = 0;
+        self.args.retain(|_| {
+            k += 1;
+            map[k - 1].is_some()
+        });
+        let mut k = 0;
+        let old_uses = std::mem::take(&mut self.arg_uses);
+        self.arg_uses = old_uses
+            .into_iter()
+            .filter(|_| {
+                k += 1;
+                map[k - 1].is_some()
+            })
+            .collect();
+        for list in &self.arg_uses {
+            for u in list.iter() {
+                let v = &mut self.insts[u.user.index()].operands[u.index as usize];
+                if let Value::Arg(a) = *v {
+                    *v = Value::Arg(map[a as usize].expect("a used argument is kept"));
+                }
+            }
+        }
+    }
+
+    /// Move the placed instructions `insts` to the top of `b`, in that
+    /// order, keeping their uses: one filter per source block, one rebuild
+    /// of `b` (hoisting many allocas into the entry block stays linear).
+    pub fn move_to_top(&mut self, b: Block, insts: &[Inst]) {
+        if insts.is_empty() {
+            return;
+        }
+        let mut moving = vec![false; self.insts.len()];
+        let mut from: Vec<Block> = Vec::new();
+        for &i in insts {
+            moving[i.index()] = true;
+            from.extend(self.parent(i));
+        }
+        from.sort_unstable();
+        from.dedup();
+        for x in from {
+            self.blocks[x.index()].insts.retain(|i| !moving[i.index()]);
+        }
+        let mut list: InstList = insts.iter().copied().collect();
+        list.extend(self.blocks[b.index()].insts.iter().copied());
+        self.blocks[b.index()].insts = list;
+        for &i in insts {
+            self.hot[i.index()].parent = pack_parent(Some(b));
+        }
+    }
+
+    /// Move the instructions of `b` from position `k` on, in order, to the
+    /// empty block `into`; the Phis of the moved terminator's successors
+    /// then name `into` as their predecessor instead of `b`
+    /// (`Cursor::split_block`).
+    fn split_block_at(&mut self, b: Block, k: usize, into: Block) {
+        let moved: InstList = self.blocks[b.index()].insts.drain(k..).collect();
+        for &i in &moved {
+            self.hot[i.index()].parent = pack_parent(Some(into));
+        }
+        self.blocks[into.index()].insts = moved;
+        for s in self.successors(into) {
+            let phis: Vec<Inst> = self.blocks[s.index()]
+                .insts
+                .iter()
+                .copied()
+                .filter(|&i| self.hot[i.index()].opcode == xir_spec::Opcode::Phi)
+                .collect();
+            for phi in phis {
+                self.retarget(phi, b, into);
+            }
+        }
+    }
+
     /// Uses of a local value (instruction result or argument).
     pub fn uses(&self, v: Value) -> &[Use] {
         match v {
@@ -1028,5 +1164,25 @@ impl Function {
                 list.swap_remove(p);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::ir::Value;
+
+    /// Use lists cannot go stale through the API; the verifier still
+    /// checks them (a defence against a core bug), shown here by writing
+    /// an operand behind the API's back.
+    #[test]
+    fn stale_use_lists_are_caught() {
+        let src = "kernel @k(%a: f32) block_size(1, 1, 1) {\n^e:\n  %x = add %a, %a : f32\n  %y = mul %a, %a : f32\n  %z = mul %x, %x : f32\n  return\n}\n";
+        let mut m = crate::text::parse_module(src, "k.xir").expect("valid");
+        let f = &mut m.functions[0];
+        let insts: Vec<_> = f.all_insts().map(|(_, i)| i).collect();
+        let (y, z) = (insts[1], insts[2]);
+        f.insts[z.index()].operands[1] = Value::Inst(y);
+        let diags = crate::verify::verify_module(&m);
+        assert_eq!(diags.iter().filter(|d| d.rule == "use-lists").count(), 2, "{}", crate::diag::render(&diags));
     }
 }

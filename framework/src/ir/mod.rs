@@ -5,6 +5,7 @@
 mod builder;
 mod constant;
 mod entities;
+mod flat_lists;
 mod function;
 mod inst;
 mod metadata;
@@ -15,10 +16,11 @@ mod value;
 pub use builder::Builder;
 pub use constant::{ConstData, ConstTable, ConstValue};
 pub use entities::{Block, Const, FuncId, Inst, TypeId};
+pub use flat_lists::FlatLists;
 pub(crate) use function::prefetch_line;
 pub use function::{
-    prefetch_ahead, ArgData, ArgKind, BlockData, Function, FunctionKind, InstList, INLINE_BLOCK_INSTS,
-    PREFETCH_DISTANCE, PREFETCH_MIN_INSTS,
+    reads, ArgData, ArgKind, BlockData, Chain, Cursor, CursorPosition, Function, FunctionKind, IdsDescending, InstList,
+    Reads, Rewriter, Walk, INLINE_BLOCK_INSTS, PREFETCH_MIN_INSTS,
 };
 pub use inst::{InstCore, InstData, Payload};
 pub use metadata::{Location, Metadata, MetadataFields, Span, SpillKind};

@@ -93,7 +93,7 @@ fn compact_function(f: &Function) -> FunctionJson {
         .map(|&b| {
             let data = f.block(b);
             let insts = data
-                .insts
+                .insts()
                 .iter()
                 .filter(|i| f.inst_exists(**i))
                 .map(|&i| {

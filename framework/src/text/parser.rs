@@ -407,7 +407,7 @@ impl<'a> Parser<'a> {
                     let location = self.opt_location()?;
                     *st.f.block_md_mut(b) =
                         MetadataFields { name: Some(name.to_string()), comments, location, spill: None }.into();
-                    st.f.block_mut(b).span = Some(span);
+                    st.f.set_block_span(b, Some(span));
                     current = Some(b);
                 }
                 Tok::Eof => return Err(self.unexpected("`}`")),

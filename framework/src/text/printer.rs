@@ -198,7 +198,7 @@ pub(super) fn placed_insts(f: &Function) -> impl Iterator<Item = Inst> + '_ {
     f.blocks()
         .iter()
         .filter(|b| f.block_exists(**b))
-        .flat_map(move |&b| f.block(b).insts.iter().copied().filter(|i| f.inst_exists(*i)))
+        .flat_map(move |&b| f.block(b).insts().iter().copied().filter(|i| f.inst_exists(*i)))
 }
 
 /// How one local value or block is spelled.
@@ -371,7 +371,7 @@ impl Printer<'_, '_> {
             self.out.push(':');
             self.location(f.block_md(b));
             self.out.push('\n');
-            for &i in &data.insts {
+            for &i in data.insts() {
                 if f.inst_exists(i) {
                     self.inst(i);
                 }

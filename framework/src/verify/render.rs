@@ -98,7 +98,7 @@ fn anchors(f: &Function) -> Anchors {
             n += comment_lines(f.block_md(b));
             blocks[b.index()] = Some(n);
             n += 1;
-            for &i in &f.block(b).insts {
+            for &i in f.block(b).insts() {
                 if f.inst_exists(i) {
                     n += comment_lines(f.inst_md(i));
                     insts[i.index()] = Some(n);

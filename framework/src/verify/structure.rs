@@ -69,7 +69,7 @@ pub(super) fn check_layout(f: &Function, diags: &mut Vec<Diagnostic>) -> bool {
     }
     let mut owner: Vec<Option<Block>> = vec![None; f.inst_capacity()];
     for &b in f.blocks() {
-        for &i in &f.block(b).insts {
+        for &i in f.block(b).insts() {
             if !f.inst_exists(i) {
                 diags.push(block_diag(f, b, "layout", format!("block {b} lists missing instruction {i}")));
                 return false;
@@ -95,7 +95,7 @@ pub(super) fn check_layout(f: &Function, diags: &mut Vec<Diagnostic>) -> bool {
 pub(super) fn check_terminators(f: &Function, diags: &mut Vec<Diagnostic>) -> bool {
     let mut ok = true;
     for &b in f.blocks() {
-        let insts = &f.block(b).insts;
+        let insts = f.block(b).insts();
         let Some((&last, body)) = insts.split_last() else {
             diags.push(block_diag(f, b, "terminator", format!("block {b} is empty; it needs a terminator")));
             ok = false;
@@ -151,7 +151,7 @@ pub(super) fn check_cfg_rules(f: &Function, diags: &mut Vec<Diagnostic>) {
 fn check_phis(f: &Function, cfg: &Cfg, diags: &mut Vec<Diagnostic>) {
     for &b in f.blocks() {
         let mut seen_other = false;
-        for &i in &f.block(b).insts {
+        for &i in f.block(b).insts() {
             let d = f.inst(i);
             if d.opcode != Opcode::Phi {
                 seen_other = true;
@@ -248,12 +248,12 @@ fn available(
 fn check_dominance(f: &Function, cfg: &Cfg, dom: &DomTree, forest: Option<&DomTree>, diags: &mut Vec<Diagnostic>) {
     let mut pos: Vec<Option<usize>> = vec![None; f.inst_capacity()];
     for &b in f.blocks() {
-        for (k, &i) in f.block(b).insts.iter().enumerate() {
+        for (k, &i) in f.block(b).insts().iter().enumerate() {
             pos[i.index()] = Some(k);
         }
     }
     for &b in f.blocks() {
-        for (upos, &i) in f.block(b).insts.iter().enumerate() {
+        for (upos, &i) in f.block(b).insts().iter().enumerate() {
             let d = f.inst(i);
             let is_phi = d.opcode == Opcode::Phi;
             for (k, &v) in d.operands.iter().enumerate() {

@@ -181,7 +181,7 @@ fn sweep(f: &mut Function) -> usize {
             for s in f.successors(u) {
                 drop_phi_incomings(f, s, u);
             }
-            for i in f.block(u).insts.clone().into_iter().rev() {
+            for i in f.block(u).insts().to_vec().into_iter().rev() {
                 let ty = f.inst(i).ty;
                 f.replace_all_uses(xir::Value::Inst(i), xir::Value::Undef(ty));
                 f.remove_inst(i);
@@ -193,14 +193,12 @@ fn sweep(f: &mut Function) -> usize {
 }
 
 fn drop_phi_incomings(f: &mut Function, b: Block, pred: Block) {
-    let phis: Vec<_> = f.block(b).insts.iter().copied().filter(|&i| f.opcode(i) == Opcode::Phi).collect();
+    let phis: Vec<_> = f.block(b).insts().iter().copied().filter(|&i| f.opcode(i) == Opcode::Phi).collect();
     for phi in phis {
         let d = f.inst(phi);
-        let keep: Vec<usize> = (0..d.blocks.len()).filter(|&k| d.blocks[k] != pred).collect();
-        let ops = keep.iter().map(|&k| d.operands[k]).collect();
-        let blocks = keep.iter().map(|&k| d.blocks[k]).collect();
-        f.set_operands(phi, ops);
-        f.inst_mut(phi).blocks = blocks;
+        let keep: Vec<(xir::Value, Block)> =
+            d.operands.iter().copied().zip(d.blocks.iter().copied()).filter(|&(_, b)| b != pred).collect();
+        f.set_phi_incomings(phi, &keep);
     }
 }
 

@@ -54,7 +54,7 @@ pub fn clear_module(m: &mut Module) -> usize {
         let cfg = Cfg::compute(f);
         let dead: Vec<_> = f.blocks().iter().copied().filter(|&b| !cfg.is_reachable(b)).collect();
         for &b in &dead {
-            let insts = f.block(b).insts.clone();
+            let insts = f.block(b).insts().to_vec();
             let already = insts.len() == 1 && f.opcode(insts[0]) == Opcode::Unreachable;
             if already {
                 continue;

@@ -140,20 +140,16 @@ fn eliminate(m: &mut Module, fid: FuncId) -> Result<bool, PassError> {
                 continue;
             }
             if let Some(t) = f.terminator(b) {
-                for s in 0..f.inst(t).blocks.len() {
-                    if f.inst(t).blocks[s] == old {
-                        f.inst_mut(t).blocks[s] = nm;
-                    }
-                }
+                f.retarget(t, old, nm);
             }
         }
         let ht = f.terminator(k.header).expect("loop header has its terminator");
         let mpos = f.inst(ht).blocks.iter().position(|&x| x == old).expect("merge role");
-        f.inst_mut(ht).blocks[mpos] = nm;
+        f.set_block_operand(ht, mpos, nm);
         // Phis of the old merge move to the new one.
-        for i in f.block(old).insts.clone() {
+        for i in f.block(old).insts().to_vec() {
             if f.opcode(i) == Opcode::Phi {
-                f.move_inst(i, nm, f.block(nm).insts.len());
+                f.move_inst(i, nm, f.block(nm).insts().len());
                 moved_phis.push((nm, i));
             }
         }
@@ -187,10 +183,7 @@ fn eliminate(m: &mut Module, fid: FuncId) -> Result<bool, PassError> {
             if let Some(k) = have.iter().position(|&x| x == p) {
                 have.remove(k);
             } else {
-                let mut ops = f.inst(phi).operands.clone();
-                ops.push(Value::Undef(ty));
-                f.set_operands(phi, ops);
-                f.inst_mut(phi).blocks.push(p);
+                f.push_incoming(phi, Value::Undef(ty), p);
             }
         }
     }

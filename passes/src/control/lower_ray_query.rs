@@ -190,16 +190,12 @@ fn lower_site(m: &mut Module, fid: xir::FuncId, s: &Site) {
         if d.has(Trait::Structured) || !d.blocks.contains(&s.dispatch) {
             continue;
         }
-        for x in f.inst_mut(t).blocks.iter_mut() {
-            if *x == s.dispatch {
-                *x = join;
-            }
-        }
+        f.retarget(t, s.dispatch, join);
         retargeted.push(b);
     }
     // Phis of the dispatch block: retargeted edges merge in the join block.
     let phis: Vec<Inst> =
-        f.block(s.dispatch).insts.iter().copied().take_while(|&i| f.opcode(i) == Opcode::Phi).collect();
+        f.block(s.dispatch).insts().iter().copied().take_while(|&i| f.opcode(i) == Opcode::Phi).collect();
     for p in phis {
         let d = f.inst_data(p);
         type Edges = Vec<(Value, Block)>;
@@ -212,24 +208,17 @@ fn lower_site(m: &mut Module, fid: xir::FuncId, s: &Site) {
         np.operands = moved.iter().map(|x| x.0).collect();
         np.blocks = moved.iter().map(|x| x.1).collect();
         let np = Value::Inst(f.append_inst(join, np));
-        let mut ops: SmallVec<[Value; 3]> = kept.iter().map(|x| x.0).collect();
-        ops.push(np);
-        f.set_operands(p, ops);
-        let mut blocks: SmallVec<[Block; 3]> = kept.iter().map(|x| x.1).collect();
-        blocks.push(update);
-        f.inst_mut(p).blocks = blocks;
+        let mut incomings = kept;
+        incomings.push((np, update));
+        f.set_phi_incomings(p, &incomings);
     }
     f.append_inst(join, br(update));
     f.append_inst(update, br(s.dispatch));
     // Handler Phis: their incoming edge now comes from the body.
     for h in [s.surface, s.procedural] {
-        let phis: Vec<Inst> = f.block(h).insts.iter().copied().take_while(|&i| f.opcode(i) == Opcode::Phi).collect();
+        let phis: Vec<Inst> = f.block(h).insts().iter().copied().take_while(|&i| f.opcode(i) == Opcode::Phi).collect();
         for p in phis {
-            for x in f.inst_mut(p).blocks.iter_mut() {
-                if *x == s.dispatch {
-                    *x = body;
-                }
-            }
+            f.retarget(p, s.dispatch, body);
         }
     }
     // The candidate-kind dispatch.
@@ -270,7 +259,6 @@ fn lower_trace(m: &mut Module, fid: xir::FuncId, trace: Inst) {
     let f = m.func_mut(fid);
     let d = f.inst_data(trace);
     let b = f.parent(trace).expect("placed");
-    let pos = f.position(trace).expect("placed");
     let [prepare, body, confirm, join, update, tail] =
         ["rq.proceed", "rq.candidate", "rq.commit", "rq.handled", "rq.next", "rq.done"].map(|n| {
             let x = f.add_block();
@@ -279,19 +267,9 @@ fn lower_trace(m: &mut Module, fid: xir::FuncId, trace: Inst) {
         });
     // Split: everything after the trace moves to the tail, and Phi edges
     // from `b` now come from the tail.
-    let moved: xir::InstList = f.block_mut(b).insts.drain(pos + 1..).collect();
-    for &i in &moved {
-        f.set_parent(i, Some(tail));
-    }
-    f.block_mut(tail).insts = moved;
-    let phis: Vec<Inst> = f.all_insts().map(|(_, i)| i).filter(|&i| f.opcode(i) == Opcode::Phi).collect();
-    for p in phis {
-        for x in f.inst_mut(p).blocks.iter_mut() {
-            if *x == b {
-                *x = tail;
-            }
-        }
-    }
+    let mut at = f.cursor().at_inst(trace);
+    at.next_inst();
+    at.split_block(tail);
     // The header: create the query, enter the loop.
     let mut pipe = InstData::new(Opcode::RayQueryPipeline, rq);
     pipe.operands = d.operands.clone();

@@ -86,7 +86,7 @@ fn arm_exits(f: &Function, r: &Regions, sw: usize, entry: Block, merge: Block, a
 }
 
 fn has_phis(f: &Function, b: Block) -> bool {
-    f.block(b).insts.iter().any(|&i| f.opcode(i) == Opcode::Phi)
+    f.block(b).insts().iter().any(|&i| f.opcode(i) == Opcode::Phi)
 }
 
 /// Lower every lowerable switch of `f`: `(lowered, skipped)`.

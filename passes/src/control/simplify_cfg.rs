@@ -20,7 +20,7 @@ use xir::analysis::Cfg;
 use xir::pass::{
     options_from_ron, AnalysisKind, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces,
 };
-use xir::{Block, Function, Inst, Module, Opcode, Value};
+use xir::{reads, Block, Function, Inst, Module, Opcode, Value};
 
 use super::util::{br, defined_functions, set_terminator};
 
@@ -59,7 +59,7 @@ pub struct SimplifyStats {
 }
 
 fn phis(f: &Function, b: Block) -> Vec<Inst> {
-    f.block(b).insts.iter().copied().filter(|&i| f.opcode(i) == Opcode::Phi).collect()
+    f.block(b).insts().iter().copied().filter(|&i| f.opcode(i) == Opcode::Phi).collect()
 }
 
 /// The incoming value of `phi` from `pred` (the first, if several).
@@ -70,20 +70,13 @@ fn incoming(f: &Function, phi: Inst, pred: Block) -> Option<Value> {
 
 /// Drop one incoming of `phi` from `pred`.
 fn drop_one_incoming(f: &mut Function, phi: Inst, pred: Block) {
-    let d = f.inst(phi);
-    if let Some(k) = d.blocks.iter().position(|&b| b == pred) {
-        let mut ops = d.operands.clone();
-        ops.remove(k);
-        f.set_operands(phi, ops);
-        f.inst_mut(phi).blocks.remove(k);
+    if let Some(k) = f.inst(phi).blocks.iter().position(|&b| b == pred) {
+        f.remove_incoming(phi, k);
     }
 }
 
 fn add_incoming(f: &mut Function, phi: Inst, v: Value, pred: Block) {
-    let mut ops = f.inst(phi).operands.clone();
-    ops.push(v);
-    f.set_operands(phi, ops);
-    f.inst_mut(phi).blocks.push(pred);
+    f.push_incoming(phi, v, pred);
 }
 
 /// Simplify one function to a fixed point.
@@ -97,8 +90,8 @@ pub fn simplify_function(f: &mut Function) -> SimplifyStats {
         // Blocks dropped in this sweep; the layout is rebuilt once at its end.
         let mut dead = vec![false; f.block_capacity()];
         let layout = f.blocks().to_vec();
-        for (k, &b) in layout.iter().enumerate() {
-            f.prefetch_terminator_ahead(&layout, k);
+        let mut walk = f.walk(&layout, reads::Terminator);
+        while let Some(b) = walk.next(f) {
             if dead[b.index()] {
                 continue;
             }
@@ -134,18 +127,14 @@ pub fn simplify_function(f: &mut Function) -> SimplifyStats {
                     f.remove_inst(phi);
                 }
                 f.remove_inst(t);
-                let moved = f.block(s).insts.clone();
+                let moved = f.block(s).insts().to_vec();
                 for i in moved {
-                    let pos = f.block(b).insts.len();
+                    let pos = f.block(b).insts().len();
                     f.move_inst(i, b, pos);
                 }
                 for succ in f.successors(b) {
                     for phi in phis(f, succ) {
-                        for k in 0..f.inst(phi).blocks.len() {
-                            if f.inst(phi).blocks[k] == s {
-                                f.inst_mut(phi).blocks[k] = b;
-                            }
-                        }
+                        f.retarget(phi, s, b);
                     }
                     for p in preds[succ.index()].iter_mut() {
                         if *p == s {
@@ -159,7 +148,7 @@ pub fn simplify_function(f: &mut Function) -> SimplifyStats {
                 continue;
             }
             // Bypass `b` when it only forwards to `s`.
-            if f.block(b).insts.len() == 1 && s != b && Some(b) != entry && !preds[b.index()].is_empty() {
+            if f.block(b).insts().len() == 1 && s != b && Some(b) != entry && !preds[b.index()].is_empty() {
                 let target_phis = phis(f, s);
                 let ps = preds[b.index()].clone();
                 let ok = target_phis.iter().all(|&phi| {
@@ -180,11 +169,7 @@ pub fn simplify_function(f: &mut Function) -> SimplifyStats {
                 distinct.dedup();
                 for p in distinct {
                     if let Some(pt) = f.terminator(p) {
-                        for k in 0..f.inst(pt).blocks.len() {
-                            if f.inst(pt).blocks[k] == b {
-                                f.inst_mut(pt).blocks[k] = s;
-                            }
-                        }
+                        f.retarget(pt, b, s);
                     }
                 }
                 preds[s.index()].retain(|p| *p != b);

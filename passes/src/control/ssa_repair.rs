@@ -74,11 +74,9 @@ pub fn repair_dominance_in(types: &TypeTable, f: &mut Function, cfg: &Cfg) -> Re
     let dom = DomTree::from_cfg(cfg);
     let mut pos = vec![usize::MAX; f.inst_capacity()];
     let layout = f.blocks();
-    for (k, &b) in layout.iter().enumerate() {
-        if let Some(ahead) = xir::prefetch_ahead(layout, k) {
-            f.prefetch_block(ahead);
-        }
-        for (k, &i) in f.block(b).insts.iter().enumerate() {
+    let mut walk = f.walk(layout, xir::reads::BlockList);
+    while let Some(b) = walk.next(f) {
+        for (k, &i) in f.block(b).insts().iter().enumerate() {
             pos[i.index()] = k;
         }
     }
@@ -128,7 +126,7 @@ pub fn repair_dominance_in(types: &TypeTable, f: &mut Function, cfg: &Cfg) -> Re
     // Order at one anchor: the slots first (a load may sit at the top of the
     // entry block), then per value its store before its loads.
     let mut place: Vec<(Inst, Inst)> = Vec::with_capacity(defs.len() * 2 + bad.len());
-    let entry_first = f.block(entry).insts[0];
+    let entry_first = f.block(entry).insts()[0];
     let mut slots = Vec::with_capacity(defs.len());
     for &def in &defs {
         let mut a = InstData::new(Opcode::Alloca, f.inst(def).ty);
@@ -141,7 +139,7 @@ pub fn repair_dominance_in(types: &TypeTable, f: &mut Function, cfg: &Cfg) -> Re
     for (&def, &slot) in defs.iter().zip(&slots) {
         let ty = f.inst(def).ty;
         let db = f.parent(def).expect("placed");
-        let insts = &f.block(db).insts;
+        let insts = f.block(db).insts();
         let mut at = pos[def.index()] + 1;
         if f.opcode(def) == Opcode::Phi {
             while insts.get(at).is_some_and(|&i| f.opcode(i) == Opcode::Phi) {

@@ -150,7 +150,7 @@ impl IndvarSimplify {
         if let Some((iv, base, lin)) = self.pick_derived(m, &ev.ivs) {
             let header = ev.header;
             let f = m.func(fid);
-            let phis = f.block(header).insts.iter().take_while(|&&i| f.opcode(i) == Opcode::Phi).count();
+            let phis = f.block(header).insts().iter().take_while(|&&i| f.opcode(i) == Opcode::Phi).count();
             let mut at = Cursor { block: header, pos: phis };
             let v = expand_lin(m, fid, &mut at, &lin);
             let f = m.func_mut(fid);
@@ -184,7 +184,7 @@ impl IndvarSimplify {
         let f = m.func_mut(fid);
         let copies: Vec<Inst> = f
             .block(x)
-            .insts
+            .insts()
             .iter()
             .copied()
             .filter(|&i| f.opcode(i) == Opcode::Phi && f.inst(i).operands.len() == 1)
@@ -203,7 +203,7 @@ impl IndvarSimplify {
         }
         // Loop values that are recurrences and are used after the loop.
         let f = m.func(fid);
-        let found = body.iter().flat_map(|&b| f.block(b).insts.iter().copied()).find_map(|i| {
+        let found = body.iter().flat_map(|&b| f.block(b).insts().iter().copied()).find_map(|i| {
             let Scev::AddRec { start, step } = ev.get(m, f, forest, l, Value::Inst(i)) else { return None };
             // A symbolic count is a value of the counter's type: only
             // recurrences of that type can be scaled by it.
@@ -228,7 +228,7 @@ impl IndvarSimplify {
         });
         let Some((start, step, uses)) = found else { return false };
         let f = m.func(fid);
-        let phis = f.block(x).insts.iter().take_while(|&&i| f.opcode(i) == Opcode::Phi).count();
+        let phis = f.block(x).insts().iter().take_while(|&&i| f.opcode(i) == Opcode::Phi).count();
         let mut at = Cursor { block: x, pos: phis };
         let v = expand_exit_value(m, fid, &mut at, &start, &step, &trip);
         let f = m.func_mut(fid);

@@ -104,12 +104,11 @@ pub fn licm_function(
         };
         let header = forest.loops[l].header;
         let blocks = &loop_blocks[l];
-        for (k, &b) in blocks.iter().enumerate() {
-            // Every record of the block is read: on large functions the
-            // block and instruction records are misses, so ask ahead.
-            f.prefetch_block_walk_ahead(blocks, k);
+        // Every record of the block is read.
+        let mut walk = f.walk(blocks, xir::reads::BlockInsts);
+        while let Some(b) = walk.next(f) {
             let mut effects_before = false;
-            for i in f.block(b).insts.clone() {
+            for i in f.block(b).insts().to_vec() {
                 let d = f.inst(i);
                 let invariant = d.operands.iter().all(|&v| match v {
                     Value::Inst(def) => f.parent(def).is_some_and(|p| !forest.contains(l, p)),
@@ -120,7 +119,7 @@ pub fn licm_function(
                     && speculatable(d)
                     && (!may_trap(types, consts, f, &undef, d) || (b == header && !effects_before));
                 if ok {
-                    let pos = f.block(pre).insts.len().saturating_sub(1);
+                    let pos = f.block(pre).insts().len().saturating_sub(1);
                     f.move_inst(i, pre, pos);
                     hoisted += 1;
                 } else if d.opcode != Opcode::Phi && !d.has(Trait::Pure) {

@@ -202,7 +202,7 @@ fn candidate(f: &Function, cfg: &Edges, forest: &LoopForest, l: LoopId, opts: &O
         return None;
     }
     let mut size = 0;
-    for &i in &f.block(h).insts {
+    for &i in f.block(h).insts() {
         let d = f.inst(i);
         if d.opcode == Opcode::Phi {
             let mut bs: Vec<Block> = d.blocks.to_vec();
@@ -224,7 +224,7 @@ fn candidate(f: &Function, cfg: &Edges, forest: &LoopForest, l: LoopId, opts: &O
 
 fn rotate(f: &mut Function, cfg: &mut Edges, forest: &mut LoopForest, c: Candidate) {
     let Candidate { l, pre, header: h, body, exit } = c;
-    let insts: Vec<Inst> = f.block(h).insts.to_vec();
+    let insts: Vec<Inst> = f.block(h).insts().to_vec();
     let phis: Vec<Inst> = insts.iter().copied().filter(|&i| f.opcode(i) == Opcode::Phi).collect();
     let term = f.terminator(h).expect("candidate header has a terminator");
     let plain: Vec<Inst> = insts.iter().copied().filter(|&i| f.opcode(i) != Opcode::Phi && i != term).collect();
@@ -488,15 +488,11 @@ fn br(t: Block) -> InstData {
 /// Point the terminator edges of `b` that go to `from` at `to`.
 fn retarget(f: &mut Function, b: Block, from: Block, to: Block) {
     let t = f.terminator(b).expect("edge source has a terminator");
-    for x in f.inst_mut(t).blocks.iter_mut() {
-        if *x == from {
-            *x = to;
-        }
-    }
+    f.retarget(t, from, to);
 }
 
 fn phis_of(f: &Function, b: Block) -> Vec<Inst> {
-    f.block(b).insts.iter().copied().filter(|&i| f.opcode(i) == Opcode::Phi).collect()
+    f.block(b).insts().iter().copied().filter(|&i| f.opcode(i) == Opcode::Phi).collect()
 }
 
 fn incomings(f: &Function, p: Inst) -> Vec<(Value, Block)> {
@@ -505,6 +501,5 @@ fn incomings(f: &Function, p: Inst) -> Vec<(Value, Block)> {
 }
 
 fn set_incomings(f: &mut Function, p: Inst, inc: &[(Value, Block)]) {
-    f.set_operands(p, inc.iter().map(|x| x.0).collect());
-    f.inst_mut(p).blocks = inc.iter().map(|x| x.1).collect();
+    f.set_phi_incomings(p, inc);
 }

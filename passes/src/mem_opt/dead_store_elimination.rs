@@ -71,13 +71,11 @@ fn remove_overwritten(m: &mut Module, fid: FuncId) -> usize {
     let f = m.func(fid);
     let mut dead: Vec<Inst> = Vec::new();
     let blocks = f.blocks();
-    for (k, &b) in blocks.iter().enumerate() {
-        // Opcodes decide for most instructions, locations for loads and
-        // stores: ask for the block records, the table lines of their
-        // instructions, their locations and the other records ahead.
-        aa.prefetch_scan_ahead(f, blocks, k, ScanRecords::Unlocated);
+    // Opcodes decide for most instructions, locations for loads and stores.
+    let mut walk = f.walk(blocks, aa.scan_reads(ScanRecords::Unlocated));
+    while let Some(b) = walk.next(f) {
         let mut later: Vec<Location> = Vec::new();
-        for &i in f.block(b).insts.iter().rev() {
+        for &i in f.block(b).insts().iter().rev() {
             let op = f.opcode(i);
             if AliasAnalysis::never_mod_ref(op) {
                 continue;
@@ -107,8 +105,8 @@ fn remove_overwritten(m: &mut Module, fid: FuncId) -> usize {
 fn remove_write_only_slots(f: &mut Function) -> (usize, usize) {
     let allocas: Vec<Inst> = f.select_in_layout_order(|op| op == Opcode::Alloca);
     let (mut slots, mut stores) = (0, 0);
-    for (k, &a) in allocas.iter().enumerate() {
-        f.prefetch_user_opcode_walk_ahead(&allocas, k);
+    let mut walk = f.walk(&allocas, xir::reads::UserOpcodes);
+    while let Some(a) = walk.next(f) {
         let mut doomed = vec![a];
         let mut k = 0;
         let mut write_only = true;

@@ -61,13 +61,11 @@ pub fn forward_function(m: &mut Module, fid: FuncId, mode: Mode) -> (usize, usiz
     // not reallocated, per block).
     let mut avail: Vec<Avail> = Vec::new();
     let mut insts: Vec<Inst> = Vec::new();
-    for (k, &b) in blocks.iter().enumerate() {
-        // Opcodes decide for most instructions (pure computations touch no
-        // fact): ask for the block records, the table lines of their
-        // instructions, their locations and records ahead.
-        aa.prefetch_scan_ahead(m.func(fid), &blocks, k, ScanRecords::MemoryAccesses);
+    // Opcodes decide for most instructions (pure computations touch no fact).
+    let mut walk = m.func(fid).walk(&blocks, aa.scan_reads(ScanRecords::MemoryAccesses));
+    while let Some(b) = walk.next(m.func(fid)) {
         insts.clear();
-        insts.extend_from_slice(&m.func(fid).block(b).insts);
+        insts.extend_from_slice(m.func(fid).block(b).insts());
         avail.clear();
         for &i in &insts {
             if AliasAnalysis::never_mod_ref(m.func(fid).opcode(i)) {

@@ -162,11 +162,10 @@ fn constant_target(m: &Module, f: &Function, t: Inst, opts: &Options) -> Option<
 fn fold_branches(m: &mut Module, fid: FuncId, opts: &Options) -> usize {
     let mut n = 0;
     let blocks: Vec<Block> = m.func(fid).blocks().to_vec();
-    for (k, &b) in blocks.iter().enumerate() {
+    // A conditional terminator's record is read (for its selector).
+    let mut walk = m.func(fid).walk(&blocks, xir::reads::Terminator);
+    while let Some(b) = walk.next(m.func(fid)) {
         let f = m.func(fid);
-        // A conditional terminator's record is read (for its selector):
-        // ask for the terminators ahead.
-        f.prefetch_terminator_ahead(&blocks, k);
         // Only conditional terminators can fold; the others are recognized
         // from the dense table without reading their records.
         let Some((t, op)) = f.terminator_by_table(b) else { continue };
@@ -249,7 +248,7 @@ fn remove_orphan_blocks(f: &mut Function) -> usize {
     }
     // Values of removed blocks still used by kept code become undef.
     for &b in &dead {
-        for i in f.block(b).insts.clone() {
+        for i in f.block(b).insts().to_vec() {
             let users: Vec<_> = f.uses(Value::Inst(i)).to_vec();
             let ty = f.inst(i).ty;
             for u in users {
@@ -259,7 +258,7 @@ fn remove_orphan_blocks(f: &mut Function) -> usize {
             }
         }
     }
-    let insts: Vec<Inst> = dead.iter().flat_map(|&b| f.block(b).insts.clone()).collect();
+    let insts: Vec<Inst> = dead.iter().flat_map(|&b| f.block(b).insts().to_vec()).collect();
     f.remove_insts(&insts);
     f.set_layout(kept.clone());
     // A Phi left without incomings is undefined.
@@ -336,12 +335,11 @@ fn sweep_dead_insts(f: &mut Function) -> usize {
         }
     }
     let mut work: Vec<Inst> = Vec::new();
-    for k in (0..n).rev() {
-        // Records are read in descending id order: ask for them ahead
-        // (a descending stream the hardware did not follow on its own).
-        if let Some(ahead) = k.checked_sub(xir::PREFETCH_DISTANCE) {
-            f.prefetch_inst(Inst::new(ahead));
-        }
+    // Records are read in descending id order (a stream the hardware does
+    // not follow on its own).
+    let mut walk = f.walk_ids_descending(xir::reads::Record);
+    while let Some(root) = walk.next(f) {
+        let k = root.index();
         if !live[k] {
             continue;
         }

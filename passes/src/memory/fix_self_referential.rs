@@ -93,10 +93,10 @@ pub fn fix_function(m: &mut Module, fid: FuncId) -> (usize, usize) {
     // Per instruction id: 0 = unvisited, 1 = on the path, 2 = done.
     let mut state: Vec<u8> = vec![0; f.inst_capacity()];
     let mut cut: Vec<(Inst, usize)> = Vec::new();
-    for (k, &root) in phis.iter().enumerate() {
-        // Most searches stay at their root, whose record and operands'
-        // table entries are asked for ahead.
-        f.prefetch_operand_opcode_walk_ahead(&phis, k);
+    // Most searches stay at their root: its record and its operands'
+    // table entries are what is read.
+    let mut walk = f.walk(&phis, xir::reads::OperandOpcodes);
+    while let Some(root) = walk.next(f) {
         if state[root.index()] != 0 {
             continue;
         }

@@ -151,20 +151,9 @@ pub fn inline_call(m: &mut Module, fid: FuncId, call: Inst) {
 
     // Split: everything after the call moves to the continuation block.
     let cont = f.add_block();
-    let pos = f.position(call).expect("call is placed");
-    let tail: Vec<Inst> = f.block(b).insts[pos + 1..].to_vec();
-    for (k, &i) in tail.iter().enumerate() {
-        f.move_inst(i, cont, k);
-    }
-    for s in f.successors(cont) {
-        for phi in util::phis_of(f, s) {
-            for blk in f.inst_mut(phi).blocks.iter_mut() {
-                if *blk == b {
-                    *blk = cont;
-                }
-            }
-        }
-    }
+    let mut at = f.cursor().at_inst(call);
+    at.next_inst();
+    at.split_block(cont);
 
     // Result slot, read at the top of the continuation.
     let slot = if ret_ty != TypeTable::VOID && f.has_uses(Value::Inst(call)) {
@@ -201,7 +190,7 @@ pub fn inline_call(m: &mut Module, fid: FuncId, call: Inst) {
             if let (Some(a), Some(&v)) = (slot, d.operands.first()) {
                 let st =
                     util::make(f, Opcode::Store, TypeTable::VOID, &[Value::Inst(a), map_value(v)], Metadata::default());
-                let at = f.block(nb).insts.len();
+                let at = f.block(nb).insts().len();
                 f.insert_inst(nb, at, st);
             }
             let mut br = InstData::new(Opcode::Br, TypeTable::VOID);
@@ -212,15 +201,14 @@ pub fn inline_call(m: &mut Module, fid: FuncId, call: Inst) {
         }
         let ops: smallvec::SmallVec<[Value; 3]> = d.operands.iter().map(|&v| map_value(v)).collect();
         let blocks: smallvec::SmallVec<[Block; 3]> = d.blocks.iter().map(|cb| bmap[cb]).collect();
-        let nd = f.inst_mut(ni);
-        nd.operands = ops;
-        nd.blocks = blocks;
+        f.set_operands(ni, ops);
+        f.set_block_operands(ni, blocks);
         if d.has(xir::Trait::Alloca) {
             f.insert_inst(entry, hoisted, ni);
             hoisted += 1;
         } else {
             let nb = bmap[&cb];
-            let at = f.block(nb).insts.len();
+            let at = f.block(nb).insts().len();
             f.insert_inst(nb, at, ni);
         }
     }

@@ -1,6 +1,14 @@
 //! `mem2reg`: promote local slots to SSA values, placing pruned Phis on the
 //! iterated dominance frontier of each slot's stores, restricted to blocks
-//! where the slot is live on entry (Cytron et al. with liveness pruning).
+//! where the slot is live on entry, then renaming over the dominator tree.
+//! The algorithm is Cytron, Ferrante, Rosen, Wegman and Zadeck's
+//! ("Efficiently computing static single assignment form and the control
+//! dependence graph", TOPLAS 1991) with the liveness pruning of Choi,
+//! Cytron and Ferrante ("Automatic construction of sparse data flow
+//! evaluation graphs", POPL 1991). The steps below: find the promotable
+//! slots and their accesses; place the Phis (iterated frontiers of the
+//! stores, pruned by liveness); rename in dominator-tree preorder with an
+//! undo log; fill the Phis' incomings; delete the accesses and the slots.
 //!
 //! A slot is promoted when `util::promotable` holds: a function-local
 //! `alloca` of a data type, not annotated `// no_promote`, used only as the
@@ -23,7 +31,7 @@
 use serde::Deserialize;
 use xir::analysis::{Cfg, DomTree, FlatLists};
 use xir::pass::{AnalysisKind, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};
-use xir::{Block, FuncId, Inst, InstData, Module, Opcode, Value};
+use xir::{reads, Block, FuncId, Function, Inst, InstData, Module, Opcode, Reads, Value};
 
 use super::util;
 
@@ -89,15 +97,11 @@ pub fn mem2reg_function(m: &mut Module, fid: FuncId) -> Mem2RegStats {
     let mut st = Mem2RegStats::default();
     let Some(entry) = f.body() else { return st };
 
-    // `promotable` reads each slot's record and its users' opcodes: ask
-    // for them ahead.
+    // `promotable` reads each slot's record and its users' opcodes.
     let allocas = f.select_in_layout_order(|op| op == Opcode::Alloca);
     let mut vars: Vec<Inst> = Vec::new();
-    for (k, &a) in allocas.iter().enumerate() {
-        if let Some(ahead) = xir::prefetch_ahead(&allocas, k) {
-            f.prefetch_inst(ahead);
-        }
-        f.prefetch_user_opcode_walk_ahead(&allocas, k);
+    let mut walk = f.walk(&allocas, reads::RecordAndUserOpcodes);
+    while let Some(a) = walk.next(f) {
         if util::promotable(types, f, a) {
             vars.push(a);
         }
@@ -118,8 +122,9 @@ pub fn mem2reg_function(m: &mut Module, fid: FuncId) -> Mem2RegStats {
     const STORE: u32 = 1 << 31;
     let mut access_of: Vec<u32> = vec![NONE; f.inst_capacity()];
     let mut uses_of_vars = 0;
-    for (k, &a) in vars.iter().enumerate() {
-        f.prefetch_user_opcode_walk_ahead(&vars, k);
+    let mut walk = f.walk(&vars, reads::UserOpcodes);
+    while let Some(a) = walk.next(f) {
+        let k = walk.position();
         uses_of_vars += f.uses(Value::Inst(a)).len();
         for u in f.uses(Value::Inst(a)) {
             let store = if f.opcode(u.user) == Opcode::Store { STORE } else { 0 };
@@ -151,14 +156,11 @@ pub fn mem2reg_function(m: &mut Module, fid: FuncId) -> Mem2RegStats {
     // At most one entry per use of a variable (their use lists hold exactly
     // its accesses), so the list is allocated once.
     let mut access_pairs: Vec<(usize, (Inst, bool, u32))> = Vec::with_capacity(uses_of_vars);
-    for (pos, &b) in cfg.rpo.iter().enumerate() {
-        // Only the block records are read here (accesses come from the
-        // table): ask for them a few blocks ahead.
-        if let Some(ahead) = xir::prefetch_ahead(&cfg.rpo, pos) {
-            f.prefetch_block(ahead);
-        }
-        let stamp = pos as u32 + 1;
-        for &i in &f.block(b).insts {
+    // Only the block records are read here (accesses come from the table).
+    let mut walk = f.walk(&cfg.rpo, reads::BlockList);
+    while let Some(b) = walk.next(f) {
+        let stamp = walk.position() as u32 + 1;
+        for &i in f.block(b).insts() {
             let Some((is_store, v)) = access(i) else { continue };
             access_pairs.push((b.index(), (i, is_store, v as u32)));
             if std::mem::replace(&mut seen[v], stamp) != stamp {
@@ -248,26 +250,20 @@ pub fn mem2reg_function(m: &mut Module, fid: FuncId) -> Mem2RegStats {
     }
     drop(placed);
     // Each block's Phis go in front of it, the last created first (as
-    // inserting each at the front would leave them). A Phi has no
-    // operands yet, so placing it records no use.
-    for (k, &y) in phi_blocks.iter().enumerate() {
-        if let Some(ahead) = xir::prefetch_ahead(&phi_blocks, k) {
-            f.prefetch_block(ahead);
-        }
-        let phis = block_phis.get(y.index());
-        let mut list: xir::InstList = phis.iter().rev().map(|p| p.1).collect();
-        list.extend(f.block(y).insts.iter().copied());
-        f.block_mut(y).insts = list;
-        for &(_, phi, _) in phis {
-            f.set_parent(phi, Some(y));
+    // inserting each at the front would leave them), in one batch.
+    let mut rw = f.rewriter();
+    for &y in &phi_blocks {
+        for &(_, phi, _) in block_phis.get(y.index()).iter().rev() {
+            rw.place_at_top(y, phi);
         }
     }
+    rw.commit();
 
     // Renaming over the dominator tree in preorder (children in order),
-    // walked as a list so that the stores' records are asked for a few
-    // blocks ahead. An undo log restores the current definitions when the
-    // walk leaves a subtree: entering a block first closes the open blocks
-    // that do not dominate it.
+    // walked as a list (`AccessReads` says what is read of each block). An
+    // undo log restores the current definitions when the walk leaves a
+    // subtree: entering a block first closes the open blocks that do not
+    // dominate it.
     let order = {
         let mut order = Vec::with_capacity(cfg.rpo.len());
         let mut stack = vec![entry];
@@ -286,25 +282,8 @@ pub fn mem2reg_function(m: &mut Module, fid: FuncId) -> Mem2RegStats {
     let mut dead: Vec<Inst> = Vec::with_capacity(accesses);
     // The dominators being walked, innermost last, with their undo marks.
     let mut open: Vec<(Block, usize)> = Vec::new();
-    for (pos, &b) in order.iter().enumerate() {
-        // Stores' records (their values) and loads' use lists, then the
-        // records of the loads' users (rewritten by `replace_all_uses`).
-        if let Some(ahead) = xir::prefetch_ahead(&order, pos) {
-            for &(i, is_store, _) in block_accesses.get(ahead.index()) {
-                if is_store {
-                    f.prefetch_inst(i);
-                } else {
-                    f.prefetch_uses(Value::Inst(i));
-                }
-            }
-        }
-        if let Some(&half) = order.get(pos + xir::PREFETCH_DISTANCE / 2) {
-            for &(i, is_store, _) in block_accesses.get(half.index()) {
-                if !is_store {
-                    f.prefetch_user_records(Value::Inst(i));
-                }
-            }
-        }
+    let mut walk = f.walk(&order, AccessReads { accesses: &block_accesses });
+    while let Some(b) = walk.next(f) {
         let parent = dom.idom(b);
         while let Some(&(top, mark)) = open.last() {
             if Some(top) == parent {
@@ -346,27 +325,22 @@ pub fn mem2reg_function(m: &mut Module, fid: FuncId) -> Mem2RegStats {
     // Finish the Phis: edges from unreachable predecessors carry undef.
     let incomings = FlatLists::from_pairs(st.phis, incoming_pairs.iter().copied());
     drop(incoming_pairs);
-    // In one list, so that each Phi can ask ahead for its record and the
-    // use lists its incomings join (attaching them pushes a use onto each;
-    // the incoming values are scattered over the function).
+    // In one list, walked with `IncomingReads` (attaching the incomings
+    // pushes a use onto each value's list; the values are scattered over
+    // the function).
     let finish: Vec<(Block, usize, Inst, usize)> = phi_blocks
         .iter()
         .flat_map(|&blk| block_phis.get(blk.index()).iter().map(move |&(v, phi, k)| (blk, v, phi, k)))
         .collect();
-    for (j, &(blk, v, phi, k)) in finish.iter().enumerate() {
-        if let Some((_, _, next, nk)) = xir::prefetch_ahead(&finish, j) {
-            f.prefetch_inst(next);
-            for &(val, _) in incomings.get(nk) {
-                f.prefetch_uses(val);
-            }
-        }
+    let mut walk = f.walk(&finish, IncomingReads { incomings: &incomings });
+    while let Some((blk, v, phi, k)) = walk.next(f) {
         let mut inc = incomings.get(k).to_vec();
         for &p in cfg.preds(blk) {
             if !cfg.is_reachable(p) {
                 inc.push((Value::Undef(var_ty[v]), p));
             }
         }
-        util::set_phi_incomings(f, phi, &inc);
+        f.set_phi_incomings(phi, &inc);
     }
 
     f.remove_insts(&dead);
@@ -387,4 +361,45 @@ pub fn mem2reg_function(m: &mut Module, fid: FuncId) -> Mem2RegStats {
     }
     f.remove_insts(&dead);
     st
+}
+
+/// What the renaming walk reads of each block: the records of its stores
+/// (their values) and the use lists of its loads, then the records of the
+/// loads' users (rewritten by `replace_all_uses`).
+struct AccessReads<'a> {
+    accesses: &'a FlatLists<(Inst, bool, u32)>,
+}
+
+impl Reads<Block> for AccessReads<'_> {
+    fn first(&self, f: &Function, b: Block) {
+        for &(i, is_store, _) in self.accesses.get(b.index()) {
+            if is_store {
+                f.prefetch_inst(i);
+            } else {
+                f.prefetch_uses(Value::Inst(i));
+            }
+        }
+    }
+    fn then(&self, f: &Function, b: Block) {
+        for &(i, is_store, _) in self.accesses.get(b.index()) {
+            if !is_store {
+                f.prefetch_user_records(Value::Inst(i));
+            }
+        }
+    }
+}
+
+/// What finishing a Phi reads: its record and the use lists of its
+/// incoming values.
+struct IncomingReads<'a> {
+    incomings: &'a FlatLists<(Value, Block)>,
+}
+
+impl Reads<(Block, usize, Inst, usize)> for IncomingReads<'_> {
+    fn first(&self, f: &Function, (_, _, phi, k): (Block, usize, Inst, usize)) {
+        f.prefetch_inst(phi);
+        for &(val, _) in self.incomings.get(k) {
+            f.prefetch_uses(val);
+        }
+    }
 }

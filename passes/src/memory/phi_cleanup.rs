@@ -108,8 +108,8 @@ pub fn remove_redundant_phis_among(f: &mut Function, phis: &[Inst]) -> usize {
     let mut node: FxHashMap<Inst, NodeIndex> = FxHashMap::default();
     node.reserve(phis.len());
     node.extend(phis.iter().map(|&p| (p, g.add_node(p))));
-    for (k, &p) in phis.iter().enumerate() {
-        f.prefetch_operand_opcode_walk_ahead(phis, k);
+    let mut walk = f.walk(phis, xir::reads::OperandOpcodes);
+    while let Some(p) = walk.next(f) {
         for &v in &f.inst(p).operands {
             if let Some(q) = is_phi(f, v) {
                 g.add_edge(node[&p], node[&q], ());

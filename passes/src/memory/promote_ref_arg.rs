@@ -327,7 +327,7 @@ kernel @k(%out: buffer<u32>) block_size(4, 1, 1) {
         assert_eq!(m.func(bump).args[0].kind, ArgKind::Reference, "{text}");
         assert_eq!((ops(&m, "get", Opcode::Load), ops(&m, "k", Opcode::Load)), (0, 3), "{text}");
         let kf = m.func(k);
-        let body = &kf.block(kf.body().expect("body")).insts;
+        let body = kf.block(kf.body().expect("body")).insts();
         for (n, &i) in body.iter().enumerate() {
             let d = kf.inst(i);
             if d.opcode == Opcode::Call && d.operands[0] == xir::Value::Func(get) {

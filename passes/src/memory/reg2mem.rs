@@ -3,6 +3,14 @@
 //! freely. It is the temporary boundary adapter of the SPIR-V legalization
 //! (the reference's step 7), undone by `mem2reg` right after restructuring.
 //!
+//! The algorithm is the classic translation out of SSA through memory
+//! (Cytron et al., TOPLAS 1991, section 7, with the copies made through a
+//! slot; LLVM's `reg2mem` demotes the same way): one slot per Phi, stored at
+//! the end of each predecessor and loaded at the Phi; one slot per value
+//! that crosses a block boundary, stored after the definition and loaded
+//! before each foreign use. All insertions go into one batch of the core's
+//! rewriter, placed in one rebuild per block.
+//!
 //! - A Phi becomes a slot tagged `!spill(phi)`: each predecessor stores its
 //!   incoming value before its terminator, and the Phi is replaced by a load
 //!   at the top of its block (loads at the top keep the parallel-copy
@@ -18,12 +26,12 @@
 //! Preserves: CFG, dominators, frontiers, loops, call graph (no edge or
 //! call changes).
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 use serde::Deserialize;
-use xir::analysis::FlatLists;
 use xir::pass::{AnalysisKind, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};
 use xir::{
-    Block, FuncId, Function, Inst, InstData, Metadata, Module, Opcode, SpillKind, Trait, TypeId, TypeTable, Value,
+    reads, Block, FuncId, Inst, InstData, Metadata, Module, Opcode, Rewriter, SpillKind, Trait, TypeId, TypeTable,
+    Value,
 };
 
 use super::util;
@@ -127,74 +135,67 @@ pub fn reg2mem_function(m: &mut Module, fid: FuncId) -> Reg2MemStats {
         undef_tys.into_iter().filter_map(|t| util::zero_const(m, t).map(|z| (t, z))).collect();
     let (types, f) = util::split(m, fid);
     let entry = f.body().expect("checked above");
-    let mut edits = Edits::default();
 
     // 1. Hoist allocas to the front of the entry block.
-    let leading = f.block(entry).insts.iter().take_while(|&&i| f.inst(i).has(Trait::Alloca)).count();
+    let leading = f.block(entry).insts().iter().take_while(|&&i| f.inst(i).has(Trait::Alloca)).count();
     st.hoisted = allocas.len() - leading;
     if st.hoisted > 0 {
-        let set: FxHashSet<Inst> = allocas.iter().copied().collect();
-        let mut from: Vec<Block> = allocas.iter().filter_map(|&a| f.parent(a)).collect();
-        from.sort();
-        from.dedup();
-        for b in from {
-            f.block_mut(b).insts.retain(|i| !set.contains(i));
-        }
-        let mut list: xir::InstList = allocas.iter().copied().collect();
-        list.extend(f.block(entry).insts.iter().copied());
-        f.block_mut(entry).insts = list;
-        for &a in &allocas {
-            f.set_parent(a, Some(entry));
-        }
+        f.move_to_top(entry, &allocas);
     }
 
+    // Steps 2-4 insert many loads and stores (and slots at the top of the
+    // entry block): one batch, placed in one rebuild per block.
+    let mut rw = f.rewriter();
+    let slot = |rw: &mut Rewriter, ty: TypeId, md: Metadata| {
+        let mut d = InstData::new(Opcode::Alloca, ty);
+        d.md = md;
+        rw.insert_at_top(entry, d)
+    };
+
     // 2. Phis -> tagged slots. The predecessors' terminators are looked up
-    // before any store is appended to those blocks (appending moves the
-    // terminator off the end until `apply`).
-    let mut term_of: Vec<Option<Inst>> = vec![None; f.block_capacity()];
+    // before any store is placed in those blocks.
+    let mut term_of: Vec<Option<Inst>> = vec![None; rw.block_capacity()];
     for &phi in &phis {
-        for &pred in f.inst(phi).blocks.iter() {
+        for &pred in rw.inst(phi).blocks.iter() {
             if let Some(x) = term_of.get_mut(pred.index()) {
-                *x = f.terminator_by_table(pred).map(|(t, _)| t);
+                *x = rw.terminator_by_table(pred).map(|(t, _)| t);
             }
         }
     }
     for &phi in &phis {
-        let ty = f.inst(phi).ty;
-        let mut md = util::name_like(f.inst_md(phi));
+        let ty = rw.inst(phi).ty;
+        let mut md = util::name_like(rw.inst_md(phi));
         md.spill = Some(SpillKind::Phi);
-        let slot = edits.slot(f, entry, ty, md);
-        for (v, pred) in util::phi_incomings(f, phi) {
+        let slot = slot(&mut rw, ty, md);
+        for (v, pred) in util::phi_incomings(&rw, phi) {
             let v = match v {
                 Value::Undef(t) => zeros.get(&t).copied().unwrap_or(v),
                 v => v,
             };
-            let st_i = util::make(f, Opcode::Store, TypeTable::VOID, &[Value::Inst(slot), v], Metadata::default());
+            let store = util::data(Opcode::Store, TypeTable::VOID, &[Value::Inst(slot), v], Metadata::default());
             match term_of.get(pred.index()).copied().flatten() {
-                Some(t) => edits.before(f, t, st_i),
-                None => edits.back(f, pred, st_i),
-            }
+                Some(t) => rw.insert_before(t, store),
+                None => rw.insert_at_bottom(pred, store),
+            };
         }
-        let md = util::name_like(f.inst_md(phi));
-        let load = util::make(f, Opcode::Load, ty, &[Value::Inst(slot)], md);
-        let home = f.parent(phi).expect("phi is placed");
-        edits.front(f, home, load);
-        f.replace_all_uses(Value::Inst(phi), Value::Inst(load));
+        let md = util::name_like(rw.inst_md(phi));
+        let load = util::data(Opcode::Load, ty, &[Value::Inst(slot)], md);
+        let home = rw.parent(phi).expect("phi is placed");
+        let load = rw.insert_at_top(home, load);
+        rw.func().replace_all_uses(Value::Inst(phi), Value::Inst(load));
         st.phis += 1;
     }
-    f.remove_insts(&phis);
+    rw.func().remove_insts(&phis);
 
     // 3. GEPs used in another block are re-materialized next to the use
     //    (a worklist: the clone's base may itself be a foreign GEP).
     let mut work: Vec<Inst> = geps;
     while let Some(g) = work.pop() {
-        let home = f.parent(g);
-        let foreign: Vec<_> = f.uses(Value::Inst(g)).iter().copied().filter(|u| f.parent(u.user) != home).collect();
+        let home = rw.parent(g);
+        let foreign: Vec<_> = rw.uses(Value::Inst(g)).iter().copied().filter(|u| rw.parent(u.user) != home).collect();
         for u in foreign {
-            let d = f.inst_data(g);
-            let clone = f.create_inst(d);
-            edits.before(f, u.user, clone);
-            f.set_operand(u.user, u.index as usize, Value::Inst(clone));
+            let clone = rw.insert_before(u.user, rw.inst_data(g));
+            rw.func().set_operand(u.user, u.index as usize, Value::Inst(clone));
             work.push(clone);
         }
     }
@@ -205,147 +206,36 @@ pub fn reg2mem_function(m: &mut Module, fid: FuncId) -> Reg2MemStats {
     // users' blocks from the dense table) says so without reading the
     // value's record. Each value is demoted on its own (demoting one adds
     // no foreign use of another), so the order only numbers the slots.
-    let crossing: Vec<(Inst, Block)> = f
+    let crossing: Vec<(Inst, Block)> = rw
         .live_placements_by_id()
-        .filter(|&(d, home, _)| f.uses(Value::Inst(d)).iter().any(|u| f.parent(u.user) != Some(home)))
+        .filter(|&(d, home, _)| rw.uses(Value::Inst(d)).iter().any(|u| rw.parent(u.user) != Some(home)))
         .map(|(d, home, _)| (d, home))
         .collect();
-    for (k, &(d, home)) in crossing.iter().enumerate() {
-        if let Some((ahead, _)) = xir::prefetch_ahead(&crossing, k) {
-            f.prefetch_inst(ahead);
-        }
-        let is_foreign = |u: &xir::Use| f.parent(u.user) != Some(home);
-        let data = f.inst(d);
+    let mut walk = rw.walk(&crossing, reads::Record);
+    while let Some((d, home)) = walk.next(&rw) {
+        let data = rw.inst(d);
         if data.ty == TypeTable::VOID || data.has(Trait::Lvalue) || !types.is_data(data.ty) {
             continue;
         }
-        let foreign: Vec<_> = f.uses(Value::Inst(d)).iter().copied().filter(is_foreign).collect();
         let ty = data.ty;
-        let mut md = util::name_like(f.inst_md(d));
+        let foreign: Vec<_> =
+            rw.uses(Value::Inst(d)).iter().copied().filter(|u| rw.parent(u.user) != Some(home)).collect();
+        let mut md = util::name_like(rw.inst_md(d));
         md.spill = Some(SpillKind::CrossBlock);
-        let slot = edits.slot(f, entry, ty, md);
+        let slot = slot(&mut rw, ty, md);
         let store =
-            util::make(f, Opcode::Store, TypeTable::VOID, &[Value::Inst(slot), Value::Inst(d)], Metadata::default());
-        edits.after(f, d, store);
+            util::data(Opcode::Store, TypeTable::VOID, &[Value::Inst(slot), Value::Inst(d)], Metadata::default());
+        rw.insert_after(d, store);
         let mut repl = Vec::with_capacity(foreign.len());
         for u in foreign {
-            let md = util::name_like(f.inst_md(d));
-            let load = util::make(f, Opcode::Load, ty, &[Value::Inst(slot)], md);
-            edits.before(f, u.user, load);
+            let md = util::name_like(rw.inst_md(d));
+            let load = rw.insert_before(u.user, util::data(Opcode::Load, ty, &[Value::Inst(slot)], md));
             repl.push((u, Value::Inst(load)));
         }
-        f.replace_uses(Value::Inst(d), &repl);
+        rw.func().replace_uses(Value::Inst(d), &repl);
         st.cross_block += 1;
     }
-    edits.apply(f);
+    rw.commit();
     st.changed = st.hoisted + st.phis + st.cross_block > 0;
     st
-}
-
-/// Insertions collected during the pass and placed in one reordering per
-/// block, so the pass stays linear on large blocks. A new instruction is
-/// placed in its block at once (`Function::place_unlisted`: its parent and
-/// operand uses, not the block's list) and put into the list, at its final
-/// position, by `apply`. The placements are lists of pairs,
-/// grouped by anchor in flat tables when applied (hash maps of lists, one
-/// entry per anchor, were a random access and an allocation per inserted
-/// load or store).
-#[derive(Default)]
-struct Edits {
-    slots: Vec<Inst>,
-    /// (anchor instruction id, instruction to place before / after it)
-    before: Vec<(usize, Inst)>,
-    after: Vec<(usize, Inst)>,
-    /// (block id, instruction to place at its top / its end)
-    front: Vec<(usize, Inst)>,
-    back: Vec<(usize, Inst)>,
-    blocks: Vec<Block>,
-}
-
-/// The placements of `Edits`, grouped.
-struct Placements {
-    before: FlatLists<Inst>,
-    after: FlatLists<Inst>,
-}
-
-impl Edits {
-    /// Places `i` in `b`; `apply` puts it into `b`'s list.
-    fn append(&mut self, f: &mut Function, b: Block, i: Inst) {
-        f.place_unlisted(b, i);
-        self.blocks.push(b);
-    }
-    fn slot(&mut self, f: &mut Function, entry: Block, ty: TypeId, md: Metadata) -> Inst {
-        let mut d = InstData::new(Opcode::Alloca, ty);
-        d.md = md;
-        let i = f.create_inst(d);
-        self.append(f, entry, i);
-        self.slots.push(i);
-        i
-    }
-    fn before(&mut self, f: &mut Function, anchor: Inst, i: Inst) {
-        let b = f.parent(anchor).expect("anchor is placed");
-        self.append(f, b, i);
-        self.before.push((anchor.index(), i));
-    }
-    fn after(&mut self, f: &mut Function, anchor: Inst, i: Inst) {
-        let b = f.parent(anchor).expect("anchor is placed");
-        self.append(f, b, i);
-        self.after.push((anchor.index(), i));
-    }
-    /// Place `i` at the end of `b` (after earlier `back` instructions).
-    fn back(&mut self, f: &mut Function, b: Block, i: Inst) {
-        self.append(f, b, i);
-        self.back.push((b.index(), i));
-    }
-    /// Place `i` at the top of `b` (after earlier `front` instructions).
-    fn front(&mut self, f: &mut Function, b: Block, i: Inst) {
-        self.append(f, b, i);
-        self.front.push((b.index(), i));
-    }
-    fn apply(mut self, f: &mut Function) {
-        let entry = f.body();
-        let n = f.inst_capacity();
-        let at = Placements {
-            before: FlatLists::from_pairs(n, self.before.iter().copied()),
-            after: FlatLists::from_pairs(n, self.after.iter().copied()),
-        };
-        let front = FlatLists::from_pairs(f.block_capacity(), self.front.iter().copied());
-        let back = FlatLists::from_pairs(f.block_capacity(), self.back.iter().copied());
-        self.blocks.sort();
-        self.blocks.dedup();
-        for (k, &b) in self.blocks.iter().enumerate() {
-            if let Some(ahead) = xir::prefetch_ahead(&self.blocks, k) {
-                f.prefetch_block(ahead);
-            }
-            let old = std::mem::take(&mut f.block_mut(b).insts);
-            let mut list = xir::InstList::with_capacity(old.len());
-            if Some(b) == entry {
-                list.extend(self.slots.iter().copied());
-            }
-            for &i in front.get(b.index()) {
-                at.emit(&mut list, i);
-            }
-            for &i in &old {
-                at.emit(&mut list, i);
-            }
-            for &i in back.get(b.index()) {
-                at.emit(&mut list, i);
-            }
-            f.block_mut(b).insts = list;
-        }
-    }
-}
-
-impl Placements {
-    /// Push `i` with whatever goes before and after it (recursively: a
-    /// re-materialized GEP has its own loads before it).
-    fn emit(&self, list: &mut xir::InstList, i: Inst) {
-        for &x in self.before.get(i.index()) {
-            self.emit(list, x);
-        }
-        list.push(i);
-        for &x in self.after.get(i.index()) {
-            self.emit(list, x);
-        }
-    }
 }

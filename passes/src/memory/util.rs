@@ -35,10 +35,15 @@ pub fn entry_alloca(f: &mut Function, ty: TypeId, md: Metadata) -> Option<Inst> 
 
 /// Create an unplaced instruction.
 pub fn make(f: &mut Function, opcode: Opcode, ty: TypeId, operands: &[Value], md: Metadata) -> Inst {
+    f.create_inst(data(opcode, ty, operands, md))
+}
+
+/// An instruction's data from its opcode, type, operands and metadata.
+pub fn data(opcode: Opcode, ty: TypeId, operands: &[Value], md: Metadata) -> InstData {
     let mut d = InstData::new(opcode, ty);
     d.operands = SmallVec::from_slice(operands);
     d.md = md;
-    f.create_inst(d)
+    d
 }
 
 /// Insert `i` immediately before `before` (in the same block).
@@ -63,8 +68,7 @@ pub fn phi_incomings(f: &Function, phi: Inst) -> Vec<(Value, Block)> {
 
 /// Replace the incomings of a Phi.
 pub fn set_phi_incomings(f: &mut Function, phi: Inst, inc: &[(Value, Block)]) {
-    f.set_operands(phi, inc.iter().map(|p| p.0).collect());
-    f.inst_mut(phi).blocks = inc.iter().map(|p| p.1).collect();
+    f.set_phi_incomings(phi, inc);
 }
 
 /// Make the Phis of `succ` carry exactly `edges` incomings from `pred` (the
@@ -89,7 +93,7 @@ pub fn set_edge_count(f: &mut Function, pred: Block, succ: Block, edges: usize) 
 /// Phi there, so the scan stops at the first other instruction instead of
 /// reading the whole block).
 pub fn phis_of(f: &Function, b: Block) -> Vec<Inst> {
-    f.block(b).insts.iter().copied().take_while(|&i| f.opcode(i) == Opcode::Phi).collect()
+    f.block(b).insts().iter().copied().take_while(|&i| f.opcode(i) == Opcode::Phi).collect()
 }
 
 /// How many CFG edges go from `pred` to `succ`.

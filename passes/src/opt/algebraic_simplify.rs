@@ -168,7 +168,7 @@ fn stop_name(r: &Option<StopReason>) -> &'static str {
 fn candidates(m: &Module, fid: FuncId, b: Block) -> Vec<(TypeId, Scalar, Vec<Inst>)> {
     let f = m.func(fid);
     let mut groups: Vec<(TypeId, Scalar, Vec<Inst>)> = Vec::new();
-    for &i in &f.block(b).insts {
+    for &i in f.block(b).insts() {
         let d = f.inst(i);
         if !is_node_opcode(d.opcode) || d.operands.is_empty() {
             continue;
@@ -220,7 +220,7 @@ fn simplify_group(
 ) {
     let f = m.func(fid);
     let cand_set: FxHashSet<Inst> = cands.iter().copied().collect();
-    let ordinal: FxHashMap<Inst, usize> = f.block(b).insts.iter().enumerate().map(|(k, &i)| (i, k)).collect();
+    let ordinal: FxHashMap<Inst, usize> = f.block(b).insts().iter().enumerate().map(|(k, &i)| (i, k)).collect();
     let roots: Vec<Inst> =
         cands.iter().copied().filter(|&i| f.uses(Value::Inst(i)).iter().any(|u| !cand_set.contains(&u.user))).collect();
     if roots.is_empty() {

@@ -608,6 +608,33 @@ impl<'a> Scope<'a> {
     }
 }
 
+/// The one predecessor of `b`, if it has exactly one.
+fn single_pred(cfg: &Cfg, b: Block) -> Option<Block> {
+    match cfg.preds(b) {
+        &[p] => Some(p),
+        _ => None,
+    }
+}
+
+/// What the walk over a block's edge facts reads: the terminator of the
+/// block's one predecessor (through its block record).
+struct PredTerminator<'a> {
+    cfg: &'a Cfg,
+}
+
+impl xir::Reads<Block> for PredTerminator<'_> {
+    fn first(&self, f: &Function, b: Block) {
+        if let Some(p) = single_pred(self.cfg, b) {
+            f.prefetch_block(p);
+        }
+    }
+    fn then(&self, f: &Function, b: Block) {
+        if let Some(p) = single_pred(self.cfg, b) {
+            f.prefetch_terminator(p);
+        }
+    }
+}
+
 fn cvp_function(m: &mut Module, fid: FuncId, cfg: &Cfg, dom: &DomTree, st: &mut Stats) {
     let Some(entry) = cfg.entry else { return };
     // One preorder for all three walks below; walking a list (instead of
@@ -617,21 +644,10 @@ fn cvp_function(m: &mut Module, fid: FuncId, cfg: &Cfg, dom: &DomTree, st: &mut 
     // (its immediate dominator), read before any rewrite. The facts of a
     // block are its own and its dominators'.
     let f = m.func(fid);
-    let single_pred = |k: usize| match order.get(k).map(|&b| cfg.preds(b)) {
-        Some(&[p]) => Some(p),
-        _ => None,
-    };
     let mut pairs: Vec<(usize, OwnFact)> = Vec::new();
-    for (k, &b) in order.iter().enumerate() {
-        // The predecessor's block record at the prefetch distance, its
-        // terminator at half of it (as `prefetch_block_walk_ahead`).
-        if let Some(p) = single_pred(k + xir::PREFETCH_DISTANCE) {
-            f.prefetch_block(p);
-        }
-        if let Some(p) = single_pred(k + xir::PREFETCH_DISTANCE / 2) {
-            f.prefetch_terminator(p);
-        }
-        if let Some(p) = single_pred(k) {
+    let mut walk = f.walk(&order, PredTerminator { cfg });
+    while let Some(b) = walk.next(f) {
+        if let Some(p) = single_pred(cfg, b) {
             pairs.extend(edge_facts(m, f, p, b).into_iter().map(|x| (b.index(), (x, comparison_pair(f, &x)))));
         }
     }
@@ -639,8 +655,8 @@ fn cvp_function(m: &mut Module, fid: FuncId, cfg: &Cfg, dom: &DomTree, st: &mut 
     // Simplify each block with its facts, in the walk's order (a rewrite
     // can change what later blocks see of earlier definitions).
     let mut scope = Scope::new(&own);
-    for (k, &b) in order.iter().enumerate() {
-        m.func(fid).prefetch_block_walk_ahead(&order, k);
+    let mut walk = m.func(fid).walk(&order, xir::reads::BlockInsts);
+    while let Some(b) = walk.next(m.func(fid)) {
         let facts = scope.enter(dom, b);
         if facts.len() > 0 {
             simplify_block(m, fid, b, facts, st);
@@ -659,7 +675,7 @@ fn cvp_function(m: &mut Module, fid: FuncId, cfg: &Cfg, dom: &DomTree, st: &mut 
     let mut incoming: Vec<(Inst, usize)> = Vec::new();
     let mut from_pairs: Vec<(usize, usize)> = Vec::new();
     for &b in order.iter().filter(|b| holds_phi[b.index()]) {
-        for &i in &f.block(b).insts {
+        for &i in f.block(b).insts() {
             if f.opcode(i) != Opcode::Phi {
                 continue;
             }
@@ -744,7 +760,7 @@ fn constant_for(m: &mut Module, fid: FuncId, v: Value, facts: &Facts) -> Option<
 }
 
 fn simplify_block(m: &mut Module, fid: FuncId, b: Block, facts: &Facts, st: &mut Stats) {
-    let insts = m.func(fid).block(b).insts.clone();
+    let insts = m.func(fid).block(b).insts().to_vec();
     for i in insts {
         if !m.func(fid).is_live(i) || m.func(fid).opcode(i) == Opcode::Phi {
             continue;

@@ -86,32 +86,7 @@ impl Pass for DeadArgElim {
 }
 
 fn remove_args(m: &mut Module, fid: FuncId, dead: &[usize], calls: &[(FuncId, Inst)]) {
-    let f = m.func_mut(fid);
-    let mut map: Vec<Option<u32>> = Vec::with_capacity(f.args.len());
-    let mut next = 0u32;
-    for k in 0..f.args.len() {
-        if dead.contains(&k) {
-            map.push(None);
-        } else {
-            map.push(Some(next));
-            next += 1;
-        }
-    }
-    let mut k = 0;
-    f.args.retain(|_| {
-        let keep = map[k].is_some();
-        k += 1;
-        keep
-    });
-    let insts: Vec<Inst> = f.all_insts().map(|(_, i)| i).collect();
-    for i in insts {
-        for v in f.inst_mut(i).operands.iter_mut() {
-            if let Value::Arg(a) = *v {
-                *v = Value::Arg(map[a as usize].expect("a used argument is kept"));
-            }
-        }
-    }
-    f.rebuild_uses();
+    m.func_mut(fid).retain_args(|k| !dead.contains(&k));
     for &(caller, call) in calls {
         let f = m.func_mut(caller);
         let ops = &f.inst(call).operands;

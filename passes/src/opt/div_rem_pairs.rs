@@ -66,7 +66,7 @@ fn pair_function(m: &mut Module, fid: FuncId, entry: Block, dom: &xir::analysis:
             continue;
         }
         let mut mine = Vec::new();
-        for i in m.func(fid).block(b).insts.clone() {
+        for i in m.func(fid).block(b).insts().to_vec() {
             let f = m.func(fid);
             let d = f.inst(i);
             if !matches!(d.opcode, Opcode::Div | Opcode::Mod) || !m.types.is_int(d.ty) || d.operands.len() != 2 {

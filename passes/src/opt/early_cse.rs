@@ -133,7 +133,7 @@ pub(crate) fn cse_function(
             continue;
         }
         let mut mine = Vec::new();
-        let insts = m.func(fid).block(b).insts.clone();
+        let insts = m.func(fid).block(b).insts().to_vec();
         for i in insts {
             let Some(k) = key(m, fid, i, opts, phis) else { continue };
             match table.get(&k) {

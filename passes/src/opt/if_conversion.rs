@@ -238,7 +238,7 @@ fn speculatable(m: &Module, f: &Function, i: Inst) -> bool {
 /// otherwise. Every other instruction must be speculatable.
 fn arm_stores(m: &Module, f: &Function, arm: Block, allow_stores: bool) -> Option<Vec<(Value, Value)>> {
     let mut stores = Vec::new();
-    let insts = &f.block(arm).insts;
+    let insts = f.block(arm).insts();
     for &i in &insts[..insts.len() - 1] {
         let d = f.inst(i);
         if d.opcode == Opcode::Store && allow_stores {
@@ -265,7 +265,7 @@ fn arm_stores(m: &Module, f: &Function, arm: Block, allow_stores: bool) -> Optio
 
 fn count_hoisted(f: &Function, arm: Option<Block>) -> usize {
     arm.map(|a| {
-        let insts = &f.block(a).insts;
+        let insts = f.block(a).insts();
         insts[..insts.len() - 1].iter().filter(|&&i| f.opcode(i) != Opcode::Store).count()
     })
     .unwrap_or(0)
@@ -310,7 +310,7 @@ fn convert_one(m: &mut Module, fid: FuncId, opts: &Options, st: &mut Stats) -> b
         let from_e = s.e.unwrap_or(head);
         let mut phis = Vec::new();
         let mut ok = true;
-        for &i in &f.block(s.merge).insts {
+        for &i in f.block(s.merge).insts() {
             let d = f.inst(i);
             if d.opcode != Opcode::Phi {
                 continue;
@@ -385,13 +385,13 @@ fn convert(
 ) {
     // Hoist the arms' computations (not their stores or branches).
     for arm in [s.t, s.e].into_iter().flatten() {
-        let insts = m.func(fid).block(arm).insts.clone();
+        let insts = m.func(fid).block(arm).insts().to_vec();
         for &i in &insts[..insts.len() - 1] {
             let f = m.func_mut(fid);
             if f.opcode(i) == Opcode::Store {
                 continue;
             }
-            let pos = f.block(s.head).insts.len() - 1;
+            let pos = f.block(s.head).insts().len() - 1;
             f.move_inst(i, s.head, pos);
         }
     }
@@ -429,18 +429,14 @@ fn convert(
         return;
     }
     f.remove_inst(br);
-    for i in f.block(s.merge).insts.clone() {
-        let pos = f.block(s.head).insts.len();
+    for i in f.block(s.merge).insts().to_vec() {
+        let pos = f.block(s.head).insts().len();
         f.move_inst(i, s.head, pos);
     }
     if let Some(us) = refs.get(&s.merge) {
         for &u in us {
             if f.opcode(u) == Opcode::Phi {
-                for b in f.inst_mut(u).blocks.iter_mut() {
-                    if *b == s.merge {
-                        *b = s.head;
-                    }
-                }
+                f.retarget(u, s.merge, s.head);
             }
         }
     }

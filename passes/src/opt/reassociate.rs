@@ -142,7 +142,7 @@ fn ranks(f: &Function, rpo: &[Block]) -> FxHashMap<Value, u64> {
     }
     let mut n = 1 + f.args.len() as u64;
     for &b in rpo {
-        for &i in &f.block(b).insts {
+        for &i in f.block(b).insts() {
             r.insert(Value::Inst(i), n);
             n += 1;
         }
@@ -469,7 +469,7 @@ fn better(new: &Plan, old: &Plan) -> bool {
 }
 
 fn reassociate_block(m: &mut Module, fid: FuncId, b: Block, fast: bool, rank: &FxHashMap<Value, u64>, st: &mut Stats) {
-    let insts = m.func(fid).block(b).insts.clone();
+    let insts = m.func(fid).block(b).insts().to_vec();
     for root in insts {
         let f = m.func(fid);
         if !f.is_live(root) {
@@ -566,7 +566,7 @@ fn apply(m: &mut Module, fid: FuncId, b: Block, root: Inst, ty: TypeId, result: 
     if !super::util::replace_uses_keeping_phis_acyclic(f, Value::Inst(root), new) {
         if let Outcome::Chain(plan) = result {
             let pos = f.position(root).expect("root is placed");
-            let made: Vec<Inst> = f.block(b).insts[pos - plan.len()..pos].to_vec();
+            let made: Vec<Inst> = f.block(b).insts()[pos - plan.len()..pos].to_vec();
             for &i in made.iter().rev() {
                 f.remove_inst(i);
             }

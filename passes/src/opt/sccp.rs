@@ -188,12 +188,12 @@ fn sccp_function(m: &mut Module, fid: FuncId) -> (usize, usize) {
     // Iterate in layout order to the fixed point (the lattice only descends).
     loop {
         let mut changed = false;
-        for (k, &b) in f.blocks().iter().enumerate() {
-            f.prefetch_block_walk_ahead(f.blocks(), k);
+        let mut walk = f.walk(f.blocks(), xir::reads::BlockInsts);
+        while let Some(b) = walk.next(f) {
             if !st.blocks[b.index()] {
                 continue;
             }
-            for &i in &f.block(b).insts {
+            for &i in f.block(b).insts() {
                 let d = f.inst(i);
                 if d.ty != TypeTable::VOID {
                     let old = st.lat[i.index()];
@@ -227,12 +227,12 @@ fn sccp_function(m: &mut Module, fid: FuncId) -> (usize, usize) {
     // Rewrite.
     let mut consts: Vec<(Inst, u64)> = Vec::new();
     let mut selectors: Vec<(Inst, u64)> = Vec::new();
-    for (k, &b) in f.blocks().iter().enumerate() {
-        f.prefetch_block_walk_ahead(f.blocks(), k);
+    let mut walk = f.walk(f.blocks(), xir::reads::BlockInsts);
+    while let Some(b) = walk.next(f) {
         if !st.blocks[b.index()] {
             continue;
         }
-        for &i in &f.block(b).insts {
+        for &i in f.block(b).insts() {
             let d = f.inst(i);
             if d.is_terminator() {
                 if matches!(d.opcode, Opcode::CondBr | Opcode::If | Opcode::Switch | Opcode::BrIndexed)

@@ -1,4 +1,7 @@
-//! Cache prefetch hints for walks over large functions. A walk in list
+//! Cache prefetch hints for walks over large functions: *what* to ask
+//! for (a block record, a terminator, use lists, ...). *When* to ask is the
+//! business of the walks (`walk.rs`), which are the only callers outside
+//! the core's own sweeps. A walk in list
 //! order (layout, dominator preorder, a plan's node order) reads records
 //! scattered over the tables: blocks and instructions that passes created
 //! or moved sit far from their neighbours. These helpers ask for the
@@ -12,7 +15,7 @@ use super::{Block, Function, Inst, InstHot, Value};
 /// the cache for the records it will read: one distance for every walk
 /// (walks that first need a block record to find the instruction records
 /// ask for the block at this distance and its instructions at half).
-pub const PREFETCH_DISTANCE: usize = 8;
+pub(super) const PREFETCH_DISTANCE: usize = 8;
 
 /// Functions with fewer instructions than this get no prefetch hints: their
 /// tables (64-byte cores: 2 MiB at this size) stay in a core's caches, and
@@ -22,7 +25,7 @@ pub const PREFETCH_MIN_INSTS: usize = 1 << 15;
 
 /// The entry of `list` a walk at position `k` asks the cache for.
 #[inline]
-pub fn prefetch_ahead<T: Copy>(list: &[T], k: usize) -> Option<T> {
+pub(super) fn prefetch_ahead<T: Copy>(list: &[T], k: usize) -> Option<T> {
     list.get(k + PREFETCH_DISTANCE).copied()
 }
 
@@ -41,23 +44,10 @@ pub(crate) fn prefetch_line<T>(x: &T) {
     let _ = x;
 }
 
-/// The two stages of a walk whose records are reached through another
-/// record: `first` for the entry `far` ahead of position `k`, `then` for
-/// the entry `near` ahead (whose first record has had time to arrive).
-#[inline]
-fn in_two_stages<T: Copy>(list: &[T], k: usize, (far, near): (usize, usize), first: impl Fn(T), then: impl Fn(T)) {
-    if let Some(&x) = list.get(k + far) {
-        first(x);
-    }
-    if let Some(&x) = list.get(k + near) {
-        then(x);
-    }
-}
-
 impl Function {
     /// Whether hints pay on this function (`PREFETCH_MIN_INSTS`).
     #[inline]
-    fn prefetch_pays(&self) -> bool {
+    pub(super) fn prefetch_pays(&self) -> bool {
         self.insts.len() >= PREFETCH_MIN_INSTS
     }
 
@@ -70,32 +60,11 @@ impl Function {
         }
     }
 
-    /// For a walk at position `k` of `blocks` that reads each block's
-    /// terminator: ask for the block record at twice the prefetch distance
-    /// and the terminator record of the block at the distance
-    /// (`prefetch_terminator`, which reads the block record: asked for
-    /// earlier, it no longer waits on it).
-    #[inline]
-    pub fn prefetch_terminator_ahead(&self, blocks: &[Block], k: usize) {
-        let stages = (2 * PREFETCH_DISTANCE, PREFETCH_DISTANCE);
-        in_two_stages(blocks, k, stages, |b| self.prefetch_block(b), |b| self.prefetch_terminator(b));
-    }
-
     /// Ask the cache for the record of `i`, ahead of a walk that reads it.
     /// Only a hint: nothing observable changes.
     #[inline]
     pub fn prefetch_inst(&self, i: Inst) {
         self.hint(self.insts.get(i.index()));
-    }
-
-    /// For a walk at position `k` of `blocks` that reads every instruction
-    /// record of each block: ask for the block record at the prefetch
-    /// distance and, for the block at half of it (whose record has had
-    /// time to arrive), its instruction records.
-    #[inline]
-    pub fn prefetch_block_walk_ahead(&self, blocks: &[Block], k: usize) {
-        let stages = (PREFETCH_DISTANCE, PREFETCH_DISTANCE / 2);
-        in_two_stages(blocks, k, stages, |b| self.prefetch_block(b), |b| self.prefetch_block_insts(b));
     }
 
     /// Ask the cache for the block record of `b` (its instruction list),
@@ -146,17 +115,6 @@ impl Function {
         self.prefetch_terminator(Block(b.0.saturating_add(2 * PREFETCH_DISTANCE as u32)));
     }
 
-    /// For a walk at position `k` of `blocks` that reads every
-    /// instruction's opcode (the dense table) but few records: ask for the
-    /// block record at twice the prefetch distance and, for the block at the
-    /// distance, the table lines of its instructions. Instructions a pass appended
-    /// (terminators, Phis, slots) sit far from their neighbours' entries.
-    #[inline]
-    pub fn prefetch_opcode_walk_ahead(&self, blocks: &[Block], k: usize) {
-        let stages = (2 * PREFETCH_DISTANCE, PREFETCH_DISTANCE);
-        in_two_stages(blocks, k, stages, |b| self.prefetch_block(b), |b| self.prefetch_block_opcodes(b));
-    }
-
     /// Ask the cache for the dense-table entries of `b`'s instructions,
     /// one request per table line (reads `b`'s block record).
     #[inline]
@@ -185,26 +143,6 @@ impl Function {
                 last = line;
             }
         }
-    }
-
-    /// For a walk at position `k` of `insts` that reads each one's users'
-    /// opcodes: ask for the use list at the prefetch distance and, at half
-    /// of it, the users' table entries.
-    #[inline]
-    pub fn prefetch_user_opcode_walk_ahead(&self, insts: &[Inst], k: usize) {
-        let stages = (PREFETCH_DISTANCE, PREFETCH_DISTANCE / 2);
-        let (uses, users) = (|i| self.prefetch_uses(Value::Inst(i)), |i| self.prefetch_user_opcodes(Value::Inst(i)));
-        in_two_stages(insts, k, stages, uses, users);
-    }
-
-    /// For a walk at position `k` of `insts` that reads each one's record
-    /// and its operands' dense-table entries (liveness, opcode): ask for the
-    /// record at twice the prefetch distance and, at the distance, the
-    /// operands' entries.
-    #[inline]
-    pub fn prefetch_operand_opcode_walk_ahead(&self, insts: &[Inst], k: usize) {
-        let stages = (2 * PREFETCH_DISTANCE, PREFETCH_DISTANCE);
-        in_two_stages(insts, k, stages, |i| self.prefetch_inst(i), |i| self.prefetch_operand_opcodes(i));
     }
 
     /// Ask the cache for the dense-table entries of `i`'s instruction

@@ -53,11 +53,25 @@ pub struct Emitter<'a> {
     sel: Option<Inst>,
     ctx: Vec<LoopCtx>,
     fresh_merges: Vec<Block>,
+    /// Nodes are numbered in reverse post order, which emission roughly
+    /// follows: the walk asks for the terminator records of the blocks
+    /// after the one being emitted.
+    terminators: xir::Walk<'a, Block, xir::reads::Terminator>,
 }
 
 impl<'a> Emitter<'a> {
     pub fn new(m: &'a mut Module, f: Function, plan: &'a FnPlan) -> Self {
-        let mut e = Emitter { m, f, plan, headers: Vec::new(), sel: None, ctx: Vec::new(), fresh_merges: Vec::new() };
+        let terminators = f.walk(&plan.blocks, xir::reads::Terminator);
+        let mut e = Emitter {
+            m,
+            f,
+            plan,
+            headers: Vec::new(),
+            sel: None,
+            ctx: Vec::new(),
+            fresh_merges: Vec::new(),
+            terminators,
+        };
         e.headers = (0..plan.loops.len()).map(|_| e.f.add_block()).collect();
         e
     }
@@ -194,10 +208,7 @@ impl<'a> Emitter<'a> {
 
     /// The start of `D(n)`: its stage 0 now, its merge children after.
     fn node(&mut self, n: NodeId, k: Option<Block>, free: bool, stack: &mut Vec<Task>) {
-        // Nodes are numbered in reverse post order, which emission roughly
-        // follows: ask for the terminator records of the next few blocks
-        // while this one is emitted.
-        self.f.prefetch_terminator_ahead(&self.plan.blocks, n);
+        self.terminators.seek(&self.f, n);
         let plan = self.plan;
         let mc = &plan.nodes[n].merge_children;
         let bounds: SmallVec<[Block; 2]> =

@@ -2,6 +2,15 @@
 //! with unique merges, canonical break / continue targets) from any
 //! reducible, Phi-free raw CFG.
 //!
+//! The algorithm is Ramsey's translation over the dominator tree ("Beyond
+//! Relooper: recursive translation of unstructured control flow to
+//! structured control flow", ICFP 2022): each block is emitted with the
+//! blocks it dominates, those entered from several places after its own
+//! branch, loops from the loop forest. Where a merge is not entered from
+//! every pending transfer, the transfers store their target in a selector
+//! slot and a guard dispatches on it (goto elimination, Erosa and Hendren,
+//! "Taming control flow", ICCL 1994). `plan.rs` has the details.
+//!
 //! The whole plan for every function is computed first from immutable
 //! analyses (loop forest, dominator tree, region stages; see `plan.rs`).
 //! An irreducible CFG is rejected at that point, before anything changes,

@@ -276,11 +276,12 @@ pub fn plan_function(f: &Function, cfg: &Cfg, dom: &DomTree, lf: &LoopForest) ->
     }
     // Branches.
     let loop_exits = loop_exits(cfg, lf);
+    // Block nodes are RPO positions, and `order` is the RPO with the loop
+    // nodes interleaved: the walk over the RPO is kept at each block node.
+    let mut terminators = f.walk(&cfg.rpo, xir::reads::Terminator);
     for &n in &order {
-        // Block nodes are RPO positions, and `order` is the RPO with the
-        // loop nodes interleaved.
         if n < cap {
-            f.prefetch_terminator_ahead(&cfg.rpo, n);
+            terminators.seek(f, n);
         }
         if !nodes[n].live {
             continue;
