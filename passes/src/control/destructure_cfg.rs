@@ -102,7 +102,7 @@ fn refused(op: Opcode) -> bool {
 /// reads each record once, right before replacing it.
 pub fn destructure_module(m: &mut Module) -> Result<usize, PassError> {
     let mut diags = Vec::new();
-    let mut todo: Vec<(FuncId, Vec<(Inst, Block)>)> = Vec::new();
+    let mut todo: Vec<(FuncId, Vec<(Block, Inst)>)> = Vec::new();
     for fid in defined_functions(m) {
         let f = m.func(fid);
         let mut found = Vec::new();
@@ -111,7 +111,7 @@ pub fn destructure_module(m: &mut Module) -> Result<usize, PassError> {
                 let msg = format!("`{op}` has no raw form; lower it before destructure_cfg");
                 diags.push(inst_diag(f, t, "destructure_cfg", msg));
             } else if has_raw_form(op) {
-                found.push((t, b));
+                found.push((b, t));
             } else {
                 debug_assert!(raw_form(f, t).is_none(), "has_raw_form misses `{op}`");
             }
@@ -127,7 +127,7 @@ pub fn destructure_module(m: &mut Module) -> Result<usize, PassError> {
     for (fid, found) in todo {
         let f = m.func_mut(fid);
         let mut walk = f.walk(&found, xir::reads::Record);
-        while let Some((t, b)) = walk.next(f) {
+        while let Some((b, t)) = walk.next(f) {
             debug_assert_eq!(f.terminator(b), Some(t), "a structured opcode ends its block");
             let raw = raw_form(f, t).expect("has_raw_form opcodes have a raw form");
             debug_assert!(raw.ty == TypeTable::VOID && !matches!(raw.payload, Payload::Text(_)));

@@ -127,12 +127,14 @@ impl Rewriter<'_> {
         let f = &mut *self.func;
         let n = f.inst_capacity();
         let nb = f.block_capacity();
-        let at = Anchored {
-            before: FlatLists::from_pairs(n, self.before.iter().copied()),
-            after: FlatLists::from_pairs(n, self.after.iter().copied()),
+        // Grouped only where there is something to group: a table per
+        // instruction id is a sweep of the whole function.
+        let group = |n: usize, pairs: &[(usize, Inst)]| {
+            (!pairs.is_empty()).then(|| FlatLists::from_pairs(n, pairs.iter().copied()))
         };
-        let top = FlatLists::from_pairs(nb, self.top.iter().copied());
-        let bottom = FlatLists::from_pairs(nb, self.bottom.iter().copied());
+        let at = Anchored { before: group(n, &self.before), after: group(n, &self.after) };
+        let top = group(nb, &self.top);
+        let bottom = group(nb, &self.bottom);
         let mut blocks = std::mem::take(&mut self.blocks);
         blocks.sort_unstable();
         blocks.dedup();
@@ -140,13 +142,13 @@ impl Rewriter<'_> {
         while let Some(b) = walk.next(f) {
             let old = std::mem::take(&mut f.blocks[b.index()].insts);
             let mut list = InstList::with_capacity(old.len());
-            for &i in top.get(b.index()) {
+            for &i in listed(&top, b.index()) {
                 at.emit(&mut list, i);
             }
             for &i in &old {
                 at.emit(&mut list, i);
             }
-            for &i in bottom.get(b.index()) {
+            for &i in listed(&bottom, b.index()) {
                 at.emit(&mut list, i);
             }
             f.blocks[b.index()].insts = list;
@@ -160,21 +162,26 @@ impl Drop for Rewriter<'_> {
     }
 }
 
+/// Key `k`'s list of a grouping that may not exist (nothing to group).
+fn listed(lists: &Option<FlatLists<Inst>>, k: usize) -> &[Inst] {
+    lists.as_ref().map_or(&[], |l| l.get(k))
+}
+
 /// The insertions anchored at instructions, grouped by anchor.
 struct Anchored {
-    before: FlatLists<Inst>,
-    after: FlatLists<Inst>,
+    before: Option<FlatLists<Inst>>,
+    after: Option<FlatLists<Inst>>,
 }
 
 impl Anchored {
     /// Push `i` with whatever goes before and after it (recursively: an
     /// instruction inserted in this batch may anchor others).
     fn emit(&self, list: &mut InstList, i: Inst) {
-        for &x in self.before.get(i.index()) {
+        for &x in listed(&self.before, i.index()) {
             self.emit(list, x);
         }
         list.push(i);
-        for &x in self.after.get(i.index()) {
+        for &x in listed(&self.after, i.index()) {
             self.emit(list, x);
         }
     }

@@ -206,9 +206,15 @@ pub mod reads {
             f.prefetch_inst(i);
         }
     }
-    /// The same for walks whose entries carry more than the instruction.
-    impl<X: Copy> Reads<(Inst, X)> for Record {
-        fn first(&self, f: &Function, (i, _): (Inst, X)) {
+    /// The same for walks whose entries pair an instruction with its
+    /// block, in either order.
+    impl Reads<(Inst, Block)> for Record {
+        fn first(&self, f: &Function, (i, _): (Inst, Block)) {
+            f.prefetch_inst(i);
+        }
+    }
+    impl Reads<(Block, Inst)> for Record {
+        fn first(&self, f: &Function, (_, i): (Block, Inst)) {
             f.prefetch_inst(i);
         }
     }
