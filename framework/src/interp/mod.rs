@@ -38,6 +38,7 @@ mod print;
 mod ray;
 mod resource;
 mod sampling;
+pub mod semantics;
 mod value;
 mod warp;
 

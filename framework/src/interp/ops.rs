@@ -340,7 +340,10 @@ pub(crate) fn eval_pure(m: &Module, f: &Function, d: &InstCore, sk: Option<Sk>, 
             }
             Ok(if matches!(types.get(to_ty), Type::Vector { .. }) { from_lanes(out) } else { Val::S(out[0]) })
         }
-        _ => Err(format!("the interpreter does not support `{op}`")),
+        _ => Err(match super::semantics::semantics(op) {
+            super::semantics::Semantics::Refused(why) => format!("the interpreter does not support `{op}`: {why}"),
+            _ => format!("the interpreter does not support `{op}`"),
+        }),
     }
 }
 
