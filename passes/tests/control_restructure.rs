@@ -1,9 +1,9 @@
-//! `restructure_cfg` on raw, Phi-free CFGs written by hand: each case checks
-//! that the result verifies, lies in `xir.restructured`, round-trips through
-//! text, and computes the same buffers as the raw input in the interpreter.
-//! The irreducible case checks the rejection: module unchanged, diagnostic
-//! naming the cycle and its entries. The corpus case runs every corpus
-//! kernel through destructure_cfg -> restructure_cfg.
+//! `restructure_cfg` beyond its fixtures (file tests,
+//! `tests/filetests/restructure_cfg/`): rejections (irreducible CFGs, Phis,
+//! undemotable references) leave the module unchanged with a diagnostic
+//! naming the problem; every corpus kernel goes through destructure_cfg ->
+//! restructure_cfg with the same interpreter outputs; 5,000 nested ifs
+//! restructure on a main-thread-sized stack.
 
 mod control_support;
 
@@ -124,8 +124,8 @@ fn count_phis(f: &xir::Function) -> usize {
 
 // Check that a reference the new loop-exit dispatch separates from its use
 // (a `gep` cannot live in a local slot) is rejected with a diagnostic naming
-// it, the module unchanged; and that the same shape with a data value
-// instead is demoted and computes the same.
+// it, the module unchanged. (The same shape with a data value instead is
+// demoted: tests/filetests/restructure_cfg/demotes_a_separated_value.xir.)
 #[test]
 fn undemotable_reference_is_rejected_unchanged() {
     let shape = |def: &str, use_: &str| {
@@ -171,9 +171,6 @@ kernel @k(%out: buffer<u32>) block_size(8, 1, 1) {{
     let msg = xir::diag::render(&err.diagnostics);
     assert!(msg.contains("no longer dominates") && msg.contains("local slot"), "{msg}");
     assert!(msg.contains("@k"), "{msg}");
-    let good = shape("%p = mul %iv, u32 3 : u32", "buffer.write %out, %t, %p");
-    let m = check_passes(&good, &[restructure::decl()], &["xir.restructured"], "k", OUT8);
-    assert!(xir::text::print_module(&m).contains("%p.slot = alloca"), "{}", xir::text::print_module(&m));
 }
 
 /// The main thread's stack (8 MiB): what the drivers run on.
