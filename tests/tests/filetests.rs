@@ -428,6 +428,11 @@ fn bless() -> bool {
 }
 
 fn run_file(path: &Path) -> Result<(), String> {
+    run_file_as(path, bless())
+}
+
+/// Run one file; with `bless`, rewrite its exact block instead of comparing.
+fn run_file_as(path: &Path, bless: bool) -> Result<(), String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let file = path.display().to_string();
     let t = parse_file(&text).map_err(|e| format!("{file}: {e}"))?;
@@ -452,7 +457,7 @@ fn run_file(path: &Path) -> Result<(), String> {
     if !t.checks.is_empty() {
         return filecheck(&t.checks, &printed).map_err(|e| format!("{file}:{e}\n--- output ---\n{printed}"));
     }
-    if bless() {
+    if bless {
         let keep = match t.marker {
             Some(m) => text.lines().take(m).collect::<Vec<_>>().join("\n"),
             None => text.clone(),
@@ -611,18 +616,18 @@ fn self_test() -> Result<(), String> {
         Ok(p)
     };
     let stale = file("stale.xir", format!("// pipeline: dce\n\n{module}\n{MARKER}\n// kernel @k() {{\n"))?;
-    match run_file(&stale) {
+    match run_file_as(&stale, false) {
         Err(e) if e.contains("+^entry:") && e.contains("-kernel @k() {") => {}
         other => return Err(format!("a stale exact block: {other:?}")),
     }
     let wrong = file("wrong.xir", format!("// pipeline: dce\n\n{module}\n// error: parse at 3:3\n"))?;
-    if run_file(&wrong).is_ok() {
+    if run_file_as(&wrong, false).is_ok() {
         return Err("a run that succeeds passed an `error:` expectation".into());
     }
     let parse_error = "// pipeline: dce\n\nkernel @k( {\n// error: parse at 3:12\n";
-    run_file(&file("parse.xir", parse_error.into())?).map_err(|e| format!("a located parse error: {e}"))?;
+    run_file_as(&file("parse.xir", parse_error.into())?, false).map_err(|e| format!("a located parse error: {e}"))?;
     let bad_pipeline = file("pipe.xir", format!("// pipeline: [dce, nosuchpass]\n\n{module}"))?;
-    if run_file(&bad_pipeline).is_ok() {
+    if run_file_as(&bad_pipeline, false).is_ok() {
         return Err("an unknown pass was accepted".into());
     }
     Ok(())
