@@ -217,6 +217,9 @@ fn parse_file(text: &str) -> Result<TestFile, String> {
     if t.pipeline.is_none() {
         return Err("no `// pipeline: ...` header line".into());
     }
+    if t.fast_math && !t.inputs.is_empty() {
+        return Err("`// fast-math` may change results: no `// inputs:` with it".into());
+    }
     let kinds = [t.marker.is_some(), !t.checks.is_empty(), !t.errors.is_empty()];
     if kinds.iter().filter(|&&k| k).count() > 1 {
         return Err("a file has one kind of expectation: an exact block, CHECK lines, or `// error:` lines".into());
@@ -600,6 +603,7 @@ fn self_test() -> Result<(), String> {
         "// pipeline: dce\n// error: parse at one\n",
         "// pipeline: dce\n// CHECK-NXT: x\n",
         "// pipeline: dce\n// ---- expected ----\nnot a comment\n",
+        "// pipeline: dce\n// fast-math\n// inputs: {}\n",
     ] {
         if parse_file(bad).is_ok() {
             return Err(format!("parse_file accepted {bad:?}"));
