@@ -39,7 +39,7 @@ fn main() {
 /// pipeline has a folder of its name holding at least one file test.
 fn coverage() -> Result<(), String> {
     let reg = xir_pipelines::registry();
-    let loader = xir_pipelines::loader(&reg, None);
+    let loader = shipped_loader(&reg);
     let names = reg.names().filter(|n| !n.starts_with("debug.")).map(String::from).chain(loader.shipped());
     let missing: Vec<String> = names
         .filter(|n| {
@@ -56,6 +56,12 @@ fn coverage() -> Result<(), String> {
     } else {
         Err(format!("no file test under tests/filetests/NAME/ for: {}", missing.join(", ")))
     }
+}
+
+/// The shipped pipelines only: a `$XIR_PIPELINE_DIR` in the environment
+/// must not change what a file test runs.
+fn shipped_loader(reg: &xir::pass::PassRegistry) -> xir::pipeline::Loader<'_> {
+    xir::pipeline::Loader::new(reg).with_shipped(xir_pipelines::SHIPPED)
 }
 
 fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -321,7 +327,7 @@ fn execute(t: &TestFile, file: &str) -> Result<Outcome, String> {
         return Ok(errors_of(&diags, "verify", xir::diag::render(&diags)));
     }
     let reg = xir_pipelines::registry();
-    let loader = xir_pipelines::loader(&reg, None);
+    let loader = shipped_loader(&reg);
     let spec = t.pipeline.as_deref().unwrap_or_default();
     let is_pass_list = spec.starts_with('[') || reg.get(spec.split('(').next().unwrap_or("").trim()).is_some();
     let pipeline = if is_pass_list {
