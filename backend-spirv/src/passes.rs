@@ -4,7 +4,9 @@
 //! - Consumes: `xir.restructured.audited`.
 //! - Produces: `xir.spirv` (it changes nothing: it proves every kernel of the
 //!   module passes [`crate::handoff::check`] or fails with its diagnostics).
-//! - Preserves: everything.
+//! - Preserves: `cfg`, `dominators`, `post_dominators`,
+//!   `dominance_frontiers`, `loops`, `call_graph` (it changes
+//!   nothing; the rest are not claimed).
 //!
 //! `callable_specialization` lives in `specialize.rs`.
 

@@ -15,8 +15,8 @@
 //!
 //! - Consumes: `xir.raw` (runs after `destructure_cfg`, so multi-block
 //!   inlining only splices raw branches).
-//! - Produces: `xir.raw` (same dialect; a value-returning callee's returns
-//!   meet in a Phi of the continuation block).
+//! - Produces: the same dialect (`xir.raw`; a value-returning callee's
+//!   returns meet in a Phi of the continuation block).
 //! - Preserves: nothing (the CFG and call graph change).
 //!
 //! The whole batch is preflighted before any function changes: a selected

@@ -6,7 +6,8 @@
 //! and the install command are checked for what they are; the set-up
 //! commands (apt, rustup) are left alone; any other command fails the test,
 //! so a new doc command cannot go unchecked. Vulkan runs skip loudly
-//! without a Vulkan device.
+//! without a Vulkan device. One of the tidy rules (ARCHITECTURE.md, "Tidy";
+//! the others are `tests/tests/tidy.rs`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -10,10 +10,10 @@
 //! result stays structured. The update block, now outside every construct
 //! and never reached, keeps its identity with an `unreachable` payload.
 //!
-//! - Consumes: structured IR (`xir.structured`, `xir.structured.lowered`,
-//!   `xir.restructured` and refinements).
+//! - Consumes: `xir.structured`, `xir.structured.lowered`,
+//!   `xir.restructured` (and their refinements).
 //! - Produces: the same dialect.
-//! - Preserves: the call graph.
+//! - Preserves: `call_graph`.
 
 use serde::{Deserialize, Serialize};
 use xir::analysis::FlatLists;

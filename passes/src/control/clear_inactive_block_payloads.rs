@@ -9,7 +9,8 @@
 //!
 //! - Consumes: `xir.restructured` (and its refinements).
 //! - Produces: the same dialect.
-//! - Preserves: the CFG of reachable blocks, dominators, loops, call graph.
+//! - Preserves: `call_graph`, `dominators`, `loops` (the CFG of reachable
+//!   blocks is unchanged).
 
 use serde::{Deserialize, Serialize};
 use xir::analysis::Cfg;

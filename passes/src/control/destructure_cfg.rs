@@ -15,9 +15,10 @@
 //! have no raw form: they must be lowered first, and the pass refuses the
 //! module (before changing anything) when one is present.
 //!
-//! - Consumes: `xir.structured` (and its refinement `xir.structured.lowered`).
+//! - Consumes: `xir.structured`, `xir.structured.lowered`.
 //! - Produces: `xir.raw`.
-//! - Preserves: the CFG, dominators, post-dominators, frontiers, loops.
+//! - Preserves: `cfg`, `dominators`, `post_dominators`,
+//!   `dominance_frontiers`, `loops`, `call_graph`.
 
 use serde::{Deserialize, Serialize};
 use xir::pass::{

@@ -16,7 +16,7 @@
 //!
 //! - Consumes: `xir.structured`, `xir.structured.lowered`.
 //! - Produces: the same dialect.
-//! - Preserves: the call graph.
+//! - Preserves: `call_graph`.
 
 use serde::{Deserialize, Serialize};
 use xir::analysis::Cfg;

@@ -4,8 +4,9 @@
 //!
 //! - Consumes: `xir.structured`.
 //! - Produces: `xir.structured.lowered` (no Break / Continue).
-//! - Preserves: the CFG and every analysis derived from it (the executed
-//!   edges are unchanged).
+//! - Preserves: `cfg`, `dominators`, `post_dominators`,
+//!   `dominance_frontiers`, `loops`, `call_graph`
+//!   (the executed edges are unchanged).
 
 use serde::{Deserialize, Serialize};
 use xir::pass::{

@@ -55,7 +55,7 @@
 //! - Consumes: `xir.structured`, `xir.structured.lowered`.
 //! - Produces: the same dialect, without `ray_query.loop`, `ray_query.dispatch`
 //!   and `ray.trace_closest`.
-//! - Preserves: the call graph.
+//! - Preserves: `call_graph`.
 
 use smallvec::SmallVec;
 use xir::pass::{AnalysisKind, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};

@@ -14,10 +14,10 @@
 //! or an arm starts with Phis. The reference keeps switches native; this
 //! pass exists for experiments and is not in `spirv-legalize`.
 //!
-//! - Consumes: structured IR (`xir.structured`, `xir.structured.lowered`,
-//!   `xir.restructured`).
+//! - Consumes: `xir.structured`, `xir.structured.lowered`,
+//!   `xir.restructured`.
 //! - Produces: the same dialect.
-//! - Preserves: the call graph.
+//! - Preserves: `call_graph`.
 
 use serde::{Deserialize, Serialize};
 use xir::analysis::Cfg;

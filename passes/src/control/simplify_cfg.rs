@@ -13,7 +13,7 @@
 //!
 //! - Consumes: `xir.raw` (and its refinements, e.g. `xir.raw.phi_free`).
 //! - Produces: the same dialect.
-//! - Preserves: the call graph.
+//! - Preserves: `call_graph`.
 
 use serde::{Deserialize, Serialize};
 use xir::analysis::Cfg;

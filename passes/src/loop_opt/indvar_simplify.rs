@@ -24,8 +24,10 @@
 //! pass runs on raw CFG and on structured SSA alike (on Phi-free IR it finds
 //! nothing).
 //!
-//! Consumes: `xir` (any dialect). Produces: the same dialect. Preserves: the
-//! CFG and everything derived from it.
+//! - Consumes: `xir` (any dialect).
+//! - Produces: the same dialect.
+//! - Preserves: `cfg`, `dominators`, `post_dominators`,
+//!   `dominance_frontiers`, `loops`.
 
 use serde::Deserialize;
 use xir::analysis::scev::{self, InductionVar, Lin, Scev};

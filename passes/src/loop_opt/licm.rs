@@ -20,9 +20,10 @@
 //! The pass never changes the CFG and never needs a preheader it does not
 //! find (it does not create one), so it runs in every dialect.
 //!
-//! Consumes: `xir` (any dialect). Produces: the same dialect. Preserves: the
-//! CFG and everything derived from it (dominators, post-dominators,
-//! frontiers, loops).
+//! - Consumes: `xir` (any dialect).
+//! - Produces: the same dialect.
+//! - Preserves: `cfg`, `dominators`, `post_dominators`,
+//!   `dominance_frontiers`, `loops`.
 
 use xir::analysis::{Cfg, LoopForest, LoopId};
 use xir::pass::{AnalysisKind, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};

@@ -27,9 +27,11 @@
 //! not duplicated. A rotated loop has an exiting latch, so it is never
 //! rotated twice.
 //!
-//! Consumes: `xir.raw` (it adds blocks, so a structured stretch rejects it
-//! at load time). Produces: `xir.raw` (it may add Phis, so Phi-free input
-//! does not stay Phi-free). Preserves: nothing (the CFG changes).
+//! - Consumes: `xir.raw` (it adds blocks, so a structured stretch rejects
+//!   it at load time).
+//! - Produces: `xir.raw` (it may add Phis, so Phi-free input does not stay
+//!   Phi-free).
+//! - Preserves: nothing (the CFG changes).
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Deserialize;

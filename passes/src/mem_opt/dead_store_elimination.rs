@@ -12,8 +12,10 @@
 //!    geps (nothing can observe it; a slot passed to a call, used by an
 //!    atomic or loaded anywhere stays).
 //!
-//! Consumes: `xir` (any dialect). Produces: the same dialect. Preserves: the
-//! CFG and everything derived from it.
+//! - Consumes: `xir` (any dialect).
+//! - Produces: the same dialect.
+//! - Preserves: `cfg`, `dominators`, `post_dominators`,
+//!   `dominance_frontiers`, `loops`, `call_graph`.
 
 use xir::analysis::{AliasAnalysis, Location, ScanRecords};
 use xir::pass::{Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};

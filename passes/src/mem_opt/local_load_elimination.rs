@@ -7,8 +7,11 @@
 //! shared slots, buffers and reference arguments conservatively (barriers,
 //! atomics, calls and other side effects clobber them).
 //!
-//! Consumes: `xir` (any dialect). Produces: the same dialect. Preserves: the
-//! CFG and everything derived from it (only straight-line reads go).
+//! - Consumes: `xir` (any dialect).
+//! - Produces: the same dialect.
+//! - Preserves: `cfg`, `dominators`, `post_dominators`,
+//!   `dominance_frontiers`, `loops`, `call_graph`
+//!   (only straight-line reads go).
 
 use xir::pass::{Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};
 use xir::Module;

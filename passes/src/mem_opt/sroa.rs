@@ -25,8 +25,10 @@
 //! members), its comments, location and reg2mem spill provenance, and are
 //! named `name.k` after it.
 //!
-//! Consumes: `xir` (any dialect). Produces: the same dialect. Preserves: the
-//! CFG and everything derived from it.
+//! - Consumes: `xir` (any dialect).
+//! - Produces: the same dialect.
+//! - Preserves: `cfg`, `dominators`, `post_dominators`,
+//!   `dominance_frontiers`, `loops`, `call_graph`.
 
 use serde::Deserialize;
 use smallvec::SmallVec;

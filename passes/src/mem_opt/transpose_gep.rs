@@ -36,8 +36,10 @@
 //! nothing in the corpus qualifies. The default keeps the reference's
 //! behaviour (transpose everything).
 //!
-//! Consumes: `xir` (any dialect). Produces: the same dialect. Preserves: the
-//! CFG and everything derived from it.
+//! - Consumes: `xir` (any dialect).
+//! - Produces: the same dialect.
+//! - Preserves: `cfg`, `dominators`, `post_dominators`,
+//!   `dominance_frontiers`, `loops`, `call_graph`.
 
 use serde::Deserialize;
 use smallvec::SmallVec;

@@ -6,9 +6,10 @@
 //! located diagnostic per marker (function, argument, block or instruction).
 //! Untagged user allocas are fine and are not reported.
 //!
-//! Consumes: `xir.restructured.ssa`. Produces: `xir.restructured.unspilled`
-//! (the same IR, now known to hold no spill marker).
-//! Preserves: everything (the IR is not modified).
+//! - Consumes: `xir.restructured.ssa`.
+//! - Produces: `xir.restructured.unspilled` (the same IR, now known to hold
+//!   no spill marker).
+//! - Preserves: everything (the IR is not modified).
 
 use serde::Deserialize;
 use xir::pass::{AnalysisKind, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};

@@ -17,9 +17,10 @@
 //!   block identity of disconnected merges. Other blocks are true orphans
 //!   and are removed; uses of their values become `undef`.
 //!
-//! Consumes: `xir` (any dialect). Produces: the same dialect.
-//! Preserves: call graph only when no call was deleted, so nothing is
-//! claimed.
+//! - Consumes: `xir` (any dialect).
+//! - Produces: the same dialect.
+//! - Preserves: nothing (the call graph only when no call was deleted, so
+//!   nothing is claimed).
 
 use rustc_hash::FxHashSet;
 use serde::Deserialize;

@@ -16,9 +16,10 @@
 //! variables not yet assigned legitimately are), and
 //! `insert %q, (extract %q, 0), 0` for matrices and aggregates.
 //!
-//! Consumes: `xir.restructured.unspilled` (after `audit_reg2mem_spills`).
-//! Produces: `xir.restructured.audited`.
-//! Preserves: CFG, dominators, frontiers, loops, call graph.
+//! - Consumes: `xir.restructured.unspilled` (after `audit_reg2mem_spills`).
+//! - Produces: `xir.restructured.audited`.
+//! - Preserves: `cfg`, `dominators`, `post_dominators`,
+//!   `dominance_frontiers`, `loops`, `call_graph`.
 
 use rustc_hash::FxHashSet;
 use serde::Deserialize;

@@ -18,8 +18,9 @@
 //! Options: `only` (callee names; empty = every callable) and
 //! `max_callee_insts` (0 = no limit).
 //!
-//! Consumes: `xir.raw`. Produces: the same dialect.
-//! Preserves: nothing (CFGs and the call graph change).
+//! - Consumes: `xir.raw`.
+//! - Produces: the same dialect.
+//! - Preserves: nothing (CFGs and the call graph change).
 
 use rustc_hash::FxHashMap;
 use serde::Deserialize;

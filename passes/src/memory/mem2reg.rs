@@ -22,11 +22,12 @@
 //! edge (edges from unreachable predecessors give `undef`). Loads and stores in
 //! unreachable blocks are replaced by `undef` and deleted.
 //!
-//! Consumes: `xir.restructured` (the legalization use, after
-//! `restructure_cfg`) or `xir.raw`. Produces: `xir.restructured.ssa` (the
-//! contract models one output dialect; on raw input the output is raw with
-//! Phis, which the pipeline checker cannot express).
-//! Preserves: CFG, dominators, frontiers, loops, call graph.
+//! - Consumes: `xir.restructured`, `xir.raw` (the legalization use is after
+//!   `restructure_cfg`).
+//! - Produces: `xir.restructured.ssa`, `xir.raw` (one per consumed dialect:
+//!   on raw input the output is raw with Phis).
+//! - Preserves: `cfg`, `dominators`, `post_dominators`,
+//!   `dominance_frontiers`, `loops`, `call_graph`.
 
 use serde::Deserialize;
 use xir::analysis::{Cfg, DomTree, FlatLists};

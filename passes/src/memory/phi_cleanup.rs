@@ -12,8 +12,10 @@
 //! - **Duplicate Phis**: two Phis of one block with the same type and the
 //!   same incoming (value, block) multiset; the later is replaced.
 //!
-//! Consumes: `xir` (any dialect). Produces: the same dialect.
-//! Preserves: CFG, dominators, frontiers, loops, call graph.
+//! - Consumes: `xir` (any dialect).
+//! - Produces: the same dialect.
+//! - Preserves: `cfg`, `dominators`, `post_dominators`,
+//!   `dominance_frontiers`, `loops`, `call_graph`.
 
 use petgraph::graph::{DiGraph, NodeIndex};
 use rustc_hash::FxHashMap;

@@ -17,9 +17,11 @@
 //!
 //! Kernels and externals keep their signatures.
 //!
-//! Consumes: `xir` (any dialect). Produces: the same dialect.
-//! Preserves: CFG, dominators, frontiers, loops, call graph (only loads are
-//! added and removed).
+//! - Consumes: `xir` (any dialect).
+//! - Produces: the same dialect.
+//! - Preserves: `cfg`, `dominators`, `post_dominators`,
+//!   `dominance_frontiers`, `loops`, `call_graph`
+//!   (only loads are added and removed).
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Deserialize;

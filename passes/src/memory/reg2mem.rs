@@ -22,9 +22,11 @@
 //!   Values of non-data types (ray queries) are left in place.
 //! - Every `alloca` and `alloca.shared` is hoisted to the entry block.
 //!
-//! Consumes: `xir.raw`. Produces: `xir.raw.phi_free`.
-//! Preserves: CFG, dominators, frontiers, loops, call graph (no edge or
-//! call changes).
+//! - Consumes: `xir.raw`.
+//! - Produces: `xir.raw.phi_free`.
+//! - Preserves: `cfg`, `dominators`, `post_dominators`,
+//!   `dominance_frontiers`, `loops`, `call_graph`
+//!   (no edge or call changes).
 
 use rustc_hash::FxHashMap;
 use serde::Deserialize;

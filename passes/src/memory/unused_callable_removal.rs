@@ -3,9 +3,10 @@
 //! callee of `call`, and any other function reference), from every kernel.
 //! A module without kernels is a library and is left unchanged.
 //!
-//! Consumes: `xir` (any dialect). Produces: the same dialect.
-//! Preserves: per-function analyses are keyed by `FuncId`, which renumbers,
-//! so nothing is claimed.
+//! - Consumes: `xir` (any dialect).
+//! - Produces: the same dialect.
+//! - Preserves: nothing (per-function analyses are keyed by `FuncId`, which
+//!   renumbers).
 
 use serde::Deserialize;
 use xir::pass::{Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};

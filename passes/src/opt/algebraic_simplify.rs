@@ -26,8 +26,10 @@
 //! `--print-changed`. A time budget makes results depend on machine speed;
 //! the defaults are chosen so that iteration or node limits bind first.
 //!
-//! Consumes: `xir` (any dialect). Produces: the same dialect. Preserves: the
-//! CFG and everything derived from it (no block or terminator changes).
+//! - Consumes: `xir` (any dialect).
+//! - Produces: the same dialect.
+//! - Preserves: `cfg`, `dominators`, `post_dominators`, `loops` (no block or
+//!   terminator changes).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -10,8 +10,10 @@
 //! Iterates over each function's blocks until nothing folds, so chains of
 //! constants fold completely.
 //!
-//! Consumes: `xir` (any dialect). Produces: the same dialect. Preserves: the
-//! CFG and everything derived from it (terminators are never touched).
+//! - Consumes: `xir` (any dialect).
+//! - Produces: the same dialect.
+//! - Preserves: `cfg`, `dominators`, `post_dominators`, `loops` (terminators are
+//!   never touched).
 
 use serde::Deserialize;
 use xir::pass::{AnalysisKind, OptionDoc, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};

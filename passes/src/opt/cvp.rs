@@ -28,10 +28,11 @@
 //! are exact integer reasoning, and the float implications use IEEE's four
 //! orderings (less, equal, greater, unordered).
 //!
-//! Consumes: `xir` (any dialect: structured `if` / `switch` / loop
-//! `cond_br`, raw `cond_br` / `br_indexed`). Produces: the same dialect.
-//! Preserves: the CFG and everything derived from it (branch conditions may
-//! become constants; no edge is removed).
+//! - Consumes: `xir` (any dialect: structured `if` / `switch` / loop
+//!   `cond_br`, raw `cond_br` / `br_indexed`).
+//! - Produces: the same dialect.
+//! - Preserves: `cfg`, `dominators`, `post_dominators`, `loops` (branch conditions
+//!   may become constants; no edge is removed).
 
 use rustc_hash::FxHashMap;
 use xir::analysis::{Cfg, DomTree, FlatLists};

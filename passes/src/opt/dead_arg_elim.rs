@@ -6,9 +6,10 @@
 //! deleted operands are left to `dce`; arguments that become unused in the
 //! callers are found by the next run (`O2` iterates).
 //!
-//! Consumes: `xir` (any dialect). Produces: the same dialect. Preserves:
-//! every function's CFG and dominators, and the call graph (no call is added
-//! or removed).
+//! - Consumes: `xir` (any dialect).
+//! - Produces: the same dialect.
+//! - Preserves: `cfg`, `dominators`, `post_dominators`, `loops`, `call_graph`
+//!   (no call is added or removed).
 
 use rustc_hash::FxHashMap;
 use xir::pass::{AnalysisKind, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};

@@ -11,8 +11,9 @@
 //! dominating division.
 //! Floats are left alone (`mod` is `fmod`, not `a - trunc(a / b) * b`).
 //!
-//! Consumes: `xir` (any dialect). Produces: the same dialect. Preserves: the
-//! CFG and everything derived from it.
+//! - Consumes: `xir` (any dialect).
+//! - Produces: the same dialect.
+//! - Preserves: `cfg`, `dominators`, `post_dominators`, `loops`.
 
 use rustc_hash::FxHashMap;
 use xir::pass::{AnalysisKind, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};

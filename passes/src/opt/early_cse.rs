@@ -11,8 +11,9 @@
 //! `cse_addresses: false` option leaves them alone. Unreachable blocks are
 //! not visited.
 //!
-//! Consumes: `xir` (any dialect). Produces: the same dialect. Preserves: the
-//! CFG and everything derived from it.
+//! - Consumes: `xir` (any dialect).
+//! - Produces: the same dialect.
+//! - Preserves: `cfg`, `dominators`, `post_dominators`, `loops`.
 
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;

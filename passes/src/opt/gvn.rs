@@ -6,8 +6,9 @@
 //! merged values equal in turn (`x = phi [a, ^p]` and `y = phi [a, ^p]`
 //! merge, then `x + 1` and `y + 1`, then the Phis using those).
 //!
-//! Consumes: `xir` (any dialect). Produces: the same dialect. Preserves: the
-//! CFG and everything derived from it.
+//! - Consumes: `xir` (any dialect).
+//! - Produces: the same dialect.
+//! - Preserves: `cfg`, `dominators`, `post_dominators`, `loops`.
 
 use xir::pass::{AnalysisKind, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};
 use xir::Module;

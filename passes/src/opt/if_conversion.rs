@@ -31,8 +31,9 @@
 //! structured dialect allows); raw `cond_br` diamonds are converted only in
 //! functions with no structured terminator.
 //!
-//! Consumes: `xir` (any dialect). Produces: the same dialect. Preserves:
-//! nothing (the CFG changes).
+//! - Consumes: `xir` (any dialect).
+//! - Produces: the same dialect.
+//! - Preserves: nothing (the CFG changes).
 
 use rustc_hash::FxHashMap;
 use serde::Deserialize;

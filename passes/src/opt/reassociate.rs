@@ -27,9 +27,10 @@
 //! (weights: `mul` 2, anything else 1) or as cheap but different (the
 //! canonical order); a second run therefore changes nothing.
 //!
-//! Consumes: `xir` (any dialect). Produces: the same dialect. Preserves: the
-//! CFG and everything derived from it (only pure instructions of one block
-//! change).
+//! - Consumes: `xir` (any dialect).
+//! - Produces: the same dialect.
+//! - Preserves: `cfg`, `dominators`, `post_dominators`, `loops` (only pure
+//!   instructions of one block change).
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Deserialize;

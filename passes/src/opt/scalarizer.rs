@@ -22,8 +22,9 @@
 //! `isnan` / `isinf` and `cast.static`. Reductions, geometry (`dot`,
 //! `cross`, ...) and matrices are not split.
 //!
-//! Consumes: `xir` (any dialect). Produces: the same dialect. Preserves: the
-//! CFG and everything derived from it.
+//! - Consumes: `xir` (any dialect).
+//! - Produces: the same dialect.
+//! - Preserves: `cfg`, `dominators`, `post_dominators`, `loops`.
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Deserialize;

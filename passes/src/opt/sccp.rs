@@ -15,8 +15,9 @@
 //! removing the dead arm is left to `dce`, so the pass never changes the CFG
 //! and keeps every dialect.
 //!
-//! Consumes: `xir` (any dialect). Produces: the same dialect. Preserves: the
-//! CFG and everything derived from it.
+//! - Consumes: `xir` (any dialect).
+//! - Produces: the same dialect.
+//! - Preserves: `cfg`, `dominators`, `post_dominators`, `loops`.
 
 use smallvec::SmallVec;
 use xir::pass::{AnalysisKind, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};

@@ -29,8 +29,9 @@
 //! (differs at -0.0 and -inf), float `min(x, +inf)` → `x` (NaN gives inf),
 //! `fma(a, 1.0, c)` → `a + c` (NaN payload choice of the host's fma).
 //!
-//! Consumes: `xir` (any dialect). Produces: the same dialect. Preserves: the
-//! CFG and everything derived from it.
+//! - Consumes: `xir` (any dialect).
+//! - Produces: the same dialect.
+//! - Preserves: `cfg`, `dominators`, `post_dominators`, `loops`.
 
 use std::collections::BTreeMap;
 

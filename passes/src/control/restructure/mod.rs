@@ -25,7 +25,7 @@
 //!
 //! - Consumes: `xir.raw.phi_free`.
 //! - Produces: `xir.restructured`.
-//! - Preserves: the call graph only.
+//! - Preserves: `call_graph`.
 
 mod emit;
 mod plan;
