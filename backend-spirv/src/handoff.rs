@@ -54,7 +54,7 @@ pub fn check(m: &Module, kernel: FuncId) -> Vec<Diagnostic> {
     for inv in ["phi_first_in_block", "exact_typed_memory"] {
         if let Some(pred) = xir::dialect::invariants::lookup(inv) {
             for mut d in pred(m) {
-                d.rule = format!("dialect:xir.spirv:{inv}");
+                d.rule = xir::diag::Rule::named(&format!("dialect:xir.spirv:{inv}"));
                 diags.push(d);
             }
         }

@@ -16,7 +16,7 @@ pub mod invariants;
 use rustc_hash::FxHashMap;
 use xir_spec::Dialect;
 
-use crate::diag::Diagnostic;
+use crate::diag::{Diagnostic, Rule};
 use crate::ir::{Function, Inst, Module, TypeId, TypeTable};
 use crate::verify::{inst_diag, type_name};
 
@@ -100,7 +100,7 @@ impl<'m> Checker<'m> {
             for diag in found.iter() {
                 let mut diag = diag.clone();
                 if diag.rule == *inv {
-                    diag.rule = format!("{prefix}:{inv}");
+                    diag.rule = Rule::named(&format!("{prefix}:{inv}"));
                 }
                 diags.push(diag);
             }

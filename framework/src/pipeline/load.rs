@@ -190,11 +190,11 @@ impl<'r> Loader<'r> {
                 self.load_root(&mut s, src.display().into(), Some(src.identity()), None, text)
             }
             Err(message) => Err(LoadFailure {
-                diagnostics: vec![PipelineDiag {
-                    severity: Severity::Error,
-                    loc: super::Loc { file: super::excerpt(spec).into(), line: 1, col: 1 },
+                diagnostics: vec![PipelineDiag::new(
+                    Severity::Error,
+                    super::Loc { file: super::excerpt(spec).into(), line: 1, col: 1 },
                     message,
-                }],
+                )],
             }),
         }
     }
@@ -204,11 +204,11 @@ impl<'r> Loader<'r> {
         let text = crate::text::source::read_source_file(path).map_err(|e| {
             let (line, col) = e.span.map_or((1, 1), |s| (s.line as usize, s.col as usize));
             LoadFailure {
-                diagnostics: vec![PipelineDiag {
-                    severity: Severity::Error,
-                    loc: super::Loc { file: display.clone(), line, col },
-                    message: format!("cannot read pipeline: {}", e.message),
-                }],
+                diagnostics: vec![PipelineDiag::new(
+                    Severity::Error,
+                    super::Loc { file: display.clone(), line, col },
+                    format!("cannot read pipeline: {}", e.message),
+                )],
             }
         })?;
         self.load_text(display, Some(path), &text)
@@ -275,7 +275,7 @@ impl<'r> Loader<'r> {
         let mut d = Diags::new(display, text.clone());
         if let Err(e) = ron::from_str::<ron::Value>(&text) {
             let loc = super::Loc { file: d.file.clone(), line: e.span.start.line, col: e.span.start.col };
-            s.diags.push(PipelineDiag { severity: Severity::Error, loc, message: format!("RON syntax: {}", e.code) });
+            s.diags.push(PipelineDiag::new(Severity::Error, loc, format!("RON syntax: {}", e.code)));
             return None;
         }
         let root = match syntax::parse(&text) {
@@ -306,11 +306,12 @@ impl<'r> Loader<'r> {
             match step {
                 StepSyntax::Pass { name, at, name_at, options } => {
                     let Some(decl) = self.registry.get(name) else {
-                        let hint = match suggest(name, self.registry.names()) {
+                        let near = suggest(name, self.registry.names());
+                        let hint = match near {
                             Some(n) => format!("; did you mean `{n}`?"),
                             None => " (`xir-opt --list-passes` lists the registered passes)".to_string(),
                         };
-                        d.error(*name_at, format!("unknown pass `{}`{hint}", super::excerpt(name)));
+                        d.error_at_name(*name_at, name, format!("unknown pass `{}`{hint}", super::excerpt(name)), near);
                         continue;
                     };
                     let Some(pass) = create_pass(decl, options.as_ref(), *at, d) else { continue };
@@ -325,12 +326,13 @@ impl<'r> Loader<'r> {
                 StepSyntax::Hook { name, at, name_at } => {
                     let Some(hook) = self.registry.hook(name) else {
                         let declared: Vec<&str> = self.registry.hooks().map(|h| h.name).collect();
-                        let hint = match suggest(name, declared.iter().copied()) {
+                        let near = suggest(name, declared.iter().copied());
+                        let hint = match near {
                             Some(n) => format!("; did you mean `{n}`?"),
                             None if declared.is_empty() => " (no hooks are declared)".to_string(),
                             None => format!(" (declared hooks: {})", declared.join(", ")),
                         };
-                        d.error(*name_at, format!("unknown hook `{}`{hint}", super::excerpt(name)));
+                        d.error_at_name(*name_at, name, format!("unknown hook `{}`{hint}", super::excerpt(name)), near);
                         continue;
                     };
                     let loc = d.loc(*at);
@@ -509,12 +511,14 @@ fn create_pass(decl: &PassDecl, options: Option<&Node>, at: usize, d: &mut Diags
         let alone = format!("({}: {})", f.name, &d.text[f.value.start..f.value.end]);
         let Err(e) = parse(&alone).and_then(|v| (decl.create)(Some(&v))) else { continue };
         if !documented.contains(&f.name.as_str()) {
-            let hint = match suggest(&f.name, documented.iter().copied()) {
+            let near = suggest(&f.name, documented.iter().copied());
+            let hint = match near {
                 Some(s) => format!("; did you mean `{s}`?"),
                 None if documented.is_empty() => format!(" (`{pass_name}` takes no options)"),
                 None => format!(" (options: {})", documented.join(", ")),
             };
-            d.error(f.at, format!("unknown option `{}` for pass `{pass_name}`{hint}", super::excerpt(&f.name)));
+            let message = format!("unknown option `{}` for pass `{pass_name}`{hint}", super::excerpt(&f.name));
+            d.error_at_name(f.at, &f.name, message, near);
         } else {
             let doc = decl.options.iter().find(|o| o.name == f.name).map(|o| o.ty).unwrap_or("?");
             d.error(

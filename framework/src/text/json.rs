@@ -119,7 +119,7 @@ fn compact_function(f: &Function) -> FunctionJson {
 /// Read a module from its JSON form; `file` names the source in diagnostics.
 pub fn from_json(src: &str, file: &str) -> Result<Module, Vec<Diagnostic>> {
     let doc: ModuleJson = serde_json::from_str(src).map_err(|e| {
-        let span = (e.line() > 0).then(|| Span { line: e.line() as u32, col: e.column() as u32 });
+        let span = (e.line() > 0).then(|| Span::new(e.line() as u32, e.column() as u32));
         vec![Diagnostic::error("parse", strip_position(&e.to_string())).with_file(file).with_span(span)]
     })?;
     let errors = validate(&doc);

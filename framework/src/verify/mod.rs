@@ -84,7 +84,7 @@ pub use spec_names::check_spec_names;
 
 use xir_spec::{OpInfo, Trait};
 
-use crate::diag::Diagnostic;
+use crate::diag::{Diagnostic, Rule};
 use crate::ir::{Block, FuncId, Function, Inst, InstCore, Module, Type, TypeId, TypeTable, Value};
 
 /// Verify the whole module; an empty list means it is valid.
@@ -185,20 +185,20 @@ impl<'a> InstCx<'a> {
         self.info.has(t)
     }
     /// A diagnostic at this instruction.
-    pub fn diag(&self, rule: &str, message: String) -> Diagnostic {
+    pub fn diag(&self, rule: impl Into<Rule>, message: String) -> Diagnostic {
         inst_diag(self.func, self.inst, rule, message)
     }
 }
 
 /// A diagnostic located at instruction `i` of `f`.
-pub fn inst_diag(f: &Function, i: Inst, rule: &str, message: String) -> Diagnostic {
+pub fn inst_diag(f: &Function, i: Inst, rule: impl Into<Rule>, message: String) -> Diagnostic {
     let mut diag = Diagnostic::error(rule, message).in_function(&f.name).at_inst(i).with_span(f.inst_span(i));
     diag.block = f.parent(i);
     diag
 }
 
 /// A diagnostic located at block `b` of `f`.
-pub fn block_diag(f: &Function, b: Block, rule: &str, message: String) -> Diagnostic {
+pub fn block_diag(f: &Function, b: Block, rule: impl Into<Rule>, message: String) -> Diagnostic {
     let span = if f.block_exists(b) { f.block(b).span } else { None };
     Diagnostic::error(rule, message).in_function(&f.name).at_block(b).with_span(span)
 }

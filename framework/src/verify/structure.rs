@@ -8,7 +8,7 @@ use xir_spec::{Opcode, Trait};
 
 use super::{block_diag, inst_diag, type_name};
 use crate::analysis::{Cfg, DomTree, Edges};
-use crate::diag::Diagnostic;
+use crate::diag::{Diagnostic, Rule};
 use crate::ir::{ArgKind, Block, Function, FunctionKind, Module, TypeTable, Value};
 
 pub(super) fn check_signature(m: &Module, f: &Function, diags: &mut Vec<Diagnostic>) {
@@ -267,7 +267,10 @@ fn check_dominance(f: &Function, cfg: &Cfg, dom: &DomTree, forest: Option<&DomTr
                 if !available(cfg, dom, forest, db, dpos, ub, up) {
                     let at = if is_phi { format!("at the end of incoming block {ub}") } else { "here".to_string() };
                     let msg = format!("operand {k} uses {def} (defined in {db}), which does not dominate its use {at}");
-                    diags.push(inst_diag(f, i, "ssa-dominance", msg));
+                    diags.push(
+                        inst_diag(f, i, Rule::SsaDominance, msg)
+                            .with_label(f.inst_span(def), format!("{def} is defined here, in {db}")),
+                    );
                 }
             }
         }
