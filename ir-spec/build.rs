@@ -189,19 +189,26 @@ fn gen_rules(
         writeln!(out, "        Rule::{v},").unwrap();
     }
     writeln!(out, "    ];").unwrap();
-    writeln!(out, "    /// The spelling diagnostics print.\n    pub fn name(self) -> &'static str {{\n        match self {{")
-        .unwrap();
+    writeln!(
+        out,
+        "    /// The spelling diagnostics print.\n    pub fn name(self) -> &'static str {{\n        match self {{"
+    )
+    .unwrap();
     for ((n, _), v) in rules.iter().zip(&variants) {
         writeln!(out, "            Rule::{v} => {n:?},").unwrap();
     }
     writeln!(out, "        }}\n    }}").unwrap();
-    writeln!(out, "    /// What the rule checks.\n    pub fn doc(self) -> &'static str {{\n        match self {{").unwrap();
+    writeln!(out, "    /// What the rule checks.\n    pub fn doc(self) -> &'static str {{\n        match self {{")
+        .unwrap();
     for ((_, doc), v) in rules.iter().zip(&variants) {
         writeln!(out, "            Rule::{v} => {doc:?},").unwrap();
     }
     writeln!(out, "        }}\n    }}").unwrap();
-    writeln!(out, "    /// The rule with this spelling.\n    pub fn from_name(s: &str) -> Option<Self> {{\n        match s {{")
-        .unwrap();
+    writeln!(
+        out,
+        "    /// The rule with this spelling.\n    pub fn from_name(s: &str) -> Option<Self> {{\n        match s {{"
+    )
+    .unwrap();
     for ((n, _), v) in rules.iter().zip(&variants) {
         writeln!(out, "            {n:?} => Some(Rule::{v}),").unwrap();
     }

@@ -228,7 +228,8 @@ impl Sources {
         if let Some(t) = texts.get(name) {
             return t.clone();
         }
-        let read = if self.no_disk { None } else { crate::text::source::read_source_file(std::path::Path::new(name)).ok() };
+        let read =
+            if self.no_disk { None } else { crate::text::source::read_source_file(std::path::Path::new(name)).ok() };
         let t: Option<std::rc::Rc<str>> = read.map(Into::into);
         texts.insert(name.to_string(), t.clone());
         t
@@ -268,11 +269,8 @@ pub fn render(diags: &[Diagnostic]) -> String {
 /// Byte range of `span` in `text` (its `line:col` located, `len` bytes,
 /// clamped to the text and to character boundaries).
 pub fn byte_range(text: &str, span: Span) -> Option<std::ops::Range<usize>> {
-    let line_start = if span.line <= 1 {
-        0
-    } else {
-        text.match_indices('\n').nth(span.line as usize - 2).map(|(i, _)| i + 1)?
-    };
+    let line_start =
+        if span.line <= 1 { 0 } else { text.match_indices('\n').nth(span.line as usize - 2).map(|(i, _)| i + 1)? };
     let line_end = text[line_start..].find('\n').map_or(text.len(), |n| line_start + n);
     let line = &text[line_start..line_end];
     let col = span.col.max(1) as usize - 1;

@@ -49,7 +49,7 @@ pub struct Checker<'m> {
 impl<'m> Checker<'m> {
     pub fn new(m: &'m Module) -> Self {
         let verified = crate::verify::verify_module(m);
-        let walkable = !verified.iter().any(|d| d.rule == "layout" || d.rule == "type-ids");
+        let walkable = !verified.iter().any(|d| d.rule == Rule::Layout || d.rule == Rule::TypeIds);
         Checker { m, verified, walkable, invariants: FxHashMap::default() }
     }
 
@@ -95,7 +95,7 @@ impl<'m> Checker<'m> {
             }
             let found = self.invariants.entry(inv.clone()).or_insert_with(|| match invariants::lookup(inv) {
                 Some(pred) => pred(m),
-                None => vec![Diagnostic::error("spec", format!("invariant `{inv}` has no implementation"))],
+                None => vec![Diagnostic::error(Rule::Spec, format!("invariant `{inv}` has no implementation"))],
             });
             for diag in found.iter() {
                 let mut diag = diag.clone();

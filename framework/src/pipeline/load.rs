@@ -56,6 +56,25 @@ impl PipelineSource {
     }
 }
 
+/// Why [`Loader::resolve`] found no pipeline.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ResolveError {
+    /// A path (it ends in `.ron` or has a separator) that is not a file.
+    #[error("no pipeline file `{0}`")]
+    NoFile(String),
+    /// A name no search directory and no embedded pipeline has.
+    #[error("no shipped pipeline named `{name}`{}", resolve_hint(suggestion, shipped))]
+    NoShipped { name: String, suggestion: Option<String>, shipped: Vec<String> },
+}
+
+fn resolve_hint(suggestion: &Option<String>, shipped: &[String]) -> String {
+    match suggestion {
+        Some(s) => format!("; did you mean `{s}`?"),
+        None if shipped.is_empty() => String::new(),
+        None => format!(" (shipped pipelines: {})", shipped.join(", ")),
+    }
+}
+
 /// Why a pipeline did not load: every error found (and the warnings found on
 /// the way), each `file.ron:line:col: error: message`.
 #[derive(Clone, Debug)]
@@ -148,7 +167,7 @@ impl<'r> Loader<'r> {
     /// in the search directories, then among the embedded ones, and then
     /// beside the including file (`base`), so that a pipeline directory is
     /// self-contained.
-    pub fn resolve(&self, spec: &str, base: Option<&Path>) -> Result<PipelineSource, String> {
+    pub fn resolve(&self, spec: &str, base: Option<&Path>) -> Result<PipelineSource, ResolveError> {
         if spec.ends_with(".ron") || spec.contains('/') || spec.contains('\\') {
             let p = match base {
                 Some(b) => b.join(spec),
@@ -157,7 +176,7 @@ impl<'r> Loader<'r> {
             return if p.is_file() {
                 Ok(PipelineSource::File(p))
             } else {
-                Err(format!("no pipeline file `{}`", super::excerpt(&p.display().to_string())))
+                Err(ResolveError::NoFile(super::excerpt(&p.display().to_string()).into_owned()))
             };
         }
         for dir in &self.search_dirs {
@@ -173,12 +192,8 @@ impl<'r> Loader<'r> {
             return Ok(PipelineSource::File(p));
         }
         let shipped = self.shipped();
-        let hint = match suggest(spec, shipped.iter().map(String::as_str)) {
-            Some(s) => format!("; did you mean `{s}`?"),
-            None if shipped.is_empty() => String::new(),
-            None => format!(" (shipped pipelines: {})", shipped.join(", ")),
-        };
-        Err(format!("no shipped pipeline named `{}`{hint}", super::excerpt(spec)))
+        let suggestion = suggest(spec, shipped.iter().map(String::as_str)).map(str::to_string);
+        Err(ResolveError::NoShipped { name: super::excerpt(spec).into_owned(), suggestion, shipped })
     }
 
     /// Load by shipped name or path.
@@ -189,11 +204,11 @@ impl<'r> Loader<'r> {
                 let mut s = Session { stack: Vec::new(), depth: 0, next_id: 0, diags: Vec::new() };
                 self.load_root(&mut s, src.display().into(), Some(src.identity()), None, text)
             }
-            Err(message) => Err(LoadFailure {
+            Err(e) => Err(LoadFailure {
                 diagnostics: vec![PipelineDiag::new(
                     Severity::Error,
                     super::Loc { file: super::excerpt(spec).into(), line: 1, col: 1 },
-                    message,
+                    e.to_string(),
                 )],
             }),
         }

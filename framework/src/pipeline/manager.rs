@@ -137,7 +137,9 @@ impl RunError {
     pub fn to_diagnostics(&self) -> Vec<Diagnostic> {
         let mut head = Diagnostic::error(crate::diag::Rule::Pass, self.message.clone());
         if let Some((_, loc)) = &self.pass {
-            head = head.with_file(loc.file.to_string()).with_span(Some(crate::ir::Span::new(loc.line as u32, loc.col as u32)));
+            head = head
+                .with_file(loc.file.to_string())
+                .with_span(Some(crate::ir::Span::new(loc.line as u32, loc.col as u32)));
         }
         if let Some(r) = &self.reproducer {
             head = head.with_note(format!("reproducer written to {}; replay with: {}", r.dir.display(), r.command));

@@ -24,7 +24,7 @@ use std::{fmt, sync::Arc};
 
 pub use check::check_flow;
 pub use instrument::TimingRow;
-pub use load::{LoadFailure, Loader, PipelineSource, MAX_NESTING};
+pub use load::{LoadFailure, Loader, PipelineSource, ResolveError, MAX_NESTING};
 pub use manager::{FailureKind, PassManager, RunError, RunOptions, RunReport};
 pub use repro::Reproducer;
 
@@ -104,17 +104,18 @@ impl Diags {
         let loc = self.loc(offset);
         self.list.push(PipelineDiag::new(Severity::Error, loc, message));
     }
-    /// An error at the name `name` written at `offset` (a string literal's
-    /// quote or the bare name), with `suggestion` as its fix when there is one.
+    /// An error at the name `name` written at `offset` (a string literal,
+    /// which the error covers with its quotes, or a bare name), with
+    /// `suggestion` as its fix (replacing the name alone) when there is one.
     pub fn error_at_name(&mut self, offset: usize, name: &str, message: String, suggestion: Option<&str>) {
-        let start = if self.text[offset.min(self.text.len())..].starts_with('"') { offset + 1 } else { offset };
-        let loc = self.loc(start);
-        let mut d = PipelineDiag::new(Severity::Error, loc.clone(), message);
-        d.len = name.len();
+        let quoted = self.text[offset.min(self.text.len())..].starts_with('"');
+        let mut d = PipelineDiag::new(Severity::Error, self.loc(offset), message);
+        d.len = name.len() + if quoted { 2 } else { 0 };
         if let Some(s) = suggestion {
+            let at = self.loc(offset + quoted as usize);
             d.fixes.push(Fix {
                 file: Some(self.file.to_string()),
-                span: Span::with_len(loc.line as u32, loc.col as u32, name.len() as u32),
+                span: Span::with_len(at.line as u32, at.col as u32, name.len() as u32),
                 replacement: s.to_string(),
                 message: format!("did you mean `{s}`?"),
             });

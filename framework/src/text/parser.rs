@@ -15,7 +15,7 @@ use xir_spec::{Opcode, SpecialRegister};
 use super::lexer::{Lexer, Tok, Token};
 use super::literal::{case_bits, parse_uint};
 use super::{is_ident, type_to_string};
-use crate::diag::Diagnostic;
+use crate::diag::{Diagnostic, Rule};
 use crate::ir::{
     ArgKind, Block, FuncId, Function, FunctionKind, Inst, InstData, Location, Metadata, MetadataFields, Module,
     Payload, Span, SpillKind, TypeTable, Value,
@@ -155,7 +155,7 @@ impl<'a> Parser<'a> {
     }
 
     pub(super) fn error(&self, span: Span, message: impl Into<String>) -> Box<Diagnostic> {
-        let mut d = Diagnostic::error("parse", message).with_file(self.file).with_span(Some(span));
+        let mut d = Diagnostic::error(Rule::Parse, message).with_file(self.file).with_span(Some(span));
         d.function.clone_from(&self.current);
         Box::new(d)
     }

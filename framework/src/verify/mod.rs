@@ -101,7 +101,7 @@ pub fn verify_module(m: &Module) -> Vec<Diagnostic> {
         if let Some(prev) = seen.insert(f.name.as_str(), fid) {
             diags.push(
                 Diagnostic::error(
-                    "function-names",
+                    Rule::FunctionNames,
                     format!("function `@{}` is defined twice ({prev} and {fid})", f.name),
                 )
                 .in_function(&f.name)
@@ -213,7 +213,7 @@ fn check_inst(cx: &InstCx, diags: &mut Vec<Diagnostic>) -> bool {
     let count_ok = if spec.variadic.is_some() { d.operands.len() >= nfixed } else { d.operands.len() == nfixed };
     if !count_ok {
         let want = if spec.variadic.is_some() { format!("at least {nfixed}") } else { nfixed.to_string() };
-        diags.push(cx.diag("operand-count", format!("`{op}` takes {want} operands, found {}", d.operands.len())));
+        diags.push(cx.diag(Rule::OperandCount, format!("`{op}` takes {want} operands, found {}", d.operands.len())));
     }
     let nroles = spec.blocks.len();
     let blocks_ok = match spec.variadic_blocks.as_deref() {
@@ -226,7 +226,7 @@ fn check_inst(cx: &InstCx, diags: &mut Vec<Diagnostic>) -> bool {
         let roles = spec.blocks.join(", ");
         let tail = spec.variadic_blocks.as_deref().map(|v| format!(" plus one per {v}")).unwrap_or_default();
         diags.push(
-            cx.diag("block-count", format!("`{op}` takes blocks [{roles}]{tail}, found {} blocks", d.blocks.len())),
+            cx.diag(Rule::BlockCount, format!("`{op}` takes blocks [{roles}]{tail}, found {} blocks", d.blocks.len())),
         );
     }
     let payload_ok = match (spec.payload.as_deref(), cx.func.payload(cx.inst)) {
@@ -237,7 +237,7 @@ fn check_inst(cx: &InstCx, diags: &mut Vec<Diagnostic>) -> bool {
     };
     if !payload_ok {
         diags.push(cx.diag(
-            "payload",
+            Rule::Payload,
             format!(
                 "`{op}` payload must be {}, found {:?}",
                 spec.payload.as_deref().unwrap_or("none"),
@@ -265,7 +265,7 @@ fn check_inst(cx: &InstCx, diags: &mut Vec<Diagnostic>) -> bool {
             }
             None => {
                 classes_ok = false;
-                diags.push(cx.diag("spec", format!("operand class `{}` has no implementation", o.class)));
+                diags.push(cx.diag(Rule::Spec, format!("operand class `{}` has no implementation", o.class)));
             }
         }
     }
@@ -279,7 +279,7 @@ fn check_inst(cx: &InstCx, diags: &mut Vec<Diagnostic>) -> bool {
                 diags.push(cx.diag(&format!("result:{}", spec.result), format!("`{op}` result: {msg}")));
             }
         }
-        None => diags.push(cx.diag("spec", format!("result rule `{}` has no implementation", spec.result))),
+        None => diags.push(cx.diag(Rule::Spec, format!("result rule `{}` has no implementation", spec.result))),
     }
     for c in &spec.constraints {
         match constraints::lookup(c) {
@@ -288,7 +288,7 @@ fn check_inst(cx: &InstCx, diags: &mut Vec<Diagnostic>) -> bool {
                     diags.push(cx.diag(c, format!("`{op}`: {msg}")));
                 }
             }
-            None => diags.push(cx.diag("spec", format!("constraint `{c}` has no implementation"))),
+            None => diags.push(cx.diag(Rule::Spec, format!("constraint `{c}` has no implementation"))),
         }
     }
     true

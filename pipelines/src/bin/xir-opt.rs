@@ -265,23 +265,34 @@ fn run() -> i32 {
             }
         }
     }
-    let bytes = match cli.emit {
+    // `Err(None)`: already reported.
+    let backend = |what| {
+        backend::emit_with(&module, what, cli.opt_level, cli.fast_math).map_err(|e| match e {
+            backend::BackendError::Compile(d) if reporter.format != xir::diag::Format::Short => {
+                eprint!("{}", reporter.render_for(&d, input));
+                None
+            }
+            e => Some(e.to_string()),
+        })
+    };
+    let bytes: Result<Vec<u8>, Option<String>> = match cli.emit {
         Emit::Xir => Ok(xir::text::print_module(&module).into_bytes()),
         Emit::Ast => {
             let arenas = xir_ast::Arenas::default();
             xir_ast::xir_to_ast(&arenas, &module)
                 .map(|ast| xir_ast::print_module(&ast).into_bytes())
-                .map_err(|e| format!("--emit ast: {e}"))
+                .map_err(|e| Some(format!("--emit ast: {e}")))
         }
         Emit::Json => Ok(xir::text::json::to_json(&module).into_bytes()),
         Emit::Dot => Ok(dot::module_to_dot(&module).into_bytes()),
-        Emit::Spirv => backend::emit_with(&module, BackendEmit::Spirv, cli.opt_level, cli.fast_math),
-        Emit::SpirvAsm => backend::emit_with(&module, BackendEmit::SpirvAsm, cli.opt_level, cli.fast_math),
-        Emit::Artifact => backend::emit_with(&module, BackendEmit::Artifact, cli.opt_level, cli.fast_math),
+        Emit::Spirv => backend(BackendEmit::Spirv),
+        Emit::SpirvAsm => backend(BackendEmit::SpirvAsm),
+        Emit::Artifact => backend(BackendEmit::Artifact),
     };
-    match bytes.and_then(|b| io::write_output(cli.output.as_deref(), &b)) {
-        Ok(()) => 0,
-        Err(e) => fail(&e),
+    match bytes.map(|b| io::write_output(cli.output.as_deref(), &b)) {
+        Ok(Ok(())) => 0,
+        Ok(Err(e)) | Err(Some(e)) => fail(&e),
+        Err(None) => 1,
     }
 }
 

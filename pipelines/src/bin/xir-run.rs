@@ -48,11 +48,11 @@
 
 use std::process::ExitCode;
 
-use xir_pipelines::report::{DiagnosticsFormat, Reporter};
 use clap::Parser;
 use xir::interp::{Inputs, Outputs};
 use xir::pipeline::{PassManager, RunOptions};
 use xir::Module;
+use xir_pipelines::report::{DiagnosticsFormat, Reporter};
 
 /// A second compiler to check ours against.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -134,12 +134,27 @@ struct Args {
 /// pipeline; printed in the `--diagnostics` form) or a plain message.
 enum Failure {
     Diags(Vec<xir::Diagnostic>),
+    /// A pipeline that did not load (its short form is the loader's text).
+    Load(xir::pipeline::LoadFailure),
+    /// A pass that failed (its short form is the pass manager's text).
+    Pass(Box<xir::pipeline::RunError>, String),
     Message(String),
 }
 
 impl From<String> for Failure {
     fn from(m: String) -> Failure {
         Failure::Message(m)
+    }
+}
+
+impl From<xir_pipelines::backend::BackendError> for Failure {
+    fn from(e: xir_pipelines::backend::BackendError) -> Failure {
+        use xir_pipelines::backend::BackendError;
+        match e {
+            BackendError::Pipeline(f) => Failure::Load(f),
+            BackendError::Compile(_) | BackendError::Pass(_) => Failure::Diags(e.diagnostics()),
+            e => Failure::Message(e.to_string()),
+        }
     }
 }
 
@@ -159,6 +174,14 @@ fn main() -> ExitCode {
         }
         Ok(Err(Failure::Diags(diags))) => {
             eprint!("{}", Reporter::new(args.diagnostics).render(&diags));
+            ExitCode::from(1)
+        }
+        Ok(Err(Failure::Load(f))) => {
+            eprint!("{}", Reporter::new(args.diagnostics).load_failure(&f));
+            ExitCode::from(1)
+        }
+        Ok(Err(Failure::Pass(mut e, input))) => {
+            eprint!("{}", Reporter::new(args.diagnostics).run_error(&mut e, &input));
             ExitCode::from(1)
         }
         Err(_) => {
@@ -226,7 +249,8 @@ fn run(args: &Args) -> Result<(), Failure> {
             ..xir::interp::Options::default()
         };
         let file = xir_pipelines::io::display_name(input);
-        xir::interp::run_kernel_with(&m, k, &inputs, &opts).map_err(|e| Failure::Diags(vec![e.with_file(file).to_diagnostic()]))
+        xir::interp::run_kernel_with(&m, k, &inputs, &opts)
+            .map_err(|e| Failure::Diags(vec![e.with_file(file).to_diagnostic()]))
     };
     // Filtered-sampling outputs and their bound on the device that ran (docs/vulkan.md, "Sampling").
     let filtered = std::cell::RefCell::new(None);
@@ -500,9 +524,8 @@ fn run_printing(
 
 fn run_pipeline(m: &mut Module, spec: &str, args: &Args) -> Result<(), Failure> {
     let reg = xir_pipelines::registry();
-    let pipeline = xir_pipelines::loader(&reg, args.pipeline_dir.as_deref())
-        .load(spec)
-        .map_err(|f| Failure::Diags(f.diagnostics.iter().map(|d| d.to_diagnostic()).collect()))?;
+    let pipeline = xir_pipelines::loader(&reg, args.pipeline_dir.as_deref()).load(spec).map_err(Failure::Load)?;
     let options = RunOptions { opt_level: args.opt_level, fast_math: args.fast_math, ..RunOptions::default() };
-    PassManager::new(&pipeline, options).run(m, &mut std::io::sink()).map(|_| ()).map_err(|e| Failure::Diags(e.to_diagnostics()))
+    let input = args.input.clone().unwrap_or_default();
+    PassManager::new(&pipeline, options).run(m, &mut std::io::sink()).map(|_| ()).map_err(|e| Failure::Pass(e, input))
 }
