@@ -64,7 +64,7 @@ impl<'m> Checker<'m> {
                     let op = f.opcode(i);
                     if !d.ops.contains(op) {
                         let msg = format!("`{op}` is not allowed in dialect `{}` ({})", d.name, d.doc);
-                        diags.push(inst_diag(f, i, &format!("{prefix}:opcode"), msg));
+                        diags.push(inst_diag(f, i, Rule::named(&format!("{prefix}:opcode")), msg));
                     }
                 }
             }
@@ -75,8 +75,10 @@ impl<'m> Checker<'m> {
                     let name = type_name(&m.types, ty);
                     let msg = format!("type `{name}` (kind `{kind}`) is not allowed in dialect `{}`", d.name);
                     let diag = match at {
-                        Some(i) => inst_diag(f, i, &format!("{prefix}:type"), msg),
-                        None => Diagnostic::error(format!("{prefix}:type"), msg).in_function(&f.name).with_span(f.span),
+                        Some(i) => inst_diag(f, i, Rule::named(&format!("{prefix}:type")), msg),
+                        None => Diagnostic::error(Rule::named(&format!("{prefix}:type")), msg)
+                            .in_function(&f.name)
+                            .with_span(f.span),
                     };
                     diags.push(diag);
                 }

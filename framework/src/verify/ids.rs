@@ -41,7 +41,7 @@ pub(super) fn check_types(m: &Module, diags: &mut Vec<Diagnostic>) -> bool {
                 Some(f) => {
                     if let Err(msg) = f(t, id) {
                         diags.push(Diagnostic::error(
-                            format!("type:{rule}"),
+                            Rule::named(&format!("type:{rule}")),
                             format!("type `{}`: {msg}", type_name(t, id)),
                         ));
                     }

@@ -259,7 +259,7 @@ fn check_inst(cx: &InstCx, diags: &mut Vec<Diagnostic>) -> bool {
                 let ty = cx.name(cx.ty(v));
                 let found = if cx.func.is_lvalue(v) { "an lvalue (a variable)" } else { "a value" };
                 diags.push(cx.diag(
-                    &format!("operand:{}", o.class),
+                    Rule::named(&format!("operand:{}", o.class)),
                     format!("`{op}` operand {k} (`{}`) must be {}, found {found} of type `{ty}`", o.name, class.doc),
                 ));
             }
@@ -276,7 +276,7 @@ fn check_inst(cx: &InstCx, diags: &mut Vec<Diagnostic>) -> bool {
     match results::lookup(&spec.result) {
         Some(rule) => {
             if let Err(msg) = rule(cx) {
-                diags.push(cx.diag(&format!("result:{}", spec.result), format!("`{op}` result: {msg}")));
+                diags.push(cx.diag(Rule::named(&format!("result:{}", spec.result)), format!("`{op}` result: {msg}")));
             }
         }
         None => diags.push(cx.diag(Rule::Spec, format!("result rule `{}` has no implementation", spec.result))),
@@ -285,7 +285,7 @@ fn check_inst(cx: &InstCx, diags: &mut Vec<Diagnostic>) -> bool {
         match constraints::lookup(c) {
             Some(rule) => {
                 if let Err(msg) = rule(cx) {
-                    diags.push(cx.diag(c, format!("`{op}`: {msg}")));
+                    diags.push(cx.diag(Rule::named(c), format!("`{op}`: {msg}")));
                 }
             }
             None => diags.push(cx.diag(Rule::Spec, format!("constraint `{c}` has no implementation"))),
