@@ -28,6 +28,7 @@
 //! - special registers exist in Vulkan compute.
 
 use rustc_hash::FxHashSet;
+use xir::diag::Rule;
 use xir::verify::{inst_diag, type_name};
 use xir::{ArgKind, Diagnostic, FuncId, Function, Module, Opcode, SpecialRegister, Type, TypeId, Value};
 
@@ -54,7 +55,7 @@ pub fn check(m: &Module, kernel: FuncId) -> Vec<Diagnostic> {
     for inv in ["phi_first_in_block", "exact_typed_memory"] {
         if let Some(pred) = xir::dialect::invariants::lookup(inv) {
             for mut d in pred(m) {
-                d.rule = format!("dialect:xir.spirv:{inv}");
+                d.rule = Rule::named(&format!("dialect:xir.spirv:{inv}"));
                 diags.push(d);
             }
         }
@@ -64,7 +65,9 @@ pub fn check(m: &Module, kernel: FuncId) -> Vec<Diagnostic> {
         Err(errs) => {
             return errs
                 .into_iter()
-                .map(|(f, msg)| Diagnostic::error(format!("{RULE}:callgraph"), msg).in_function(&m.func(f).name))
+                .map(|(f, msg)| {
+                    Diagnostic::error(Rule::named(&format!("{RULE}:callgraph")), msg).in_function(&m.func(f).name)
+                })
                 .collect()
         }
     };
@@ -114,7 +117,7 @@ fn entry_phis(f: &Function, diags: &mut Vec<Diagnostic>) {
     for &i in f.block(entry).insts() {
         if f.opcode(i) == Opcode::Phi {
             let msg = "`phi` in the entry block: the entry block has no predecessors to select from".to_string();
-            diags.push(inst_diag(f, i, &format!("{RULE}:entry-phi"), msg));
+            diags.push(inst_diag(f, i, Rule::named(&format!("{RULE}:entry-phi")), msg));
         }
     }
 }
@@ -128,14 +131,16 @@ struct Cx<'a> {
 
 impl Cx<'_> {
     fn err(&mut self, i: xir::Inst, what: &str, msg: String) {
-        self.diags.push(inst_diag(self.f, i, &format!("{RULE}:{what}"), msg));
+        self.diags.push(inst_diag(self.f, i, Rule::named(&format!("{RULE}:{what}")), msg));
     }
 
     fn err_at(&mut self, at: Option<xir::Inst>, what: &str, msg: String) {
         match at {
             Some(i) => self.err(i, what, msg),
             None => self.diags.push(
-                Diagnostic::error(format!("{RULE}:{what}"), msg).in_function(&self.f.name).with_span(self.f.span),
+                Diagnostic::error(Rule::named(&format!("{RULE}:{what}")), msg)
+                    .in_function(&self.f.name)
+                    .with_span(self.f.span),
             ),
         }
     }

@@ -122,10 +122,15 @@ pub fn compile(module: &Module, kernel: FuncId, opts: &CompileOptions) -> Result
     let words = emitter.run().map_err(|e| {
         let f = e.func.unwrap_or(kernel);
         let fd = module.func(f);
-        let mut d =
-            Diagnostic::error("spirv-emit", format!("internal emission error: {}", e.message)).in_function(&fd.name);
+        let mut d = Diagnostic::error(xir::diag::Rule::SpirvEmit, format!("internal emission error: {}", e.message))
+            .in_function(&fd.name);
         if let Some(i) = e.inst {
-            d = xir::verify::inst_diag(fd, i, "spirv-emit", format!("internal emission error: {}", e.message));
+            d = xir::verify::inst_diag(
+                fd,
+                i,
+                xir::diag::Rule::SpirvEmit,
+                format!("internal emission error: {}", e.message),
+            );
         }
         vec![d]
     })?;

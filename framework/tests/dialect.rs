@@ -350,7 +350,7 @@ fn invariants_called_directly() {
     f.move_inst(phi, head, 1);
     let diags = inv("phi_first_in_block")(&m);
     assert_eq!(diags.len(), 1, "{}", diag::render(&diags));
-    assert_eq!((diags[0].rule.as_str(), diags[0].inst), ("phi_first_in_block", Some(phi)));
+    assert_eq!((diags[0].rule.name(), diags[0].inst), ("phi_first_in_block", Some(phi)));
 
     let mut m =
         parse("kernel @k() block_size(1, 1, 1) {\n^entry:\n  %s = alloca : f32\n  store %s, f32 1.0\n  return\n}\n");

@@ -242,7 +242,7 @@ fn verify_each_names_the_pass_and_its_reproducer_replays_the_failure() {
         .unwrap_err();
     assert_eq!(e2.kind, FailureKind::InvalidIr);
     assert_eq!(e2.pass.as_ref().unwrap().0, "break");
-    let msgs = |e: &RunError| e.diagnostics.iter().map(|d| (d.rule.clone(), d.message.clone())).collect::<Vec<_>>();
+    let msgs = |e: &RunError| e.diagnostics.iter().map(|d| (d.rule, d.message.clone())).collect::<Vec<_>>();
     assert_eq!(msgs(&e2), msgs(&e));
     std::fs::remove_dir_all(&dir).unwrap();
 }

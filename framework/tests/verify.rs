@@ -511,7 +511,7 @@ fn many_errors_are_reported_in_one_run() {
     b.op(Opcode::Add, TypeTable::BOOL, &[t, t], &[]);
     b.op(Opcode::Lt, TypeTable::F32, &[one, one], &[]);
     let diags = fx.verify();
-    let rules: Vec<&str> = diags.iter().map(|d| d.rule.as_str()).collect();
+    let rules: Vec<&str> = diags.iter().map(|d| d.rule.name()).collect();
     assert!(rules.contains(&"operand:numeric") && rules.contains(&"result:bool_shape_of_0"), "{rules:?}");
     assert!(rules.contains(&"terminator"), "{rules:?}");
 }
@@ -523,9 +523,9 @@ fn diagnostics_carry_text_spans() {
     let mut b = fx.at(e);
     let v = b.alloca(TypeTable::VOID);
     b.ret(None);
-    fx.m.func_mut(fx.f).set_inst_span(v.as_inst().unwrap(), Some(Span { line: 7, col: 3 }));
+    fx.m.func_mut(fx.f).set_inst_span(v.as_inst().unwrap(), Some(Span::new(7, 3)));
     let d = expect_rule(&fx.verify(), "result:explicit", Some(v));
-    assert_eq!(d.span, Some(Span { line: 7, col: 3 }));
+    assert_eq!(d.span, Some(Span::new(7, 3)));
     assert!(d.to_string().starts_with("<input>:7:3: error: [result:explicit]"), "{d}");
 }
 
@@ -556,7 +556,7 @@ fn verify_function_checks_one_function() {
     assert!(diags.is_empty(), "{}", diag::render(&diags));
     xir::verify::verify_function(&fx.m, g, &mut diags);
     assert_eq!(diags.len(), 1, "{}", diag::render(&diags));
-    assert_eq!((diags[0].rule.as_str(), diags[0].function.as_deref()), ("terminator", Some("g")));
+    assert_eq!((diags[0].rule.name(), diags[0].function.as_deref()), ("terminator", Some("g")));
 }
 
 #[test]

@@ -64,7 +64,7 @@ fn location(text: &str, span: naga::Span) -> Option<Span> {
         return None;
     }
     let loc = span.location(text);
-    Some(Span { line: loc.line_number, col: loc.line_position })
+    Some(Span::with_len(loc.line_number, loc.line_position, loc.length))
 }
 
 /// A front-end failure: one located diagnostic (boxed: it is large, and
@@ -97,7 +97,7 @@ pub fn parse(src: &Source<'_>, overrides: &Overrides) -> Result<(naga::Module, n
                     message.push_str(&format!(" ({label})"));
                 }
             }
-            let span = e.location(src.text).map(|l| Span { line: l.line_number, col: l.line_position });
+            let span = e.location(src.text).map(|l| Span::with_len(l.line_number, l.line_position, l.length));
             diag(src, "wgsl", message, span)
         })?,
         Language::Glsl => {
@@ -129,7 +129,7 @@ fn validate(src: &Source<'_>, module: &naga::Module) -> Result<naga::valid::Modu
     naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all())
         .validate(module)
         .map_err(|e| {
-            let span = e.location(src.text).map(|l| Span { line: l.line_number, col: l.line_position });
+            let span = e.location(src.text).map(|l| Span::with_len(l.line_number, l.line_position, l.length));
             diag(src, src.language.rule(), chain(e.as_inner()), span)
         })
 }

@@ -118,7 +118,7 @@ impl<'a, 'n> Lowering<'a, 'n> {
             return None;
         }
         let loc = s.location(self.source);
-        Some(Span { line: loc.line_number, col: loc.line_position })
+        Some(Span::with_len(loc.line_number, loc.line_position, loc.length))
     }
 
     /// Translate the whole module.

@@ -88,8 +88,8 @@ pub struct OracleError {
 impl OracleError {
     /// The same failure as a project diagnostic (rule `naga`).
     pub fn to_diagnostic(&self) -> xir::Diagnostic {
-        let span = self.location.map(|(line, col)| xir::Span { line, col });
-        xir::Diagnostic::error("naga", format!("{}: {}", self.stage.name(), self.message))
+        let span = self.location.map(|(line, col)| xir::Span::new(line, col));
+        xir::Diagnostic::error(xir::diag::Rule::Naga, format!("{}: {}", self.stage.name(), self.message))
             .with_span(span)
             .with_file(self.file.clone())
     }

@@ -9,6 +9,7 @@
 
 mod dialect;
 mod error;
+mod rule;
 pub mod schema;
 mod traits;
 

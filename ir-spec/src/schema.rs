@@ -98,11 +98,21 @@ pub struct DialectSpec {
     pub drop_invariants: Vec<String>,
 }
 
+/// `rules.ron`: a diagnostic rule that is not a spec name (structural
+/// verifier rules, parser, pipeline loader, passes, backend).
+#[derive(Debug, Clone, Deserialize)]
+pub struct RuleSpec {
+    /// The spelling diagnostics print (`ssa-dominance`, `spirv-plan:textures`).
+    pub name: String,
+    pub doc: String,
+}
+
 /// The whole of a spec file: a list of entries.
 pub type TypeFile = Vec<TypeKindSpec>;
 pub type OpcodeFile = Vec<OpcodeSpec>;
 pub type RegisterFile = Vec<RegisterSpec>;
 pub type DialectFile = Vec<DialectSpec>;
+pub type RuleFile = Vec<RuleSpec>;
 
 /// `CamelCase` Rust variant name for a spec spelling (`atomic.fetch_add` ->
 /// `AtomicFetchAdd`).

@@ -5,8 +5,8 @@
 //! both `xir-opt` and `xir-run` use to take structured XIR to SPIR-V.
 
 use xir::pass::PassRegistry;
-use xir::pipeline::{PassManager, RunOptions};
-use xir::{FuncId, Module};
+use xir::pipeline::{LoadFailure, PassManager, RunError, RunOptions};
+use xir::{Diagnostic, FuncId, Module};
 use xir_spirv::{CompileOptions, SpirvOutput};
 
 /// The backend outputs `--emit` can ask for.
@@ -30,6 +30,47 @@ impl BackendEmit {
     }
 }
 
+/// Why the backend path failed. Its text is what the drivers printed
+/// before the error was typed (callers that want a message still get it
+/// through `to_string()` or `String::from`).
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum BackendError {
+    #[error("no kernel named `{0}`")]
+    NoKernelNamed(String),
+    #[error("the module has no kernel")]
+    NoKernel,
+    /// The kernels' names, without `@`.
+    #[error("the module has {} kernels ({}); name one", .0.len(), .0.iter().map(|k| format!("@{k}")).collect::<Vec<_>>().join(", "))]
+    ManyKernels(Vec<String>),
+    /// The backend refused the module (planning, validation): located diagnostics.
+    #[error("{}", xir::diag::render(.0))]
+    Compile(Vec<Diagnostic>),
+    #[error("{0}")]
+    Pipeline(LoadFailure),
+    #[error("{0}")]
+    Pass(Box<RunError>),
+    #[error("cannot write the shader artifact: {0}")]
+    Artifact(String),
+}
+
+impl BackendError {
+    /// The failure as diagnostics for the shared renderers.
+    pub fn diagnostics(&self) -> Vec<Diagnostic> {
+        match self {
+            BackendError::Compile(d) => d.clone(),
+            BackendError::Pipeline(f) => f.diagnostics.iter().map(|d| d.to_diagnostic()).collect(),
+            BackendError::Pass(e) => e.to_diagnostics(),
+            e => vec![Diagnostic::error(xir::diag::Rule::SpirvEmit, e.to_string())],
+        }
+    }
+}
+
+impl From<BackendError> for String {
+    fn from(e: BackendError) -> String {
+        e.to_string()
+    }
+}
+
 /// Register the backend's passes and bind its hooks.
 pub fn register_passes(reg: &mut PassRegistry) {
     xir_spirv::register_passes(reg);
@@ -43,20 +84,18 @@ pub fn register_passes(reg: &mut PassRegistry) {
 }
 
 /// The one kernel of `module`, or the one named `name`.
-pub fn select_kernel(module: &Module, name: Option<&str>) -> Result<FuncId, String> {
+pub fn select_kernel(module: &Module, name: Option<&str>) -> Result<FuncId, BackendError> {
     let kernels: Vec<FuncId> = module.func_ids().filter(|&f| module.func(f).is_kernel()).collect();
     match name {
-        Some(n) => {
-            kernels.iter().copied().find(|&f| module.func(f).name == n).ok_or_else(|| format!("no kernel named `{n}`"))
-        }
+        Some(n) => kernels
+            .iter()
+            .copied()
+            .find(|&f| module.func(f).name == n)
+            .ok_or_else(|| BackendError::NoKernelNamed(n.to_string())),
         None => match kernels.as_slice() {
             [k] => Ok(*k),
-            [] => Err("the module has no kernel".into()),
-            many => Err(format!(
-                "the module has {} kernels ({}); name one",
-                many.len(),
-                many.iter().map(|&k| format!("@{}", module.func(k).name)).collect::<Vec<_>>().join(", ")
-            )),
+            [] => Err(BackendError::NoKernel),
+            many => Err(BackendError::ManyKernels(many.iter().map(|&k| module.func(k).name.clone()).collect())),
         },
     }
 }
@@ -70,10 +109,10 @@ pub fn compile(
     opt_level: u8,
     fast_math: bool,
     device_features: Option<xir_spirv::FeatureSet>,
-) -> Result<(FuncId, SpirvOutput), String> {
+) -> Result<(FuncId, SpirvOutput), BackendError> {
     let k = select_kernel(module, kernel)?;
     let opts = CompileOptions { opt_level, fast_math, device_features };
-    xir_spirv::compile(module, k, &opts).map(|out| (k, out)).map_err(|d| xir::diag::render(&d))
+    xir_spirv::compile(module, k, &opts).map(|out| (k, out)).map_err(BackendError::Compile)
 }
 
 /// Structured XIR -> the shipped `spirv` pipeline -> SPIR-V: what `xir-run
@@ -83,18 +122,18 @@ pub fn legalize_and_compile(
     kernel: Option<&str>,
     opt_level: u8,
     fast_math: bool,
-) -> Result<(Module, FuncId, SpirvOutput), String> {
+) -> Result<(Module, FuncId, SpirvOutput), BackendError> {
     let reg = crate::registry();
-    let pipeline = crate::loader(&reg, None).load("spirv").map_err(|e| e.to_string())?;
+    let pipeline = crate::loader(&reg, None).load("spirv").map_err(BackendError::Pipeline)?;
     let mut legal = module.clone();
     let options = RunOptions { opt_level, fast_math, ..RunOptions::default() };
-    PassManager::new(&pipeline, options).run(&mut legal, &mut std::io::sink()).map_err(|e| e.to_string())?;
+    PassManager::new(&pipeline, options).run(&mut legal, &mut std::io::sink()).map_err(BackendError::Pass)?;
     let (k, out) = compile(&legal, kernel, opt_level, fast_math, None)?;
     Ok((legal, k, out))
 }
 
 /// Bytes for `--emit` of a module already in `xir.spirv`.
-pub fn emit_with(module: &Module, what: BackendEmit, opt_level: u8, fast_math: bool) -> Result<Vec<u8>, String> {
+pub fn emit_with(module: &Module, what: BackendEmit, opt_level: u8, fast_math: bool) -> Result<Vec<u8>, BackendError> {
     let (k, out) = compile(module, None, opt_level, fast_math, None)?;
     match what {
         BackendEmit::Spirv => Ok(out.words.iter().flat_map(|w| w.to_le_bytes()).collect()),
@@ -102,11 +141,11 @@ pub fn emit_with(module: &Module, what: BackendEmit, opt_level: u8, fast_math: b
         // The codec (docs/artifact.md) is the only writer of artifacts.
         BackendEmit::Artifact => xir_spirv::artifact::ShaderArtifact::from_compiled(module, k, &out)
             .encode()
-            .map_err(|e| format!("cannot write the shader artifact: {e}")),
+            .map_err(|e| BackendError::Artifact(e.to_string())),
     }
 }
 
 /// `emit_with` at optimization level 0 without fast math.
-pub fn emit(module: &Module, what: BackendEmit) -> Result<Vec<u8>, String> {
+pub fn emit(module: &Module, what: BackendEmit) -> Result<Vec<u8>, BackendError> {
     emit_with(module, what, 0, false)
 }

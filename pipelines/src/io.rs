@@ -74,7 +74,7 @@ pub fn read_text(path: &str, what: &str) -> Result<String, Vec<Diagnostic>> {
     let read = if path == "-" { read_source(std::io::stdin().lock()) } else { read_source_file(Path::new(path)) };
     read.map_err(|e| {
         let message = format!("cannot read {what}: {}", e.message);
-        vec![Diagnostic::error("io", message).with_span(e.span).with_file(display_name(path))]
+        vec![Diagnostic::error(xir::diag::Rule::Io, message).with_span(e.span).with_file(display_name(path))]
     })
 }
 

@@ -8,6 +8,7 @@ pub mod debug_passes;
 pub mod dot;
 pub mod io;
 pub mod listing;
+pub mod report;
 
 use std::path::{Path, PathBuf};
 

@@ -5,8 +5,27 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// `xir-opt` with the one-line diagnostics (`--diagnostics=short`: `file:line:col:
+/// error: [rule] message`) unless `args` choose a form.
 fn xir_opt(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_xir-opt")).args(args).output().expect("xir-opt runs")
+    let mut c = Command::new(env!("CARGO_BIN_EXE_xir-opt"));
+    if !args.iter().any(|a| a.starts_with("--diagnostics")) {
+        c.arg("--diagnostics=short");
+    }
+    c.args(args).output().expect("xir-opt runs")
+}
+
+/// The `--diagnostics=json` lines of `o`'s stderr as (rule, file, line, column).
+#[allow(dead_code)]
+fn json_at(o: &Output) -> Vec<(String, String, u64, u64)> {
+    String::from_utf8_lossy(&o.stderr)
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"));
+            let s = |k: &str| v[k].as_str().unwrap_or_default().to_string();
+            (s("rule"), s("file"), v["line"].as_u64().unwrap_or(0), v["column"].as_u64().unwrap_or(0))
+        })
+        .collect()
 }
 
 fn stderr(o: &Output) -> String {
@@ -65,6 +84,9 @@ fn usage_errors_exit_2_and_input_errors_exit_1() {
     let o = xir_opt(&["/no/such/input.xir"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).starts_with("/no/such/input.xir: error: [io] cannot read input"), "{}", stderr(&o));
+    let o = xir_opt(&["/no/such/input.xir", "--diagnostics=json"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(json_at(&o), vec![("io".to_string(), "/no/such/input.xir".to_string(), 0, 0)]);
     let o = xir_opt(&[&corpus("saxpy.xir"), "--pipeline", "no-such-pipeline"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("no shipped pipeline named `no-such-pipeline`"), "{}", stderr(&o));
@@ -76,11 +98,9 @@ fn malformed_input_is_located_and_leaves_no_output_file() {
     let input =
         write(&dir, "bad.xir", "kernel @k() block_size(1, 1, 1) {\n^entry:\n  %x = add %y, u32 1 : u32\n  return\n}\n");
     let out = dir.join("out.xir");
-    let o = xir_opt(&[&input, "-o", out.to_str().unwrap()]);
+    let o = xir_opt(&[&input, "-o", out.to_str().unwrap(), "--diagnostics=json"]);
     assert_eq!(o.status.code(), Some(1));
-    let err = stderr(&o);
-    assert!(err.starts_with(&format!("{input}:3:")), "{err}");
-    assert!(err.contains(": error: "), "{err}");
+    assert_eq!(json_at(&o), vec![("parse".to_string(), input.clone(), 3, 12)]);
     assert!(!out.exists());
     // Invalid but parseable IR: the verifier's diagnostics, also located.
     let input = write(
@@ -88,9 +108,9 @@ fn malformed_input_is_located_and_leaves_no_output_file() {
         "unterminated.xir",
         "kernel @k() block_size(1, 1, 1) {\n^entry:\n  %x = add u32 1, u32 1 : u32\n}\n",
     );
-    let o = xir_opt(&[&input, "-o", out.to_str().unwrap()]);
+    let o = xir_opt(&[&input, "-o", out.to_str().unwrap(), "--diagnostics=json"]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    assert!(stderr(&o).starts_with(&input), "{}", stderr(&o));
+    assert_eq!(json_at(&o), vec![("terminator".to_string(), input.clone(), 3, 3)]);
     assert!(!out.exists());
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2, "no temporary file left behind");
 }
@@ -208,6 +228,9 @@ fn check_pipeline_reports_located_errors_and_accepts_shipped_ones() {
     let o = xir_opt(&["--check-pipeline", &bad]);
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(stderr(&o), format!("{bad}:7:14: error: unknown pass `mem2rag`; did you mean `mem2reg`?\n"));
+    let o = xir_opt(&["--check-pipeline", &bad, "--diagnostics=json"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(json_at(&o), vec![("pipeline".to_string(), bad.clone(), 7, 14)]);
     let good = format!("{}/to-raw.ron", env!("CARGO_MANIFEST_DIR"));
     let o = xir_opt(&["--check-pipeline", &good]);
     assert!(o.status.success(), "{}", stderr(&o));

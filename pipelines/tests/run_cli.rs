@@ -7,8 +7,27 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+/// `xir-run` with the one-line diagnostics (`--diagnostics=short`: `file:line:col:
+/// error: [rule] message`) unless `args` choose a form.
 fn xir_run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_xir-run")).args(args).output().expect("xir-run runs")
+    let mut c = Command::new(env!("CARGO_BIN_EXE_xir-run"));
+    if !args.iter().any(|a| a.starts_with("--diagnostics")) {
+        c.arg("--diagnostics=short");
+    }
+    c.args(args).output().expect("xir-run runs")
+}
+
+/// The `--diagnostics=json` lines of `o`'s stderr as (rule, file, line, column).
+#[allow(dead_code)]
+fn json_at(o: &Output) -> Vec<(String, String, u64, u64)> {
+    String::from_utf8_lossy(&o.stderr)
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"));
+            let s = |k: &str| v[k].as_str().unwrap_or_default().to_string();
+            (s("rule"), s("file"), v["line"].as_u64().unwrap_or(0), v["column"].as_u64().unwrap_or(0))
+        })
+        .collect()
 }
 
 fn stderr(o: &Output) -> String {
@@ -146,6 +165,9 @@ fn a_verifier_error_stops_the_run_and_names_the_file() {
         CALLER.replace("buffer.write %out, u32 0, %v", "%w = alloca : u32\n  buffer.write %out, u32 0, %w").as_bytes(),
     );
     let inputs = write(&dir, "k.inputs.json", OUT_INPUTS.as_bytes());
+    let o = xir_run(&[&k, "--inputs", &inputs, "--diagnostics=json"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(json_at(&o), vec![("operand:any".to_string(), k.clone(), 11, 3)]);
     let o = xir_run(&[&k, "--inputs", &inputs]);
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(

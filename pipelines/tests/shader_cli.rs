@@ -6,8 +6,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// A driver with the one-line diagnostics (`--diagnostics=short`).
 fn run(bin: &str, args: &[&str]) -> Output {
-    Command::new(bin).args(args).output().expect("the driver runs")
+    Command::new(bin).arg("--diagnostics=short").args(args).output().expect("the driver runs")
 }
 fn opt(args: &[&str]) -> Output {
     run(env!("CARGO_BIN_EXE_xir-opt"), args)

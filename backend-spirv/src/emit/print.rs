@@ -216,7 +216,7 @@ pub fn plan_prints(m: &Module, plans: &Plans) -> Result<Vec<PrinterRecord>, Vec<
                 format: t.record_format,
                 arg_types: t.arg_types,
             }),
-            Err(e) => diags.push(inst_diag(f, i, "spirv-plan:print", e)),
+            Err(e) => diags.push(inst_diag(f, i, xir::diag::Rule::SpirvPlanPrint, e)),
         }
     }
     if diags.is_empty() {

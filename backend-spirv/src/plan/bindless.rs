@@ -105,7 +105,7 @@ pub fn plan_bindless(m: &Module, kernel: FuncId, order: &[FuncId]) -> Result<Bin
                     diags.push(inst_diag(
                         f,
                         i,
-                        "spirv-plan:bindless",
+                        xir::diag::Rule::SpirvPlanBindless,
                         format!(
                             "`{}` must address a kernel `bindless_array` argument (callables taking bindless arrays \
                              are inlined by callable_specialization in spirv-legalize)",
@@ -130,7 +130,12 @@ pub fn plan_bindless(m: &Module, kernel: FuncId, order: &[FuncId]) -> Result<Bin
                     typed_access(t, vt).err()
                 };
                 if let Some(e) = bad {
-                    diags.push(inst_diag(f, i, "spirv-plan:bindless", format!("`{}` value: {e}", d.opcode)));
+                    diags.push(inst_diag(
+                        f,
+                        i,
+                        xir::diag::Rule::SpirvPlanBindless,
+                        format!("`{}` value: {e}", d.opcode),
+                    ));
                     continue;
                 }
             }

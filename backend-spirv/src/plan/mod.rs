@@ -54,7 +54,9 @@ pub fn plan_all(m: &Module, kernel: FuncId, device: Option<&FeatureSet>) -> Resu
         Err(e) => {
             return Err(e
                 .into_iter()
-                .map(|(f, msg)| Diagnostic::error("spirv-plan:callgraph", msg).in_function(&m.func(f).name))
+                .map(|(f, msg)| {
+                    Diagnostic::error(xir::diag::Rule::SpirvPlanCallgraph, msg).in_function(&m.func(f).name)
+                })
                 .collect())
         }
     };
@@ -126,18 +128,24 @@ pub fn plan_all(m: &Module, kernel: FuncId, device: Option<&FeatureSet>) -> Resu
             let f = m.func(kernel);
             return Err(errs
                 .into_iter()
-                .map(|msg| Diagnostic::error("spirv-handoff:abi", msg).in_function(&f.name).with_span(f.span))
+                .map(|msg| {
+                    Diagnostic::error(xir::diag::Rule::SpirvHandoffAbi, msg).in_function(&f.name).with_span(f.span)
+                })
                 .collect());
         }
     };
     let mut constant_ubo = constant_ubo::plan_kernel(m, &blocks_of, device);
     if let Err(msg) = constant_ubo::bind(&mut constant_ubo, &mut bindings) {
         let f = m.func(kernel);
-        return Err(vec![Diagnostic::error("spirv-plan:constant-ubo", msg).in_function(&f.name).with_span(f.span)]);
+        return Err(vec![Diagnostic::error(xir::diag::Rule::SpirvPlanConstantUbo, msg)
+            .in_function(&f.name)
+            .with_span(f.span)]);
     }
     if let Err(msg) = texture_heap::add_heaps(&mut bindings.abi, &textures) {
         let f = m.func(kernel);
-        return Err(vec![Diagnostic::error("spirv-plan:textures", msg).in_function(&f.name).with_span(f.span)]);
+        return Err(vec![Diagnostic::error(xir::diag::Rule::SpirvPlanTextures, msg)
+            .in_function(&f.name)
+            .with_span(f.span)]);
     }
     let mut control = FxHashMap::default();
     let empty = FxHashMap::default();
@@ -151,9 +159,9 @@ pub fn plan_all(m: &Module, kernel: FuncId, device: Option<&FeatureSet>) -> Resu
             Err(errs) => {
                 for (i, b, msg) in errs {
                     diags.push(match (i, b) {
-                        (Some(i), _) => inst_diag(f, i, "spirv-plan:control-flow", msg),
-                        (None, Some(b)) => block_diag(f, b, "spirv-plan:control-flow", msg),
-                        _ => Diagnostic::error("spirv-plan:control-flow", msg).in_function(&f.name),
+                        (Some(i), _) => inst_diag(f, i, xir::diag::Rule::SpirvPlanControlFlow, msg),
+                        (None, Some(b)) => block_diag(f, b, xir::diag::Rule::SpirvPlanControlFlow, msg),
+                        _ => Diagnostic::error(xir::diag::Rule::SpirvPlanControlFlow, msg).in_function(&f.name),
                     });
                 }
             }

@@ -103,7 +103,7 @@ pub fn plan_textures(m: &Module, kernel: FuncId, order: &[FuncId]) -> Result<Tex
             if !is_bindless_texture_op(d.opcode) {
                 continue;
             }
-            let mut bad = |msg: String| diags.push(inst_diag(f, i, "spirv-plan:textures", msg));
+            let mut bad = |msg: String| diags.push(inst_diag(f, i, xir::diag::Rule::SpirvPlanTextures, msg));
             let arg = match d.operands[0] {
                 Value::Arg(a) if fid == kernel => a,
                 _ => {
@@ -202,7 +202,7 @@ pub fn require_features(
         return Err(vec![inst_diag(
             f,
             i,
-            "spirv-plan:textures",
+            xir::diag::Rule::SpirvPlanTextures,
             format!(
                 "{why} needs the device feature samplerAnisotropy, which the target does not enable (the sampler \
                  heap's anisotropic samplers have maxAnisotropy {MAX_ANISOTROPY})"

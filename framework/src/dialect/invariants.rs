@@ -30,7 +30,7 @@ use rustc_hash::FxHashSet;
 use xir_spec::{Opcode, Trait};
 
 use crate::analysis::{Cfg, DomTree};
-use crate::diag::Diagnostic;
+use crate::diag::{Diagnostic, Rule};
 use crate::ir::{Block, Function, Inst, Module, Type, TypeId, TypeTable, Value};
 use crate::verify::{block_diag, inst_diag, type_name};
 
@@ -78,7 +78,7 @@ fn structured_roles_wellformed(m: &Module) -> Vec<Diagnostic> {
                 if let Some(prev) = owner[rb.index()].replace(t) {
                     let msg =
                         format!("{rb} is a role block of both {prev} (`{}`) and this `{}`", f.opcode(prev), d.opcode);
-                    out.push(inst_diag(f, t, "structured_roles_wellformed", msg));
+                    out.push(inst_diag(f, t, Rule::StructuredRolesWellformed, msg));
                 }
             }
             match d.opcode {
@@ -111,7 +111,7 @@ fn structured_roles_wellformed(m: &Module) -> Vec<Diagnostic> {
                 None
             };
             if let Some(msg) = bad {
-                out.push(inst_diag(f, t, "structured_roles_wellformed", msg));
+                out.push(inst_diag(f, t, Rule::StructuredRolesWellformed, msg));
             }
         }
     }
@@ -129,7 +129,7 @@ fn spill_slots_tagged(m: &Module) -> Vec<Diagnostic> {
                 out.push(inst_diag(
                     f,
                     i,
-                    "spill_slots_tagged",
+                    Rule::SpillSlotsTagged,
                     format!("spill metadata `{}` on `{}`, not on an alloca", kind.name(), d.opcode),
                 ));
                 continue;
@@ -138,7 +138,7 @@ fn spill_slots_tagged(m: &Module) -> Vec<Diagnostic> {
                 out.push(inst_diag(
                     f,
                     i,
-                    "spill_slots_tagged",
+                    Rule::SpillSlotsTagged,
                     format!("spill slot of non-data type `{}`", type_name(&m.types, d.ty)),
                 ));
             }
@@ -147,7 +147,7 @@ fn spill_slots_tagged(m: &Module) -> Vec<Diagnostic> {
                 let ok = u.index == 0 && matches!(ud.opcode, Opcode::Load | Opcode::Store | Opcode::Gep);
                 if !ok {
                     let msg = format!("spill slot {i} is used as operand {} of `{}`", u.index, ud.opcode);
-                    out.push(inst_diag(f, u.user, "spill_slots_tagged", msg));
+                    out.push(inst_diag(f, u.user, Rule::SpillSlotsTagged, msg));
                 }
             }
         }
@@ -165,7 +165,7 @@ fn reducible_cfg(m: &Module) -> Vec<Diagnostic> {
                 if cfg.rpo_index[s.index()] <= cfg.rpo_index[b.index()] && !dom.dominates(s, b) {
                     let msg =
                         format!("edge {b} -> {s} enters a cycle at a block that does not dominate it (irreducible)");
-                    out.push(block_diag(f, b, "reducible_cfg", msg));
+                    out.push(block_diag(f, b, Rule::ReducibleCfg, msg));
                 }
             }
         }
@@ -177,7 +177,7 @@ fn no_spill_markers(m: &Module) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for f in &m.functions {
         let fail = |what: String| {
-            Diagnostic::error("no_spill_markers", format!("{what} still carries reg2mem spill metadata"))
+            Diagnostic::error(Rule::NoSpillMarkers, format!("{what} still carries reg2mem spill metadata"))
         };
         if f.md.spill.is_some() {
             out.push(fail("the function".into()).in_function(&f.name));
@@ -192,7 +192,7 @@ fn no_spill_markers(m: &Module) -> Vec<Diagnostic> {
                 out.push(block_diag(
                     f,
                     b,
-                    "no_spill_markers",
+                    Rule::NoSpillMarkers,
                     format!("block {b} still carries reg2mem spill metadata"),
                 ));
             }
@@ -201,7 +201,7 @@ fn no_spill_markers(m: &Module) -> Vec<Diagnostic> {
                     out.push(inst_diag(
                         f,
                         i,
-                        "no_spill_markers",
+                        Rule::NoSpillMarkers,
                         format!("`{}` still carries spill metadata `{}`", f.opcode(i), k.name()),
                     ));
                 }
@@ -218,7 +218,7 @@ fn exact_typed_memory(m: &Module) -> Vec<Diagnostic> {
         for (_, i) in f.all_insts() {
             let d = f.inst(i);
             let ty = |k: usize| f.value_type(m, d.operands[k]);
-            let mut fail = |msg: String| out.push(inst_diag(f, i, "exact_typed_memory", msg));
+            let mut fail = |msg: String| out.push(inst_diag(f, i, Rule::ExactTypedMemory, msg));
             // (the value moved, the storage type it must equal if known)
             let (moved, storage) = match d.opcode {
                 Opcode::Load => (d.ty, Some(ty(0))),
@@ -252,8 +252,8 @@ fn exact_typed_memory(m: &Module) -> Vec<Diagnostic> {
                     type_name(t, ty)
                 );
                 out.push(match at {
-                    Some(i) => inst_diag(f, i, "exact_typed_memory", msg),
-                    None => Diagnostic::error("exact_typed_memory", msg).in_function(&f.name).with_span(f.span),
+                    Some(i) => inst_diag(f, i, Rule::ExactTypedMemory, msg),
+                    None => Diagnostic::error(Rule::ExactTypedMemory, msg).in_function(&f.name).with_span(f.span),
                 });
             }
         }
@@ -276,8 +276,8 @@ fn positive_array_lengths(m: &Module) -> Vec<Diagnostic> {
             let f = &m.functions[k];
             let msg = format!("array type `{}` has length 0", type_name(t, ty));
             out.push(match at {
-                Some(i) => inst_diag(f, i, "positive_array_lengths", msg),
-                None => Diagnostic::error("positive_array_lengths", msg).in_function(&f.name).with_span(f.span),
+                Some(i) => inst_diag(f, i, Rule::PositiveArrayLengths, msg),
+                None => Diagnostic::error(Rule::PositiveArrayLengths, msg).in_function(&f.name).with_span(f.span),
             });
         }
     }
@@ -295,7 +295,7 @@ fn phi_first_in_block(m: &Module) -> Vec<Diagnostic> {
                         out.push(inst_diag(
                             f,
                             i,
-                            "phi_first_in_block",
+                            Rule::PhiFirstInBlock,
                             format!("Phi after a non-Phi instruction in {b}"),
                         ));
                     }
@@ -321,7 +321,7 @@ fn no_self_referential_values(m: &Module) -> Vec<Diagnostic> {
                     out.push(inst_diag(
                         f,
                         i,
-                        "no_self_referential_values",
+                        Rule::NoSelfReferentialValues,
                         format!("Phi {i} refers to itself through Phi incomings"),
                     ));
                     break;

@@ -16,7 +16,7 @@ pub mod invariants;
 use rustc_hash::FxHashMap;
 use xir_spec::Dialect;
 
-use crate::diag::Diagnostic;
+use crate::diag::{Diagnostic, Rule};
 use crate::ir::{Function, Inst, Module, TypeId, TypeTable};
 use crate::verify::{inst_diag, type_name};
 
@@ -49,7 +49,7 @@ pub struct Checker<'m> {
 impl<'m> Checker<'m> {
     pub fn new(m: &'m Module) -> Self {
         let verified = crate::verify::verify_module(m);
-        let walkable = !verified.iter().any(|d| d.rule == "layout" || d.rule == "type-ids");
+        let walkable = !verified.iter().any(|d| d.rule == Rule::Layout || d.rule == Rule::TypeIds);
         Checker { m, verified, walkable, invariants: FxHashMap::default() }
     }
 
@@ -64,7 +64,7 @@ impl<'m> Checker<'m> {
                     let op = f.opcode(i);
                     if !d.ops.contains(op) {
                         let msg = format!("`{op}` is not allowed in dialect `{}` ({})", d.name, d.doc);
-                        diags.push(inst_diag(f, i, &format!("{prefix}:opcode"), msg));
+                        diags.push(inst_diag(f, i, Rule::named(&format!("{prefix}:opcode")), msg));
                     }
                 }
             }
@@ -75,8 +75,10 @@ impl<'m> Checker<'m> {
                     let name = type_name(&m.types, ty);
                     let msg = format!("type `{name}` (kind `{kind}`) is not allowed in dialect `{}`", d.name);
                     let diag = match at {
-                        Some(i) => inst_diag(f, i, &format!("{prefix}:type"), msg),
-                        None => Diagnostic::error(format!("{prefix}:type"), msg).in_function(&f.name).with_span(f.span),
+                        Some(i) => inst_diag(f, i, Rule::named(&format!("{prefix}:type")), msg),
+                        None => Diagnostic::error(Rule::named(&format!("{prefix}:type")), msg)
+                            .in_function(&f.name)
+                            .with_span(f.span),
                     };
                     diags.push(diag);
                 }
@@ -95,12 +97,12 @@ impl<'m> Checker<'m> {
             }
             let found = self.invariants.entry(inv.clone()).or_insert_with(|| match invariants::lookup(inv) {
                 Some(pred) => pred(m),
-                None => vec![Diagnostic::error("spec", format!("invariant `{inv}` has no implementation"))],
+                None => vec![Diagnostic::error(Rule::Spec, format!("invariant `{inv}` has no implementation"))],
             });
             for diag in found.iter() {
                 let mut diag = diag.clone();
                 if diag.rule == *inv {
-                    diag.rule = format!("{prefix}:{inv}");
+                    diag.rule = Rule::named(&format!("{prefix}:{inv}"));
                 }
                 diags.push(diag);
             }

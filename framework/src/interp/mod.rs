@@ -44,7 +44,7 @@ mod warp;
 
 use std::fmt;
 
-use crate::diag::Diagnostic;
+use crate::diag::{Diagnostic, Rule};
 use crate::ir::{ArgKind, Block, FuncId, FunctionKind, Inst, Module, Span, Type};
 
 pub use io::{buffer_from_host_bytes, buffer_to_host_bytes, close, is_nan_json, same_value, Inputs, Mismatch, Outputs};
@@ -122,7 +122,7 @@ impl InterpError {
         self
     }
     pub fn to_diagnostic(&self) -> Diagnostic {
-        let mut d = Diagnostic::error("interp", self.message.clone()).with_span(self.span);
+        let mut d = Diagnostic::error(Rule::Interp, self.message.clone()).with_span(self.span);
         d.function = self.function.clone();
         d.block = self.block;
         d.inst = self.inst;

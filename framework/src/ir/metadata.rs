@@ -155,12 +155,31 @@ impl<'de> Deserialize<'de> for Metadata {
     }
 }
 
-/// Where an entity was written in XIR text (1-based). Diagnostics only: it is
-/// never printed, so it does not affect round trips.
+/// Where an entity was written in XIR text: its first character (1-based
+/// line and column, the column counted in characters) and its extent in
+/// bytes, so a diagnostic can underline the whole construct. Diagnostics
+/// only: it is never printed, so it does not affect round trips. The extent
+/// is a length, not an end offset, so a span stays true when its text is
+/// moved (the incremental database parses each function apart and shifts
+/// lines back).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Span {
     pub line: u32,
     pub col: u32,
+    /// Bytes the construct covers from `line:col` (0: a point).
+    #[serde(default)]
+    pub len: u32,
+}
+
+impl Span {
+    /// A point at `line:col`.
+    pub fn new(line: u32, col: u32) -> Span {
+        Span { line, col, len: 0 }
+    }
+    /// `line:col` covering `len` bytes.
+    pub fn with_len(line: u32, col: u32, len: u32) -> Span {
+        Span { line, col, len }
+    }
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ mod context;
 mod registry;
 
 pub use context::{AnalysisCache, AnalysisKind, PassContext};
-pub use registry::{options_from_ron, CreatePass, HookDecl, NoOptions, OptionDoc, PassDecl, PassRegistry};
+pub use registry::{options_from_ron, CreatePass, HookDecl, HookError, NoOptions, OptionDoc, PassDecl, PassRegistry};
 
 use crate::ir::Module;
 use xir_spec::{Opcode, Trait};

@@ -69,11 +69,11 @@ impl PassRegistry {
     }
 
     /// Bind a declared hook to a registered pass.
-    pub fn bind_hook(&mut self, hook: &str, pass: &'static str) -> Result<(), String> {
+    pub fn bind_hook(&mut self, hook: &str, pass: &'static str) -> Result<(), HookError> {
         if !self.passes.contains_key(pass) {
-            return Err(format!("cannot bind hook `{hook}` to unregistered pass `{pass}`"));
+            return Err(HookError::UnregisteredPass { hook: hook.to_string(), pass });
         }
-        let h = self.hooks.get_mut(hook).ok_or_else(|| format!("unknown hook `{hook}`"))?;
+        let h = self.hooks.get_mut(hook).ok_or_else(|| HookError::UnknownHook(hook.to_string()))?;
         h.bound = Some(pass);
         Ok(())
     }
@@ -152,4 +152,13 @@ pub fn options_from_ron<T: serde::de::DeserializeOwned + Default>(v: Option<&ron
         None => Ok(T::default()),
         Some(v) => v.clone().into_rust::<T>().map_err(|e| e.to_string()),
     }
+}
+
+/// Why [`PassRegistry::bind_hook`] refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum HookError {
+    #[error("cannot bind hook `{hook}` to unregistered pass `{pass}`")]
+    UnregisteredPass { hook: String, pass: &'static str },
+    #[error("unknown hook `{0}`")]
+    UnknownHook(String),
 }

@@ -58,7 +58,7 @@ fn unknown_dialect(name: &str, loc: &Loc) -> PipelineDiag {
 }
 
 fn error(loc: &Loc, message: String) -> PipelineDiag {
-    PipelineDiag { severity: Severity::Error, loc: loc.clone(), message }
+    PipelineDiag::new(Severity::Error, loc.clone(), message)
 }
 
 /// Check the dialect flow of `p`; on success return the lint warnings.
@@ -295,7 +295,7 @@ impl Ctx<'_> {
 
     fn warn(&mut self, loc: &Loc, severity: Severity, message: String) {
         if self.seen.insert((loc.to_string(), message.clone())) {
-            self.warnings.push(PipelineDiag { severity, loc: loc.clone(), message });
+            self.warnings.push(PipelineDiag::new(severity, loc.clone(), message));
         }
     }
 }

@@ -56,6 +56,25 @@ impl PipelineSource {
     }
 }
 
+/// Why [`Loader::resolve`] found no pipeline.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ResolveError {
+    /// A path (it ends in `.ron` or has a separator) that is not a file.
+    #[error("no pipeline file `{0}`")]
+    NoFile(String),
+    /// A name no search directory and no embedded pipeline has.
+    #[error("no shipped pipeline named `{name}`{}", resolve_hint(suggestion, shipped))]
+    NoShipped { name: String, suggestion: Option<String>, shipped: Vec<String> },
+}
+
+fn resolve_hint(suggestion: &Option<String>, shipped: &[String]) -> String {
+    match suggestion {
+        Some(s) => format!("; did you mean `{s}`?"),
+        None if shipped.is_empty() => String::new(),
+        None => format!(" (shipped pipelines: {})", shipped.join(", ")),
+    }
+}
+
 /// Why a pipeline did not load: every error found (and the warnings found on
 /// the way), each `file.ron:line:col: error: message`.
 #[derive(Clone, Debug)]
@@ -148,7 +167,7 @@ impl<'r> Loader<'r> {
     /// in the search directories, then among the embedded ones, and then
     /// beside the including file (`base`), so that a pipeline directory is
     /// self-contained.
-    pub fn resolve(&self, spec: &str, base: Option<&Path>) -> Result<PipelineSource, String> {
+    pub fn resolve(&self, spec: &str, base: Option<&Path>) -> Result<PipelineSource, ResolveError> {
         if spec.ends_with(".ron") || spec.contains('/') || spec.contains('\\') {
             let p = match base {
                 Some(b) => b.join(spec),
@@ -157,7 +176,7 @@ impl<'r> Loader<'r> {
             return if p.is_file() {
                 Ok(PipelineSource::File(p))
             } else {
-                Err(format!("no pipeline file `{}`", super::excerpt(&p.display().to_string())))
+                Err(ResolveError::NoFile(super::excerpt(&p.display().to_string()).into_owned()))
             };
         }
         for dir in &self.search_dirs {
@@ -173,12 +192,8 @@ impl<'r> Loader<'r> {
             return Ok(PipelineSource::File(p));
         }
         let shipped = self.shipped();
-        let hint = match suggest(spec, shipped.iter().map(String::as_str)) {
-            Some(s) => format!("; did you mean `{s}`?"),
-            None if shipped.is_empty() => String::new(),
-            None => format!(" (shipped pipelines: {})", shipped.join(", ")),
-        };
-        Err(format!("no shipped pipeline named `{}`{hint}", super::excerpt(spec)))
+        let suggestion = suggest(spec, shipped.iter().map(String::as_str)).map(str::to_string);
+        Err(ResolveError::NoShipped { name: super::excerpt(spec).into_owned(), suggestion, shipped })
     }
 
     /// Load by shipped name or path.
@@ -189,12 +204,12 @@ impl<'r> Loader<'r> {
                 let mut s = Session { stack: Vec::new(), depth: 0, next_id: 0, diags: Vec::new() };
                 self.load_root(&mut s, src.display().into(), Some(src.identity()), None, text)
             }
-            Err(message) => Err(LoadFailure {
-                diagnostics: vec![PipelineDiag {
-                    severity: Severity::Error,
-                    loc: super::Loc { file: super::excerpt(spec).into(), line: 1, col: 1 },
-                    message,
-                }],
+            Err(e) => Err(LoadFailure {
+                diagnostics: vec![PipelineDiag::new(
+                    Severity::Error,
+                    super::Loc { file: super::excerpt(spec).into(), line: 1, col: 1 },
+                    e.to_string(),
+                )],
             }),
         }
     }
@@ -204,11 +219,11 @@ impl<'r> Loader<'r> {
         let text = crate::text::source::read_source_file(path).map_err(|e| {
             let (line, col) = e.span.map_or((1, 1), |s| (s.line as usize, s.col as usize));
             LoadFailure {
-                diagnostics: vec![PipelineDiag {
-                    severity: Severity::Error,
-                    loc: super::Loc { file: display.clone(), line, col },
-                    message: format!("cannot read pipeline: {}", e.message),
-                }],
+                diagnostics: vec![PipelineDiag::new(
+                    Severity::Error,
+                    super::Loc { file: display.clone(), line, col },
+                    format!("cannot read pipeline: {}", e.message),
+                )],
             }
         })?;
         self.load_text(display, Some(path), &text)
@@ -275,7 +290,7 @@ impl<'r> Loader<'r> {
         let mut d = Diags::new(display, text.clone());
         if let Err(e) = ron::from_str::<ron::Value>(&text) {
             let loc = super::Loc { file: d.file.clone(), line: e.span.start.line, col: e.span.start.col };
-            s.diags.push(PipelineDiag { severity: Severity::Error, loc, message: format!("RON syntax: {}", e.code) });
+            s.diags.push(PipelineDiag::new(Severity::Error, loc, format!("RON syntax: {}", e.code)));
             return None;
         }
         let root = match syntax::parse(&text) {
@@ -306,11 +321,12 @@ impl<'r> Loader<'r> {
             match step {
                 StepSyntax::Pass { name, at, name_at, options } => {
                     let Some(decl) = self.registry.get(name) else {
-                        let hint = match suggest(name, self.registry.names()) {
+                        let near = suggest(name, self.registry.names());
+                        let hint = match near {
                             Some(n) => format!("; did you mean `{n}`?"),
                             None => " (`xir-opt --list-passes` lists the registered passes)".to_string(),
                         };
-                        d.error(*name_at, format!("unknown pass `{}`{hint}", super::excerpt(name)));
+                        d.error_at_name(*name_at, name, format!("unknown pass `{}`{hint}", super::excerpt(name)), near);
                         continue;
                     };
                     let Some(pass) = create_pass(decl, options.as_ref(), *at, d) else { continue };
@@ -325,12 +341,13 @@ impl<'r> Loader<'r> {
                 StepSyntax::Hook { name, at, name_at } => {
                     let Some(hook) = self.registry.hook(name) else {
                         let declared: Vec<&str> = self.registry.hooks().map(|h| h.name).collect();
-                        let hint = match suggest(name, declared.iter().copied()) {
+                        let near = suggest(name, declared.iter().copied());
+                        let hint = match near {
                             Some(n) => format!("; did you mean `{n}`?"),
                             None if declared.is_empty() => " (no hooks are declared)".to_string(),
                             None => format!(" (declared hooks: {})", declared.join(", ")),
                         };
-                        d.error(*name_at, format!("unknown hook `{}`{hint}", super::excerpt(name)));
+                        d.error_at_name(*name_at, name, format!("unknown hook `{}`{hint}", super::excerpt(name)), near);
                         continue;
                     };
                     let loc = d.loc(*at);
@@ -509,12 +526,14 @@ fn create_pass(decl: &PassDecl, options: Option<&Node>, at: usize, d: &mut Diags
         let alone = format!("({}: {})", f.name, &d.text[f.value.start..f.value.end]);
         let Err(e) = parse(&alone).and_then(|v| (decl.create)(Some(&v))) else { continue };
         if !documented.contains(&f.name.as_str()) {
-            let hint = match suggest(&f.name, documented.iter().copied()) {
+            let near = suggest(&f.name, documented.iter().copied());
+            let hint = match near {
                 Some(s) => format!("; did you mean `{s}`?"),
                 None if documented.is_empty() => format!(" (`{pass_name}` takes no options)"),
                 None => format!(" (options: {})", documented.join(", ")),
             };
-            d.error(f.at, format!("unknown option `{}` for pass `{pass_name}`{hint}", super::excerpt(&f.name)));
+            let message = format!("unknown option `{}` for pass `{pass_name}`{hint}", super::excerpt(&f.name));
+            d.error_at_name(f.at, &f.name, message, near);
         } else {
             let doc = decl.options.iter().find(|o| o.name == f.name).map(|o| o.ty).unwrap_or("?");
             d.error(

@@ -130,6 +130,27 @@ impl fmt::Display for RunError {
 
 impl std::error::Error for RunError {}
 
+impl RunError {
+    /// The failure as diagnostics for the shared renderers: the pass's own
+    /// (rule `pass`, at its pipeline step, the reproducer as a note), then
+    /// the located ones about the IR.
+    pub fn to_diagnostics(&self) -> Vec<Diagnostic> {
+        let mut head = Diagnostic::error(crate::diag::Rule::Pass, self.message.clone());
+        if let Some((_, loc)) = &self.pass {
+            head = head
+                .with_file(loc.file.to_string())
+                .with_span(Some(crate::ir::Span::new(loc.line as u32, loc.col as u32)));
+        }
+        if let Some(r) = &self.reproducer {
+            head = head.with_note(format!("reproducer written to {}; replay with: {}", r.dir.display(), r.command));
+        }
+        if let Some(e) = &self.reproducer_error {
+            head = head.with_note(format!("no reproducer written: {e}"));
+        }
+        std::iter::once(head).chain(self.diagnostics.iter().cloned()).collect()
+    }
+}
+
 pub struct PassManager<'p> {
     pipeline: &'p Pipeline,
     options: RunOptions,

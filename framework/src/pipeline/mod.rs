@@ -24,11 +24,12 @@ use std::{fmt, sync::Arc};
 
 pub use check::check_flow;
 pub use instrument::TimingRow;
-pub use load::{LoadFailure, Loader, PipelineSource, MAX_NESTING};
+pub use load::{LoadFailure, Loader, PipelineSource, ResolveError, MAX_NESTING};
 pub use manager::{FailureKind, PassManager, RunError, RunOptions, RunReport};
 pub use repro::Reproducer;
 
-use crate::diag::Severity;
+use crate::diag::{Diagnostic, Fix, Rule, Severity};
+use crate::ir::Span;
 use crate::pass::Pass;
 
 /// A place in a pipeline file.
@@ -45,22 +46,42 @@ impl fmt::Display for Loc {
     }
 }
 
-/// A load-time diagnostic: `file.ron:line:col: error: message`.
+/// A load-time diagnostic: `file.ron:line:col: error: message`, with its
+/// rule (`pipeline`, or `pipeline-lint` for lint findings), the length of
+/// the text it points at, and suggested fixes (the nearest registered name
+/// for an unknown pass, hook or option). [`PipelineDiag::to_diagnostic`]
+/// gives it to the shared renderers.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PipelineDiag {
     pub severity: Severity,
+    pub rule: Rule,
     pub loc: Loc,
+    /// Bytes the finding covers from `loc` (0: a point).
+    pub len: usize,
     pub message: String,
+    pub fixes: Vec<Fix>,
+}
+
+impl PipelineDiag {
+    pub fn new(severity: Severity, loc: Loc, message: impl Into<String>) -> Self {
+        let rule = if severity == Severity::Error { Rule::Pipeline } else { Rule::PipelineLint };
+        PipelineDiag { severity, rule, loc, len: 0, message: message.into(), fixes: Vec::new() }
+    }
+
+    /// The same finding as a [`Diagnostic`] (file, span, fixes).
+    pub fn to_diagnostic(&self) -> Diagnostic {
+        let mut d = Diagnostic::error(self.rule, self.message.clone())
+            .with_file(self.loc.file.to_string())
+            .with_span(Some(Span::with_len(self.loc.line as u32, self.loc.col as u32, self.len as u32)));
+        d.severity = self.severity;
+        d.fixes.clone_from(&self.fixes);
+        d
+    }
 }
 
 impl fmt::Display for PipelineDiag {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let sev = match self.severity {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
-            Severity::Note => "note",
-        };
-        write!(f, "{}: {sev}: {}", self.loc, self.message)
+        write!(f, "{}: {}: {}", self.loc, self.severity.name(), self.message)
     }
 }
 
@@ -81,7 +102,25 @@ impl Diags {
     }
     pub fn error(&mut self, offset: usize, message: impl Into<String>) {
         let loc = self.loc(offset);
-        self.list.push(PipelineDiag { severity: Severity::Error, loc, message: message.into() });
+        self.list.push(PipelineDiag::new(Severity::Error, loc, message));
+    }
+    /// An error at the name `name` written at `offset` (a string literal,
+    /// which the error covers with its quotes, or a bare name), with
+    /// `suggestion` as its fix (replacing the name alone) when there is one.
+    pub fn error_at_name(&mut self, offset: usize, name: &str, message: String, suggestion: Option<&str>) {
+        let quoted = self.text[offset.min(self.text.len())..].starts_with('"');
+        let mut d = PipelineDiag::new(Severity::Error, self.loc(offset), message);
+        d.len = name.len() + if quoted { 2 } else { 0 };
+        if let Some(s) = suggestion {
+            let at = self.loc(offset + quoted as usize);
+            d.fixes.push(Fix {
+                file: Some(self.file.to_string()),
+                span: Span::with_len(at.line as u32, at.col as u32, name.len() as u32),
+                replacement: s.to_string(),
+                message: format!("did you mean `{s}`?"),
+            });
+        }
+        self.list.push(d);
     }
     pub fn error_count(&self) -> usize {
         self.list.iter().filter(|d| d.severity == Severity::Error).count()

@@ -18,7 +18,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::check_shape;
-use crate::diag::Diagnostic;
+use crate::diag::{Diagnostic, Rule};
 use crate::ir::{
     ArgData, Block, ConstData, ConstValue, Function, FunctionKind, Inst, InstData, Metadata, Module, Span, Type,
     TypeId, Value,
@@ -119,12 +119,12 @@ fn compact_function(f: &Function) -> FunctionJson {
 /// Read a module from its JSON form; `file` names the source in diagnostics.
 pub fn from_json(src: &str, file: &str) -> Result<Module, Vec<Diagnostic>> {
     let doc: ModuleJson = serde_json::from_str(src).map_err(|e| {
-        let span = (e.line() > 0).then(|| Span { line: e.line() as u32, col: e.column() as u32 });
-        vec![Diagnostic::error("parse", strip_position(&e.to_string())).with_file(file).with_span(span)]
+        let span = (e.line() > 0).then(|| Span::new(e.line() as u32, e.column() as u32));
+        vec![Diagnostic::error(Rule::Parse, strip_position(&e.to_string())).with_file(file).with_span(span)]
     })?;
     let errors = validate(&doc);
     if !errors.is_empty() {
-        return Err(errors.into_iter().map(|m| Diagnostic::error("parse", m).with_file(file)).collect());
+        return Err(errors.into_iter().map(|m| Diagnostic::error(Rule::Parse, m).with_file(file)).collect());
     }
     Ok(build(doc))
 }

@@ -62,6 +62,8 @@ impl fmt::Display for Tok<'_> {
 pub struct Token<'a> {
     pub tok: Tok<'a>,
     pub span: Span,
+    /// Byte offset of the first character (the span's `line:col`).
+    pub pos: usize,
 }
 
 /// A lexical error: message and position.
@@ -113,7 +115,7 @@ impl<'a> Lexer<'a> {
     }
 
     fn here(&self) -> Span {
-        Span { line: self.line, col: self.col }
+        Span::new(self.line, self.col)
     }
 
     fn eat_while(&mut self, pred: impl Fn(u8) -> bool) -> &'a str {
@@ -130,6 +132,8 @@ impl<'a> Lexer<'a> {
 
     /// The next token. After an error the lexer has moved past the offending
     /// character, so the caller may continue (for error recovery).
+    /// Each token's span covers its bytes; an error's covers what was
+    /// consumed up to it (at least one byte when there is one).
     pub fn next_token(&mut self) -> Result<Token<'a>, LexError> {
         while let Some(b) = self.peek_byte() {
             if b.is_ascii_whitespace() {
@@ -138,9 +142,29 @@ impl<'a> Lexer<'a> {
                 break;
             }
         }
+        let start = self.pos;
+        let at = self.here();
+        let len = |l: &Self| (l.pos - start) as u32;
+        match self.token() {
+            Ok(mut t) => {
+                t.span.len = len(self);
+                t.pos = start;
+                Ok(t)
+            }
+            Err(mut e) => {
+                if e.span == at {
+                    let rest = self.src[start..].chars().next().map_or(0, char::len_utf8) as u32;
+                    e.span.len = len(self).max(rest);
+                }
+                Err(e)
+            }
+        }
+    }
+
+    fn token(&mut self) -> Result<Token<'a>, LexError> {
         let span = self.here();
         let err = |message: String| LexError { message, span };
-        let Some(b) = self.peek_byte() else { return Ok(Token { tok: Tok::Eof, span }) };
+        let Some(b) = self.peek_byte() else { return Ok(Token { tok: Tok::Eof, span, pos: self.pos }) };
         let tok = match b {
             b'/' if self.byte_at(1) == Some(b'/') => {
                 self.pos += 2;
@@ -217,7 +241,7 @@ impl<'a> Lexer<'a> {
                 return Err(err(format!("unexpected character `{}`", c.escape_debug())));
             }
         };
-        Ok(Token { tok, span })
+        Ok(Token { tok, span, pos: 0 })
     }
 
     /// Digits, letters, `_` and `.`, plus a sign right after a decimal

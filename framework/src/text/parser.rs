@@ -15,7 +15,7 @@ use xir_spec::{Opcode, SpecialRegister};
 use super::lexer::{Lexer, Tok, Token};
 use super::literal::{case_bits, parse_uint};
 use super::{is_ident, type_to_string};
-use crate::diag::Diagnostic;
+use crate::diag::{Diagnostic, Rule};
 use crate::ir::{
     ArgKind, Block, FuncId, Function, FunctionKind, Inst, InstData, Location, Metadata, MetadataFields, Module,
     Payload, Span, SpillKind, TypeTable, Value,
@@ -60,6 +60,8 @@ pub(super) struct Parser<'a> {
     func_fixups: Vec<(usize, Inst, usize, String, Span)>,
     /// The function being read, named in diagnostics.
     current: Option<String>,
+    /// Byte offset just past the last token consumed (for [`Parser::extent`]).
+    prev_end: usize,
 }
 
 /// Per-function state while its body is read.
@@ -95,7 +97,8 @@ impl<'a> Parser<'a> {
     fn new(src: &'a str, file: &'a str) -> Self {
         let mut p = Parser {
             lex: Lexer::new(src),
-            tok: Token { tok: Tok::Eof, span: Span::default() },
+            tok: Token { tok: Tok::Eof, span: Span::default(), pos: 0 },
+            prev_end: 0,
             peeked: None,
             comments: Vec::new(),
             file,
@@ -114,12 +117,13 @@ impl<'a> Parser<'a> {
             match self.lex.next_token() {
                 Ok(Token { tok: Tok::Comment(c), .. }) => comments.push(c),
                 Ok(t) => return t,
-                Err(e) => return Token { tok: Tok::Bad(e.message), span: e.span },
+                Err(e) => return Token { tok: Tok::Bad(e.message), span: e.span, pos: 0 },
             }
         }
     }
 
     pub(super) fn advance(&mut self) {
+        self.prev_end = self.tok.pos + self.tok.span.len as usize;
         self.comments.clear();
         if let Some((t, c)) = self.peeked.take() {
             self.tok = t;
@@ -140,12 +144,18 @@ impl<'a> Parser<'a> {
         &self.peeked.as_ref().map(|p| &p.0).expect("peeked just filled").tok
     }
 
+    /// `start` (a token's span, at byte `pos`) stretched to the end of the
+    /// last token consumed: the extent of a whole construct.
+    fn extent(&self, start: Span, pos: usize) -> Span {
+        Span { len: self.prev_end.saturating_sub(pos) as u32, ..start }
+    }
+
     fn take_comments(&mut self) -> Vec<String> {
         self.comments.drain(..).map(str::to_string).collect()
     }
 
     pub(super) fn error(&self, span: Span, message: impl Into<String>) -> Box<Diagnostic> {
-        let mut d = Diagnostic::error("parse", message).with_file(self.file).with_span(Some(span));
+        let mut d = Diagnostic::error(Rule::Parse, message).with_file(self.file).with_span(Some(span));
         d.function.clone_from(&self.current);
         Box::new(d)
     }
@@ -458,6 +468,7 @@ impl<'a> Parser<'a> {
 
     fn instruction(&mut self, st: &mut FnState<'a>, block: Block) -> PResult<()> {
         let span = self.tok.span;
+        let pos = self.tok.pos;
         let comments = self.take_comments();
         let mut result = None;
         if let Tok::Local(n) = self.tok.tok {
@@ -531,7 +542,7 @@ impl<'a> Parser<'a> {
         }
         data.md.name = result.and_then(|r| r.1).map(str::to_string);
         data.md.comments = comments;
-        data.span = Some(span);
+        data.span = Some(self.extent(span, pos));
         data.operands = items.values.into_iter().collect();
         data.blocks = items.blocks.into_iter().collect();
         if spec.payload.as_deref() == Some("cases") {

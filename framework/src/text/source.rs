@@ -35,10 +35,8 @@ pub fn read_source(r: impl Read) -> Result<String, SourceError> {
         // The prefix before the first bad byte is valid UTF-8.
         let before = std::str::from_utf8(&bytes[..bad]).unwrap_or_default();
         let line_start = before.rfind('\n').map_or(0, |k| k + 1);
-        let span = Span {
-            line: before.matches('\n').count() as u32 + 1,
-            col: before[line_start..].chars().count() as u32 + 1,
-        };
+        let span =
+            Span::with_len(before.matches('\n').count() as u32 + 1, before[line_start..].chars().count() as u32 + 1, 1);
         SourceError { message: format!("not UTF-8: invalid byte 0x{:02x}", bytes[bad]), span: Some(span) }
     })
 }
@@ -58,7 +56,7 @@ mod tests {
         let e = read_source(&b"kernel\n  \xc3\xa9x\xff rest"[..]).unwrap_err();
         assert_eq!(
             e,
-            SourceError { message: "not UTF-8: invalid byte 0xff".into(), span: Some(Span { line: 2, col: 5 }) }
+            SourceError { message: "not UTF-8: invalid byte 0xff".into(), span: Some(Span::with_len(2, 5, 1)) }
         );
         assert_eq!(read_source(&b"ok\n"[..]), Ok("ok\n".to_string()));
     }

@@ -4,7 +4,7 @@
 //! lists agree with the operands.
 
 use super::{inst_diag, type_name, types};
-use crate::diag::Diagnostic;
+use crate::diag::{Diagnostic, Rule};
 use crate::ir::{ConstValue, Function, Inst, Module, Type, TypeId, TypeTable, Value};
 
 /// Member ids of every type, then the kind's `rules`. False if a member id is
@@ -16,12 +16,12 @@ pub(super) fn check_types(m: &Module, diags: &mut Vec<Diagnostic>) -> bool {
         for member in members(ty) {
             if !t.contains(member) {
                 ok = false;
-                diags.push(Diagnostic::error("type-ids", format!("type {id} refers to missing type {member}")));
+                diags.push(Diagnostic::error(Rule::TypeIds, format!("type {id} refers to missing type {member}")));
             } else if member >= id {
                 // Interning defines members first; a later member could close a cycle.
                 ok = false;
                 diags.push(Diagnostic::error(
-                    "type-ids",
+                    Rule::TypeIds,
                     format!("type {id} refers to {member}, which is not defined before it"),
                 ));
             }
@@ -33,7 +33,7 @@ pub(super) fn check_types(m: &Module, diags: &mut Vec<Diagnostic>) -> bool {
     for (id, _) in t.iter() {
         let kind = t.kind_name(id);
         let Some(spec) = xir_spec::spec().type_kind(kind) else {
-            diags.push(Diagnostic::error("type-ids", format!("type {id} has a kind unknown to the spec ({kind})")));
+            diags.push(Diagnostic::error(Rule::TypeIds, format!("type {id} has a kind unknown to the spec ({kind})")));
             continue;
         };
         for rule in &spec.rules {
@@ -41,12 +41,12 @@ pub(super) fn check_types(m: &Module, diags: &mut Vec<Diagnostic>) -> bool {
                 Some(f) => {
                     if let Err(msg) = f(t, id) {
                         diags.push(Diagnostic::error(
-                            format!("type:{rule}"),
+                            Rule::named(&format!("type:{rule}")),
                             format!("type `{}`: {msg}", type_name(t, id)),
                         ));
                     }
                 }
-                None => diags.push(Diagnostic::error("spec", format!("type rule `{rule}` has no implementation"))),
+                None => diags.push(Diagnostic::error(Rule::Spec, format!("type rule `{rule}` has no implementation"))),
             }
         }
     }
@@ -84,47 +84,48 @@ pub(super) fn check_consts(m: &Module, diags: &mut Vec<Diagnostic>) {
     let t = &m.types;
     for (c, data) in m.consts.iter() {
         if !t.contains(data.ty) {
-            diags.push(Diagnostic::error("const-ids", format!("constant {c} has missing type {}", data.ty)));
+            diags.push(Diagnostic::error(Rule::ConstIds, format!("constant {c} has missing type {}", data.ty)));
             continue;
         }
         let name = type_name(t, data.ty);
         match &data.value {
             ConstValue::Scalar(bits) => {
                 if !t.is_scalar(data.ty) {
-                    diags.push(Diagnostic::error("const-shape", format!("scalar constant {c} has type `{name}`")));
+                    diags.push(Diagnostic::error(Rule::ConstShape, format!("scalar constant {c} has type `{name}`")));
                     continue;
                 }
                 let w = if t.is_bool(data.ty) { 1 } else { t.scalar_bits(data.ty) };
                 if w < 64 && bits >> w != 0 {
                     diags.push(Diagnostic::error(
-                        "const-shape",
+                        Rule::ConstShape,
                         format!("constant {c} has bits {bits:#x} that do not fit `{name}`"),
                     ));
                 }
             }
             ConstValue::Composite(items) => {
                 let Some(slots) = slot_types(t, data.ty) else {
-                    diags.push(Diagnostic::error("const-shape", format!("composite constant {c} has type `{name}`")));
+                    diags
+                        .push(Diagnostic::error(Rule::ConstShape, format!("composite constant {c} has type `{name}`")));
                     continue;
                 };
                 if slots.len() != items.len() {
                     diags.push(Diagnostic::error(
-                        "const-shape",
+                        Rule::ConstShape,
                         format!("constant {c} of type `{name}` needs {} members, has {}", slots.len(), items.len()),
                     ));
                     continue;
                 }
                 for (k, (&item, &slot)) in items.iter().zip(&slots).enumerate() {
                     if !m.consts.contains(item) {
-                        diags.push(Diagnostic::error("const-ids", format!("constant {c} refers to missing {item}")));
+                        diags.push(Diagnostic::error(Rule::ConstIds, format!("constant {c} refers to missing {item}")));
                     } else if item.index() >= c.index() {
                         diags.push(Diagnostic::error(
-                            "const-ids",
+                            Rule::ConstIds,
                             format!("constant {c} refers to {item}, which is not defined before it"),
                         ));
                     } else if m.consts.get(item).ty != slot {
                         diags.push(Diagnostic::error(
-                            "const-shape",
+                            Rule::ConstShape,
                             format!(
                                 "member {k} of constant {c} has type `{}`, expected `{}`",
                                 type_name(t, m.consts.get(item).ty),
@@ -160,7 +161,7 @@ fn value_ok(m: &Module, f: &Function, i: Inst, k: usize, v: Value, diags: &mut V
     };
     match problem {
         Some(msg) => {
-            diags.push(inst_diag(f, i, "ids", msg));
+            diags.push(inst_diag(f, i, Rule::Ids, msg));
             false
         }
         None => true,
@@ -172,7 +173,7 @@ pub(super) fn check_inst_ids(m: &Module, f: &Function, i: Inst, diags: &mut Vec<
     let d = f.inst(i);
     let mut ok = true;
     if !m.types.contains(d.ty) {
-        diags.push(inst_diag(f, i, "ids", format!("result type {} does not exist", d.ty)));
+        diags.push(inst_diag(f, i, Rule::Ids, format!("result type {} does not exist", d.ty)));
         ok = false;
     }
     for (k, &v) in d.operands.iter().enumerate() {
@@ -180,7 +181,7 @@ pub(super) fn check_inst_ids(m: &Module, f: &Function, i: Inst, diags: &mut Vec<
     }
     for (k, &b) in d.blocks.iter().enumerate() {
         if !f.block_exists(b) {
-            diags.push(inst_diag(f, i, "ids", format!("block operand {k} refers to missing block {b}")));
+            diags.push(inst_diag(f, i, Rule::Ids, format!("block operand {k} refers to missing block {b}")));
             ok = false;
         }
     }
@@ -223,12 +224,12 @@ pub(super) fn check_use_lists(f: &Function, diags: &mut Vec<Diagnostic>) {
         });
         if let Some(u) = bad_use {
             let msg = format!("use list of {v:?} records operand {} of {}, which does not hold it", u.index, u.user);
-            diags.push(inst_diag(f, u.user, "use-lists", msg));
+            diags.push(inst_diag(f, u.user, Rule::UseLists, msg));
         } else if have.len() != want {
             let user = f.all_insts().map(|(_, i)| i).find(|&i| f.inst(i).operands.contains(&v));
             let at = user.unwrap_or_else(|| v.as_inst().expect("arguments have users when counts differ"));
             let msg = format!("use list of {v:?} records {} uses, operands hold {want}", have.len());
-            diags.push(inst_diag(f, at, "use-lists", msg));
+            diags.push(inst_diag(f, at, Rule::UseLists, msg));
         }
     }
 }

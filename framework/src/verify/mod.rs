@@ -84,7 +84,7 @@ pub use spec_names::check_spec_names;
 
 use xir_spec::{OpInfo, Trait};
 
-use crate::diag::Diagnostic;
+use crate::diag::{Diagnostic, Rule};
 use crate::ir::{Block, FuncId, Function, Inst, InstCore, Module, Type, TypeId, TypeTable, Value};
 
 /// Verify the whole module; an empty list means it is valid.
@@ -101,7 +101,7 @@ pub fn verify_module(m: &Module) -> Vec<Diagnostic> {
         if let Some(prev) = seen.insert(f.name.as_str(), fid) {
             diags.push(
                 Diagnostic::error(
-                    "function-names",
+                    Rule::FunctionNames,
                     format!("function `@{}` is defined twice ({prev} and {fid})", f.name),
                 )
                 .in_function(&f.name)
@@ -185,20 +185,20 @@ impl<'a> InstCx<'a> {
         self.info.has(t)
     }
     /// A diagnostic at this instruction.
-    pub fn diag(&self, rule: &str, message: String) -> Diagnostic {
+    pub fn diag(&self, rule: impl Into<Rule>, message: String) -> Diagnostic {
         inst_diag(self.func, self.inst, rule, message)
     }
 }
 
 /// A diagnostic located at instruction `i` of `f`.
-pub fn inst_diag(f: &Function, i: Inst, rule: &str, message: String) -> Diagnostic {
+pub fn inst_diag(f: &Function, i: Inst, rule: impl Into<Rule>, message: String) -> Diagnostic {
     let mut diag = Diagnostic::error(rule, message).in_function(&f.name).at_inst(i).with_span(f.inst_span(i));
     diag.block = f.parent(i);
     diag
 }
 
 /// A diagnostic located at block `b` of `f`.
-pub fn block_diag(f: &Function, b: Block, rule: &str, message: String) -> Diagnostic {
+pub fn block_diag(f: &Function, b: Block, rule: impl Into<Rule>, message: String) -> Diagnostic {
     let span = if f.block_exists(b) { f.block(b).span } else { None };
     Diagnostic::error(rule, message).in_function(&f.name).at_block(b).with_span(span)
 }
@@ -213,7 +213,7 @@ fn check_inst(cx: &InstCx, diags: &mut Vec<Diagnostic>) -> bool {
     let count_ok = if spec.variadic.is_some() { d.operands.len() >= nfixed } else { d.operands.len() == nfixed };
     if !count_ok {
         let want = if spec.variadic.is_some() { format!("at least {nfixed}") } else { nfixed.to_string() };
-        diags.push(cx.diag("operand-count", format!("`{op}` takes {want} operands, found {}", d.operands.len())));
+        diags.push(cx.diag(Rule::OperandCount, format!("`{op}` takes {want} operands, found {}", d.operands.len())));
     }
     let nroles = spec.blocks.len();
     let blocks_ok = match spec.variadic_blocks.as_deref() {
@@ -226,7 +226,7 @@ fn check_inst(cx: &InstCx, diags: &mut Vec<Diagnostic>) -> bool {
         let roles = spec.blocks.join(", ");
         let tail = spec.variadic_blocks.as_deref().map(|v| format!(" plus one per {v}")).unwrap_or_default();
         diags.push(
-            cx.diag("block-count", format!("`{op}` takes blocks [{roles}]{tail}, found {} blocks", d.blocks.len())),
+            cx.diag(Rule::BlockCount, format!("`{op}` takes blocks [{roles}]{tail}, found {} blocks", d.blocks.len())),
         );
     }
     let payload_ok = match (spec.payload.as_deref(), cx.func.payload(cx.inst)) {
@@ -237,7 +237,7 @@ fn check_inst(cx: &InstCx, diags: &mut Vec<Diagnostic>) -> bool {
     };
     if !payload_ok {
         diags.push(cx.diag(
-            "payload",
+            Rule::Payload,
             format!(
                 "`{op}` payload must be {}, found {:?}",
                 spec.payload.as_deref().unwrap_or("none"),
@@ -259,13 +259,13 @@ fn check_inst(cx: &InstCx, diags: &mut Vec<Diagnostic>) -> bool {
                 let ty = cx.name(cx.ty(v));
                 let found = if cx.func.is_lvalue(v) { "an lvalue (a variable)" } else { "a value" };
                 diags.push(cx.diag(
-                    &format!("operand:{}", o.class),
+                    Rule::named(&format!("operand:{}", o.class)),
                     format!("`{op}` operand {k} (`{}`) must be {}, found {found} of type `{ty}`", o.name, class.doc),
                 ));
             }
             None => {
                 classes_ok = false;
-                diags.push(cx.diag("spec", format!("operand class `{}` has no implementation", o.class)));
+                diags.push(cx.diag(Rule::Spec, format!("operand class `{}` has no implementation", o.class)));
             }
         }
     }
@@ -276,19 +276,19 @@ fn check_inst(cx: &InstCx, diags: &mut Vec<Diagnostic>) -> bool {
     match results::lookup(&spec.result) {
         Some(rule) => {
             if let Err(msg) = rule(cx) {
-                diags.push(cx.diag(&format!("result:{}", spec.result), format!("`{op}` result: {msg}")));
+                diags.push(cx.diag(Rule::named(&format!("result:{}", spec.result)), format!("`{op}` result: {msg}")));
             }
         }
-        None => diags.push(cx.diag("spec", format!("result rule `{}` has no implementation", spec.result))),
+        None => diags.push(cx.diag(Rule::Spec, format!("result rule `{}` has no implementation", spec.result))),
     }
     for c in &spec.constraints {
         match constraints::lookup(c) {
             Some(rule) => {
                 if let Err(msg) = rule(cx) {
-                    diags.push(cx.diag(c, format!("`{op}`: {msg}")));
+                    diags.push(cx.diag(Rule::named(c), format!("`{op}`: {msg}")));
                 }
             }
-            None => diags.push(cx.diag("spec", format!("constraint `{c}` has no implementation"))),
+            None => diags.push(cx.diag(Rule::Spec, format!("constraint `{c}` has no implementation"))),
         }
     }
     true

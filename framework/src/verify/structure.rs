@@ -8,12 +8,13 @@ use xir_spec::{Opcode, Trait};
 
 use super::{block_diag, inst_diag, type_name};
 use crate::analysis::{Cfg, DomTree, Edges};
-use crate::diag::Diagnostic;
+use crate::diag::{Diagnostic, Rule};
 use crate::ir::{ArgKind, Block, Function, FunctionKind, Module, TypeTable, Value};
 
 pub(super) fn check_signature(m: &Module, f: &Function, diags: &mut Vec<Diagnostic>) {
     let t = &m.types;
-    let mut err = |msg: String| diags.push(Diagnostic::error("signature", msg).in_function(&f.name).with_span(f.span));
+    let mut err =
+        |msg: String| diags.push(Diagnostic::error(Rule::Signature, msg).in_function(&f.name).with_span(f.span));
     if !t.contains(f.ret) {
         err(format!("return type {} does not exist", f.ret));
     } else if f.ret != TypeTable::VOID && !t.is_data(f.ret) {
@@ -59,11 +60,11 @@ pub(super) fn check_layout(f: &Function, diags: &mut Vec<Diagnostic>) -> bool {
     let mut seen = vec![false; f.block_capacity()];
     for &b in f.blocks() {
         if !f.block_exists(b) {
-            diags.push(Diagnostic::error("layout", format!("layout lists missing block {b}")).in_function(&f.name));
+            diags.push(Diagnostic::error(Rule::Layout, format!("layout lists missing block {b}")).in_function(&f.name));
             return false;
         }
         if std::mem::replace(&mut seen[b.index()], true) {
-            diags.push(block_diag(f, b, "layout", format!("block {b} appears twice in the layout")));
+            diags.push(block_diag(f, b, Rule::Layout, format!("block {b} appears twice in the layout")));
             ok = false;
         }
     }
@@ -71,17 +72,17 @@ pub(super) fn check_layout(f: &Function, diags: &mut Vec<Diagnostic>) -> bool {
     for &b in f.blocks() {
         for &i in f.block(b).insts() {
             if !f.inst_exists(i) {
-                diags.push(block_diag(f, b, "layout", format!("block {b} lists missing instruction {i}")));
+                diags.push(block_diag(f, b, Rule::Layout, format!("block {b} lists missing instruction {i}")));
                 return false;
             }
             if let Some(prev) = owner[i.index()].replace(b) {
-                diags.push(inst_diag(f, i, "layout", format!("{i} is listed by {prev} and {b}")));
+                diags.push(inst_diag(f, i, Rule::Layout, format!("{i} is listed by {prev} and {b}")));
                 ok = false;
             } else if f.parent(i) != Some(b) {
                 diags.push(inst_diag(
                     f,
                     i,
-                    "layout",
+                    Rule::Layout,
                     format!("{i} is listed by {b} but its parent is {:?}", f.parent(i)),
                 ));
                 ok = false;
@@ -97,19 +98,19 @@ pub(super) fn check_terminators(f: &Function, diags: &mut Vec<Diagnostic>) -> bo
     for &b in f.blocks() {
         let insts = f.block(b).insts();
         let Some((&last, body)) = insts.split_last() else {
-            diags.push(block_diag(f, b, "terminator", format!("block {b} is empty; it needs a terminator")));
+            diags.push(block_diag(f, b, Rule::Terminator, format!("block {b} is empty; it needs a terminator")));
             ok = false;
             continue;
         };
         if !f.inst(last).is_terminator() {
             let msg = format!("block {b} ends with `{}`, which is not a terminator", f.opcode(last));
-            diags.push(inst_diag(f, last, "terminator", msg));
+            diags.push(inst_diag(f, last, Rule::Terminator, msg));
             ok = false;
         }
         for &i in body {
             if f.inst(i).is_terminator() {
                 let msg = format!("terminator `{}` is followed by more instructions in {b}", f.opcode(i));
-                diags.push(inst_diag(f, i, "terminator", msg));
+                diags.push(inst_diag(f, i, Rule::Terminator, msg));
                 ok = false;
             }
         }
@@ -127,7 +128,7 @@ pub(super) fn check_block_ownership(f: &Function, diags: &mut Vec<Diagnostic>) -
                 diags.push(inst_diag(
                     f,
                     i,
-                    "block-ownership",
+                    Rule::BlockOwnership,
                     format!("refers to {b}, which the function does not own"),
                 ));
                 ok = false;
@@ -158,7 +159,7 @@ fn check_phis(f: &Function, cfg: &Cfg, diags: &mut Vec<Diagnostic>) {
                 continue;
             }
             if seen_other {
-                diags.push(inst_diag(f, i, "phi-first", format!("Phi follows a non-Phi instruction in {b}")));
+                diags.push(inst_diag(f, i, Rule::PhiFirst, format!("Phi follows a non-Phi instruction in {b}")));
             }
             let mut want: FxHashMap<Block, usize> = FxHashMap::default();
             for &p in cfg.preds(b) {
@@ -170,7 +171,7 @@ fn check_phis(f: &Function, cfg: &Cfg, diags: &mut Vec<Diagnostic>) {
                 e.0 += 1;
                 if e.1 != v {
                     let msg = format!("two incomings from {p} carry different values");
-                    diags.push(inst_diag(f, i, "phi-predecessors", msg));
+                    diags.push(inst_diag(f, i, Rule::PhiPredecessors, msg));
                 }
             }
             let mut blocks: Vec<Block> = want.keys().chain(have.keys()).copied().collect();
@@ -183,7 +184,7 @@ fn check_phis(f: &Function, cfg: &Cfg, diags: &mut Vec<Diagnostic>) {
                         0 => format!("incoming from {p}, which is not a predecessor of {b}"),
                         _ => format!("{p} reaches {b} along {w} edge(s) but the Phi lists it {h} time(s)"),
                     };
-                    diags.push(inst_diag(f, i, "phi-predecessors", msg));
+                    diags.push(inst_diag(f, i, Rule::PhiPredecessors, msg));
                 }
             }
         }
@@ -260,14 +261,17 @@ fn check_dominance(f: &Function, cfg: &Cfg, dom: &DomTree, forest: Option<&DomTr
                 let Value::Inst(def) = v else { continue };
                 let (Some(db), Some(dpos)) = (f.parent(def), pos[def.index()]) else {
                     let msg = format!("operand {k} uses {def}, which no owned block lists");
-                    diags.push(inst_diag(f, i, "ids", msg));
+                    diags.push(inst_diag(f, i, Rule::Ids, msg));
                     continue;
                 };
                 let (ub, up) = if is_phi { (d.blocks[k], usize::MAX) } else { (b, upos) };
                 if !available(cfg, dom, forest, db, dpos, ub, up) {
                     let at = if is_phi { format!("at the end of incoming block {ub}") } else { "here".to_string() };
                     let msg = format!("operand {k} uses {def} (defined in {db}), which does not dominate its use {at}");
-                    diags.push(inst_diag(f, i, "ssa-dominance", msg));
+                    diags.push(
+                        inst_diag(f, i, Rule::SsaDominance, msg)
+                            .with_label(f.inst_span(def), format!("{def} is defined here, in {db}")),
+                    );
                 }
             }
         }
@@ -291,7 +295,7 @@ fn check_roles(f: &Function, diags: &mut Vec<Diagnostic>) {
                 diags.push(inst_diag(
                     f,
                     t,
-                    "structured-roles",
+                    Rule::StructuredRoles,
                     format!("role `{r}` of `{}` is {what} ({rb})", d.opcode),
                 ));
             }
@@ -301,7 +305,7 @@ fn check_roles(f: &Function, diags: &mut Vec<Diagnostic>) {
                 for (ry, by) in roles.iter().zip(&d.blocks).skip(x + 1) {
                     if bx == by {
                         let msg = format!("loop roles `{rx}` and `{ry}` are the same block {bx}");
-                        diags.push(inst_diag(f, t, "structured-roles", msg));
+                        diags.push(inst_diag(f, t, Rule::StructuredRoles, msg));
                     }
                 }
             }

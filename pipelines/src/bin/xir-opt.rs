@@ -2,9 +2,10 @@
 //! instrumentation, and emit XIR, JSON, DOT or (through the backend) SPIR-V.
 //!
 //! Exit codes: 0 success; 1 any error in the input, the pipeline or a pass
-//! (reported as `path:line:col: error: message` on stderr; an internal panic
-//! is caught and reported the same way); 2 usage errors. No output file is
-//! left behind on failure.
+//! (reported on stderr in the `--diagnostics` form: `human` shows the source
+//! line with a caret, `short` is `path:line:col: error: [rule] message`,
+//! `json` one object per line; an internal panic is caught and reported as
+//! an error); 2 usage errors. No output file is left behind on failure.
 
 use std::io::Write;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -14,6 +15,7 @@ use std::sync::Mutex;
 use clap::{Parser, ValueEnum};
 use xir::pipeline::{PassManager, RunOptions};
 use xir_pipelines::backend::{self, BackendEmit};
+use xir_pipelines::report::{DiagnosticsFormat, Reporter};
 use xir_pipelines::{dot, io, listing};
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -97,6 +99,9 @@ struct Cli {
     /// List the dialects of the spec.
     #[arg(long)]
     list_dialects: bool,
+    /// How errors and warnings are printed (docs/diagnostics.md).
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = DiagnosticsFormat::Human)]
+    diagnostics: DiagnosticsFormat,
 }
 
 static PANIC_LOCATION: Mutex<Option<String>> = Mutex::new(None);
@@ -170,12 +175,11 @@ fn run() -> i32 {
         };
     }
     let loader = xir_pipelines::loader(&reg, cli.pipeline_dir.as_deref());
+    let reporter = Reporter::new(cli.diagnostics);
     if let Some(path) = &cli.check_pipeline {
         return match loader.load_path(std::path::Path::new(path)) {
             Ok(p) => {
-                for w in &p.warnings {
-                    eprintln!("{w}");
-                }
+                eprint!("{}", warnings(&reporter, &p.warnings, |_| true));
                 eprintln!(
                     "{path}: pipeline `{}` is well-formed: {} -> {}, {} pass steps",
                     p.name,
@@ -186,7 +190,7 @@ fn run() -> i32 {
                 0
             }
             Err(f) => {
-                eprint!("{f}");
+                eprint!("{}", reporter.load_failure(&f));
                 1
             }
         };
@@ -198,7 +202,7 @@ fn run() -> i32 {
     let pipeline = match cli.pipeline.as_deref().map(|p| loader.load(p)).transpose() {
         Ok(p) => p,
         Err(f) => {
-            eprint!("{f}");
+            eprint!("{}", reporter.load_failure(&f));
             return 1;
         }
     };
@@ -207,7 +211,7 @@ fn run() -> i32 {
             eprintln!("xir-opt: error: --then needs --pipeline (the pipeline each function is compiled with)");
             return 2;
         };
-        return incremental(&cli, input, p);
+        return incremental(&cli, &reporter, input, p);
     }
     let overrides: xir_frontend::Overrides = cli.overrides.iter().cloned().collect();
     if cli.emit == Emit::Ast && pipeline.is_none() && io::detect(input, "").is_shader() {
@@ -216,21 +220,19 @@ fn run() -> i32 {
                 Ok(()) => 0,
                 Err(e) => fail(&e),
             },
-            Err(diags) => report(&diags, input),
+            Err(diags) => report(&reporter, &diags, input),
         };
     }
     let mut module = match io::read_module_with(input, &overrides) {
         Ok(m) => m,
-        Err(diags) => return report(&diags, input),
+        Err(diags) => return report(&reporter, &diags, input),
     };
     let diags = xir::verify::verify_module(&module);
     if diags.iter().any(|d| d.is_error()) {
-        return report(&diags, input);
+        return report(&reporter, &diags, input);
     }
     if let Some(p) = &pipeline {
-        for w in p.warnings.iter().filter(|w| w.severity == xir::diag::Severity::Warning) {
-            eprintln!("{w}");
-        }
+        eprint!("{}", warnings(&reporter, &p.warnings, |w| w.severity == xir::diag::Severity::Warning));
         let repro_dir = cli
             .reproducer_dir
             .clone()
@@ -258,31 +260,39 @@ fn run() -> i32 {
                 }
             }
             Err(mut e) => {
-                for d in e.diagnostics.iter_mut().filter(|d| d.file.is_none()) {
-                    d.file = Some(input.to_string());
-                }
-                let _ = write!(log, "{e}");
+                let _ = write!(log, "{}", reporter.run_error(&mut e, input));
                 return 1;
             }
         }
     }
-    let bytes = match cli.emit {
+    // `Err(None)`: already reported.
+    let backend = |what| {
+        backend::emit_with(&module, what, cli.opt_level, cli.fast_math).map_err(|e| match e {
+            backend::BackendError::Compile(d) if reporter.format != xir::diag::Format::Short => {
+                eprint!("{}", reporter.render_for(&d, input));
+                None
+            }
+            e => Some(e.to_string()),
+        })
+    };
+    let bytes: Result<Vec<u8>, Option<String>> = match cli.emit {
         Emit::Xir => Ok(xir::text::print_module(&module).into_bytes()),
         Emit::Ast => {
             let arenas = xir_ast::Arenas::default();
             xir_ast::xir_to_ast(&arenas, &module)
                 .map(|ast| xir_ast::print_module(&ast).into_bytes())
-                .map_err(|e| format!("--emit ast: {e}"))
+                .map_err(|e| Some(format!("--emit ast: {e}")))
         }
         Emit::Json => Ok(xir::text::json::to_json(&module).into_bytes()),
         Emit::Dot => Ok(dot::module_to_dot(&module).into_bytes()),
-        Emit::Spirv => backend::emit_with(&module, BackendEmit::Spirv, cli.opt_level, cli.fast_math),
-        Emit::SpirvAsm => backend::emit_with(&module, BackendEmit::SpirvAsm, cli.opt_level, cli.fast_math),
-        Emit::Artifact => backend::emit_with(&module, BackendEmit::Artifact, cli.opt_level, cli.fast_math),
+        Emit::Spirv => backend(BackendEmit::Spirv),
+        Emit::SpirvAsm => backend(BackendEmit::SpirvAsm),
+        Emit::Artifact => backend(BackendEmit::Artifact),
     };
-    match bytes.and_then(|b| io::write_output(cli.output.as_deref(), &b)) {
-        Ok(()) => 0,
-        Err(e) => fail(&e),
+    match bytes.map(|b| io::write_output(cli.output.as_deref(), &b)) {
+        Ok(Ok(())) => 0,
+        Ok(Err(e)) | Err(Some(e)) => fail(&e),
+        Err(None) => 1,
     }
 }
 
@@ -322,21 +332,28 @@ fn fail(msg: &str) -> i32 {
 
 /// Print diagnostics about the input; those without a file name get the
 /// input's path.
-fn report(diags: &[xir::Diagnostic], input: &str) -> i32 {
-    for d in diags {
-        let mut d = d.clone();
-        if d.file.is_none() {
-            d.file = Some(io::display_name(input).into());
-        }
-        eprintln!("{d}");
-    }
+fn report(reporter: &Reporter, diags: &[xir::Diagnostic], input: &str) -> i32 {
+    eprint!("{}", reporter.render_for(diags, input));
     1
+}
+
+/// A loaded pipeline's lint findings that `keep` selects, rendered.
+fn warnings(
+    reporter: &Reporter,
+    found: &[xir::pipeline::PipelineDiag],
+    keep: impl Fn(&xir::pipeline::PipelineDiag) -> bool,
+) -> String {
+    let kept: Vec<&xir::pipeline::PipelineDiag> = found.iter().filter(|w| keep(w)).collect();
+    match reporter.format {
+        xir::diag::Format::Short => kept.iter().map(|w| format!("{w}\n")).collect(),
+        _ => reporter.render(&kept.iter().map(|w| w.to_diagnostic()).collect::<Vec<_>>()),
+    }
 }
 
 /// `--then`: one salsa session over INPUT and its edits; each function is
 /// compiled on its own (with its callees' signatures), and only functions
 /// whose text or callee signatures changed are recompiled.
-fn incremental(cli: &Cli, input: &str, pipeline: xir::pipeline::Pipeline) -> i32 {
+fn incremental(cli: &Cli, reporter: &Reporter, input: &str, pipeline: xir::pipeline::Pipeline) -> i32 {
     if cli.emit != Emit::Xir {
         eprintln!("xir-opt: error: --then emits XIR only");
         return 2;
@@ -351,7 +368,7 @@ fn incremental(cli: &Cli, input: &str, pipeline: xir::pipeline::Pipeline) -> i32
     for path in std::iter::once(input).chain(cli.then.iter().map(String::as_str)) {
         let text = match io::read_text(path, "input") {
             Ok(t) => t,
-            Err(diags) => return report(&diags, path),
+            Err(diags) => return report(reporter, &diags, path),
         };
         let (results, report) = session.update(&text);
         eprintln!(

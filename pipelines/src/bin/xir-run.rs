@@ -52,6 +52,7 @@ use clap::Parser;
 use xir::interp::{Inputs, Outputs};
 use xir::pipeline::{PassManager, RunOptions};
 use xir::Module;
+use xir_pipelines::report::{DiagnosticsFormat, Reporter};
 
 /// A second compiler to check ours against.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -124,6 +125,37 @@ struct Args {
     /// Interpreter: bytes of `print` output the run may produce.
     #[arg(long, value_name = "N", default_value_t = xir::interp::Options::default().max_print_bytes)]
     max_print_bytes: u64,
+    /// How errors about the input are printed (docs/diagnostics.md).
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = DiagnosticsFormat::Human)]
+    diagnostics: DiagnosticsFormat,
+}
+
+/// Why a run failed: located diagnostics (about the module, the inputs, a
+/// pipeline; printed in the `--diagnostics` form) or a plain message.
+enum Failure {
+    Diags(Vec<xir::Diagnostic>),
+    /// A pipeline that did not load (its short form is the loader's text).
+    Load(xir::pipeline::LoadFailure),
+    /// A pass that failed (its short form is the pass manager's text).
+    Pass(Box<xir::pipeline::RunError>, String),
+    Message(String),
+}
+
+impl From<String> for Failure {
+    fn from(m: String) -> Failure {
+        Failure::Message(m)
+    }
+}
+
+impl From<xir_pipelines::backend::BackendError> for Failure {
+    fn from(e: xir_pipelines::backend::BackendError) -> Failure {
+        use xir_pipelines::backend::BackendError;
+        match e {
+            BackendError::Pipeline(f) => Failure::Load(f),
+            BackendError::Compile(_) | BackendError::Pass(_) => Failure::Diags(e.diagnostics()),
+            e => Failure::Message(e.to_string()),
+        }
+    }
 }
 
 fn main() -> ExitCode {
@@ -136,8 +168,20 @@ fn main() -> ExitCode {
     };
     match std::panic::catch_unwind(|| run(&args)) {
         Ok(Ok(())) => ExitCode::SUCCESS,
-        Ok(Err(msg)) => {
+        Ok(Err(Failure::Message(msg))) => {
             eprintln!("{}", msg.trim_end());
+            ExitCode::from(1)
+        }
+        Ok(Err(Failure::Diags(diags))) => {
+            eprint!("{}", Reporter::new(args.diagnostics).render(&diags));
+            ExitCode::from(1)
+        }
+        Ok(Err(Failure::Load(f))) => {
+            eprint!("{}", Reporter::new(args.diagnostics).load_failure(&f));
+            ExitCode::from(1)
+        }
+        Ok(Err(Failure::Pass(mut e, input))) => {
+            eprint!("{}", Reporter::new(args.diagnostics).run_error(&mut e, &input));
             ExitCode::from(1)
         }
         Err(_) => {
@@ -157,36 +201,40 @@ fn parse_dispatch(s: &str) -> Result<[u32; 3], String> {
     }
 }
 
-fn run(args: &Args) -> Result<(), String> {
-    let text = xir_pipelines::io::read_text(&args.inputs, "inputs").map_err(|d| xir::diag::render(&d))?;
-    let inputs =
-        Inputs::from_json(&text).map_err(|e| format!("{}:{}:{}: error: {e}", args.inputs, e.line(), e.column()))?;
+fn run(args: &Args) -> Result<(), Failure> {
+    let text = xir_pipelines::io::read_text(&args.inputs, "inputs").map_err(Failure::Diags)?;
+    let inputs = Inputs::from_json(&text).map_err(|e| {
+        let span = xir::Span::new(e.line() as u32, e.column() as u32);
+        Failure::Diags(vec![xir::Diagnostic::error(xir::diag::Rule::Inputs, e.to_string())
+            .with_file(args.inputs.as_str())
+            .with_span(Some(span))])
+    })?;
     let requested = match (&args.dispatch, inputs.dispatch) {
         (Some(d), _) => Some(parse_dispatch(d)?),
         (None, d) => d,
     };
     if let Some(input) = &args.input {
         if let Some(words) = read_spirv(input)? {
-            return run_spirv(input, &words, args, &inputs, requested);
+            return Ok(run_spirv(input, &words, args, &inputs, requested)?);
         }
     }
     if let Some(path) = &args.artifact {
         return run_artifact(path, args, inputs, requested);
     }
     let Some(input) = &args.input else {
-        return Err("xir-run: an INPUT module (or --artifact FILE) is required".into());
+        return Err(Failure::from("xir-run: an INPUT module (or --artifact FILE) is required".to_string()));
     };
     if args.entry.is_some() {
-        return Err(format!(
+        return Err(Failure::from(format!(
             "xir-run: --entry selects an entry point of a SPIR-V module; {} is not one (use --kernel)",
             xir_pipelines::io::display_name(input)
-        ));
+        )));
     }
     let module = read_verified(input, &args.overrides)?;
     let kernel = xir_pipelines::backend::select_kernel(&module, args.kernel.as_deref())?;
     let dispatch = requested.unwrap_or_else(|| one_block(&module, kernel));
     let inputs = inputs.with_dispatch(dispatch);
-    let interp = |precision: Option<xir::interp::Precision>| -> Result<Outputs, String> {
+    let interp = |precision: Option<xir::interp::Precision>| -> Result<Outputs, Failure> {
         let mut m = module.clone();
         if let Some(p) = &args.pipeline {
             run_pipeline(&mut m, p, args)?;
@@ -201,11 +249,12 @@ fn run(args: &Args) -> Result<(), String> {
             ..xir::interp::Options::default()
         };
         let file = xir_pipelines::io::display_name(input);
-        xir::interp::run_kernel_with(&m, k, &inputs, &opts).map_err(|e| e.with_file(file).to_string())
+        xir::interp::run_kernel_with(&m, k, &inputs, &opts)
+            .map_err(|e| Failure::Diags(vec![e.with_file(file).to_diagnostic()]))
     };
     // Filtered-sampling outputs and their bound on the device that ran (docs/vulkan.md, "Sampling").
     let filtered = std::cell::RefCell::new(None);
-    let vulkan = || -> Result<Outputs, String> {
+    let vulkan = || -> Result<Outputs, Failure> {
         let name = module.func(kernel).name.clone();
         let mut legal = module.clone();
         run_pipeline(&mut legal, args.pipeline.as_deref().unwrap_or("spirv"), args)?;
@@ -248,7 +297,7 @@ fn run(args: &Args) -> Result<(), String> {
             None => sorted(&a).compare_bounded(&sorted(&b), exact),
         };
         if let Some(m) = compared.mismatch {
-            return Err(format!("mismatch (interpreter vs Vulkan): {m}"));
+            return Err(Failure::from(format!("mismatch (interpreter vs Vulkan): {m}")));
         }
         if compared.within > 0 {
             eprintln!(
@@ -263,7 +312,7 @@ fn run(args: &Args) -> Result<(), String> {
             theirs.buffers.retain(|k, _| a.buffers.contains_key(k));
             let c = sorted(&a).compare_bounded(&sorted(&theirs), xir_spirv::vulkan::ulp_tolerance(args.ulp));
             if let Some(m) = c.mismatch {
-                return Err(format!("mismatch (interpreter vs naga's SPIR-V on Vulkan): {m}"));
+                return Err(Failure::from(format!("mismatch (interpreter vs naga's SPIR-V on Vulkan): {m}")));
             }
             print_outputs(&a)?;
             eprintln!("xir-run: interpreter, Vulkan and naga's module agree");
@@ -274,7 +323,7 @@ fn run(args: &Args) -> Result<(), String> {
         return Ok(());
     }
     let out = if args.vulkan { vulkan()? } else { interp(None)? };
-    print_outputs(&out)
+    Ok(print_outputs(&out)?)
 }
 
 /// `--oracle naga`: the shader compiled by naga alone (the same overrides),
@@ -365,11 +414,10 @@ fn run_spirv(
 }
 
 /// Read and verify the module `input`; every diagnostic names the file.
-fn read_verified(input: &str, overrides: &[(String, f64)]) -> Result<Module, String> {
+fn read_verified(input: &str, overrides: &[(String, f64)]) -> Result<Module, Failure> {
     let file = xir_pipelines::io::display_name(input);
     let render = |diags: Vec<xir::Diagnostic>| {
-        let named: Vec<_> = diags.into_iter().map(|d| if d.file.is_some() { d } else { d.with_file(file) }).collect();
-        xir::diag::render(&named)
+        Failure::Diags(diags.into_iter().map(|d| if d.file.is_some() { d } else { d.with_file(file) }).collect())
     };
     let overrides = overrides.iter().cloned().collect();
     let module = xir_pipelines::io::read_module_with(input, &overrides).map_err(render)?;
@@ -390,7 +438,7 @@ fn one_block(m: &Module, kernel: xir::FuncId) -> [u32; 3] {
     }
 }
 
-fn run_artifact(path: &str, args: &Args, inputs: Inputs, requested: Option<[u32; 3]>) -> Result<(), String> {
+fn run_artifact(path: &str, args: &Args, inputs: Inputs, requested: Option<[u32; 3]>) -> Result<(), Failure> {
     use xir_spirv::artifact::{self, LoadRequirements};
     let req = match &args.input {
         Some(input) => {
@@ -410,7 +458,7 @@ fn run_artifact(path: &str, args: &Args, inputs: Inputs, requested: Option<[u32;
     let device = open_device(!art.printers.is_empty())?;
     let art = artifact::decode(&bytes, &req, Some(&device.enabled)).map_err(|e| format!("{path}: rejected: {e}"))?;
     if let Some(name) = args.kernel.as_deref().filter(|n| *n != art.arguments.kernel_name) {
-        return Err(format!("{path}: holds kernel `{}`, not `{name}`", art.arguments.kernel_name));
+        return Err(Failure::from(format!("{path}: holds kernel `{}`, not `{name}`", art.arguments.kernel_name)));
     }
     let (sig, k) = art.signature_module().map_err(|e| format!("{path}: {e}"))?;
     let dispatch = requested.unwrap_or_else(|| one_block(&sig, k));
@@ -424,7 +472,7 @@ fn run_artifact(path: &str, args: &Args, inputs: Inputs, requested: Option<[u32;
     if let Some(ns) = timing.dispatch_ns {
         eprintln!("vulkan: {} ({}): dispatch {:.1} us", device.name, device.driver, ns / 1000.0);
     }
-    print_outputs(&outputs)
+    Ok(print_outputs(&outputs)?)
 }
 
 /// Print the outputs as JSON on stdout; a failed write (closed pipe, full
@@ -474,9 +522,10 @@ fn run_printing(
     Ok((outputs, timing))
 }
 
-fn run_pipeline(m: &mut Module, spec: &str, args: &Args) -> Result<(), String> {
+fn run_pipeline(m: &mut Module, spec: &str, args: &Args) -> Result<(), Failure> {
     let reg = xir_pipelines::registry();
-    let pipeline = xir_pipelines::loader(&reg, args.pipeline_dir.as_deref()).load(spec).map_err(|e| e.to_string())?;
+    let pipeline = xir_pipelines::loader(&reg, args.pipeline_dir.as_deref()).load(spec).map_err(Failure::Load)?;
     let options = RunOptions { opt_level: args.opt_level, fast_math: args.fast_math, ..RunOptions::default() };
-    PassManager::new(&pipeline, options).run(m, &mut std::io::sink()).map(|_| ()).map_err(|e| e.to_string())
+    let input = args.input.clone().unwrap_or_default();
+    PassManager::new(&pipeline, options).run(m, &mut std::io::sink()).map(|_| ()).map_err(|e| Failure::Pass(e, input))
 }
