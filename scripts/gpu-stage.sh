@@ -15,7 +15,7 @@ if [ ${#targets[@]} -eq 0 ]; then
            constant_ubo_vulkan byte_buffer_subword_vulkan argument_block_vulkan target_features_vulkan
            vulkan_corpus vulkan_random vulkan_regressions vulkan_fp8 artifact_corpus
            artifact_cli bindless_cli ray_cli print_cli constant_ubo_cli sampling_cli
-           bool_buffers_vulkan bool_cli device_limits_vulkan deep_nesting specialize_vulkan float_atomics precision_cli run_cli)
+           bool_buffers_vulkan bool_cli device_limits_vulkan deep_nesting specialize_vulkan float_atomics_vulkan precision_cli run_cli)
 fi
 rm -rf .gpu && mkdir -p .gpu/stage/bin
 cargo build --workspace --bins
