@@ -11,11 +11,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(vulkan_runner bindless textures sampling_vulkan print_vulkan ray_query_vulkan ray_query_instances
-           constant_ubo_vulkan byte_buffer_subword argument_block target_features
+  targets=(vulkan_runner bindless_vulkan textures_vulkan sampling_vulkan print_vulkan ray_query_vulkan ray_query_instances_vulkan
+           constant_ubo_vulkan byte_buffer_subword_vulkan argument_block_vulkan target_features_vulkan
            vulkan_corpus vulkan_random vulkan_regressions vulkan_fp8 artifact_corpus
            artifact_cli bindless_cli ray_cli print_cli constant_ubo_cli sampling_cli
-           bool_buffers bool_cli device_limits_vulkan deep_nesting specialize float_atomics precision_cli run_cli)
+           bool_buffers_vulkan bool_cli device_limits_vulkan deep_nesting specialize_vulkan float_atomics_vulkan precision_cli run_cli)
 fi
 rm -rf .gpu && mkdir -p .gpu/stage/bin
 cargo build --workspace --bins

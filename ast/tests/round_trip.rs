@@ -44,7 +44,7 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
 
     #[test]
-    fn generated_programs_round_trip_exactly(p in xir::testgen::programs::program()) {
+    fn generated_programs_round_trip_exactly(p in xir_testgen::programs::program()) {
         let back = round_trip(&p.module);
         prop_assert_eq!(canonical(&back), canonical(&p.module));
         let k = back.find_function(&p.module.func(p.kernel).name).expect("kernel kept");

@@ -231,7 +231,7 @@ impl Cx<'_> {
                 let vt = if d.opcode == Opcode::ByteBufferRead { d.ty } else { op_ty(2) };
                 if t.is_bool(vt) {
                     self.err(i, "layout", "`bool` has no byte-buffer representation".into());
-                } else if let Err(e) = crate::emit::bytes::byte_leaves(m, vt) {
+                } else if let Err(e) = crate::plan::byte_access::byte_leaves(m, vt) {
                     self.err(i, "layout", format!("byte-buffer value: {e}"));
                 }
             }

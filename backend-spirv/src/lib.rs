@@ -17,6 +17,10 @@
 //!
 //! The kernel ABI is in [`abi`]. [`register_passes`] adds the backend's two
 //! pipeline passes (`spirv_handoff`, `callable_specialization`).
+//!
+//! No Vulkan here: running a compiled kernel on a device is `xir-vulkan`, so
+//! embedding the compiler links no loader (ARCHITECTURE.md, "Invariants and
+//! boundaries").
 
 pub mod abi;
 pub mod artifact;
@@ -30,7 +34,6 @@ pub mod reflect;
 pub mod specialize;
 pub mod trim;
 pub mod validate;
-pub mod vulkan;
 
 use rspirv::binary::Disassemble;
 use xir::{Diagnostic, FuncId, Module};

@@ -2,7 +2,7 @@
 //! constants are packed host-layout into the backend-owned `_Global` storage
 //! buffer (set 0, binding 0, `NonWritable`, never `Aliased`/`Coherent`),
 //! recorded in the ABI by its role, persisted by the artifact, and filled by
-//! the Vulkan runner (compared with the interpreter when a device exists).
+//! the Vulkan runner (`vulkan/tests/argument_block_vulkan.rs`).
 
 mod common;
 
@@ -191,30 +191,4 @@ fn the_artifact_persists_the_block_and_both_sides_check_its_shape() {
     let shuffled = artifact::seal(h, &sections);
     let e = decode(&shuffled, &LoadRequirements::any_xir_spirv(), None).unwrap_err();
     assert!(matches!(e, ArtifactError::NonCanonicalAbi(_)), "{e}");
-}
-
-#[test]
-fn the_runner_fills_the_block_and_matches_the_interpreter() {
-    let Some(dev) = vulkan_device() else { return };
-    let m = parse(BIG);
-    let k = kernel_of(&m);
-    let inputs = xir::interp::Inputs::from_json(
-        r#"{"dispatch": [4, 1, 1], "args": {
-        "a": [[1, 2, 3, 4], [5, 6, 7, 8], [9, 10, 11, 12], [13, 14, 15, 16]],
-        "n": 7,
-        "b": [[1, 0, 0, 0], [0, 2, 0, 0], [0, 0, 3, 0], [1, 1, 1, 1]],
-        "out": [0, 0, 0, 0],
-        "flag": true,
-        "v": [0.5, 0.25, 2, -1],
-        "o2": [0, 0, 0, 0]}}"#,
-    )
-    .expect("inputs");
-    let want = xir::interp::run_kernel(&m, k, &inputs).expect("interpreter");
-    for level in [0u8, 2] {
-        let out = xir_spirv::compile(&m, k, &opts(level, false)).expect("compiles");
-        let (got, _) = xir_spirv::vulkan::run_kernel(&dev, &m, k, &out.words, &out.abi, &inputs, [4, 1, 1])
-            .expect("runs on Vulkan");
-        assert_eq!(want.first_mismatch(&got, |_, _| false), None, "-O{level}: {got:?} vs {want:?}");
-        assert_eq!(got.buffers["o2"], serde_json::json!([7, 8, 9, 10]));
-    }
 }

@@ -277,29 +277,6 @@ fn new_bits_are_pinned_and_unknown_bits_fail_closed() {
     ));
 }
 
-#[test]
-fn trimmed_narrow_storage_runs_on_vulkan_like_the_interpreter() {
-    let Some(dev) = vulkan_device() else { return };
-    let m = parse(NARROW_STORAGE);
-    let k = kernel_of(&m);
-    let inputs = xir::interp::Inputs::from_json(
-        r#"{"dispatch": [4, 1, 1], "args": {"a": [1, 200, 255, 0], "h": [-1, 300, -32768, 7],
-            "out": [9, 9, 9, 9], "io": [9, 9, 9, 9]}}"#,
-    )
-    .expect("inputs");
-    let want = xir::interp::run_kernel(&m, k, &inputs).expect("interpreter");
-    assert_eq!(want.buffers["io"], serde_json::json!([-1, 300, -32768, 7]));
-    for level in [0u8, 2] {
-        let out =
-            xir_spirv::compile(&m, k, &CompileOptions { device_features: Some(dev.enabled), ..opts(level, false) })
-                .expect("the device snapshot satisfies the trimmed kernel");
-        assert!(!out.features.contains(Feature::Int8) && !out.features.contains(Feature::Int16));
-        let (got, _) = xir_spirv::vulkan::run_kernel(&dev, &m, k, &out.words, &out.abi, &inputs, [4, 1, 1])
-            .expect("runs on Vulkan");
-        assert_eq!(want.first_mismatch(&got, |_, _| false), None, "-O{level}");
-    }
-}
-
 /// u64 arithmetic on constants only, beside a live f64 addition: presets 2
 /// and 3 fold the multiply, the u64 type dies, and SPIRV-Tools' trim pass
 /// (inside its audited allowlist) removes `Int64`, so the artifact does not

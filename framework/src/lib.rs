@@ -2,7 +2,8 @@
 //! generic verifier and spec-driven dialect checker, the pass manager and
 //! pipelines, salsa-backed analyses, and the reference interpreter.
 //!
-//! **API boundary:** nothing here knows about SPIR-V or any target.
+//! **API boundary:** nothing here knows about SPIR-V or any target, and no
+//! test generator lives here (`xir-testgen`; proptest is a dev-dependency).
 
 pub mod analysis;
 pub mod db;
@@ -12,7 +13,6 @@ pub mod interp;
 pub mod ir;
 pub mod pass;
 pub mod pipeline;
-pub mod testgen;
 pub mod text;
 pub mod verify;
 

@@ -5,8 +5,8 @@
 
 use serde_json::{json, Value as Json};
 use xir::interp::{run_kernel_with, Inputs, Options};
-use xir::testgen::modules::generate;
 use xir::{ArgKind, FloatFormat, Module, Type, TypeId};
+use xir_testgen::modules::generate;
 
 /// A JSON value of type `ty` (small, nonzero where it matters).
 fn value(m: &Module, ty: TypeId) -> Json {

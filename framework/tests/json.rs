@@ -228,7 +228,7 @@ proptest! {
 
     #[test]
     fn mutated_json_never_panics(
-        m in xir::testgen::modules::modules(),
+        m in xir_testgen::modules::modules(),
         edits in proptest::collection::vec((any::<usize>(), 0u8..8), 1..4),
     ) {
         let mut s = to_json(&m).into_bytes();

@@ -173,7 +173,7 @@ proptest! {
 
     #[test]
     fn mutated_modules_never_panic(
-        m in xir::testgen::modules::modules(),
+        m in xir_testgen::modules::modules(),
         ops in proptest::collection::vec((any::<u8>(), any::<usize>(), any::<usize>()), 1..4),
     ) {
         let src = mutate(&print_module(&m), &ops);
@@ -234,7 +234,7 @@ proptest! {
     /// rejected, never a panic.
     #[test]
     fn corrupt_ir_prints_without_panicking(
-        m in xir::testgen::modules::modules(),
+        m in xir_testgen::modules::modules(),
         edits in proptest::collection::vec((any::<u8>(), any::<usize>(), prop_oneof![0u32..8, Just(u32::MAX), 1000u32..2000]), 1..5),
     ) {
         let mut m = m;

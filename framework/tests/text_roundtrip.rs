@@ -1,6 +1,6 @@
 //! Round trips of the text format: hand-written modules covering every
 //! syntactic form, then (below) random well-formed modules from
-//! `xir::testgen::modules`, through text and JSON.
+//! `xir_testgen::modules`, through text and JSON.
 
 use xir::text::{parse_module, print_module};
 
@@ -232,9 +232,9 @@ mod generated {
     }
 
     use proptest::prelude::*;
-    use xir::testgen::modules::{generate, modules};
     use xir::text::json::{from_json, to_json};
     use xir::text::{parse_module, print_module};
+    use xir_testgen::modules::{generate, modules};
 
     /// The generator makes verifier-clean modules (so round trips are
     /// tested on IR that passes and analyses actually see).

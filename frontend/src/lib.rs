@@ -16,8 +16,6 @@ use xir::ir::Span;
 pub mod lower;
 /// naga's own SPIR-V for the same source: the second oracle.
 pub mod oracle;
-/// Random, well-defined WGSL compute programs for differential testing.
-pub mod wgslsmith;
 
 /// A shading language naga reads.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

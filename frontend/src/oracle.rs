@@ -3,7 +3,7 @@
 //! Our own path is WGSL / GLSL -> kernel AST -> XIR -> our SPIR-V backend;
 //! [`naga_spirv`] is naga's whole path instead (its front end, its validator,
 //! its SPIR-V writer). Running both modules on the same device with the same
-//! inputs (`xir_spirv::vulkan::run_foreign` for naga's) and the interpreter on
+//! inputs (`xir_vulkan::run_foreign` for naga's) and the interpreter on
 //! our XIR gives a three-way comparison in which a disagreement points at one
 //! of the three.
 //!

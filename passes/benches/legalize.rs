@@ -9,7 +9,7 @@
 //! with conditional `break` / `continue`, do-while loops with an early
 //! `return`, locals, arithmetic, buffer reads and writes, calls of callables
 //! with value and reference arguments), built by the test generator's
-//! lowering (`xir::testgen::programs::lower`, which uses the `Builder`), so
+//! lowering (`xir_testgen::programs::lower`, which uses the `Builder`), so
 //! the IR grows linearly with the number of constructs.
 //!
 //! Each row is measured at every size before the next row starts, so a

@@ -8,8 +8,8 @@
 mod control_support;
 
 use control_support::{check, check_passes, count_op, parse, run, run_pass};
-use xir::testgen::nesting::{nested_ifs, Form};
 use xir_passes::control::{destructure_cfg, restructure};
+use xir_testgen::nesting::{nested_ifs, Form};
 
 fn restructure(src: &str, inputs: &str) -> xir::Module {
     check(&parse(src), "xir.raw.phi_free");

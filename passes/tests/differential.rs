@@ -1,5 +1,5 @@
 //! Differential tests of every pass: random structured kernels
-//! (`xir::testgen::programs`) are run by the reference interpreter before and
+//! (`xir_testgen::programs`) are run by the reference interpreter before and
 //! after the pass; the buffers must be identical, and after every step the
 //! module must pass the verifier and lie in the dialect the step declares.
 //!
@@ -15,8 +15,8 @@
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use xir::interp::{run_kernel, Outputs};
 use xir::pass::{AnalysisCache, PassContext, PassRegistry};
-use xir::testgen::programs::{program, Program};
 use xir::Module;
+use xir_testgen::programs::{program, Program};
 
 /// The legalization spine, in pipeline order (`pipelines/spirv-legalize.ron`).
 const CHAIN: &[&str] = &[

@@ -144,7 +144,7 @@ fn mem_opt_passes_fire_on_random_programs() {
     let mut fired = [0usize; 3];
     let n = 128;
     for _ in 0..n {
-        let p = xir::testgen::programs::program().new_tree(&mut runner).expect("a program").current();
+        let p = xir_testgen::programs::program().new_tree(&mut runner).expect("a program").current();
         for (k, pass) in passes.iter().enumerate() {
             let mut m = p.module.clone();
             if run_pass(&mut m, pass, None, false).changed {

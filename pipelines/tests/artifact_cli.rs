@@ -36,7 +36,7 @@ fn emit(dir: &Path, name: &str) -> String {
 }
 
 fn vulkan_available() -> bool {
-    match xir_spirv::vulkan::Device::new() {
+    match xir_vulkan::Device::new() {
         Ok(_) => true,
         Err(e) => {
             eprintln!("\n!!!!!!!! SKIPPING ARTIFACT RUNS: no Vulkan device ({e}) !!!!!!!!\n");
@@ -125,7 +125,7 @@ fn a_module_beside_the_artifact_is_a_load_requirement() {
 /// refused by name where the device lacks it (lavapipe), run where it has it.
 #[test]
 fn an_artifact_needing_a_feature_the_device_lacks_is_refused_by_name() {
-    let Ok(device) = xir_spirv::vulkan::Device::new() else {
+    let Ok(device) = xir_vulkan::Device::new() else {
         eprintln!("!!!!!!!! SKIPPING: no Vulkan device at all !!!!!!!!");
         return;
     };

@@ -16,9 +16,9 @@ fn fixture(name: &str) -> PathBuf {
 }
 
 fn vulkan_available() -> bool {
-    match xir_spirv::vulkan::Device::new() {
+    match xir_vulkan::Device::new() {
         Ok(_) => true,
-        Err(xir_spirv::vulkan::RunError::NoVulkan(why)) => {
+        Err(xir_vulkan::RunError::NoVulkan(why)) => {
             eprintln!("\n!!!!!!!! SKIPPING BINDLESS CLI RUNS: no Vulkan device ({why}) !!!!!!!!\n");
             false
         }

@@ -31,9 +31,9 @@ fn bool_buffers_compile_through_the_spirv_pipeline_with_xir_opt() {
 
 #[test]
 fn bool_buffers_agree_with_the_interpreter_through_xir_run_compare() {
-    match xir_spirv::vulkan::Device::new() {
+    match xir_vulkan::Device::new() {
         Ok(_) => {}
-        Err(xir_spirv::vulkan::RunError::NoVulkan(why)) => {
+        Err(xir_vulkan::RunError::NoVulkan(why)) => {
             eprintln!("\n!!!!!!!! SKIPPING BOOL CLI RUNS: no Vulkan device ({why}) !!!!!!!!\n");
             return;
         }

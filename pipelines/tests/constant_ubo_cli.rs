@@ -64,7 +64,7 @@ fn lookup_tables_live_in_the_uniform_block_and_run_from_an_artifact() {
     let art = xir_spirv::artifact::decode(&bytes, &xir_spirv::artifact::LoadRequirements::any_xir_spirv(), None)
         .expect("the artifact decodes");
     assert_eq!((art.constants.len(), art.abi.constant_data_size()), (8192, 8192));
-    if let Err(e) = xir_spirv::vulkan::Device::new() {
+    if let Err(e) = xir_vulkan::Device::new() {
         eprintln!("\n!!!!!!!! SKIPPING CONSTANT-UBO RUNS: no Vulkan device ({e}) !!!!!!!!\n");
         return;
     }

@@ -99,9 +99,9 @@ fn classify(words: &[&str]) -> Option<Kind> {
 }
 
 fn vulkan_available() -> bool {
-    match xir_spirv::vulkan::Device::new() {
+    match xir_vulkan::Device::new() {
         Ok(_) => true,
-        Err(xir_spirv::vulkan::RunError::NoVulkan(why)) => {
+        Err(xir_vulkan::RunError::NoVulkan(why)) => {
             eprintln!("\n!!!!!!!! SKIPPING THE DOCS' VULKAN COMMANDS: no Vulkan device ({why}) !!!!!!!!\n");
             false
         }

@@ -36,9 +36,9 @@ fn write(dir: &Path, name: &str, bytes: &[u8]) -> String {
 }
 
 fn vulkan_available() -> bool {
-    match xir_spirv::vulkan::Device::new() {
+    match xir_vulkan::Device::new() {
         Ok(_) => true,
-        Err(xir_spirv::vulkan::RunError::NoVulkan(why)) => {
+        Err(xir_vulkan::RunError::NoVulkan(why)) => {
             eprintln!("\n!!!!!!!! SKIPPING FOREIGN SPIR-V CLI RUNS: no Vulkan device ({why}) !!!!!!!!\n");
             false
         }

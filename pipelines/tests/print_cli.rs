@@ -57,7 +57,7 @@ fn printed(o: &Output) -> Vec<String> {
 
 /// Whether a printing kernel can run here; says loudly why not.
 fn capture_available() -> bool {
-    match xir_spirv::vulkan::Device::with_printf() {
+    match xir_vulkan::Device::with_printf() {
         Ok(_) => true,
         Err(e) => {
             eprintln!("\n!!!!!!!! SKIPPING PRINT RUNS: {e} !!!!!!!!\n");
@@ -159,7 +159,7 @@ fn damaged_printer_records_are_rejected_by_the_runner() {
 
 #[test]
 fn without_the_layer_a_printing_kernel_is_refused_by_name() {
-    if xir_spirv::vulkan::Device::new().is_err() {
+    if xir_vulkan::Device::new().is_err() {
         eprintln!("\n!!!!!!!! SKIPPING: no Vulkan device at all !!!!!!!!\n");
         return;
     }

@@ -15,7 +15,7 @@ fn fixture(name: &str) -> PathBuf {
 }
 
 fn ray_device_available() -> bool {
-    match xir_spirv::vulkan::Device::new() {
+    match xir_vulkan::Device::new() {
         Ok(d) if d.enabled.contains(xir_spirv::Feature::RayQuery) => true,
         Ok(d) => {
             eprintln!(
@@ -24,7 +24,7 @@ fn ray_device_available() -> bool {
             );
             false
         }
-        Err(xir_spirv::vulkan::RunError::NoVulkan(why)) => {
+        Err(xir_vulkan::RunError::NoVulkan(why)) => {
             eprintln!("\n!!!!!!!! SKIPPING RAY CLI RUNS: no Vulkan device ({why}) !!!!!!!!\n");
             false
         }

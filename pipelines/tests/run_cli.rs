@@ -262,7 +262,7 @@ fn pipeline_files_are_read_with_the_same_care() {
 /// argument) is reported against that file.
 #[test]
 fn vulkan_input_errors_name_the_inputs_file() {
-    if let Err(e) = xir_spirv::vulkan::Device::new() {
+    if let Err(e) = xir_vulkan::Device::new() {
         eprintln!("\n!!!!!!!! SKIPPING: no Vulkan device ({e}) !!!!!!!!\n");
         return;
     }

@@ -3,7 +3,7 @@
 //! shipped `spirv` pipeline, and the comparison with the interpreter.
 
 use xir::{interp::Inputs, interp::Outputs, FuncId, Module};
-use xir_spirv::vulkan::{Device, RunError};
+use xir_vulkan::{Device, RunError};
 
 /// The Vulkan device, or `None` (after a loud message) when the machine has
 /// no Vulkan device at all. Any other failure is a test failure.
@@ -30,7 +30,7 @@ pub fn run_on_vulkan(
     let name = module.func(kernel).name.clone();
     let (legal, kid, out) = xir_pipelines::backend::legalize_and_compile(module, Some(&name), opt_level, false)?;
     let dispatch = inputs.dispatch.ok_or("the inputs give no dispatch size")?;
-    xir_spirv::vulkan::run_compiled(dev, &legal, kid, (&out).into(), inputs, dispatch)
+    xir_vulkan::run_compiled(dev, &legal, kid, (&out).into(), inputs, dispatch)
         .map(|(o, t)| (o, t.dispatch_ns))
         .map_err(|e| e.to_string())
 }

@@ -43,7 +43,7 @@ fn every_compiled_corpus_kernel_round_trips_and_runs_from_its_artifact() {
         let inputs = inputs(&k);
         let dispatch = inputs.dispatch.expect("corpus inputs give a dispatch size");
         let (sig, sk) = back.signature_module().unwrap_or_else(|e| panic!("{}: {e}", k.name));
-        let from_artifact = xir_spirv::vulkan::run_compiled(dev, &sig, sk, (&back).into(), &inputs, dispatch)
+        let from_artifact = xir_vulkan::run_compiled(dev, &sig, sk, (&back).into(), &inputs, dispatch)
             .unwrap_or_else(|e| panic!("{}: artifact run: {e}", k.name))
             .0;
         let direct = run_on_vulkan(dev, &module, kid, &inputs, 0).unwrap_or_else(|e| panic!("{}: {e}", k.name)).0;

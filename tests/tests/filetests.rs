@@ -309,7 +309,7 @@ fn errors_of(diags: &[xir::Diagnostic], fallback_rule: &str, rendered: String) -
     let mut errs: Vec<ExpectedError> = diags
         .iter()
         .filter(|d| d.is_error())
-        .map(|d| ExpectedError { rule: d.rule.clone(), at: d.span.map(|s| (s.line, s.col)) })
+        .map(|d| ExpectedError { rule: d.rule.name().to_string(), at: d.span.map(|s| (s.line, s.col)) })
         .collect();
     if errs.is_empty() {
         errs.push(ExpectedError { rule: fallback_rule.to_string(), at: None });

@@ -117,7 +117,7 @@ fn every_shader_agrees_with_nagas_own_spirv_on_vulkan() {
         let result = xir_frontend::oracle::naga_spirv(&s.text, language, &path)
             .map_err(|e| e.to_string())
             .and_then(|words| {
-                xir_spirv::vulkan::run_foreign_on(&dev, &words, Some(&m.func(k).name), &s.inputs, dispatch)
+                xir_vulkan::run_foreign_on(&dev, &words, Some(&m.func(k).name), &s.inputs, dispatch)
                     .map_err(|e| e.to_string())
             })
             .and_then(|(mut theirs, _)| {

@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use xir::pass::{PassInfo, Produces};
 
 /// The workspace crates' folders (the members of the root `Cargo.toml`).
-const CRATES: &[&str] = &["ir-spec", "framework", "ast", "frontend", "passes", "backend-spirv", "pipelines", "tests"];
+const CRATES: &[&str] =
+    &["ir-spec", "framework", "ast", "frontend", "passes", "backend-spirv", "vulkan", "testgen", "pipelines", "tests"];
 
 /// Where pass files live; a pass's file is the one that declares its
 /// `PassInfo` (`name: "NAME"`).

@@ -9,9 +9,9 @@
 //! the test checks that each still fails *for that reason*, so fixing one
 //! makes this test demand its removal from the list.
 
-use xir_spirv::vulkan::Device;
 use xir_tests::device::{device, same};
 use xir_tests::{corpus, inputs, kernel_id, parse, CorpusKernel};
+use xir_vulkan::Device;
 
 /// Kernels that are known not to pass end to end, and the error text that
 /// explains why.

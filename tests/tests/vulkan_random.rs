@@ -1,4 +1,4 @@
-//! Random kernels from the differential generator (`xir::testgen::programs`)
+//! Random kernels from the differential generator (`xir_testgen::programs`)
 //! through the shipped `spirv` pipeline on Vulkan, compared with the
 //! interpreter bit for bit (any NaN equals any NaN). At least 100 programs
 //! per run; `XIR_VULKAN_CASES` raises it.
@@ -15,7 +15,7 @@ fn random_programs_match_the_interpreter_on_vulkan() {
     let cases = std::env::var("XIR_VULKAN_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(100u32);
     let mut runner = TestRunner::new(Config { cases, failure_persistence: None, ..Config::default() });
     let ran = std::cell::Cell::new(0u32);
-    let result = runner.run(&xir::testgen::programs::program(), |p| {
+    let result = runner.run(&xir_testgen::programs::program(), |p| {
         let want = xir::interp::run_kernel(&p.module, p.kernel, &p.inputs)
             .map_err(|e| TestCaseError::fail(format!("interpreter: {e}")))?;
         for opt_level in [0u8, 2] {

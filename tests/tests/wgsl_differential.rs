@@ -1,5 +1,5 @@
 //! Random differential testing of the WGSL front end (issue 21, item 8):
-//! programs from `xir_frontend::wgslsmith` (well defined and exact by
+//! programs from `xir_testgen::wgslsmith` (well defined and exact by
 //! construction) run three ways on Vulkan and the interpreter: our
 //! front end + interpreter, our front end + backend on the device, and
 //! naga's own SPIR-V on the device. All three must agree bit for bit.
@@ -13,8 +13,8 @@
 //! `tests/shaders.rs` runs it on the interpreter, on Vulkan and as naga's
 //! module on every run. (None has been found yet: 699 programs agreed.)
 
-use xir_frontend::wgslsmith::{generate, Config};
 use xir_frontend::{Language, Overrides, Source};
+use xir_testgen::wgslsmith::{generate, Config};
 use xir_tests::device::{device, same};
 
 /// Seeds whose program crashes a driver while it builds the pipeline (not
@@ -59,7 +59,7 @@ fn random_wgsl_programs_agree_three_ways() {
             let words =
                 xir_frontend::oracle::naga_spirv(&p.source, Language::Wgsl, &name).map_err(|e| e.to_string())?;
             let (mut theirs, _) =
-                match xir_spirv::vulkan::run_foreign_on(&dev, &words, Some("main"), &inputs, Some(p.dispatch)) {
+                match xir_vulkan::run_foreign_on(&dev, &words, Some("main"), &inputs, Some(p.dispatch)) {
                     Ok(r) => r,
                     // naga 30 writes explicit layouts on workgroup arrays
                     // that share a type with a storage array; SPIRV-Tools

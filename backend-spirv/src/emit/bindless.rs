@@ -200,7 +200,7 @@ impl Emitter<'_> {
             }
             Opcode::BindlessByteBufferRead => {
                 let off = self.index32(d.operands[2])?;
-                if super::bytes::word_aligned_at(m, f, d.operands[2], d.ty) {
+                if crate::plan::byte_access::word_aligned_at(m, f, d.operands[2], d.ty) {
                     let two = self.u32_const(2);
                     let base = self.op(Op::ShiftRightLogical, Some(u32t), None, ids(&[off, two]))?;
                     self.read_words(elem, d.ty, base, 0, rid)?;

@@ -156,7 +156,7 @@ impl Emitter<'_> {
                 }
             }
             Opcode::ByteBufferRead | Opcode::ByteBufferWrite
-                if !super::bytes::word_aligned(
+                if !crate::plan::byte_access::word_aligned(
                     m,
                     f,
                     i,

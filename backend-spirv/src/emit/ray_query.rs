@@ -1,7 +1,7 @@
 //! Ray queries (`SPV_KHR_ray_query`, capability `RayQueryKHR`): the
 //! acceleration-structure descriptors and the ray-query instructions.
 //!
-//! - An `accel` kernel argument whose role mask (see [`accel_roles`]) has
+//! - An `accel` kernel argument whose role mask (see [`accel_roles`](crate::plan::ray_query::accel_roles)) has
 //!   the traversal bit is one `AccelerationStructureKHR` variable in
 //!   `UniformConstant` storage, set 0, at its planned binding; an unused
 //!   accel (mask 0) declares nothing, so a kernel without traversal has
@@ -31,7 +31,7 @@
 //!   there is a committed intersection (barycentrics: a committed triangle);
 //!   lavapipe dereferences a null instance for an unguarded committed
 //!   instance id. So field 3 reads the committed type, then, in the four
-//!   inline blocks the control-flow plan gives it (`needs_guarded_read`),
+//!   inline blocks the control-flow plan gives it (`plan::ray_query::needs_guarded_read`),
 //!   `if type != none { instance, primitive, t }` and `if type == triangle
 //!   { barycentrics }`, with Phis taking the interpreter's miss values
 //!   (`inst = prim = 0xffffffff`, `bary = 0`, `t = t_max`) otherwise; 0 gives back the ray the query was created
@@ -55,12 +55,10 @@
 use rspirv::dr::Operand;
 use rspirv::spirv::{Capability, Decoration, Op, StorageClass, Word};
 use rustc_hash::FxHashMap;
-use xir::{FuncId, Inst, Module, Opcode, Type, TypeId, Value};
+use xir::{Inst, Opcode, Type, TypeId, Value};
 
 use super::{err, EResult, Emitter, ScalarKind, Shape};
-use crate::abi::{
-    ACCEL_INSTANCE_STRIDE, ACCEL_ROLE_INSTANCE_READ, ACCEL_ROLE_INSTANCE_WRITE, ACCEL_ROLE_TRAVERSAL, LOCAL_SET,
-};
+use crate::abi::{ACCEL_INSTANCE_STRIDE, LOCAL_SET};
 use crate::plan::bindings::ArgBinding;
 
 /// `RayFlagsMask` bits used here.
@@ -70,40 +68,6 @@ const FLAG_SKIP_AABBS: u32 = 0x200;
 /// `RayQueryIntersection`: candidate / committed.
 const CANDIDATE: u32 = 0;
 const COMMITTED: u32 = 1;
-
-/// The role mask of kernel argument `arg` (an `accel`) from the kernel's
-/// own reachable instructions: traversal, instance reads, instance writes.
-/// Only ordinarily reachable blocks count (the ones emitted with their
-/// payload, `plan::callgraph`): an unreachable ray query declares nothing
-/// and requires no feature.
-pub fn accel_roles(m: &Module, kernel: FuncId, arg: u32) -> u32 {
-    let f = m.func(kernel);
-    let mut roles = 0;
-    for i in crate::plan::callgraph::reachable_insts(f) {
-        let d = f.inst(i);
-        if d.operands.first() != Some(&Value::Arg(arg)) {
-            continue;
-        }
-        roles |= match d.opcode {
-            Opcode::RayQueryPipeline | Opcode::RayTraceAny | Opcode::RayTraceClosest => ACCEL_ROLE_TRAVERSAL,
-            Opcode::AccelInstanceTransform | Opcode::AccelInstanceUserId | Opcode::AccelInstanceVisibility => {
-                ACCEL_ROLE_INSTANCE_READ
-            }
-            Opcode::AccelSetInstanceTransform | Opcode::AccelSetInstanceVisibility | Opcode::AccelSetInstanceUserId => {
-                ACCEL_ROLE_INSTANCE_WRITE
-            }
-            _ => 0,
-        };
-    }
-    roles
-}
-
-/// Whether instruction `i` of `f` reads the committed intersection
-/// (`ray_query.object_read` field 3): it is emitted in four planned blocks.
-pub fn needs_guarded_read(m: &Module, f: &xir::Function, i: Inst) -> bool {
-    let d = f.inst(i);
-    d.opcode == Opcode::RayQueryObjectRead && d.operands.get(1).and_then(|&v| m.const_bits(v)) == Some(3)
-}
 
 /// Whether the emitter lowers `op` here.
 pub(crate) fn is_ray_op(op: Opcode) -> bool {

@@ -190,7 +190,7 @@ pub fn plan_bindings(
                 next_binding += 1;
             }
             (ArgKind::Resource, Type::Accel) => {
-                let roles = crate::emit::ray_query::accel_roles(m, k, ai);
+                let roles = super::ray_query::accel_roles(m, k, ai);
                 let binding = (roles & crate::abi::ACCEL_ROLE_TRAVERSAL != 0).then_some(next_binding);
                 props.push(Property {
                     kind: PropertyKind::AccelerationStructure { roles },

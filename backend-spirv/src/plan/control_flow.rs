@@ -46,7 +46,7 @@ pub enum PhysKind {
     /// Synthetic continue target of the `simple_loop` whose body is the block.
     LoopContinue(Block),
     /// Part `k` (0 header, 1 body, 2 continue, 3 merge) of the CAS loop of an
-    /// instruction; for a committed ray-query read (`emit::ray_query::needs_guarded_read`)
+    /// instruction; for a committed ray-query read (`plan::ray_query::needs_guarded_read`)
     /// the two selections that guard it: 1 reads the hit (selection merge 0),
     /// 2 reads the triangle barycentrics (0 is its header, merge 3).
     Cas(Inst, u8),
@@ -302,7 +302,7 @@ pub fn plan_control_flow(
         if let Some(sites) = cas_sites.get(&b) {
             for i in sites {
                 let [h, body, c, mg] = cas[i];
-                if crate::emit::ray_query::needs_guarded_read(m, f, *i) {
+                if super::ray_query::needs_guarded_read(m, f, *i) {
                     // `if committed { hit fields }` then `if triangle { barycentrics }`.
                     blocks[prev as usize].merge = Merge::Selection { merge: h };
                     blocks[prev as usize].succs = vec![body, h];

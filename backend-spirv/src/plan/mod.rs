@@ -5,13 +5,15 @@
 //! descriptor bindings (`bindings`), bindless buffer usage (`bindless`),
 //! bindless texture usage and the sampler / texture heaps (`texture_heap`),
 //! target features (`features`; float atomics by the `float_atomics`
-//! table), and the constant UBO (`constant_ubo`: large array constants read
+//! table), byte-buffer access paths (`byte_access`), ray-query roles and
+//! guarded reads (`ray_query`), and the constant UBO (`constant_ubo`: large array constants read
 //! from one uniform buffer).
 //! Emission only reads them.
 
 pub mod aggregate;
 pub mod bindings;
 pub mod bindless;
+pub mod byte_access;
 pub mod callgraph;
 pub mod constant_ubo;
 pub mod control_flow;
@@ -19,6 +21,7 @@ pub mod features;
 pub mod float_atomics;
 pub mod layout;
 pub mod limits;
+pub mod ray_query;
 pub mod texture_heap;
 
 use rustc_hash::FxHashMap;
@@ -99,10 +102,10 @@ pub fn plan_all(m: &Module, kernel: FuncId, device: Option<&FeatureSet>) -> Resu
                 .iter()
                 .copied()
                 .filter(|&i| {
-                    crate::emit::bytes::needs_masked_store(m, f, i)
+                    byte_access::needs_masked_store(m, f, i)
                         || layout::needs_masked_buffer_write(m, f, i)
                         || bindless::needs_masked_write(m, f, i)
-                        || crate::emit::ray_query::needs_guarded_read(m, f, i)
+                        || ray_query::needs_guarded_read(m, f, i)
                 })
                 .collect();
             if masked.is_empty() {

@@ -160,19 +160,6 @@ pub fn no_contraction(m: &SpvModule) -> usize {
         .count()
 }
 
-/// The Vulkan device, or `None` after a loud message when the machine has no
-/// Vulkan device at all (any other failure is a test failure).
-pub fn vulkan_device() -> Option<xir_spirv::vulkan::Device> {
-    match xir_spirv::vulkan::Device::new() {
-        Ok(d) => Some(d),
-        Err(xir_spirv::vulkan::RunError::NoVulkan(why)) => {
-            eprintln!("\n!!!!!!!! SKIPPING VULKAN TEST: no Vulkan device ({why}) !!!!!!!!\n");
-            None
-        }
-        Err(e) => panic!("Vulkan device creation failed: {e}"),
-    }
-}
-
 /// Every pass, with the backend's `callable_specialization` bound to its hook
 /// (what the shipped `spirv` pipeline needs).
 pub fn registry() -> xir::pass::PassRegistry {

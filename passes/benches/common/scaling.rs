@@ -9,8 +9,8 @@ use std::path::PathBuf;
 
 use xir::pass::PassRegistry;
 use xir::pipeline::{Loader, PassStep, Pipeline, Step};
-use xir::testgen::programs::{lower, Ast, BinOp, CmpOp, Cond, Expr, Stmt, INPUT_LEN};
 use xir::Module;
+use xir_testgen::programs::{lower, Ast, BinOp, CmpOp, Cond, Expr, Stmt, INPUT_LEN};
 
 fn b(e: Expr) -> Box<Expr> {
     Box::new(e)

@@ -17,7 +17,7 @@ fn loop_passes_fire_on_generated_programs() {
     let mut runner = proptest::test_runner::TestRunner::deterministic();
     let mut fired = std::collections::BTreeMap::<&str, usize>::new();
     for _ in 0..200 {
-        let p = xir::testgen::programs::program().new_tree(&mut runner).expect("a program").current();
+        let p = xir_testgen::programs::program().new_tree(&mut runner).expect("a program").current();
         let mut m = p.module.clone();
         let k = m.find_function("main").unwrap();
         let before = xir::interp::run_kernel(&m, k, &p.inputs).map_err(|e| e.message);

@@ -166,7 +166,7 @@ fn differential_after(prefix: &[&str]) -> Vec<usize> {
     let mut runner = TestRunner::new(Config { cases: cases(), failure_persistence: None, ..Config::default() });
     let counts = std::cell::RefCell::new(&mut changed);
     runner
-        .run(&xir::testgen::programs::program(), |p| {
+        .run(&xir_testgen::programs::program(), |p| {
             let run = |m: &xir::Module| {
                 let k = m.find_function("main").ok_or("kernel @main disappeared")?;
                 xir::interp::run_kernel(m, k, &p.inputs).map_err(|e| e.to_string())

@@ -5,7 +5,7 @@
 //! (the interpreter's precision run, `xir::interp::Precision`; docs/vulkan.md
 //! "Precision"), `--ulp` adds a user allowance for f32; outputs that may hold
 //! a filtered texture sample are compared within the device's filtering bound
-//! (`xir_spirv::vulkan::sampling_tolerance`).
+//! (`xir_vulkan::sampling_tolerance`).
 //!
 //! `--artifact k.xsa` runs a shader artifact (written by `xir-opt --emit
 //! artifact`) on Vulkan: it is loaded through the codec
@@ -34,7 +34,7 @@
 //! A foreign SPIR-V module (`xir-run K.spv --inputs I.json`, recognized by
 //! its magic number in either byte order, whatever the file's name; a `.spv`
 //! file without it is refused) runs on Vulkan through
-//! `xir_spirv::vulkan::run_foreign_on`: its descriptor variables are bound by
+//! `xir_vulkan::run_foreign_on`: its descriptor variables are bound by
 //! their `OpName`s from the same inputs JSON, and the outputs print exactly
 //! as an XIR kernel's (docs/inputs-format.md, "Foreign SPIR-V modules").
 //! `--entry NAME` picks among several compute entry points. Flags about XIR
@@ -267,12 +267,12 @@ fn run(args: &Args) -> Result<(), Failure> {
         let device = open_device(!compile(None)?.1.printers.is_empty())?;
         let (k, out) = compile(Some(device.enabled))?;
         let (outputs, timing) = if out.printers.is_empty() {
-            xir_spirv::vulkan::run_compiled(&device, &legal, k, (&out).into(), &inputs, dispatch)
+            xir_vulkan::run_compiled(&device, &legal, k, (&out).into(), &inputs, dispatch)
                 .map_err(|e| run_error(e, &args.inputs))?
         } else {
             run_printing(&device, &legal, k, (&out).into(), &out.printers, (&inputs, args.inputs.as_str()), dispatch)?
         };
-        *filtered.borrow_mut() = xir_spirv::vulkan::sampling_tolerance(&device, &module, kernel, &inputs);
+        *filtered.borrow_mut() = xir_vulkan::sampling_tolerance(&device, &module, kernel, &inputs);
         if let Some(ns) = timing.dispatch_ns {
             eprintln!("vulkan: {} ({}): dispatch {:.1} us", device.name, device.driver, ns / 1000.0);
         }
@@ -288,11 +288,11 @@ fn run(args: &Args) -> Result<(), Failure> {
             o.printed.sort();
             o
         };
-        let exact = xir_spirv::vulkan::ulp_tolerance(args.ulp);
+        let exact = xir_vulkan::ulp_tolerance(args.ulp);
         let compared = match filtered.borrow().as_ref() {
             Some((names, bound)) => {
                 eprintln!("xir-run: filtered sampling reaches {names:?}: compared within {bound:e} (docs/vulkan.md)");
-                xir_spirv::vulkan::compare_sampling(&sorted(&a), &sorted(&b), names, *bound, exact)
+                xir_vulkan::compare_sampling(&sorted(&a), &sorted(&b), names, *bound, exact)
             }
             None => sorted(&a).compare_bounded(&sorted(&b), exact),
         };
@@ -310,7 +310,7 @@ fn run(args: &Args) -> Result<(), Failure> {
             // naga's module also reports its uniforms; ours keeps values out.
             let mut theirs = theirs;
             theirs.buffers.retain(|k, _| a.buffers.contains_key(k));
-            let c = sorted(&a).compare_bounded(&sorted(&theirs), xir_spirv::vulkan::ulp_tolerance(args.ulp));
+            let c = sorted(&a).compare_bounded(&sorted(&theirs), xir_vulkan::ulp_tolerance(args.ulp));
             if let Some(m) = c.mismatch {
                 return Err(Failure::from(format!("mismatch (interpreter vs naga's SPIR-V on Vulkan): {m}")));
             }
@@ -338,7 +338,7 @@ fn naga_run(input: &str, args: &Args, entry: &str, inputs: &Inputs, dispatch: [u
     let words =
         xir_frontend::oracle::naga_spirv_with(&text, language, display, &overrides).map_err(|e| e.to_string())?;
     let device = open_device(false)?;
-    let (out, _) = xir_spirv::vulkan::run_foreign_on(&device, &words, Some(entry), inputs, Some(dispatch))
+    let (out, _) = xir_vulkan::run_foreign_on(&device, &words, Some(entry), inputs, Some(dispatch))
         .map_err(|e| format!("naga's module: {}", run_error(e, &args.inputs)))?;
     Ok(out)
 }
@@ -400,11 +400,11 @@ fn run_spirv(
     }
     // Refusals of the module itself come before a device is opened (and name the module).
     xir_spirv::reflect::reflect(words, args.entry.as_deref())
-        .map_err(|e| format!("{path}: error: {}", xir_spirv::vulkan::RunError::Foreign(e.0)))?;
+        .map_err(|e| format!("{path}: error: {}", xir_vulkan::RunError::Foreign(e.0)))?;
     let device = open_device(false)?;
-    let (outputs, timing) = xir_spirv::vulkan::run_foreign_on(&device, words, args.entry.as_deref(), inputs, requested)
+    let (outputs, timing) = xir_vulkan::run_foreign_on(&device, words, args.entry.as_deref(), inputs, requested)
         .map_err(|e| match e {
-            xir_spirv::vulkan::RunError::Foreign(_) => format!("{path}: error: {e}"),
+            xir_vulkan::RunError::Foreign(_) => format!("{path}: error: {e}"),
             e => run_error(e, &args.inputs),
         })?;
     if let Some(ns) = timing.dispatch_ns {
@@ -464,7 +464,7 @@ fn run_artifact(path: &str, args: &Args, inputs: Inputs, requested: Option<[u32;
     let dispatch = requested.unwrap_or_else(|| one_block(&sig, k));
     let inputs = &inputs.with_dispatch(dispatch);
     let (outputs, timing) = if art.printers.is_empty() {
-        xir_spirv::vulkan::run_compiled(&device, &sig, k, (&art).into(), inputs, dispatch)
+        xir_vulkan::run_compiled(&device, &sig, k, (&art).into(), inputs, dispatch)
             .map_err(|e| run_error(e, &args.inputs))?
     } else {
         run_printing(&device, &sig, k, (&art).into(), &art.printers, (inputs, args.inputs.as_str()), dispatch)?
@@ -484,32 +484,32 @@ fn print_outputs(out: &Outputs) -> Result<(), String> {
 
 /// A Vulkan run's error; one about the inputs (an ABI mismatch: a missing or
 /// malformed argument) names the inputs file.
-fn run_error(e: xir_spirv::vulkan::RunError, inputs_path: &str) -> String {
+fn run_error(e: xir_vulkan::RunError, inputs_path: &str) -> String {
     match e {
-        xir_spirv::vulkan::RunError::Abi(_) => format!("{inputs_path}: error: {e}"),
+        xir_vulkan::RunError::Abi(_) => format!("{inputs_path}: error: {e}"),
         e => e.to_string(),
     }
 }
 
 /// The Vulkan device; with the debug-printf capture for a printing kernel.
-fn open_device(printing: bool) -> Result<xir_spirv::vulkan::Device, String> {
-    let device = if printing { xir_spirv::vulkan::Device::with_printf() } else { xir_spirv::vulkan::Device::new() };
+fn open_device(printing: bool) -> Result<xir_vulkan::Device, String> {
+    let device = if printing { xir_vulkan::Device::with_printf() } else { xir_vulkan::Device::new() };
     device
         .map_err(|e| if printing { format!("xir-run: cannot capture this kernel's print: {e}") } else { e.to_string() })
 }
 
 /// Run a printing kernel with its lines captured; a truncated capture fails.
 fn run_printing(
-    device: &xir_spirv::vulkan::Device,
+    device: &xir_vulkan::Device,
     module: &Module,
     kernel: xir::FuncId,
-    compiled: xir_spirv::vulkan::Compiled<'_>,
+    compiled: xir_vulkan::Compiled<'_>,
     printers: &[xir_spirv::artifact::PrinterRecord],
     (inputs, inputs_path): (&Inputs, &str),
     dispatch: [u32; 3],
-) -> Result<(Outputs, xir_spirv::vulkan::GpuTiming), String> {
+) -> Result<(Outputs, xir_vulkan::GpuTiming), String> {
     let (outputs, timing, capture) =
-        xir_spirv::vulkan::run_kernel_printing(device, module, kernel, compiled, printers, inputs, dispatch)
+        xir_vulkan::run_kernel_printing(device, module, kernel, compiled, printers, inputs, dispatch)
             .map_err(|e| run_error(e, inputs_path))?;
     if capture.truncated {
         let size = capture.buffer_size.map(|b| format!("{b}-byte ")).unwrap_or_default();

@@ -1,0 +1,15 @@
+//! `xir-testgen`: generators of random well-formed input for tests, kept out
+//! of the libraries so that embedding the compiler pulls in no proptest.
+//! `modules` (proptest strategies) for format round trips, `programs` for
+//! executable structured kernels used by the differential tests of passes
+//! and backends, `nesting` for the deterministic deep kernels of the
+//! stack-depth tests, `wgslsmith` for seeded WGSL programs of the front
+//! end's differential test. Every crate takes it as a dev-dependency only.
+
+pub mod modules;
+pub mod nesting;
+pub mod programs;
+pub mod splitmix;
+pub mod wgslsmith;
+
+pub use splitmix::SplitMix64;

@@ -1,0 +1,406 @@
+//! The interpreter's JSON element encoding (docs/inputs-format.md) to and
+//! from the bytes of a foreign module's block, placed by the block's own
+//! decorations (`reflect::DataType`): every scalar at the offset the module
+//! reads it from, padding left zero on the way in and ignored on the way out.
+//!
+//! Scalars go through the interpreter's own codec (`buffer_to_host_bytes` /
+//! `buffer_from_host_bytes` on a small XIR type table), so an input accepted
+//! by the interpreter is accepted here with the same bits, and an output is
+//! spelled exactly as the interpreter spells it (`"nan"`, `"-0.0"`, bit
+//! patterns, decimal strings past 2^53): `Outputs::first_mismatch` compares
+//! the two directly. Arrays of scalars or vectors whose stride is the host
+//! layout's go through that codec in one call (the common case: a storage
+//! buffer of `f32`, `vec4<f32>`, ...).
+
+use rustc_hash::FxHashMap;
+use serde_json::Value as Json;
+use xir::interp::{buffer_from_host_bytes, buffer_to_host_bytes};
+use xir::{FloatFormat, Module, TypeId};
+
+use xir_spirv::reflect::{DataType, Scalar, StructLayout};
+
+/// Most elements a `{"fill": v, "len": n}` runtime array may have (the interpreter's limit).
+pub(crate) const MAX_FILL_LEN: u64 = 1 << 26;
+
+/// Scalar and vector types of a small XIR table, for the interpreter's codec.
+pub(crate) struct Codec {
+    m: Module,
+    ids: FxHashMap<(Scalar, u32), TypeId>,
+}
+
+/// A block input's bytes and the length of its trailing runtime array (when it has one).
+pub(crate) struct BlockBytes {
+    pub bytes: Vec<u8>,
+    pub runtime_len: Option<u64>,
+}
+
+fn scalars() -> impl Iterator<Item = Scalar> {
+    let ints = [8, 16, 32, 64].into_iter().flat_map(|bits| [false, true].map(|signed| Scalar::Int { bits, signed }));
+    ints.chain([16, 32, 64].map(|bits| Scalar::Float { bits }))
+}
+
+impl Codec {
+    pub(crate) fn new() -> Codec {
+        let mut m = Module::new();
+        let mut ids = FxHashMap::default();
+        for s in scalars() {
+            let t = match s {
+                Scalar::Int { bits, signed } => m.types.int(bits as u8, signed),
+                Scalar::Float { bits: 16 } => m.types.float(FloatFormat::F16),
+                Scalar::Float { bits: 32 } => m.types.float(FloatFormat::F32),
+                Scalar::Float { .. } => m.types.float(FloatFormat::F64),
+            };
+            ids.insert((s, 1), t);
+            for lanes in 2..=4u32 {
+                let v = m.types.vector(t, lanes as u8);
+                ids.insert((s, lanes), v);
+            }
+        }
+        Codec { m, ids }
+    }
+
+    /// The XIR type of a scalar (`lanes` 1) or vector.
+    fn xir(&self, s: Scalar, lanes: u32) -> Result<TypeId, String> {
+        self.ids.get(&(s, lanes)).copied().ok_or_else(|| format!("no codec for {s:?} x {lanes}"))
+    }
+
+    /// The interpreter's table and the type of a texel component (storage images).
+    pub(crate) fn texel_type(&self, s: Scalar) -> (&Module, TypeId) {
+        (&self.m, self.ids[&(s, 1)])
+    }
+
+    /// The host-layout element type of `ty` when an array of it with
+    /// `stride` is exactly the host layout (one bulk call).
+    fn bulk(&self, ty: &DataType, stride: u32) -> Option<TypeId> {
+        let t = match ty {
+            DataType::Scalar(s) => self.xir(*s, 1).ok()?,
+            DataType::Vector { scalar, lanes } => self.xir(*scalar, *lanes).ok()?,
+            _ => return None,
+        };
+        (self.m.types.size_align(t).0 == u64::from(stride)).then_some(t)
+    }
+
+    fn scalar_bytes(&self, s: Scalar, j: &Json) -> Result<Vec<u8>, String> {
+        let t = self.xir(s, 1)?;
+        buffer_to_host_bytes(&self.m, t, &Json::Array(vec![j.clone()]))
+            .map_err(|e| e.strip_prefix("element 0: ").map(str::to_string).unwrap_or(e))
+    }
+
+    fn scalar_json(&self, s: Scalar, bytes: &[u8]) -> Result<Json, String> {
+        let t = self.xir(s, 1)?;
+        match buffer_from_host_bytes(&self.m, t, bytes)? {
+            Json::Array(mut v) if v.len() == 1 => Ok(v.remove(0)),
+            other => Err(format!("a scalar decoded to {other}")),
+        }
+    }
+
+    /// The bytes of a block's input. A block with one member takes that
+    /// member's value (`var<storage> x: array<f32>` takes the element list,
+    /// `var<uniform> a: f32` the number); a block with several takes
+    /// `[member, ...]`. A trailing runtime array takes a list or
+    /// `{"fill": v, "len": n}`; its length sizes the buffer.
+    pub(crate) fn block_to_bytes(&self, layout: &StructLayout, j: &Json) -> Result<BlockBytes, String> {
+        let values = member_values(layout, j)?;
+        let runtime_len = match layout.runtime_array() {
+            Some((k, _, _)) => Some(runtime_len(values[k]).map_err(|e| at_member(layout, k, e))?),
+            None => None,
+        };
+        let mut size = layout.extent();
+        if let (Some(n), Some((k, _, stride))) = (runtime_len, layout.runtime_array()) {
+            let end = n
+                .checked_mul(u64::from(stride))
+                .and_then(|b| b.checked_add(u64::from(layout.members[k].offset)))
+                .filter(|&b| b <= isize::MAX as u64)
+                .ok_or_else(|| format!("a runtime array of {n} elements does not fit in memory"))?;
+            size = size.max(end);
+        }
+        let mut bytes = vec![0u8; size as usize];
+        for (k, (m, v)) in layout.members.iter().zip(&values).enumerate() {
+            self.encode(&m.ty, v, &mut bytes, m.offset as usize, true).map_err(|e| at_member(layout, k, e))?;
+        }
+        Ok(BlockBytes { bytes, runtime_len })
+    }
+
+    /// A block's contents in the element encoding (the inverse of [`Codec::block_to_bytes`]).
+    pub(crate) fn block_from_bytes(
+        &self,
+        layout: &StructLayout,
+        bytes: &[u8],
+        runtime_len: Option<u64>,
+    ) -> Result<Json, String> {
+        let mut values = Vec::with_capacity(layout.members.len());
+        for (k, m) in layout.members.iter().enumerate() {
+            let v = match (&m.ty, runtime_len) {
+                (DataType::Array { elem, len: None, stride }, Some(n)) => {
+                    self.array_json(elem, n, *stride, bytes, m.offset as usize)
+                }
+                _ => self.decode(&m.ty, bytes, m.offset as usize),
+            };
+            values.push(v.map_err(|e| at_member(layout, k, e))?);
+        }
+        Ok(if values.len() == 1 { values.remove(0) } else { Json::Array(values) })
+    }
+
+    /// Write `j` as a `ty` at `at`; `top` allows a runtime array (a block's last member).
+    fn encode(&self, ty: &DataType, j: &Json, out: &mut [u8], at: usize, top: bool) -> Result<(), String> {
+        match ty {
+            DataType::Scalar(s) => {
+                let b = self.scalar_bytes(*s, j)?;
+                place(out, at, &b)
+            }
+            DataType::Vector { scalar, lanes } => {
+                let lanes_json = list(j, *lanes as usize, "lanes")?;
+                for (k, l) in lanes_json.iter().enumerate() {
+                    let b = self.scalar_bytes(*scalar, l).map_err(|e| format!("lane {k}: {e}"))?;
+                    place(out, at + k * scalar.bytes() as usize, &b)?;
+                }
+                Ok(())
+            }
+            DataType::Matrix { scalar, columns, rows, stride, row_major } => {
+                let cols = list(j, *columns as usize, "columns")?;
+                for (c, col) in cols.iter().enumerate() {
+                    let lanes = list(col, *rows as usize, "rows").map_err(|e| format!("column {c}: {e}"))?;
+                    for (r, l) in lanes.iter().enumerate() {
+                        let b = self.scalar_bytes(*scalar, l).map_err(|e| format!("column {c}, row {r}: {e}"))?;
+                        place(out, at + matrix_offset(*scalar, *stride, *row_major, c, r), &b)?;
+                    }
+                }
+                Ok(())
+            }
+            DataType::Array { elem, len, stride } => {
+                let n = match len {
+                    Some(n) => *n,
+                    None if top => runtime_len(j)?,
+                    None => return Err("a runtime array that is not a block's last member".into()),
+                };
+                // A fill: encode the value once, copy it to every element.
+                if let Json::Object(o) = j {
+                    if len.is_none() {
+                        let mut one = vec![0u8; elem.extent() as usize];
+                        self.encode(elem, &o["fill"], &mut one, 0, false).map_err(|e| format!("fill: {e}"))?;
+                        for k in 0..n as usize {
+                            place(out, at + k * *stride as usize, &one)?;
+                        }
+                        return Ok(());
+                    }
+                }
+                let items = list(j, n as usize, "elements")?;
+                if let Some(t) = self.bulk(elem, *stride) {
+                    let b = buffer_to_host_bytes(&self.m, t, j)?;
+                    return place(out, at, &b);
+                }
+                for (k, e) in items.iter().enumerate() {
+                    self.encode(elem, e, out, at + k * *stride as usize, false)
+                        .map_err(|e| format!("element {k}: {e}"))?;
+                }
+                Ok(())
+            }
+            DataType::Struct(s) => {
+                let fields = member_values(s, j)?;
+                for (k, (m, v)) in s.members.iter().zip(&fields).enumerate() {
+                    self.encode(&m.ty, v, out, at + m.offset as usize, false).map_err(|e| at_member(s, k, e))?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn decode(&self, ty: &DataType, bytes: &[u8], at: usize) -> Result<Json, String> {
+        match ty {
+            DataType::Scalar(s) => self.scalar_json(*s, slice(bytes, at, s.bytes() as usize)?),
+            DataType::Vector { scalar, lanes } => (0..*lanes as usize)
+                .map(|k| {
+                    self.scalar_json(*scalar, slice(bytes, at + k * scalar.bytes() as usize, scalar.bytes() as usize)?)
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map(Json::Array),
+            DataType::Matrix { scalar, columns, rows, stride, row_major } => {
+                let mut cols = Vec::with_capacity(*columns as usize);
+                for c in 0..*columns as usize {
+                    let mut col = Vec::with_capacity(*rows as usize);
+                    for r in 0..*rows as usize {
+                        let off = at + matrix_offset(*scalar, *stride, *row_major, c, r);
+                        col.push(self.scalar_json(*scalar, slice(bytes, off, scalar.bytes() as usize)?)?);
+                    }
+                    cols.push(Json::Array(col));
+                }
+                Ok(Json::Array(cols))
+            }
+            DataType::Array { elem, len: Some(n), stride } => self.array_json(elem, *n, *stride, bytes, at),
+            DataType::Array { len: None, .. } => Err("a runtime array that is not a block's last member".into()),
+            DataType::Struct(s) => s
+                .members
+                .iter()
+                .enumerate()
+                .map(|(k, m)| self.decode(&m.ty, bytes, at + m.offset as usize).map_err(|e| at_member(s, k, e)))
+                .collect::<Result<Vec<_>, _>>()
+                .map(Json::Array),
+        }
+    }
+
+    fn array_json(&self, elem: &DataType, n: u64, stride: u32, bytes: &[u8], at: usize) -> Result<Json, String> {
+        if let Some(t) = self.bulk(elem, stride) {
+            let len = (n as usize).checked_mul(stride as usize).ok_or("array size overflows")?;
+            return buffer_from_host_bytes(&self.m, t, slice(bytes, at, len)?);
+        }
+        (0..n as usize)
+            .map(|k| self.decode(elem, bytes, at + k * stride as usize).map_err(|e| format!("element {k}: {e}")))
+            .collect::<Result<Vec<_>, _>>()
+            .map(Json::Array)
+    }
+}
+
+/// Where lane (`column`, `row`) of a matrix lives.
+fn matrix_offset(scalar: Scalar, stride: u32, row_major: bool, column: usize, row: usize) -> usize {
+    let b = scalar.bytes() as usize;
+    if row_major {
+        row * stride as usize + column * b
+    } else {
+        column * stride as usize + row * b
+    }
+}
+
+/// The JSON of each member of a block or struct: a one-member block takes
+/// its member's value itself, anything else `[member, ...]`.
+fn member_values<'j>(layout: &StructLayout, j: &'j Json) -> Result<Vec<&'j Json>, String> {
+    if layout.members.len() == 1 {
+        return Ok(vec![j]);
+    }
+    Ok(list(j, layout.members.len(), "members")?.iter().collect())
+}
+
+/// The length of a runtime array's input: a list, or `{"fill": v, "len": n}`.
+fn runtime_len(j: &Json) -> Result<u64, String> {
+    match j {
+        Json::Array(a) => Ok(a.len() as u64),
+        Json::Object(o) if o.contains_key("fill") && o.len() == 2 => {
+            let len = o.get("len").and_then(Json::as_u64).ok_or("`fill` needs a `len`")?;
+            if len > MAX_FILL_LEN {
+                return Err(format!("`len` {len} exceeds the runner's limit of {MAX_FILL_LEN} elements"));
+            }
+            Ok(len)
+        }
+        _ => Err(format!("expected a runtime array (a list or {{\"fill\": v, \"len\": n}}), found {}", short(j))),
+    }
+}
+
+fn list<'j>(j: &'j Json, n: usize, what: &str) -> Result<&'j Vec<Json>, String> {
+    match j {
+        Json::Array(a) if a.len() == n => Ok(a),
+        Json::Array(a) => Err(format!("expected {n} {what}, found {}", a.len())),
+        _ => Err(format!("expected a list of {n} {what}, found {}", short(j))),
+    }
+}
+
+/// A JSON value for a message, cut to a readable length.
+fn short(j: &Json) -> String {
+    let s = j.to_string();
+    if s.len() > 60 {
+        let cut = (0..=57).rev().find(|&k| s.is_char_boundary(k)).unwrap_or(0);
+        format!("{}...", &s[..cut])
+    } else {
+        s
+    }
+}
+
+fn at_member(layout: &StructLayout, k: usize, e: String) -> String {
+    if layout.members.len() == 1 {
+        return e;
+    }
+    match &layout.members[k].name {
+        Some(n) => format!("member {k} (`{n}`): {e}"),
+        None => format!("member {k}: {e}"),
+    }
+}
+
+fn place(out: &mut [u8], at: usize, b: &[u8]) -> Result<(), String> {
+    let end = at
+        .checked_add(b.len())
+        .filter(|&e| e <= out.len())
+        .ok_or_else(|| format!("internal: {} bytes at offset {at} outside the {}-byte block", b.len(), out.len()))?;
+    out[at..end].copy_from_slice(b);
+    Ok(())
+}
+
+fn slice(bytes: &[u8], at: usize, len: usize) -> Result<&[u8], String> {
+    at.checked_add(len)
+        .and_then(|end| bytes.get(at..end))
+        .ok_or_else(|| format!("{len} bytes at offset {at} outside the {}-byte buffer read back", bytes.len()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use xir_spirv::reflect::Member;
+
+    const F32: Scalar = Scalar::Float { bits: 32 };
+    const U32: Scalar = Scalar::Int { bits: 32, signed: false };
+
+    fn block(members: Vec<(u32, DataType)>) -> StructLayout {
+        StructLayout {
+            name: None,
+            members: members.into_iter().map(|(offset, ty)| Member { name: None, offset, ty }).collect(),
+        }
+    }
+
+    fn runtime(elem: DataType, stride: u32) -> DataType {
+        DataType::Array { elem: Box::new(elem), len: None, stride }
+    }
+
+    #[test]
+    fn a_runtime_array_block_is_its_element_list_with_the_interpreters_spelling() {
+        let c = Codec::new();
+        let b = block(vec![(0, runtime(DataType::Scalar(F32), 4))]);
+        let j = json!([1.5, "nan", "-0.0", "inf", "0x7fc00001"]);
+        let enc = c.block_to_bytes(&b, &j).unwrap();
+        assert_eq!(enc.bytes.len(), 20);
+        assert_eq!(enc.runtime_len, Some(5));
+        assert_eq!(c.block_from_bytes(&b, &enc.bytes, enc.runtime_len).unwrap(), j);
+        let fill = c.block_to_bytes(&b, &json!({"fill": 2, "len": 3})).unwrap();
+        assert_eq!(c.block_from_bytes(&b, &fill.bytes, fill.runtime_len).unwrap(), json!([2.0, 2.0, 2.0]));
+    }
+
+    #[test]
+    fn explicit_offsets_and_strides_are_honoured() {
+        let c = Codec::new();
+        // struct { u32 n @0; vec3<f32> v @16; f32 data[] @32 stride 8 }
+        let vec3 = DataType::Vector { scalar: F32, lanes: 3 };
+        let b = block(vec![(0, DataType::Scalar(U32)), (16, vec3), (32, runtime(DataType::Scalar(F32), 8))]);
+        let j = json!([7, [1.0, 2.0, 3.0], [4.0, 5.0]]);
+        let enc = c.block_to_bytes(&b, &j).unwrap();
+        assert_eq!(enc.bytes.len(), 48);
+        assert_eq!(&enc.bytes[0..4], &7u32.to_le_bytes());
+        assert_eq!(&enc.bytes[24..28], &3.0f32.to_le_bytes());
+        assert_eq!(&enc.bytes[40..44], &5.0f32.to_le_bytes());
+        assert_eq!(&enc.bytes[44..48], &[0; 4], "padding stays zero");
+        assert_eq!(c.block_from_bytes(&b, &enc.bytes, enc.runtime_len).unwrap(), j);
+    }
+
+    #[test]
+    fn matrices_are_column_lists_in_either_major_order() {
+        let c = Codec::new();
+        let m = |row_major| DataType::Matrix { scalar: F32, columns: 2, rows: 3, stride: 16, row_major };
+        let j = json!([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]);
+        let col = c.block_to_bytes(&block(vec![(0, m(false))]), &j).unwrap();
+        assert_eq!(&col.bytes[16..20], &4.0f32.to_le_bytes(), "column 1 row 0");
+        let row = c.block_to_bytes(&block(vec![(0, m(true))]), &j).unwrap();
+        assert_eq!(&row.bytes[4..8], &4.0f32.to_le_bytes(), "row 0 column 1");
+        assert_eq!(&row.bytes[16..20], &2.0f32.to_le_bytes(), "row 1 column 0");
+        assert_eq!(c.block_from_bytes(&block(vec![(0, m(true))]), &row.bytes, None).unwrap(), j);
+    }
+
+    #[test]
+    fn errors_name_the_member_and_element() {
+        let c = Codec::new();
+        let b = block(vec![(0, DataType::Scalar(U32)), (16, runtime(DataType::Scalar(F32), 4))]);
+        let e = c.block_to_bytes(&b, &json!([1, [1.0, true]])).err().unwrap();
+        assert_eq!(e, "member 1: element 1: expected a float, found true");
+        let e = c.block_to_bytes(&b, &json!([1])).err().unwrap();
+        assert_eq!(e, "expected 2 members, found 1");
+        let e = c.block_to_bytes(&b, &json!([-1, []])).err().unwrap();
+        assert_eq!(e, "member 0: -1 does not fit in u32");
+        let e = c.block_to_bytes(&b, &json!([1, {"fill": 0, "len": MAX_FILL_LEN + 1}])).err().unwrap();
+        assert!(e.contains("exceeds the runner's limit"), "{e}");
+    }
+}

@@ -1,0 +1,52 @@
+//! The argument block on a device: the runner fills it and the kernel
+//! matches the interpreter (the compiler side is
+//! `backend-spirv/tests/argument_block.rs`).
+
+mod common;
+
+use common::*;
+
+/// 2 x 64 + 2 + 16 + 4 bytes of values: over 128 with the dispatch size.
+const BIG: &str = r#"
+kernel @k(%a: mat<f32, 4>, %n: u16, %b: mat<f32, 4>, %out: buffer<f32>, %flag: bool, %v: vec<f32, 4>, %o2: buffer<u32>) block_size(4, 1, 1) {
+^entry:
+  %i = extract $dispatch_id, u32 0 : u32
+  %m = matrix_linalg_mul %a, %b : mat<f32, 4>
+  %p = matrix_linalg_mul %m, %v : vec<f32, 4>
+  %x = extract %p, u32 0 : f32
+  %nf = cast.static %n : f32
+  %y = add %x, %nf : f32
+  %z = select %flag, %y, f32 -1.0 : f32
+  buffer.write %out, %i, %z
+  %nu = cast.static %n : u32
+  %w = add %nu, %i : u32
+  buffer.write %o2, %i, %w
+  return
+}
+"#;
+
+#[test]
+fn the_runner_fills_the_block_and_matches_the_interpreter() {
+    let Some(dev) = vulkan_device() else { return };
+    let m = parse(BIG);
+    let k = kernel_of(&m);
+    let inputs = xir::interp::Inputs::from_json(
+        r#"{"dispatch": [4, 1, 1], "args": {
+        "a": [[1, 2, 3, 4], [5, 6, 7, 8], [9, 10, 11, 12], [13, 14, 15, 16]],
+        "n": 7,
+        "b": [[1, 0, 0, 0], [0, 2, 0, 0], [0, 0, 3, 0], [1, 1, 1, 1]],
+        "out": [0, 0, 0, 0],
+        "flag": true,
+        "v": [0.5, 0.25, 2, -1],
+        "o2": [0, 0, 0, 0]}}"#,
+    )
+    .expect("inputs");
+    let want = xir::interp::run_kernel(&m, k, &inputs).expect("interpreter");
+    for level in [0u8, 2] {
+        let out = xir_spirv::compile(&m, k, &opts(level, false)).expect("compiles");
+        let (got, _) =
+            xir_vulkan::run_kernel(&dev, &m, k, &out.words, &out.abi, &inputs, [4, 1, 1]).expect("runs on Vulkan");
+        assert_eq!(want.first_mismatch(&got, |_, _| false), None, "-O{level}: {got:?} vs {want:?}");
+        assert_eq!(got.buffers["o2"], serde_json::json!([7, 8, 9, 10]));
+    }
+}

@@ -1,0 +1,57 @@
+//! Storage-image textures in the runner: good texels round trip, bad
+//! texture inputs and non-canonical ABIs are refused by name (the compiler
+//! side is `backend-spirv/tests/textures.rs`).
+
+mod common;
+
+use common::*;
+
+const MIXED: &str = r#"
+kernel @k(%a: texture2d<f32>, %b: buffer<u32>, %c: texture3d<i32>, %n: u32) block_size(1, 1, 1) {
+^entry:
+  %c3 = aggregate u32 0, u32 0, u32 0 : vec<u32, 3>
+  %v = texture.read %c, %c3 : vec<i32, 4>
+  texture.write %c, %c3, %v
+  %c2 = aggregate u32 0, u32 0 : vec<u32, 2>
+  %f = texture.read %a, %c2 : vec<f32, 4>
+  texture.write %a, %c2, %f
+  buffer.write %b, u32 0, %n
+  return
+}
+"#;
+
+#[test]
+fn the_runner_refuses_bad_texture_inputs_and_non_canonical_abis_by_name() {
+    let Some(dev) = vulkan_device() else { return };
+    let m = parse(MIXED);
+    let k = kernel_of(&m);
+    let out = xir_spirv::compile(&m, k, &opts(0, false)).expect("compiles");
+    let inputs = |a: &str| {
+        xir::interp::Inputs::from_json(&format!(
+            r#"{{"args": {{"a": {a}, "b": [0], "c": {{"size": [1, 1, 1], "fill": [1, 2, 3, 4]}}, "n": 5}}}}"#
+        ))
+        .expect("inputs")
+    };
+    let run = |abi: &xir_spirv::KernelAbi, a: &str| {
+        xir_vulkan::run_kernel(&dev, &m, k, &out.words, abi, &inputs(a), [1, 1, 1]).map(|(o, _)| o)
+    };
+    // A good run writes every texel back unchanged and `n` to the buffer.
+    let good = run(&out.abi, r#"{"size": [1, 1], "texels": [[0.5, -0.0, 2.0, 3.0]]}"#).expect("runs");
+    assert_eq!(good.buffers["a"], serde_json::json!({"size": [1, 1], "texels": [[0.5, "-0.0", 2.0, 3.0]]}));
+    assert_eq!(good.buffers["c"], serde_json::json!({"size": [1, 1, 1], "texels": [[1, 2, 3, 4]]}));
+    assert_eq!(good.buffers["b"], serde_json::json!([5]));
+    for (bad, why) in [
+        (r#"{"size": [1, 1], "texels": [[0.5, 1.0, 2.0]]}"#, "four components"),
+        (r#"{"size": [2, 1], "texels": [[0.5, 1.0, 2.0, 3.0]]}"#, "1 texels given"),
+        (r#"{"size": [1], "fill": [0, 0, 0, 0]}"#, "needs 2 sizes"),
+        (r#"{"size": [1, 1]}"#, "exactly one of"),
+    ] {
+        let e = run(&out.abi, bad).expect_err(bad).to_string();
+        assert!(e.contains(why), "{bad}: {e}");
+    }
+    // A shuffled property list is refused before anything is created.
+    let mut shuffled = out.abi.clone();
+    shuffled.properties.swap(1, 2);
+    let e = run(&shuffled, r#"{"size": [1, 1], "fill": [0, 0, 0, 0]}"#).expect_err("non-canonical").to_string();
+    assert!(e.contains("not canonical"), "{e}");
+}
