@@ -8,28 +8,8 @@ use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-/// `xir-opt` with the one-line diagnostics (`--diagnostics=short`: `file:line:col:
-/// error: [rule] message`) unless `args` choose a form.
-fn xir_opt(args: &[&str]) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_xir-opt"));
-    if !args.iter().any(|a| a.starts_with("--diagnostics")) {
-        c.arg("--diagnostics=short");
-    }
-    c.args(args).output().expect("xir-opt runs")
-}
-
-/// The `--diagnostics=json` lines of `o`'s stderr as (rule, file, line, column).
-#[allow(dead_code)]
-fn json_at(o: &Output) -> Vec<(String, String, u64, u64)> {
-    String::from_utf8_lossy(&o.stderr)
-        .lines()
-        .map(|l| {
-            let v: serde_json::Value = serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"));
-            let s = |k: &str| v[k].as_str().unwrap_or_default().to_string();
-            (s("rule"), s("file"), v["line"].as_u64().unwrap_or(0), v["column"].as_u64().unwrap_or(0))
-        })
-        .collect()
-}
+mod common;
+use common::xir_opt;
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
