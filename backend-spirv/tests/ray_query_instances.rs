@@ -17,27 +17,7 @@ use xir_spirv::abi::{
 use xir_spirv::{Feature, PropertyKind};
 
 /// Reads every property of instance `x`, writes them out, then writes new ones.
-const READ_WRITE: &str = r#"
-kernel @inst(%scene: accel, %ids: buffer<u32>, %mats: buffer<mat<f32, 4>>) block_size(4, 1, 1) {
-^entry:
-  %x = extract $dispatch_id, u32 0 : u32
-  %uid = accel.instance_user_id %scene, %x : u32
-  %vis = accel.instance_visibility %scene, %x : u32
-  %m = accel.instance_transform %scene, %x : mat<f32, 4>
-  %x2 = mul %x, u32 2 : u32
-  %x2a = add %x2, u32 1 : u32
-  buffer.write %ids, %x2, %uid
-  buffer.write %ids, %x2a, %vis
-  buffer.write %mats, %x, %m
-  %nid = add %uid, u32 117440512 : u32
-  accel.set_instance_user_id %scene, %x, %nid
-  %nvis = shl %vis, u32 3 : u32
-  accel.set_instance_visibility %scene, %x, %nvis
-  %m2 = matrix_comp_add %m, %m : mat<f32, 4>
-  accel.set_instance_transform %scene, %x, %m2
-  return
-}
-"#;
+const READ_WRITE: &str = include_str!("kernels/ray_query_instances_read_write.xir");
 
 const READ_ONLY: &str = r#"
 kernel @inst(%scene: accel, %ids: buffer<u32>) block_size(4, 1, 1) {
@@ -64,27 +44,7 @@ kernel @inst(%scene: accel, %ids: buffer<u32>) block_size(4, 1, 1) {
 /// Traverses (each thread one ray), reads the transform of the instance it
 /// hit (or of instance 0), and renames that thread's own instance: the
 /// structure and the instance descriptor are one buffer on the device.
-const TRAVERSE_AND_ACCESS: &str = r#"
-kernel @both(%scene: accel, %hits: buffer<u32>, %mats: buffer<mat<f32, 4>>) block_size(4, 1, 1) {
-^entry:
-  %x = extract $dispatch_id, u32 0 : u32
-  %xf = cast.static %x : f32
-  %ox0 = mul %xf, f32 3.0 : f32
-  %ox = sub %ox0, f32 3.0 : f32
-  %origin = aggregate %ox, f32 0.3, f32 10.0 : array<f32, 3>
-  %ray = aggregate %origin, f32 0.0, array<f32, 3> [0.0, 0.0, -1.0], f32 100.0 : struct<align 16>{array<f32, 3>, f32, array<f32, 3>, f32}
-  %hit = ray.trace_closest %scene, %ray, u32 255 : struct<align 8>{u32, u32, vec<f32, 2>, f32}
-  %inst = extract %hit, u32 0 : u32
-  buffer.write %hits, %x, %inst
-  %missed = eq %inst, u32 4294967295 : bool
-  %which = select %missed, u32 0, %inst : u32
-  %m = accel.instance_transform %scene, %which : mat<f32, 4>
-  buffer.write %mats, %x, %m
-  %id = mul %x, u32 10 : u32
-  accel.set_instance_user_id %scene, %x, %id
-  return
-}
-"#;
+const TRAVERSE_AND_ACCESS: &str = include_str!("kernels/ray_query_instances_traverse_and_access.xir");
 
 fn has_cap(m: &SpvModule, c: Capability) -> bool {
     m.capabilities.iter().any(|i| i.operands[0] == Operand::Capability(c))

@@ -71,19 +71,7 @@ fn texture_features_follow_the_capabilities() {
     assert_eq!(out.features.missing_from(&no_write), vec![Feature::StorageImageWriteWithoutFormat]);
 }
 
-const MIXED: &str = r#"
-kernel @k(%a: texture2d<f32>, %b: buffer<u32>, %c: texture3d<i32>, %n: u32) block_size(1, 1, 1) {
-^entry:
-  %c3 = aggregate u32 0, u32 0, u32 0 : vec<u32, 3>
-  %v = texture.read %c, %c3 : vec<i32, 4>
-  texture.write %c, %c3, %v
-  %c2 = aggregate u32 0, u32 0 : vec<u32, 2>
-  %f = texture.read %a, %c2 : vec<f32, 4>
-  texture.write %a, %c2, %f
-  buffer.write %b, u32 0, %n
-  return
-}
-"#;
+const MIXED: &str = include_str!("kernels/textures_mixed.xir");
 
 #[test]
 fn textures_are_set0_storage_images_in_argument_order() {

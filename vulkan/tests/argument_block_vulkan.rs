@@ -7,23 +7,7 @@ mod common;
 use common::*;
 
 /// 2 x 64 + 2 + 16 + 4 bytes of values: over 128 with the dispatch size.
-const BIG: &str = r#"
-kernel @k(%a: mat<f32, 4>, %n: u16, %b: mat<f32, 4>, %out: buffer<f32>, %flag: bool, %v: vec<f32, 4>, %o2: buffer<u32>) block_size(4, 1, 1) {
-^entry:
-  %i = extract $dispatch_id, u32 0 : u32
-  %m = matrix_linalg_mul %a, %b : mat<f32, 4>
-  %p = matrix_linalg_mul %m, %v : vec<f32, 4>
-  %x = extract %p, u32 0 : f32
-  %nf = cast.static %n : f32
-  %y = add %x, %nf : f32
-  %z = select %flag, %y, f32 -1.0 : f32
-  buffer.write %out, %i, %z
-  %nu = cast.static %n : u32
-  %w = add %nu, %i : u32
-  buffer.write %o2, %i, %w
-  return
-}
-"#;
+const BIG: &str = include_str!("../../backend-spirv/tests/kernels/argument_block_big.xir");
 
 #[test]
 fn the_runner_fills_the_block_and_matches_the_interpreter() {

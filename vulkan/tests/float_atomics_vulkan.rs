@@ -23,27 +23,7 @@ fn float_atomic_features(s: &FeatureSet) -> Vec<Feature> {
 /// view): one winner of a constant swap, whose returns are summed too; a
 /// swap that never matches; -0.0 against +0.0 and NaN against NaN, compared
 /// as bits.
-const BUFFER_OPS: &str = r#"
-kernel @k(%x: buffer<f32>, %c: buffer<f32>, %v: buffer<f32>) block_size(64, 1, 1) {
-^entry:
-  %t = extract $dispatch_id, u32 0 : u32
-  %a = buffer.read %v, %t : f32
-  %o0 = atomic.fetch_add %x, %a, u32 0 : f32
-  %o1 = atomic.fetch_min %x, %a, u32 1 : f32
-  %o2 = atomic.fetch_max %x, %a, u32 2 : f32
-  %e = atomic.exchange %x, f32 7.0, u32 3 : f32
-  %o4 = atomic.fetch_add %x, %e, u32 4 : f32
-  %o5 = atomic.fetch_sub %x, %a, u32 5 : f32
-  %won = atomic.compare_exchange %c, f32 2.5, f32 42.0, u32 0 : f32
-  %o6 = atomic.fetch_add %x, %won, u32 6 : f32
-  %n = atomic.compare_exchange %c, f32 99.0, f32 5.0, u32 1 : f32
-  %z = atomic.compare_exchange %c, f32 -0.0, f32 3.0, u32 2 : f32
-  %q = atomic.compare_exchange %c, f32 nan, f32 4.0, u32 3 : f32
-  %s = add %n, %z : f32
-  %o7 = atomic.fetch_add %x, %s, u32 7 : f32
-  return
-}
-"#;
+const BUFFER_OPS: &str = include_str!("../../backend-spirv/tests/kernels/float_atomics_buffer_ops.xir");
 
 /// The same operations on shared memory (no compare-exchange: it has no
 /// legal lowering there): each block loads its slots, contends, stores back.

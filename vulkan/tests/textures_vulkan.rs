@@ -6,19 +6,7 @@ mod common;
 
 use common::*;
 
-const MIXED: &str = r#"
-kernel @k(%a: texture2d<f32>, %b: buffer<u32>, %c: texture3d<i32>, %n: u32) block_size(1, 1, 1) {
-^entry:
-  %c3 = aggregate u32 0, u32 0, u32 0 : vec<u32, 3>
-  %v = texture.read %c, %c3 : vec<i32, 4>
-  texture.write %c, %c3, %v
-  %c2 = aggregate u32 0, u32 0 : vec<u32, 2>
-  %f = texture.read %a, %c2 : vec<f32, 4>
-  texture.write %a, %c2, %f
-  buffer.write %b, u32 0, %n
-  return
-}
-"#;
+const MIXED: &str = include_str!("../../backend-spirv/tests/kernels/textures_mixed.xir");
 
 #[test]
 fn the_runner_refuses_bad_texture_inputs_and_non_canonical_abis_by_name() {
