@@ -224,6 +224,14 @@ fn walks_visit_every_entry_once_in_order() {
             seen.push(i);
         }
         assert_eq!(seen, insts);
+        // Reads composed over what hangs off each entry.
+        let composed = (reads::Via(|i| Some(Value::Inst(i)), reads::Uses), reads::Record);
+        let mut walk = f.walk(&insts, composed);
+        let mut n = 0;
+        while walk.next(f).is_some() {
+            n += 1;
+        }
+        assert_eq!(n, insts.len());
         let mut walk = f.walk(&insts, reads::OperandOpcodes);
         assert_eq!(walk.seek(f, 3), Some(insts[3]));
         assert_eq!(walk.next(f), Some(insts[4]));

@@ -5,7 +5,7 @@
 //! hatches and of the look-ahead machinery from coming back outside the
 //! core.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Names that must not appear outside `framework/src/ir/` (the core), each
 /// with the reason.
@@ -20,21 +20,7 @@ const FORBIDDEN: &[(&str, &str)] = &[
     ("prefetch_terminator_ahead", "walks ask ahead: Function::walk(.., reads::Terminator)"),
 ];
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
-}
-
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    for e in entries.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            rust_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
-}
+use xir_tests::source_tree::{repo, rust_files};
 
 #[test]
 fn passes_use_only_the_core_mutation_api_and_walks() {
@@ -42,7 +28,7 @@ fn passes_use_only_the_core_mutation_api_and_walks() {
     let core = root.join("framework/src/ir");
     let mut files = Vec::new();
     for dir in ["passes", "backend-spirv", "vulkan", "testgen", "pipelines", "ast", "frontend", "framework", "tests"] {
-        rust_files(&root.join(dir), &mut files);
+        files.extend(rust_files(dir));
     }
     let this = Path::new(file!()).file_name().expect("file name");
     let mut found = Vec::new();
@@ -60,4 +46,28 @@ fn passes_use_only_the_core_mutation_api_and_walks() {
         }
     }
     assert!(found.is_empty(), "outside the IR core:\n{}", found.join("\n"));
+}
+
+/// Passes and the backend say what a walk reads by composing `ir::reads`;
+/// only the core (IR and analyses) names the prefetch hints themselves.
+#[test]
+fn passes_name_no_prefetch_hint() {
+    let root = repo();
+    let mut files = Vec::new();
+    for dir in ["passes/src", "backend-spirv/src", "vulkan/src", "pipelines/src", "ast/src", "frontend/src"] {
+        files.extend(rust_files(dir));
+    }
+    let found: Vec<String> = files
+        .iter()
+        .flat_map(|f| {
+            let text = std::fs::read_to_string(f).expect("readable source");
+            let rel = f.strip_prefix(&root).unwrap_or(f).display().to_string();
+            text.lines()
+                .enumerate()
+                .filter(|(_, l)| l.contains(".prefetch_"))
+                .map(|(n, _)| format!("{rel}:{}", n + 1))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert!(found.is_empty(), "prefetch hints outside the core (compose `xir::reads` instead):\n{}", found.join("\n"));
 }

@@ -39,15 +39,18 @@ impl Regions {
         let Some(entry) = f.body() else { return r };
         let mut work: Vec<(Block, Option<usize>)> = vec![(entry, None)];
         // The search reads each block's terminator record in search order,
-        // a miss per block on large functions. It asks for the records of
-        // the blocks a few ids ahead (which it visits next on structured
-        // IR).
+        // a miss per block on large functions. On structured IR it visits
+        // blocks in about id order (builders and `compact_blocks` number them
+        // in layout order), so a walk over the ids, kept at each visited
+        // block, reads the terminators of the next ids ahead.
+        let ids: Vec<Block> = (0..f.block_capacity()).map(Block::new).collect();
+        let mut ahead = f.walk(&ids, xir::reads::Terminator);
         while let Some((b, ctx)) = work.pop() {
             if r.owner[b.index()].is_some() {
                 continue;
             }
             r.owner[b.index()] = Some(ctx);
-            f.prefetch_terminator_by_id_ahead(b);
+            ahead.seek(f, b.index());
             let Some(t) = f.terminator(b) else { continue };
             let d = f.inst(t);
             match d.opcode {

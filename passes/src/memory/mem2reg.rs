@@ -32,7 +32,7 @@
 use serde::Deserialize;
 use xir::analysis::{Cfg, DomTree, FlatLists};
 use xir::pass::{AnalysisKind, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};
-use xir::{reads, Block, FuncId, Function, Inst, InstData, Module, Opcode, Reads, Value};
+use xir::{reads, Block, FuncId, Inst, InstData, Module, Opcode, Value};
 
 use super::util;
 
@@ -261,7 +261,7 @@ pub fn mem2reg_function(m: &mut Module, fid: FuncId) -> Mem2RegStats {
     rw.commit();
 
     // Renaming over the dominator tree in preorder (children in order),
-    // walked as a list (`AccessReads` says what is read of each block). An
+    // walked as a list that reads each block's loads and stores ahead. An
     // undo log restores the current definitions when the walk leaves a
     // subtree: entering a block first closes the open blocks that do not
     // dominate it.
@@ -283,7 +283,8 @@ pub fn mem2reg_function(m: &mut Module, fid: FuncId) -> Mem2RegStats {
     let mut dead: Vec<Inst> = Vec::with_capacity(accesses);
     // The dominators being walked, innermost last, with their undo marks.
     let mut open: Vec<(Block, usize)> = Vec::new();
-    let mut walk = f.walk(&order, AccessReads { accesses: &block_accesses });
+    let accesses_of = |b: Block| block_accesses.get(b.index()).iter().map(|&(i, is_store, _)| (i, is_store));
+    let mut walk = f.walk(&order, reads::Via(accesses_of, reads::Access));
     while let Some(b) = walk.next(f) {
         let parent = dom.idom(b);
         while let Some(&(top, mark)) = open.last() {
@@ -326,14 +327,16 @@ pub fn mem2reg_function(m: &mut Module, fid: FuncId) -> Mem2RegStats {
     // Finish the Phis: edges from unreachable predecessors carry undef.
     let incomings = FlatLists::from_pairs(st.phis, incoming_pairs.iter().copied());
     drop(incoming_pairs);
-    // In one list, walked with `IncomingReads` (attaching the incomings
-    // pushes a use onto each value's list; the values are scattered over
-    // the function).
+    // In one list, walked reading each Phi's record and its incoming
+    // values' use lists (attaching the incomings pushes a use onto each;
+    // the values are scattered over the function).
     let finish: Vec<(Block, usize, Inst, usize)> = phi_blocks
         .iter()
         .flat_map(|&blk| block_phis.get(blk.index()).iter().map(move |&(v, phi, k)| (blk, v, phi, k)))
         .collect();
-    let mut walk = f.walk(&finish, IncomingReads { incomings: &incomings });
+    let phi_of = |(_, _, phi, _): (Block, usize, Inst, usize)| Some(phi);
+    let values_of = |(_, _, _, k): (Block, usize, Inst, usize)| incomings.get(k).iter().map(|&(v, _)| v);
+    let mut walk = f.walk(&finish, (reads::Via(phi_of, reads::Record), reads::Via(values_of, reads::Uses)));
     while let Some((blk, v, phi, k)) = walk.next(f) {
         let mut inc = incomings.get(k).to_vec();
         for &p in cfg.preds(blk) {
@@ -362,45 +365,4 @@ pub fn mem2reg_function(m: &mut Module, fid: FuncId) -> Mem2RegStats {
     }
     f.remove_insts(&dead);
     st
-}
-
-/// What the renaming walk reads of each block: the records of its stores
-/// (their values) and the use lists of its loads, then the records of the
-/// loads' users (rewritten by `replace_all_uses`).
-struct AccessReads<'a> {
-    accesses: &'a FlatLists<(Inst, bool, u32)>,
-}
-
-impl Reads<Block> for AccessReads<'_> {
-    fn first(&self, f: &Function, b: Block) {
-        for &(i, is_store, _) in self.accesses.get(b.index()) {
-            if is_store {
-                f.prefetch_inst(i);
-            } else {
-                f.prefetch_uses(Value::Inst(i));
-            }
-        }
-    }
-    fn then(&self, f: &Function, b: Block) {
-        for &(i, is_store, _) in self.accesses.get(b.index()) {
-            if !is_store {
-                f.prefetch_user_records(Value::Inst(i));
-            }
-        }
-    }
-}
-
-/// What finishing a Phi reads: its record and the use lists of its
-/// incoming values.
-struct IncomingReads<'a> {
-    incomings: &'a FlatLists<(Value, Block)>,
-}
-
-impl Reads<(Block, usize, Inst, usize)> for IncomingReads<'_> {
-    fn first(&self, f: &Function, (_, _, phi, k): (Block, usize, Inst, usize)) {
-        f.prefetch_inst(phi);
-        for &(val, _) in self.incomings.get(k) {
-            f.prefetch_uses(val);
-        }
-    }
 }

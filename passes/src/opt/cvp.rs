@@ -617,25 +617,6 @@ fn single_pred(cfg: &Cfg, b: Block) -> Option<Block> {
     }
 }
 
-/// What the walk over a block's edge facts reads: the terminator of the
-/// block's one predecessor (through its block record).
-struct PredTerminator<'a> {
-    cfg: &'a Cfg,
-}
-
-impl xir::Reads<Block> for PredTerminator<'_> {
-    fn first(&self, f: &Function, b: Block) {
-        if let Some(p) = single_pred(self.cfg, b) {
-            f.prefetch_block(p);
-        }
-    }
-    fn then(&self, f: &Function, b: Block) {
-        if let Some(p) = single_pred(self.cfg, b) {
-            f.prefetch_terminator(p);
-        }
-    }
-}
-
 fn cvp_function(m: &mut Module, fid: FuncId, cfg: &Cfg, dom: &DomTree, st: &mut Stats) {
     let Some(entry) = cfg.entry else { return };
     // One preorder for all three walks below; walking a list (instead of
@@ -646,7 +627,8 @@ fn cvp_function(m: &mut Module, fid: FuncId, cfg: &Cfg, dom: &DomTree, st: &mut 
     // block are its own and its dominators'.
     let f = m.func(fid);
     let mut pairs: Vec<(usize, OwnFact)> = Vec::new();
-    let mut walk = f.walk(&order, PredTerminator { cfg });
+    // Each block's one predecessor's terminator is read (through its record).
+    let mut walk = f.walk(&order, xir::reads::Via(|b| single_pred(cfg, b), xir::reads::Terminator));
     while let Some(b) = walk.next(f) {
         if let Some(p) = single_pred(cfg, b) {
             pairs.extend(edge_facts(m, f, p, b).into_iter().map(|x| (b.index(), (x, comparison_pair(f, &x)))));

@@ -103,18 +103,6 @@ impl Function {
         }
     }
 
-    /// For a search that visits `b` and, soon after, blocks of nearby ids
-    /// (a walk from the entry over structured IR: builders and
-    /// `compact_blocks` number blocks in layout order, and the walk follows
-    /// the layout's nesting): ask for the terminator record of the block
-    /// twice the prefetch distance ids ahead. A search cannot know its
-    /// later blocks before it reads the terminators on the way to them;
-    /// the id order is the guess that is right for such IR. Only a hint.
-    #[inline]
-    pub fn prefetch_terminator_by_id_ahead(&self, b: Block) {
-        self.prefetch_terminator(Block(b.0.saturating_add(2 * PREFETCH_DISTANCE as u32)));
-    }
-
     /// Ask the cache for the dense-table entries of `b`'s instructions,
     /// one request per table line (reads `b`'s block record).
     #[inline]

@@ -149,9 +149,11 @@ impl Function {
     }
 }
 
-/// The reads walks commonly make. A pass with its own (mem2reg's renaming,
-/// the alias analysis's memory scans) implements `Reads` for a type of its
-/// own, naming what it reads through the `Function::prefetch_*` hints.
+/// The reads walks commonly make, and `Via` / pairs to compose them over
+/// what hangs off a walk's entries (mem2reg's accesses per block, cvp's
+/// single predecessors). Passes compose these; only the core names the
+/// `Function::prefetch_*` hints (the alias analysis's memory scans are
+/// core too).
 pub mod reads {
     use super::*;
 
@@ -253,6 +255,80 @@ pub mod reads {
         }
         fn then(&self, f: &Function, i: Inst) {
             f.prefetch_operand_opcodes(i);
+        }
+    }
+
+    /// Memory accesses as `(instruction, is_store)`: a store's record (its
+    /// value operand), a load's use list and then its users' records (a
+    /// promotion rewrites them).
+    pub struct Access;
+    impl Reads<(Inst, bool)> for Access {
+        fn first(&self, f: &Function, (i, is_store): (Inst, bool)) {
+            if is_store {
+                f.prefetch_inst(i);
+            } else {
+                f.prefetch_uses(Value::Inst(i));
+            }
+        }
+        fn then(&self, f: &Function, (i, is_store): (Inst, bool)) {
+            if !is_store {
+                f.prefetch_user_records(Value::Inst(i));
+            }
+        }
+    }
+
+    /// Each value's use list (an instruction's or an argument's).
+    pub struct Uses;
+    impl Reads<Value> for Uses {
+        fn first(&self, f: &Function, v: Value) {
+            f.prefetch_uses(v);
+        }
+    }
+
+    /// What `R` reads of the entries `map` gives for each entry walked (none,
+    /// one or several): the walk's own list may be blocks while what is read
+    /// hangs off them (a block's single predecessor, its memory accesses).
+    pub struct Via<F, R>(pub F, pub R);
+    impl<T, U, I, F, R> Reads<T> for Via<F, R>
+    where
+        T: Copy,
+        U: Copy,
+        I: IntoIterator<Item = U>,
+        F: Fn(T) -> I,
+        R: Reads<U>,
+    {
+        const CHAIN: Chain = R::CHAIN;
+        fn first(&self, f: &Function, x: T) {
+            for u in (self.0)(x) {
+                self.1.first(f, u);
+            }
+        }
+        fn then(&self, f: &Function, x: T) {
+            for u in (self.0)(x) {
+                self.1.then(f, u);
+            }
+        }
+        fn last(&self, f: &Function, x: T) {
+            for u in (self.0)(x) {
+                self.1.last(f, u);
+            }
+        }
+    }
+
+    /// Both reads of each entry (the chain of the first).
+    impl<T: Copy, A: Reads<T>, B: Reads<T>> Reads<T> for (A, B) {
+        const CHAIN: Chain = A::CHAIN;
+        fn first(&self, f: &Function, x: T) {
+            self.0.first(f, x);
+            self.1.first(f, x);
+        }
+        fn then(&self, f: &Function, x: T) {
+            self.0.then(f, x);
+            self.1.then(f, x);
+        }
+        fn last(&self, f: &Function, x: T) {
+            self.0.last(f, x);
+            self.1.last(f, x);
         }
     }
 }
