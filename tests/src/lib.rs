@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 pub mod device;
 pub mod expect;
 pub mod shaders;
+pub mod source_tree;
 
 use xir::Module;
 

@@ -4,7 +4,6 @@
 //! README/docs command runs, is `pipelines/tests/doc_commands.rs`.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 
 use xir::pass::{PassInfo, Produces};
 
@@ -19,32 +18,15 @@ const PASS_DIRS: &[&str] = &["passes/src", "backend-spirv/src"];
 /// The most lines a Rust file may have without an allowlist entry.
 const MAX_LINES: usize = 800;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
-}
+use xir_tests::source_tree::repo;
 
-/// Every `.rs` file under `dir` (relative to the repository), build outputs
-/// and hidden folders skipped, sorted.
+/// Every `.rs` file under `dir`, relative to the repository, sorted.
 fn rust_files(dir: &str) -> Vec<String> {
-    fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) {
-        for e in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())).flatten() {
-            let p = e.path();
-            let name = e.file_name().to_string_lossy().to_string();
-            if name.starts_with('.') || name == "target" {
-                continue;
-            }
-            if p.is_dir() {
-                walk(root, &p, out);
-            } else if name.ends_with(".rs") {
-                out.push(p.strip_prefix(root).unwrap().display().to_string());
-            }
-        }
-    }
     let root = repo();
-    let mut out = Vec::new();
-    walk(&root, &root.join(dir), &mut out);
-    out.sort();
-    out
+    xir_tests::source_tree::rust_files(dir)
+        .iter()
+        .map(|p| p.strip_prefix(&root).expect("under the repository").display().to_string())
+        .collect()
 }
 
 fn all_rust_files() -> Vec<String> {

@@ -8,11 +8,8 @@
 //! wrong section fails here, not in a user's build.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
-}
+use xir_tests::source_tree::{repo, rust_files};
 
 /// A manifest's dependencies: (section, dependency name) pairs, the section
 /// being the last dotted part of its header (`dependencies`,
@@ -119,23 +116,10 @@ fn embedding_the_compiler_pulls_in_no_vulkan_and_no_proptest() {
     }
 }
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    for e in entries.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            rust_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
-}
-
 #[test]
 fn backend_plans_do_not_read_emission() {
     let root = repo();
-    let mut files = Vec::new();
-    rust_files(&root.join("backend-spirv/src/plan"), &mut files);
+    let files = rust_files(root.join("backend-spirv/src/plan"));
     assert!(files.len() >= 10, "the plan directory moved? {files:?}");
     let mut found = Vec::new();
     for f in files {
