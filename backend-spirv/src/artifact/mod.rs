@@ -327,6 +327,7 @@ pub fn read_file(path: &std::path::Path) -> Result<Vec<u8>, ArtifactError> {
 /// ABI's `LocalSize`, and return the capability-owned features of the module.
 fn check_spirv(words: &[u32], abi: &KernelAbi) -> Result<FeatureSet, ArtifactError> {
     spirv_header::check_words(words)?;
+    spirv_header::check_strings(words)?;
     let m = rspirv::dr::load_words(words).map_err(|e| ArtifactError::InvalidSpirv(e.to_string()))?;
     spirv_header::check_ids(&m, words[3])?;
     crate::validate::validate(words).map_err(ArtifactError::InvalidSpirv)?;

@@ -51,9 +51,67 @@ pub fn check_ids(m: &rspirv::dr::Module, bound: u32) -> Result<(), ArtifactError
     Ok(())
 }
 
+/// Every string operand ends inside its instruction (a NUL byte before the
+/// instruction's last word), and every instruction fits in the module.
+/// rspirv's loader assumes both and panics where they fail; this runs
+/// before it. Operands before a string whose width the grammar does not
+/// fix end the check for that instruction (it never refuses a valid one).
+pub fn check_strings(words: &[u32]) -> Result<(), ArtifactError> {
+    use rspirv::grammar::{OperandKind as K, OperandQuantifier, INSTRUCTION_TABLE};
+    let mut k = 5;
+    while k < words.len() {
+        let count = (words[k] >> 16) as usize;
+        if count == 0 || k + count > words.len() {
+            return Err(bad(format!("the instruction at word {k} has word count {count}, past the module's end")));
+        }
+        let end = k + count;
+        if let Some(grammar) = INSTRUCTION_TABLE.lookup_opcode(words[k] & 0xffff) {
+            let mut at = k + 1;
+            for o in grammar.operands {
+                match o.kind {
+                    K::LiteralString => {
+                        let terminated = words[at.min(end)..end].iter().any(|w| w.to_le_bytes().contains(&0));
+                        if !terminated {
+                            return Err(bad(format!(
+                                "the string of `Op{}` at word {k} has no terminator inside the instruction",
+                                grammar.opname
+                            )));
+                        }
+                        break;
+                    }
+                    K::IdResultType
+                    | K::IdResult
+                    | K::IdRef
+                    | K::IdScope
+                    | K::IdMemorySemantics
+                    | K::LiteralInteger => at += 1,
+                    _ => break,
+                }
+                if o.quantifier != OperandQuantifier::One {
+                    break;
+                }
+            }
+        }
+        k = end;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `OpName %1 "ab"`: terminated inside the instruction, or (its last
+    /// word without a NUL) not, or its word count past the module's end.
+    #[test]
+    fn strings_end_inside_their_instruction() {
+        let name = |count: u32, text: u32| vec![SPIRV_MAGIC, 0x0001_0500, 0, 9, 0, (count << 16) | 5, 1, text];
+        assert_eq!(check_strings(&name(3, u32::from_le_bytes(*b"ab\0\0"))), Ok(()));
+        let e = check_strings(&name(3, u32::from_le_bytes(*b"abcd"))).unwrap_err();
+        assert!(e.to_string().contains("no terminator"), "{e}");
+        let e = check_strings(&name(9, u32::from_le_bytes(*b"ab\0\0"))).unwrap_err();
+        assert!(e.to_string().contains("past the module's end"), "{e}");
+    }
 
     fn header(version: u32, bound: u32, schema: u32) -> Vec<u32> {
         vec![SPIRV_MAGIC, version, 0, bound, schema]
