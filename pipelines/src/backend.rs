@@ -132,9 +132,23 @@ pub fn legalize_and_compile(
     Ok((legal, k, out))
 }
 
-/// Bytes for `--emit` of a module already in `xir.spirv`.
+/// Bytes for `--emit` of a module already in `xir.spirv`, for an unknown
+/// device.
 pub fn emit_with(module: &Module, what: BackendEmit, opt_level: u8, fast_math: bool) -> Result<Vec<u8>, BackendError> {
-    let (k, out) = compile(module, None, opt_level, fast_math, None)?;
+    emit_for(module, what, opt_level, fast_math, None)
+}
+
+/// Bytes for `--emit` of a module already in `xir.spirv`, planned for
+/// `device_features` (`None`: unknown device) and refused when the kernel
+/// needs a feature they lack.
+pub fn emit_for(
+    module: &Module,
+    what: BackendEmit,
+    opt_level: u8,
+    fast_math: bool,
+    device_features: Option<xir_spirv::FeatureSet>,
+) -> Result<Vec<u8>, BackendError> {
+    let (k, out) = compile(module, None, opt_level, fast_math, device_features)?;
     match what {
         BackendEmit::Spirv => Ok(out.words.iter().flat_map(|w| w.to_le_bytes()).collect()),
         BackendEmit::SpirvAsm => Ok(out.disassembly().into_bytes()),

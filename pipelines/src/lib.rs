@@ -5,6 +5,7 @@
 
 pub mod backend;
 pub mod debug_passes;
+pub mod device_features;
 pub mod dot;
 pub mod io;
 pub mod listing;

@@ -16,7 +16,7 @@ use clap::{Parser, ValueEnum};
 use xir::pipeline::{PassManager, RunOptions};
 use xir_pipelines::backend::{self, BackendEmit};
 use xir_pipelines::report::{DiagnosticsFormat, Reporter};
-use xir_pipelines::{dot, io, listing};
+use xir_pipelines::{device_features, dot, io, listing};
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
 enum Emit {
@@ -55,6 +55,14 @@ struct Cli {
     /// algebraic rules) in the passes that offer them, and in the backend.
     #[arg(long)]
     fast_math: bool,
+    /// The device the SPIR-V is planned for: `unknown` (no check, nothing
+    /// optional used), `none`, `all`, `lavapipe`, `vulkan` (the running
+    /// device), or a RON file listing feature names.
+    #[arg(long, value_name = "PRESET|FILE", default_value = "unknown")]
+    device_features: String,
+    /// List the device-feature presets and every feature name, then exit.
+    #[arg(long)]
+    list_device_features: bool,
     /// Output form.
     #[arg(long, value_enum, default_value_t = Emit::Xir)]
     emit: Emit,
@@ -161,6 +169,12 @@ fn run() -> i32 {
     for problem in reg.validate() {
         eprintln!("xir-opt: warning: pass registry: {problem}");
     }
+    if cli.list_device_features {
+        return match io::write_output(cli.output.as_deref(), device_features::listing().as_bytes()) {
+            Ok(()) => 0,
+            Err(e) => fail(&e),
+        };
+    }
     if cli.list_passes || cli.list_dialects {
         let mut text = String::new();
         if cli.list_passes {
@@ -223,6 +237,10 @@ fn run() -> i32 {
             Err(diags) => report(&reporter, &diags, input),
         };
     }
+    let device = match device_features::resolve(&cli.device_features) {
+        Ok(d) => d,
+        Err(e) => return report(&reporter, &[e.to_diagnostic()], input),
+    };
     let mut module = match io::read_module_with(input, &overrides) {
         Ok(m) => m,
         Err(diags) => return report(&reporter, &diags, input),
@@ -267,8 +285,8 @@ fn run() -> i32 {
     }
     // `Err(None)`: already reported.
     let backend = |what| {
-        backend::emit_with(&module, what, cli.opt_level, cli.fast_math).map_err(|e| match e {
-            backend::BackendError::Compile(d) if reporter.format != xir::diag::Format::Short => {
+        backend::emit_for(&module, what, cli.opt_level, cli.fast_math, device).map_err(|e| match e {
+            backend::BackendError::Compile(d) => {
                 eprint!("{}", reporter.render_for(&d, input));
                 None
             }
