@@ -153,11 +153,11 @@ fn scalar_bytes(module: &Module, key: &str, vals: &Json) -> Result<Vec<u8>, Stri
     };
     // The slot's element type need not occur in the kernel: intern it in a copy.
     match module.types.lookup(&ty) {
-        Some(id) => xir::interp::buffer_to_host_bytes(module, id, vals),
+        Some(id) => Ok(xir::interp::buffer_to_host_bytes(module, id, vals)?),
         None => {
             let mut m = module.clone();
             let id = m.types.intern(ty);
-            xir::interp::buffer_to_host_bytes(&m, id, vals)
+            Ok(xir::interp::buffer_to_host_bytes(&m, id, vals)?)
         }
     }
 }

@@ -406,7 +406,7 @@ impl<'a> Formats<'a> {
                     }
                 })
                 .collect();
-            format_value_bits(&self.types, ty, &leaves)
+            format_value_bits(&self.types, ty, &leaves).map_err(|e| e.to_string())
         });
         let mut out = String::new();
         for p in pieces(&self.records[k].format)? {
