@@ -338,14 +338,24 @@ impl FromIterator<Feature> for FeatureSet {
     }
 }
 
-/// `Err(message)` naming every required feature the device lacks.
-pub fn check_available(required: &FeatureSet, device: &FeatureSet) -> Result<(), String> {
+/// The device features a kernel requires that the target does not enable.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the kernel requires device feature(s) the target does not enable: {}",
+    .missing.iter().map(|f| f.vulkan_name()).collect::<Vec<_>>().join(", ")
+)]
+pub struct MissingFeatures {
+    /// In feature order; never empty.
+    pub missing: Vec<Feature>,
+}
+
+/// `Err` naming every required feature the device lacks.
+pub fn check_available(required: &FeatureSet, device: &FeatureSet) -> Result<(), MissingFeatures> {
     let missing = required.missing_from(device);
     if missing.is_empty() {
         return Ok(());
     }
-    let names: Vec<&str> = missing.iter().map(|f| f.vulkan_name()).collect();
-    Err(format!("the kernel requires device feature(s) the target does not enable: {}", names.join(", ")))
+    Err(MissingFeatures { missing })
 }
 
 /// The emission-owned bits the kernel ABI implies: an accel descriptor needs
@@ -387,7 +397,8 @@ mod tests {
         let req: FeatureSet = [Feature::Int64, Feature::Float64].into_iter().collect();
         let dev: FeatureSet = [Feature::Int64].into_iter().collect();
         let err = check_available(&req, &dev).unwrap_err();
-        assert!(err.contains("shaderFloat64") && !err.contains("shaderInt64"), "{err}");
+        assert_eq!(err.missing, vec![Feature::Float64]);
+        assert_eq!(err.to_string(), "the kernel requires device feature(s) the target does not enable: shaderFloat64");
         assert!(check_available(&req, &FeatureSet::all()).is_ok());
     }
 }

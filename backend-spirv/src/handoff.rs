@@ -223,7 +223,7 @@ impl Cx<'_> {
             Opcode::BufferRead | Opcode::BufferWrite | Opcode::BufferSize => {
                 if let Type::Buffer(elem) = t.get(op_ty(0)) {
                     if let Err(e) = layout::plan_buffer(t, *elem) {
-                        self.err(i, "layout", e);
+                        self.err(i, "layout", e.to_string());
                     }
                 }
             }

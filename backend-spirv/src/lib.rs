@@ -156,8 +156,8 @@ pub fn compile(module: &Module, kernel: FuncId, opts: &CompileOptions) -> Result
         .union(plans.features.required.emission_owned())
         .union(features::from_abi(&plans.bindings.abi));
     if let Some(dev) = &opts.device_features {
-        if let Err(msg) = features::check_available(&features, dev) {
-            return Err(vec![diag("spirv-features", msg, module, kernel)]);
+        if let Err(e) = features::check_available(&features, dev) {
+            return Err(vec![diag("spirv-features", e.to_string(), module, kernel)]);
         }
     }
     Ok(SpirvOutput {

@@ -711,14 +711,14 @@ pub fn reflect(words: &[u32], entry: Option<&str>) -> Result<Reflection, Reflect
 fn validated(words: &[u32]) -> Result<Vec<u32>, ReflectError> {
     let refused = |e: String| ReflectError(format!("the module fails SPIRV-Tools validation for Vulkan 1.2: {e}"));
     let Err(first) = crate::validate::validate(words) else { return Ok(words.to_vec()) };
-    if !first.contains("VUID-StandaloneSpirv-None-10684") {
-        return Err(refused(first));
+    if !first.breaks("VUID-StandaloneSpirv-None-10684") {
+        return Err(refused(first.message));
     }
     // The validator parsed the whole module before this check, so rspirv's decoder can read it.
     let repaired = strip_unlaid_layouts(&load(words)?);
     match repaired {
         Some(w) if crate::validate::validate(&w).is_ok() => Ok(w),
-        _ => Err(refused(first)),
+        _ => Err(refused(first.message)),
     }
 }
 

@@ -61,7 +61,14 @@ impl Pass for CallableSpecialization {
         &INFO
     }
     fn run(&self, module: &mut Module, _cx: &mut PassContext) -> Result<PassOutcome, PassError> {
-        let n = specialize_module(module).map_err(|msg| PassError::new("callable_specialization", msg))?;
+        let n = specialize_module(module).map_err(|e| {
+            let mut pe = PassError::new("callable_specialization", e.to_string());
+            if let Some((fid, i)) = e.site() {
+                let f = module.func(fid);
+                pe.diagnostics.push(xir::verify::inst_diag(f, i, xir::diag::Rule::SpirvHandoffCall, e.to_string()));
+            }
+            pe
+        })?;
         let mut out = PassOutcome::changed(n > 0);
         out.stats.push(("inlined_call_sites".into(), n.to_string()));
         Ok(out)
@@ -180,9 +187,36 @@ fn selected_sites(m: &Module) -> Vec<(FuncId, Inst)> {
     out
 }
 
+/// Why a call site cannot be specialized; `site` is the call, when known.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SpecializeError {
+    #[error("@{caller} calls external @{callee} with a resource argument; nothing to inline")]
+    ExternalCallee { caller: String, callee: String, site: (FuncId, Inst) },
+    #[error("@{callee} is recursive; its call sites taking resources or shared pointers cannot be inlined")]
+    Recursive { callee: String, site: (FuncId, Inst) },
+    #[error("callable specialization did not reach a fixed point (recursion through resource arguments?)")]
+    NoFixedPoint,
+    /// The call is not one `inline_call` can inline (an internal fault of
+    /// the caller: no callee, not placed, a callee without a body).
+    #[error("{message}")]
+    Malformed { message: &'static str, site: (FuncId, Inst) },
+}
+
+impl SpecializeError {
+    /// The call site the error is about.
+    pub fn site(&self) -> Option<(FuncId, Inst)> {
+        match self {
+            SpecializeError::ExternalCallee { site, .. }
+            | SpecializeError::Recursive { site, .. }
+            | SpecializeError::Malformed { site, .. } => Some(*site),
+            SpecializeError::NoFixedPoint => None,
+        }
+    }
+}
+
 /// Inline every selected call site to a fixed point, then delete the
 /// unused resource formals; returns how many call sites were inlined.
-pub fn specialize_module(m: &mut Module) -> Result<usize, String> {
+pub fn specialize_module(m: &mut Module) -> Result<usize, SpecializeError> {
     let mut n = 0;
     loop {
         let sites = selected_sites(m);
@@ -194,23 +228,15 @@ pub fn specialize_module(m: &mut Module) -> Result<usize, String> {
         for &(fid, i) in &sites {
             let Some(Value::Func(g)) = m.func(fid).inst(i).operands.first().copied() else { continue };
             if m.func(g).is_external() {
-                return Err(format!(
-                    "@{} calls external @{} with a resource argument; nothing to inline",
-                    m.func(fid).name,
-                    m.func(g).name
-                ));
+                let (caller, callee) = (m.func(fid).name.clone(), m.func(g).name.clone());
+                return Err(SpecializeError::ExternalCallee { caller, callee, site: (fid, i) });
             }
             if reaches(m, g, g) {
-                return Err(format!(
-                    "@{} is recursive; its call sites taking resources or shared pointers cannot be inlined",
-                    m.func(g).name
-                ));
+                return Err(SpecializeError::Recursive { callee: m.func(g).name.clone(), site: (fid, i) });
             }
         }
         if n > 10_000 {
-            return Err(
-                "callable specialization did not reach a fixed point (recursion through resource arguments?)".into()
-            );
+            return Err(SpecializeError::NoFixedPoint);
         }
         // Sites are re-selected after each inline: ids in a caller change.
         let (fid, i) = sites[0];
@@ -286,13 +312,14 @@ fn reaches(m: &Module, from: FuncId, to: FuncId) -> bool {
 }
 
 /// Inline call `call` of `caller` (raw CFG).
-pub fn inline_call(m: &mut Module, caller: FuncId, call: Inst) -> Result<(), String> {
+pub fn inline_call(m: &mut Module, caller: FuncId, call: Inst) -> Result<(), SpecializeError> {
+    let malformed = |message| SpecializeError::Malformed { message, site: (caller, call) };
     let d = m.func(caller).inst_data(call);
-    let Some(Value::Func(g)) = d.operands.first().copied() else { return Err("call without callee".into()) };
+    let Some(Value::Func(g)) = d.operands.first().copied() else { return Err(malformed("call without callee")) };
     let callee = m.func(g).clone();
     let actuals: Vec<Value> = d.operands[1..].to_vec();
     let f = m.func_mut(caller);
-    let b = f.parent(call).ok_or("call is not placed")?;
+    let b = f.parent(call).ok_or(malformed("call is not placed"))?;
     // Continuation block: everything after the call; Phis of the old
     // successors now come from it.
     let cont = f.add_block();
@@ -342,7 +369,7 @@ pub fn inline_call(m: &mut Module, caller: FuncId, call: Inst) -> Result<(), Str
     let result = if d.ty != TypeTable::VOID {
         let mut phi = InstData::new(Opcode::Phi, d.ty);
         for (rb, v) in &returns {
-            phi.operands.push(map_v(v.ok_or("value-returning callee returns nothing")?));
+            phi.operands.push(map_v(v.ok_or(malformed("value-returning callee returns nothing"))?));
             phi.blocks.push(*rb);
         }
         let pi = f.create_inst(phi);
@@ -360,7 +387,7 @@ pub fn inline_call(m: &mut Module, caller: FuncId, call: Inst) -> Result<(), Str
         f.replace_all_uses(Value::Inst(call), r);
     }
     f.remove_inst(call);
-    let entry = callee.body().ok_or("callee has no body")?;
+    let entry = callee.body().ok_or(malformed("callee has no body"))?;
     let mut br = InstData::new(Opcode::Br, TypeTable::VOID);
     br.blocks.push(bmap[&entry]);
     f.append_inst(b, br);

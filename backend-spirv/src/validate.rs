@@ -18,10 +18,25 @@ use spirv_tools::opt::{Optimizer, Passes};
 use spirv_tools::val::Validator;
 use spirv_tools::TargetEnv;
 
-/// Validate for Vulkan 1.2; `Err` is the validator's message.
-pub fn validate(words: &[u32]) -> Result<(), String> {
+/// SPIRV-Tools rejects a module; `message` is the validator's (with the
+/// VUID of the rule it breaks, when it names one).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ValidationError {
+    pub message: String,
+}
+
+impl ValidationError {
+    /// Whether the validator names Vulkan valid-usage rule `vuid`.
+    pub fn breaks(&self, vuid: &str) -> bool {
+        self.message.contains(vuid)
+    }
+}
+
+/// Validate for Vulkan 1.2.
+pub fn validate(words: &[u32]) -> Result<(), ValidationError> {
     let v = spirv_tools::val::create(Some(TargetEnv::Vulkan_1_2));
-    v.validate(words, None).map_err(|e| e.to_string())
+    v.validate(words, None).map_err(|e| ValidationError { message: e.to_string() })
 }
 
 /// What optimization did.

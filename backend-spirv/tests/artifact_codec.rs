@@ -306,6 +306,12 @@ fn printer_records_round_trip_and_malformed_ones_are_rejected() {
     assert!(matches!(decode(&order, &unconstrained(), None), Err(ArtifactError::Printer { record: 1, .. })));
     assert_eq!(artifact::count_placeholders("{{}} {} {}"), Ok(2));
     assert!(artifact::check_print_type("vec<bool, 4>").is_ok());
+    assert_eq!(artifact::check_print_type("vec<bool>"), Err(artifact::PrintTypeError::VecWithoutLanes));
+    assert_eq!(
+        artifact::check_print_type("mat<i32, 2>"),
+        Err(artifact::PrintTypeError::NotPrintable("mat<i32, 2>".into()))
+    );
+    assert_eq!(artifact::count_placeholders("{} }"), Err(artifact::FormatStringError { brace: '}', at: 3 }));
 }
 
 #[test]

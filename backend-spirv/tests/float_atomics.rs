@@ -160,7 +160,8 @@ fn every_table_row_emits_its_planned_opcodes_with_and_without_its_feature() {
                 Err(why) => {
                     let e =
                         compile_err(&kernel(row), &CompileOptions { device_features: Some(device), ..opts(0, false) });
-                    assert!(e.contains(&why) && e.contains("spirv-plan:features"), "{row:?}: {e}");
+                    assert_eq!(why.needs, row.native);
+                    assert!(e.contains(&why.to_string()) && e.contains("spirv-plan:features"), "{row:?}: {e}");
                     if let Some(f) = row.native {
                         assert!(e.contains(f.vulkan_name()), "{e}");
                     }

@@ -24,5 +24,8 @@ kernel @k(%out: buffer<u32>) block_size(1, 1, 1) {
 "#;
     let mut m = parse(src);
     let e = xir_spirv::specialize::specialize_module(&mut m).unwrap_err();
-    assert!(e.contains("recursive"), "{e}");
+    assert!(matches!(&e, xir_spirv::specialize::SpecializeError::Recursive { callee, .. } if callee == "r"), "{e:?}");
+    // The error names its call site, so the pass's diagnostic is located.
+    let (f, i) = e.site().expect("a call site");
+    assert_eq!(m.func(f).opcode(i), xir::Opcode::Call);
 }

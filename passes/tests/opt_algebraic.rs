@@ -13,6 +13,7 @@ use std::collections::BTreeSet;
 use opt_support::*;
 use proptest::prelude::*;
 use xir::interp::Inputs;
+use xir::Span;
 
 fn kernel(ty: &str, body: &str) -> String {
     format!(
@@ -252,9 +253,34 @@ fn malformed_rules_are_load_errors() {
         let opts: ron::Value = ron::from_str(&format!("(rules_file: Some({:?}))", path.display().to_string())).unwrap();
         let err = match (decl.create)(Some(&opts)) {
             Ok(_) => panic!("bad rules #{k} loaded: {src}"),
-            Err(e) => e,
+            Err(xir::pass::OptionsError::File(e)) => e,
+            Err(e) => panic!("bad rules #{k}: not a rules-file error: {e:?}"),
         };
-        assert!(err.contains(want), "bad rules #{k}: `{err}` does not mention `{want}`");
+        assert_eq!(err.file, path.display().to_string());
+        assert!(err.message.contains(want), "bad rules #{k}: `{err}` does not mention `{want}`");
+        // Each error points into the rules file: at the RON syntax error
+        // (the missing field), else at the rule's name.
+        let want_span = match k {
+            0 => Span::with_len(1, 9, 10),
+            1 => Span::with_len(2, 21, 3),
+            12 => Span::new(1, 64),
+            _ => Span::with_len(1, 9, 3),
+        };
+        assert_eq!(err.span, Some(want_span), "bad rules #{k}: {err}");
+    }
+}
+
+#[test]
+fn an_unreadable_rules_file_is_a_file_error() {
+    let reg = registry();
+    let decl = reg.get("algebraic_simplify").unwrap();
+    let opts: ron::Value = ron::from_str(r#"(rules_file: Some("/nonexistent/rules.ron"))"#).unwrap();
+    match (decl.create)(Some(&opts)) {
+        Err(xir::pass::OptionsError::File(e)) => {
+            assert_eq!((e.file.as_str(), e.span), ("/nonexistent/rules.ron", None));
+            assert!(e.message.starts_with("cannot read rules file: "), "{e}");
+        }
+        other => panic!("expected a file error, got {:?}", other.err()),
     }
 }
 

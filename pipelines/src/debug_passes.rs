@@ -13,8 +13,8 @@
 
 use serde::Deserialize;
 use xir::pass::{
-    options_from_ron, AnalysisKind, OptionDoc, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome,
-    PassRegistry, Produces,
+    options_from_ron, AnalysisKind, OptionDoc, OptionsError, Pass, PassContext, PassDecl, PassError, PassInfo,
+    PassOutcome, PassRegistry, Produces,
 };
 use xir::{FuncId, InstData, Module, Opcode, TypeTable};
 
@@ -48,7 +48,7 @@ struct BreakOptions {
 
 struct BreakIr(BreakOptions);
 
-fn create_break(v: Option<&ron::Value>) -> Result<Box<dyn Pass>, String> {
+fn create_break(v: Option<&ron::Value>) -> Result<Box<dyn Pass>, OptionsError> {
     Ok(Box::new(BreakIr(options_from_ron(v)?)))
 }
 

@@ -46,15 +46,57 @@ pub fn read_module(path: &str) -> Result<Module, Vec<Diagnostic>> {
     read_module_with(path, &xir_frontend::Overrides::new())
 }
 
+/// Why an `--override` argument does not parse.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum OverrideError {
+    #[error("`{0}` is not NAME=VALUE")]
+    NotNameValue(String),
+    #[error("override `{name}`: `{value}` is not a number")]
+    NotANumber { name: String, value: String },
+}
+
 /// Parse `NAME=VALUE` (an `override` value; bools as `true` / `false`).
-pub fn parse_override(s: &str) -> Result<(String, f64), String> {
-    let (name, value) = s.split_once('=').ok_or_else(|| format!("`{s}` is not NAME=VALUE"))?;
+pub fn parse_override(s: &str) -> Result<(String, f64), OverrideError> {
+    let (name, value) = s.split_once('=').ok_or_else(|| OverrideError::NotNameValue(s.to_string()))?;
     let v = match value.trim() {
         "true" => 1.0,
         "false" => 0.0,
-        v => v.parse::<f64>().map_err(|_| format!("override `{name}`: `{v}` is not a number"))?,
+        v => {
+            v.parse::<f64>().map_err(|_| OverrideError::NotANumber { name: name.to_string(), value: v.to_string() })?
+        }
     };
     Ok((name.trim().to_string(), v))
+}
+
+/// Why [`write_output`] failed; nothing was left behind at the path.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    #[error("cannot write stdout: {0}")]
+    Stdout(std::io::Error),
+    #[error("{}: cannot write output: {source}", .path.display())]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("{}: cannot write output: the symlink's target cannot be resolved: {source}", .path.display())]
+    Symlink { path: PathBuf, source: std::io::Error },
+    #[error("{}: cannot write output: it is a directory", .path.display())]
+    Directory { path: PathBuf },
+}
+
+impl WriteError {
+    /// The error as a diagnostic (rule `io`) naming the output file.
+    pub fn to_diagnostic(&self) -> Diagnostic {
+        let (file, message) = match self {
+            WriteError::Stdout(e) => ("<stdout>".to_string(), format!("cannot write stdout: {e}")),
+            WriteError::Io { path, source } => (path.display().to_string(), format!("cannot write output: {source}")),
+            WriteError::Symlink { path, source } => (
+                path.display().to_string(),
+                format!("cannot write output: the symlink's target cannot be resolved: {source}"),
+            ),
+            WriteError::Directory { path } => {
+                (path.display().to_string(), "cannot write output: it is a directory".to_string())
+            }
+        };
+        Diagnostic::error(xir::diag::Rule::Io, message).with_file(file)
+    }
 }
 
 /// The name diagnostics give an input path: `-` is `<stdin>`.
@@ -66,12 +108,29 @@ pub fn display_name(path: &str) -> &str {
     }
 }
 
+/// What was read from standard input: it can be read only once, and
+/// diagnostics about `<stdin>` show their source lines from it.
+static STDIN_TEXT: std::sync::OnceLock<std::sync::Arc<str>> = std::sync::OnceLock::new();
+
+/// The text read from standard input by [`read_text`], if any.
+pub fn stdin_text() -> Option<std::sync::Arc<str>> {
+    STDIN_TEXT.get().cloned()
+}
+
 /// Read `path` (`-` = stdin) as text: at most `xir::text::source::MAX_SOURCE_BYTES`,
 /// UTF-8, a bad byte located at its `file:line:col`; `what` names the file
 /// in the message ("cannot read input: ...").
 pub fn read_text(path: &str, what: &str) -> Result<String, Vec<Diagnostic>> {
     use xir::text::source::{read_source, read_source_file};
-    let read = if path == "-" { read_source(std::io::stdin().lock()) } else { read_source_file(Path::new(path)) };
+    let read = if path == "-" {
+        let read = read_source(std::io::stdin().lock());
+        if let Ok(text) = &read {
+            let _ = STDIN_TEXT.set(text.as_str().into());
+        }
+        read
+    } else {
+        read_source_file(Path::new(path))
+    };
     read.map_err(|e| {
         let message = format!("cannot read {what}: {}", e.message);
         vec![Diagnostic::error(xir::diag::Rule::Io, message).with_span(e.span).with_file(display_name(path))]
@@ -102,24 +161,24 @@ pub fn detect(path: &str, text: &str) -> InputFormat {
 /// the same way and the link stays. Anything else that is not a directory (a
 /// device such as `/dev/null`, a FIFO, a socket) is opened and written in
 /// place, never replaced by a regular file.
-pub fn write_output(out: Option<&str>, bytes: &[u8]) -> Result<(), String> {
+pub fn write_output(out: Option<&str>, bytes: &[u8]) -> Result<(), WriteError> {
     let Some(path) = out.filter(|p| *p != "-") else {
         let mut so = std::io::stdout().lock();
-        return so.write_all(bytes).and_then(|_| so.flush()).map_err(|e| format!("cannot write stdout: {e}"));
+        return so.write_all(bytes).and_then(|_| so.flush()).map_err(WriteError::Stdout);
     };
     let path = Path::new(path);
-    let fail = |e: std::io::Error| format!("{}: cannot write output: {e}", path.display());
+    let fail = |source: std::io::Error| WriteError::Io { path: path.to_path_buf(), source };
     let target = match std::fs::symlink_metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return write_atomically(path, bytes, None).map_err(fail),
         Err(e) => return Err(fail(e)),
-        Ok(m) if m.file_type().is_symlink() => std::fs::canonicalize(path).map_err(|e| {
-            format!("{}: cannot write output: the symlink's target cannot be resolved: {e}", path.display())
-        })?,
+        Ok(m) if m.file_type().is_symlink() => {
+            std::fs::canonicalize(path).map_err(|source| WriteError::Symlink { path: path.to_path_buf(), source })?
+        }
         Ok(_) => path.to_path_buf(),
     };
     let meta = std::fs::metadata(&target).map_err(fail)?;
     if meta.is_dir() {
-        return Err(format!("{}: cannot write output: it is a directory", path.display()));
+        return Err(WriteError::Directory { path: path.to_path_buf() });
     }
     if meta.is_file() {
         return write_atomically(&target, bytes, Some(meta.permissions())).map_err(fail);

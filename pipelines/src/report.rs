@@ -45,6 +45,10 @@ impl Reporter {
     }
 
     pub fn render(&self, diags: &[Diagnostic]) -> String {
+        if let Some(text) = crate::io::stdin_text() {
+            // Named `<stdin>` (io::display_name), which no file on disk is.
+            self.sources.add(crate::io::display_name("-"), &*text);
+        }
         render_as(self.format, diags, &self.sources)
     }
 

@@ -76,6 +76,34 @@ fn the_default_form_shows_the_source_line_and_a_caret() {
 }
 
 #[test]
+fn stdin_input_shows_its_source_line_too() {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_xir-opt"))
+        .arg("-")
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("xir-opt runs");
+    let text = "kernel @k() block_size(1, 1, 1) {\n^entry:\n  %x = frob i32 1 : i32\n  return\n}\n";
+    child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stderr(&o),
+        "error[parse]: unknown opcode `frob`
+  ┌─ <stdin>:3:8
+  │
+3 │   %x = frob i32 1 : i32
+  │        ^^^^
+  │
+  = in @k
+
+"
+    );
+}
+
+#[test]
 fn a_verifier_error_in_each_form() {
     let dir = scratch("verify");
     let f = write(&dir, "dom.xir", DOM);

@@ -92,19 +92,33 @@ struct Check {
     line: usize,
 }
 
-/// An expected error: the diagnostic's rule and, when given, its position.
+/// An expected error: the diagnostic's rule and, when given, its position
+/// and the positions of its secondary labels in the same file (`None`: the
+/// labels are not compared).
 #[derive(Debug, PartialEq, Eq)]
 struct ExpectedError {
     rule: String,
     at: Option<(u32, u32)>,
+    labels: Option<Vec<(u32, u32)>>,
+}
+
+impl ExpectedError {
+    /// Whether `got` (an actual error, labels always known) meets `self`.
+    fn admits(&self, got: &ExpectedError) -> bool {
+        self.rule == got.rule && self.at == got.at && (self.labels.is_none() || self.labels == got.labels)
+    }
 }
 
 impl std::fmt::Display for ExpectedError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.at {
-            Some((l, c)) => write!(f, "{} at {l}:{c}", self.rule),
-            None => write!(f, "{}", self.rule),
+            Some((l, c)) => write!(f, "{} at {l}:{c}", self.rule)?,
+            None => write!(f, "{}", self.rule)?,
         }
+        for (l, c) in self.labels.iter().flatten() {
+            write!(f, "; label at {l}:{c}")?;
+        }
+        Ok(())
     }
 }
 
@@ -234,20 +248,33 @@ fn parse_file(text: &str) -> Result<TestFile, String> {
     Ok(t)
 }
 
-/// `RULE` or `RULE at LINE:COL`.
+/// `LINE:COL`.
+fn parse_position(pos: &str) -> Result<(u32, u32), String> {
+    let (l, c) = pos.trim().split_once(':').ok_or(format!("position `{pos}` is not LINE:COL"))?;
+    let parse = |x: &str| x.trim().parse::<u32>().map_err(|_| format!("position `{pos}` is not LINE:COL"));
+    Ok((parse(l)?, parse(c)?))
+}
+
+/// `RULE` or `RULE at LINE:COL`, then any number of `; label at LINE:COL`
+/// (the secondary labels in this file, in order; with none given, labels
+/// are not compared).
 fn parse_error(s: &str) -> Result<ExpectedError, String> {
-    let (rule, at) = match s.split_once(" at ") {
-        Some((rule, pos)) => {
-            let (l, c) = pos.trim().split_once(':').ok_or(format!("position `{pos}` is not LINE:COL"))?;
-            let parse = |x: &str| x.trim().parse::<u32>().map_err(|_| format!("position `{pos}` is not LINE:COL"));
-            (rule, Some((parse(l)?, parse(c)?)))
-        }
-        None => (s, None),
+    let mut parts = s.split("; ");
+    let head = parts.next().unwrap_or_default();
+    let (rule, at) = match head.split_once(" at ") {
+        Some((rule, pos)) => (rule, Some(parse_position(pos)?)),
+        None => (head, None),
     };
     if rule.trim().is_empty() || rule.contains(char::is_whitespace) {
         return Err(format!("`error: {s}`: want `error: RULE` or `error: RULE at LINE:COL`"));
     }
-    Ok(ExpectedError { rule: rule.trim().to_string(), at })
+    let mut labels = Vec::new();
+    for p in parts {
+        let pos = p.strip_prefix("label at ").ok_or(format!("`{p}`: want `label at LINE:COL`"))?;
+        labels.push(parse_position(pos)?);
+    }
+    let labels = (!labels.is_empty()).then_some(labels);
+    Ok(ExpectedError { rule: rule.trim().to_string(), at, labels })
 }
 
 /// The pipeline RON for a header: a shipped pipeline name, a registered pass
@@ -309,10 +336,20 @@ fn errors_of(diags: &[xir::Diagnostic], fallback_rule: &str, rendered: String) -
     let mut errs: Vec<ExpectedError> = diags
         .iter()
         .filter(|d| d.is_error())
-        .map(|d| ExpectedError { rule: d.rule.name().to_string(), at: d.span.map(|s| (s.line, s.col)) })
+        .map(|d| ExpectedError {
+            rule: d.rule.name().to_string(),
+            at: d.span.map(|s| (s.line, s.col)),
+            labels: Some(
+                d.labels
+                    .iter()
+                    .filter(|l| l.file.is_none() || l.file == d.file)
+                    .map(|l| (l.span.line, l.span.col))
+                    .collect(),
+            ),
+        })
         .collect();
     if errs.is_empty() {
-        errs.push(ExpectedError { rule: fallback_rule.to_string(), at: None });
+        errs.push(ExpectedError { rule: fallback_rule.to_string(), at: None, labels: Some(Vec::new()) });
     }
     Outcome::Errors(errs, rendered)
 }
@@ -448,7 +485,11 @@ fn run_file_as(path: &Path, bless: bool) -> Result<(), String> {
     let outcome = execute(&t, &file).map_err(|e| format!("{file}: {e}"))?;
     if !t.errors.is_empty() {
         return match outcome {
-            Outcome::Errors(got, _) if got == t.errors => Ok(()),
+            Outcome::Errors(got, _)
+                if got.len() == t.errors.len() && t.errors.iter().zip(&got).all(|(want, got)| want.admits(got)) =>
+            {
+                Ok(())
+            }
             Outcome::Errors(got, rendered) => {
                 Err(format!("{file}: errors differ\n want: {}\n  got: {}\n{rendered}", list(&t.errors), list(&got)))
             }
@@ -607,6 +648,7 @@ fn self_test() -> Result<(), String> {
         "// pipeline: dce\n// CHECK: x\nk\n// ---- expected ----\n// k\n", // two kinds
         "// pipeline: dce\n// error: two words at 1:1\n",
         "// pipeline: dce\n// error: parse at one\n",
+        "// pipeline: dce\n// error: parse at 1:1; lable at 2:2\n",
         "// pipeline: dce\n// CHECK-NXT: x\n",
         "// pipeline: dce\n// ---- expected ----\nnot a comment\n",
         "// pipeline: dce\n// fast-math\n// inputs: {}\n",
@@ -636,6 +678,14 @@ fn self_test() -> Result<(), String> {
     }
     let parse_error = "// pipeline: dce\n\nkernel @k( {\n// error: parse at 3:12\n";
     run_file_as(&file("parse.xir", parse_error.into())?, false).map_err(|e| format!("a located parse error: {e}"))?;
+    // Secondary labels: compared when given, a wrong one fails.
+    let twice = "// pipeline: dce\n\nkernel @k() block_size(1, 1, 1) {\n^entry:\n  %x = add u32 1, u32 2 : u32\n  \
+                 %x = add u32 1, u32 2 : u32\n  return\n}\n";
+    let label = |at: &str| file("label.xir", format!("{twice}// error: parse at 6:3; label at {at}\n"));
+    run_file_as(&label("5:3")?, false).map_err(|e| format!("a redefinition labels the first definition: {e}"))?;
+    if run_file_as(&label("6:3")?, false).is_ok() {
+        return Err("a wrong `label at` passed".into());
+    }
     let bad_pipeline = file("pipe.xir", format!("// pipeline: [dce, nosuchpass]\n\n{module}"))?;
     if run_file_as(&bad_pipeline, false).is_ok() {
         return Err("an unknown pass was accepted".into());

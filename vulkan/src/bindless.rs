@@ -54,19 +54,22 @@ pub(crate) struct Heap {
 
 impl Heap {
     /// Add argument `arg`'s slots to the heap; returns its metadata bytes.
-    pub fn add(&mut self, arg: usize, slots: Slots) -> Result<Vec<u8>, String> {
+    pub fn add(&mut self, arg: usize, slots: Slots) -> Result<Vec<u8>, SlotsError> {
         let mut meta = Vec::with_capacity(slots.len() * 8);
         let mut indices: Vec<Option<usize>> = Vec::with_capacity(slots.len());
         for (k, s) in slots.bytes.into_iter().enumerate() {
             let (index, size) = match s {
                 // One heap buffer behind both slots: writes through either are seen through both.
                 Some(bytes) if slots.alias[k].is_some() => {
-                    let index = slots.alias[k].and_then(|t| indices[t]).ok_or("an alias of a slot without a buffer")?;
+                    let index = slots.alias[k]
+                        .and_then(|t| indices[t])
+                        .ok_or(SlotsError::at(k, "an alias of a slot without a buffer"))?;
                     indices.push(Some(index));
                     (index as u32, bytes.len() as u32)
                 }
                 Some(bytes) => {
-                    let size = u32::try_from(bytes.len()).map_err(|_| "a bindless slot over 4 GiB".to_string())?;
+                    let size =
+                        u32::try_from(bytes.len()).map_err(|_| SlotsError::at(k, "a bindless slot over 4 GiB"))?;
                     let index = self.buffers.len();
                     self.buffers.push(bytes);
                     indices.push(Some(index));
@@ -89,10 +92,28 @@ impl Heap {
     }
 }
 
+/// Why a bindless array's input does not parse or fit the heap: the slot
+/// it is about (none: the array as a whole) and what is wrong.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}{message}", .slot.map(|k| format!("slot {k}: ")).unwrap_or_default())]
+pub(crate) struct SlotsError {
+    pub slot: Option<usize>,
+    pub message: String,
+}
+
+impl SlotsError {
+    fn at(k: usize, message: impl Into<String>) -> Self {
+        SlotsError { slot: Some(k), message: message.into() }
+    }
+}
+
 /// Parse `{"slots": [...]}`: `null`, `{"bytes": [...]}`, `{"<scalar>": [...]}` (values little-endian, packed),
 /// or `{"alias": k}` (the buffer of the earlier buffer slot `k`).
-pub(crate) fn slots_from_json(module: &Module, j: &Json) -> Result<Slots, String> {
-    let slots = j.get("slots").and_then(Json::as_array).ok_or("a bindless array needs `slots`")?;
+pub(crate) fn slots_from_json(module: &Module, j: &Json) -> Result<Slots, SlotsError> {
+    let slots = j
+        .get("slots")
+        .and_then(Json::as_array)
+        .ok_or(SlotsError { slot: None, message: "a bindless array needs `slots`".into() })?;
     let mut out: Vec<Option<Vec<u8>>> = Vec::with_capacity(slots.len());
     let mut alias = vec![None; slots.len()];
     for (k, s) in slots.iter().enumerate() {
@@ -100,33 +121,35 @@ pub(crate) fn slots_from_json(module: &Module, j: &Json) -> Result<Slots, String
             Json::Null => None,
             Json::Object(o) if o.len() == 1 && o.contains_key("alias") => {
                 let t = o["alias"].as_u64().filter(|&t| (t as usize) < k && alias[t as usize].is_none());
-                let t = t.ok_or(format!("slot {k}: `alias` names an earlier slot that is not an alias"))? as usize;
+                let t = t.ok_or(SlotsError::at(k, "`alias` names an earlier slot that is not an alias"))? as usize;
                 alias[k] = Some(t);
-                Some(out[t].clone().ok_or(format!("slot {k}: `alias` {t}: slot {t} is not a buffer"))?)
+                Some(out[t].clone().ok_or(SlotsError::at(k, format!("`alias` {t}: slot {t} is not a buffer")))?)
             }
             Json::Object(o) if o.contains_key("texels") || o.contains_key("size") => {
-                return Err(format!(
-                    "slot {k} holds a texture, which `texture_heap.rs` takes out before this parser (an internal error)"
+                return Err(SlotsError::at(
+                    k,
+                    "it holds a texture, which `texture_heap.rs` takes out before this parser (an internal error)",
                 ))
             }
             Json::Object(o) if o.len() == 1 => {
                 let (key, vals) = o.iter().next().expect("one entry");
                 if key == "bytes" {
-                    let bytes = vals.as_array().ok_or(format!("slot {k}: `bytes` must be an array"))?;
+                    let bytes = vals.as_array().ok_or(SlotsError::at(k, "`bytes` must be an array"))?;
                     Some(
                         bytes
                             .iter()
                             .map(|b| b.as_u64().filter(|b| *b <= 255).map(|b| b as u8))
                             .collect::<Option<Vec<u8>>>()
-                            .ok_or(format!("slot {k}: a byte is 0..=255"))?,
+                            .ok_or(SlotsError::at(k, "a byte is 0..=255"))?,
                     )
                 } else {
-                    Some(scalar_bytes(module, key, vals).map_err(|e| format!("slot {k}: {e}"))?)
+                    Some(scalar_bytes(module, key, vals).map_err(|e| SlotsError::at(k, e))?)
                 }
             }
             other => {
-                return Err(format!(
-                    "slot {k}: expected null, {{\"bytes\": [...]}} or {{\"<scalar>\": [...]}}, found {other}"
+                return Err(SlotsError::at(
+                    k,
+                    format!("expected null, {{\"bytes\": [...]}} or {{\"<scalar>\": [...]}}, found {other}"),
                 ))
             }
         };
@@ -153,11 +176,11 @@ fn scalar_bytes(module: &Module, key: &str, vals: &Json) -> Result<Vec<u8>, Stri
     };
     // The slot's element type need not occur in the kernel: intern it in a copy.
     match module.types.lookup(&ty) {
-        Some(id) => xir::interp::buffer_to_host_bytes(module, id, vals),
+        Some(id) => Ok(xir::interp::buffer_to_host_bytes(module, id, vals)?),
         None => {
             let mut m = module.clone();
             let id = m.types.intern(ty);
-            xir::interp::buffer_to_host_bytes(&m, id, vals)
+            Ok(xir::interp::buffer_to_host_bytes(&m, id, vals)?)
         }
     }
 }

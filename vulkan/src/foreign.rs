@@ -152,7 +152,7 @@ fn encode(device: &Device, codec: &codec::Codec, v: &Variable, json: &Json) -> R
             } else {
                 json
             };
-            let b = codec.block_to_bytes(layout, json).map_err(bad)?;
+            let b = codec.block_to_bytes(layout, json).map_err(|e| bad(e.to_string()))?;
             if b.bytes.is_empty() {
                 return Err(bad(
                     "an empty buffer cannot be bound (a Vulkan descriptor covers at least one byte)".into()
@@ -192,7 +192,7 @@ fn is_single_value_buffer(kind: &VariableKind) -> bool {
 fn decode(codec: &codec::Codec, v: &Variable, b: &Bound, r: Resource) -> Result<Json, String> {
     match (&v.kind, r) {
         (VariableKind::StorageBuffer(layout) | VariableKind::UniformBuffer(layout), Resource::Buffer(bytes)) => {
-            let j = codec.block_from_bytes(layout, &bytes, b.runtime_len)?;
+            let j = codec.block_from_bytes(layout, &bytes, b.runtime_len).map_err(|e| e.to_string())?;
             Ok(if is_single_value_buffer(&v.kind) { Json::Array(vec![j]) } else { j })
         }
         (VariableKind::StorageImage(img), Resource::Image { size, data, .. }) => {

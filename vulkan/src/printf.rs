@@ -354,7 +354,7 @@ fn print_type(t: &mut TypeTable, s: &str) -> Result<(TypeId, u32, u32), String> 
         };
         Ok((t.intern(ty), bits))
     };
-    check_print_type(s)?;
+    check_print_type(s).map_err(|e| e.to_string())?;
     let inner = |p: &str| s.strip_prefix(p).and_then(|r| r.strip_suffix('>')).and_then(|r| r.split_once(", "));
     if let Some((e, n)) = inner("vec<") {
         let ((elem, bits), lanes) = (scalar(t, e)?, n.parse::<u8>().map_err(|e| e.to_string())?);
@@ -377,7 +377,7 @@ impl<'a> Formats<'a> {
             if k > 0 && records[k - 1].id >= r.id {
                 return Err(bad("ids are not increasing".into()));
             }
-            let n = pieces(&r.format).map_err(bad)?.iter().filter(|p| **p == Piece::Arg).count();
+            let n = pieces(&r.format).map_err(|e| bad(e.to_string()))?.iter().filter(|p| **p == Piece::Arg).count();
             if n != r.arg_types.len() {
                 return Err(bad(format!("{n} placeholders for {} arguments", r.arg_types.len())));
             }
@@ -406,10 +406,10 @@ impl<'a> Formats<'a> {
                     }
                 })
                 .collect();
-            format_value_bits(&self.types, ty, &leaves)
+            format_value_bits(&self.types, ty, &leaves).map_err(|e| e.to_string())
         });
         let mut out = String::new();
-        for p in pieces(&self.records[k].format)? {
+        for p in pieces(&self.records[k].format).map_err(|e| e.to_string())? {
             match p {
                 Piece::Text(t) => out.push_str(&t),
                 Piece::Arg => out.push_str(&values.next().ok_or("more placeholders than arguments")??),

@@ -35,7 +35,9 @@ use xir::{FuncId, Module};
 
 pub use args::{SavedArgument, SavedArguments};
 pub use header::{RawHeader, SectionEntry, FORMAT_VERSION, HEADER_LEN, MAGIC};
-pub use printers::{check_print_type, count_placeholders, pieces, Piece, PrinterRecord};
+pub use printers::{
+    check_print_type, count_placeholders, pieces, FormatStringError, Piece, PrintTypeError, PrinterRecord,
+};
 pub use properties::check_shape as check_abi_shape;
 
 use crate::abi::{KernelAbi, ENTRY_POINT_NAME};
@@ -330,7 +332,7 @@ fn check_spirv(words: &[u32], abi: &KernelAbi) -> Result<FeatureSet, ArtifactErr
     spirv_header::check_strings(words)?;
     let m = rspirv::dr::load_words(words).map_err(|e| ArtifactError::InvalidSpirv(e.to_string()))?;
     spirv_header::check_ids(&m, words[3])?;
-    crate::validate::validate(words).map_err(ArtifactError::InvalidSpirv)?;
+    crate::validate::validate(words).map_err(|e| ArtifactError::InvalidSpirv(e.message))?;
     properties::check_interface(&m, abi)?;
     use rspirv::dr::Operand;
     let entry = m.entry_points.iter().find_map(|e| match e.operands.as_slice() {

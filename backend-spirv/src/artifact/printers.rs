@@ -34,26 +34,47 @@ const SCALARS: [&str; 13] =
     ["bool", "i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64", "f16", "f32", "f64", "fp8e4m3"];
 const FLOATS: [&str; 3] = ["f16", "f32", "f64"];
 
+/// Why a type spelling is not printable.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PrintTypeError {
+    #[error("type spelling of {0} bytes")]
+    TooLong(usize),
+    #[error("`vec<` without `, N>`")]
+    VecWithoutLanes,
+    #[error("`mat<` without `, N>`")]
+    MatWithoutDim,
+    #[error("`{0}` is not a printable type")]
+    NotPrintable(String),
+}
+
+/// A brace that neither opens `{}` nor is doubled, at byte `at`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("stray `{brace}` at byte {at}")]
+pub struct FormatStringError {
+    pub brace: char,
+    pub at: usize,
+}
+
 /// Accept a printable type spelling, or say why not.
-pub fn check_print_type(s: &str) -> Result<(), String> {
+pub fn check_print_type(s: &str) -> Result<(), PrintTypeError> {
     if s.len() > MAX_PRINT_TYPE_LEN as usize {
-        return Err(format!("type spelling of {} bytes", s.len()));
+        return Err(PrintTypeError::TooLong(s.len()));
     }
     if SCALARS.contains(&s) || s == "fp8e5m2" {
         return Ok(());
     }
     let inner = |prefix: &str| s.strip_prefix(prefix).and_then(|r| r.strip_suffix('>'));
     let (elem, n, allowed): (&str, &str, &[&str]) = if let Some(r) = inner("vec<") {
-        let (e, n) = r.split_once(", ").ok_or("`vec<` without `, N>`")?;
+        let (e, n) = r.split_once(", ").ok_or(PrintTypeError::VecWithoutLanes)?;
         (e, n, &SCALARS)
     } else if let Some(r) = inner("mat<") {
-        let (e, n) = r.split_once(", ").ok_or("`mat<` without `, N>`")?;
+        let (e, n) = r.split_once(", ").ok_or(PrintTypeError::MatWithoutDim)?;
         (e, n, &FLOATS)
     } else {
-        return Err(format!("`{s}` is not a printable type"));
+        return Err(PrintTypeError::NotPrintable(s.to_string()));
     };
     if !allowed.contains(&elem) || !matches!(n, "2" | "3" | "4") {
-        return Err(format!("`{s}` is not a printable type"));
+        return Err(PrintTypeError::NotPrintable(s.to_string()));
     }
     Ok(())
 }
@@ -68,7 +89,7 @@ pub enum Piece {
 }
 
 /// The pieces of a brace-dialect format string, or where it is malformed.
-pub fn pieces(fmt: &str) -> Result<Vec<Piece>, String> {
+pub fn pieces(fmt: &str) -> Result<Vec<Piece>, FormatStringError> {
     let mut out = Vec::new();
     let mut text = String::new();
     let mut it = fmt.char_indices().peekable();
@@ -85,7 +106,7 @@ pub fn pieces(fmt: &str) -> Result<Vec<Piece>, String> {
                 }
                 out.push(Piece::Arg);
             }
-            ('{' | '}', _) => return Err(format!("stray `{c}` at byte {i}")),
+            ('{' | '}', _) => return Err(FormatStringError { brace: c, at: i }),
             _ => text.push(c),
         }
     }
@@ -96,16 +117,16 @@ pub fn pieces(fmt: &str) -> Result<Vec<Piece>, String> {
 }
 
 /// The number of `{}` placeholders of a brace-dialect format string.
-pub fn count_placeholders(fmt: &str) -> Result<usize, String> {
+pub fn count_placeholders(fmt: &str) -> Result<usize, FormatStringError> {
     Ok(pieces(fmt)?.iter().filter(|p| **p == Piece::Arg).count())
 }
 
 fn check_record(r: &PrinterRecord) -> Result<(), String> {
-    let n = count_placeholders(&r.format)?;
+    let n = count_placeholders(&r.format).map_err(|e| e.to_string())?;
     if n != r.arg_types.len() {
         return Err(format!("{n} placeholders for {} arguments", r.arg_types.len()));
     }
-    r.arg_types.iter().try_for_each(|t| check_print_type(t))
+    r.arg_types.iter().try_for_each(|t| check_print_type(t).map_err(|e| e.to_string()))
 }
 
 pub fn encode(records: &[PrinterRecord]) -> Result<Vec<u8>, ArtifactError> {

@@ -127,7 +127,7 @@ pub fn plan_bindless(m: &Module, kernel: FuncId, order: &[FuncId]) -> Result<Bin
                 } else if d.opcode == Opcode::BindlessByteBufferRead {
                     super::byte_access::byte_leaves(m, vt).err()
                 } else {
-                    typed_access(t, vt).err()
+                    typed_access(t, vt).err().map(|e| e.to_string())
                 };
                 if let Some(e) = bad {
                     diags.push(inst_diag(

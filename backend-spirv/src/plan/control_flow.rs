@@ -220,7 +220,7 @@ pub fn plan_control_flow(
                 if d.opcode == Opcode::Switch {
                     let sel_bits = m.types.scalar_bits(f.value_type(m, d.operands[0]));
                     if let Err(e) = limits::plan_switch(f.cases(t).len(), sel_bits) {
-                        errs.push((Some(t), Some(b), e));
+                        errs.push((Some(t), Some(b), e.to_string()));
                     }
                 }
                 for s in d.successors() {
@@ -408,7 +408,7 @@ pub fn plan_control_flow(
                         }
                     }
                     if let Err(e) = limits::plan_phi(fw.incomings.len()) {
-                        errs.push((Some(i), Some(b), e));
+                        errs.push((Some(i), Some(b), e.to_string()));
                     }
                     forwards.push(fw);
                     Incoming::Forward(forwards.len() - 1)
@@ -435,7 +435,7 @@ pub fn plan_control_flow(
                 }
             }
             if let Err(e) = limits::plan_phi(incomings.len()) {
-                errs.push((Some(i), Some(b), e));
+                errs.push((Some(i), Some(b), e.to_string()));
             }
             phis.push(PhiPlan { inst: i, host, incomings });
         }

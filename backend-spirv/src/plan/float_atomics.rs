@@ -126,20 +126,26 @@ pub fn lookup(op: FloatOp, storage: Storage, bits: u32) -> Option<&'static Row> 
     TABLE.iter().find(|r| r.op == op && r.storage == storage && r.bits == bits)
 }
 
+/// A float atomic with no legal lowering on the device: why, and the
+/// device feature that would make it native, if one would.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{why}{}", .needs.map(|f| format!("; it needs the device feature {}", f.vulkan_name())).unwrap_or_default())]
+pub struct Refusal {
+    pub why: &'static str,
+    pub needs: Option<Feature>,
+}
+
 impl Row {
     /// The lowering on a device with `device` enabled (`None`: unknown, so
-    /// nothing optional is native); `Err` is the refusal message.
-    pub fn choose(&self, device: Option<&FeatureSet>) -> Result<Lowering, String> {
+    /// nothing optional is native), or why there is none.
+    pub fn choose(&self, device: Option<&FeatureSet>) -> Result<Lowering, Refusal> {
         if let Some(feat) = self.native.filter(|f| device.is_some_and(|d| d.contains(*f))) {
             return Ok(Lowering::Native(feat));
         }
         match self.fallback {
             Word => Ok(Lowering::Word),
             CasLoop => Ok(Lowering::CasLoop),
-            Refuse(why) => Err(match self.native {
-                Some(f) => format!("{why}; it needs the device feature {}", f.vulkan_name()),
-                None => why.to_string(),
-            }),
+            Refuse(why) => Err(Refusal { why, needs: self.native }),
         }
     }
 
@@ -176,7 +182,8 @@ mod tests {
         let dev: FeatureSet = [F::SharedFloat32AtomicAdd].into_iter().collect();
         assert_eq!(add.choose(Some(&dev)), Ok(Lowering::Native(F::SharedFloat32AtomicAdd)));
         let e = add.choose(Some(&FeatureSet::empty())).unwrap_err();
-        assert!(e.contains("shaderSharedFloat32AtomicAdd") && e.contains("shared memory"), "{e}");
+        assert_eq!(e.needs, Some(F::SharedFloat32AtomicAdd));
+        assert!(e.to_string().contains("shaderSharedFloat32AtomicAdd") && e.why.contains("shared memory"), "{e}");
         assert_eq!(add.choose(None), add.choose(Some(&FeatureSet::empty())));
         let cas = lookup(CompareExchange, Buffer, 32).expect("row");
         assert_eq!(cas.choose(Some(&FeatureSet::all())), Ok(Lowering::Word));

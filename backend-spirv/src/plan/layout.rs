@@ -120,16 +120,43 @@ pub enum TypedAccess {
     },
 }
 
+/// Why a type has no buffer or word-storage layout. Type names are their
+/// text spelling.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LayoutError {
+    #[error("buffer element `{0}` is not plain data")]
+    ElementNotData(String),
+    #[error("buffer elements of zero size have no ArrayStride")]
+    ZeroSizeElement,
+    #[error("buffer element larger than 4 GiB")]
+    ElementTooLarge,
+    #[error("`{0}` is not plain data")]
+    NotData(String),
+    #[error("word-storage arrays are limited to {MAX_WORD_ARRAY} elements, `{ty}` has {len}")]
+    ArrayTooLong { ty: String, len: u64 },
+    #[error("an element of zero size has no word-storage representation")]
+    ZeroSizeWordElement,
+    #[error("a {bytes}-byte leaf at byte {offset} of `{ty}` is not naturally aligned in word storage")]
+    MisalignedLeaf { bytes: u64, offset: u64, ty: String },
+}
+
+/// The planners report with messages, located by their callers.
+impl From<LayoutError> for String {
+    fn from(e: LayoutError) -> String {
+        e.to_string()
+    }
+}
+
 /// Decide how a `buffer<elem>` is stored. `Err` explains why it cannot be.
-pub fn plan_buffer(t: &TypeTable, elem: TypeId) -> Result<BufferStorage, String> {
+pub fn plan_buffer(t: &TypeTable, elem: TypeId) -> Result<BufferStorage, LayoutError> {
     if !t.is_data(elem) {
-        return Err(format!("buffer element `{}` is not plain data", xir::verify::type_name(t, elem)));
+        return Err(LayoutError::ElementNotData(xir::verify::type_name(t, elem)));
     }
     let (size, align) = t.size_align(elem);
     if size == 0 {
-        return Err("buffer elements of zero size have no ArrayStride".into());
+        return Err(LayoutError::ZeroSizeElement);
     }
-    let size = u32::try_from(size).map_err(|_| "buffer element larger than 4 GiB".to_string())?;
+    let size = u32::try_from(size).map_err(|_| LayoutError::ElementTooLarge)?;
     if typed_compatible(t, elem) {
         return Ok(BufferStorage::Typed { stride: size });
     }
@@ -138,8 +165,8 @@ pub fn plan_buffer(t: &TypeTable, elem: TypeId) -> Result<BufferStorage, String>
 }
 
 /// The scalars of `ty` in host layout, with their paths; `Err` for a non-data leaf.
-pub fn leaves(t: &TypeTable, ty: TypeId) -> Result<Vec<Leaf>, String> {
-    fn go(t: &TypeTable, ty: TypeId, off: u64, path: &mut Vec<u32>, out: &mut Vec<Leaf>) -> Result<(), String> {
+pub fn leaves(t: &TypeTable, ty: TypeId) -> Result<Vec<Leaf>, LayoutError> {
+    fn go(t: &TypeTable, ty: TypeId, off: u64, path: &mut Vec<u32>, out: &mut Vec<Leaf>) -> Result<(), LayoutError> {
         let mut each = |path: &mut Vec<u32>, parts: Vec<(TypeId, u64, Vec<u32>)>| {
             parts.into_iter().try_for_each(|(e, o, k)| {
                 let n = path.len();
@@ -160,10 +187,7 @@ pub fn leaves(t: &TypeTable, ty: TypeId) -> Result<Vec<Leaf>, String> {
             }
             Type::Array { elem, len } => {
                 if *len > MAX_WORD_ARRAY {
-                    let name = xir::verify::type_name(t, ty);
-                    return Err(format!(
-                        "word-storage arrays are limited to {MAX_WORD_ARRAY} elements, `{name}` has {len}"
-                    ));
+                    return Err(LayoutError::ArrayTooLong { ty: xir::verify::type_name(t, ty), len: *len });
                 }
                 let s = t.size_align(*elem).0;
                 each(path, (0..*len as u32).map(|k| (*elem, s * u64::from(k), vec![k])).collect())
@@ -181,7 +205,7 @@ pub fn leaves(t: &TypeTable, ty: TypeId) -> Result<Vec<Leaf>, String> {
                     fields.iter().zip(t.struct_offsets(ty)).enumerate().map(|(k, (f, o))| (*f, o, vec![k as u32]));
                 each(path, parts.collect())
             }
-            _ => Err(format!("`{}` is not plain data", xir::verify::type_name(t, ty))),
+            _ => Err(LayoutError::NotData(xir::verify::type_name(t, ty))),
         }
     }
     let mut out = Vec::new();
@@ -197,10 +221,10 @@ const MAX_WORD_ARRAY: u64 = 4096;
 /// `index` starts at byte `index * size(T)` with alignment `gcd(size(T), 4)`
 /// (the reference, "typed word-storage"). Every leaf must be naturally
 /// aligned there, so none straddles a word.
-pub fn typed_access(t: &TypeTable, ty: TypeId) -> Result<TypedAccess, String> {
+pub fn typed_access(t: &TypeTable, ty: TypeId) -> Result<TypedAccess, LayoutError> {
     let size = t.size_align(ty).0;
     if size == 0 {
-        return Err("an element of zero size has no word-storage representation".into());
+        return Err(LayoutError::ZeroSizeWordElement);
     }
     let leaves = leaves(t, ty)?;
     let word_aligned = size.is_multiple_of(4);
@@ -215,12 +239,7 @@ pub fn typed_access(t: &TypeTable, ty: TypeId) -> Result<TypedAccess, String> {
         let bytes = u64::from(t.scalar_bits(l.ty) / 8);
         let align = base_align.min(if l.offset == 0 { 4 } else { 1 << l.offset.trailing_zeros().min(2) });
         if align < bytes.min(4) {
-            return Err(format!(
-                "a {}-byte leaf at byte {} of `{}` is not naturally aligned in word storage",
-                bytes,
-                l.offset,
-                xir::verify::type_name(t, ty)
-            ));
+            return Err(LayoutError::MisalignedLeaf { bytes, offset: l.offset, ty: xir::verify::type_name(t, ty) });
         }
         for b in l.offset..l.offset + bytes {
             covered[(b / 4) as usize] |= 1 << (b % 4);
@@ -301,6 +320,6 @@ mod tests {
         };
         assert_eq!(leaves.iter().map(|l| l.offset).collect::<Vec<_>>(), vec![0, 4]);
         let big = t.array(TypeTable::BOOL, 4097);
-        assert!(plan_buffer(&t, big).unwrap_err().contains("limited to 4096"));
+        assert_eq!(plan_buffer(&t, big), Err(LayoutError::ArrayTooLong { ty: "array<bool, 4097>".into(), len: 4097 }));
     }
 }

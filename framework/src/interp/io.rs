@@ -582,29 +582,53 @@ pub(crate) fn bindless_from_json(types: &TypeTable, j: &Json) -> R<Vec<Option<Bu
     Ok(out)
 }
 
+/// Why buffer contents do not convert between the JSON encoding and host
+/// bytes.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum HostBytesError {
+    /// The JSON is not a buffer of the element type (the reader's message,
+    /// which names the element).
+    #[error("{0}")]
+    Json(String),
+    /// Element `element` does not encode or decode.
+    #[error("{message}")]
+    Element { element: usize, message: String },
+    #[error("buffer element type has size zero")]
+    ZeroSizeElement,
+}
+
+/// Device runners report input problems as messages about an argument.
+impl From<HostBytesError> for String {
+    fn from(e: HostBytesError) -> String {
+        e.to_string()
+    }
+}
+
 /// Host-layout bytes of buffer elements given in the JSON encoding (for
 /// device runners uploading the same inputs).
-pub fn buffer_to_host_bytes(m: &Module, elem: TypeId, j: &Json) -> Result<Vec<u8>, String> {
-    let vals = buffer_from_json(&m.types, elem, j)?;
+pub fn buffer_to_host_bytes(m: &Module, elem: TypeId, j: &Json) -> Result<Vec<u8>, HostBytesError> {
+    let vals = buffer_from_json(&m.types, elem, j).map_err(HostBytesError::Json)?;
     let (size, _) = m.types.size_align(elem);
     let mut out = vec![0u8; size as usize * vals.len()];
     for (k, v) in vals.iter().enumerate() {
-        encode(&m.types, elem, v, &mut out[k * size as usize..])?;
+        encode(&m.types, elem, v, &mut out[k * size as usize..])
+            .map_err(|message| HostBytesError::Element { element: k, message })?;
     }
     Ok(out)
 }
 
 /// The JSON encoding of buffer elements stored in host layout (for device
 /// runners reading results back).
-pub fn buffer_from_host_bytes(m: &Module, elem: TypeId, bytes: &[u8]) -> Result<Json, String> {
+pub fn buffer_from_host_bytes(m: &Module, elem: TypeId, bytes: &[u8]) -> Result<Json, HostBytesError> {
     let (size, _) = m.types.size_align(elem);
     if size == 0 {
-        return Err("buffer element type has size zero".into());
+        return Err(HostBytesError::ZeroSizeElement);
     }
     let n = bytes.len() / size as usize;
     let mut out = Vec::with_capacity(n);
     for k in 0..n {
-        let v = decode(&m.types, elem, &bytes[k * size as usize..])?;
+        let v = decode(&m.types, elem, &bytes[k * size as usize..])
+            .map_err(|message| HostBytesError::Element { element: k, message })?;
         out.push(val_to_json(&m.types, elem, &v));
     }
     Ok(Json::Array(out))

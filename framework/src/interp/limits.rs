@@ -38,25 +38,40 @@ pub fn scalars(types: &TypeTable, ty: TypeId) -> u64 {
     }
 }
 
+/// A limit a kernel or an input exceeds.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LimitError {
+    #[error("block size {block_size:?} exceeds the limit of {limit} in dimension {}", ["x", "y", "z"][*.dim])]
+    BlockSize { block_size: [u32; 3], dim: usize, limit: u32 },
+    #[error("{threads} threads per block exceed the limit of {MAX_BLOCK_THREADS}")]
+    BlockThreads { threads: u64 },
+    #[error("{bytes} bytes of shared memory exceed the limit of {MAX_SHARED_BYTES} bytes per block")]
+    SharedBytes { bytes: u64 },
+    #[error("texture size {size} exceeds the limit of {limit} for a {dim}D texture")]
+    TextureSize { dim: u8, size: u32, limit: u32 },
+}
+
+/// Input readers report with messages, located by the caller.
+impl From<LimitError> for String {
+    fn from(e: LimitError) -> String {
+        e.to_string()
+    }
+}
+
 /// Why `block_size` exceeds the block limits, if it does.
-pub fn check_block_size(block_size: [u32; 3]) -> Result<(), String> {
-    if let Some(k) = (0..3).find(|&k| block_size[k] > MAX_BLOCK_SIZE[k]) {
-        return Err(format!(
-            "block size {:?} exceeds the limit of {} in dimension {}",
-            block_size,
-            MAX_BLOCK_SIZE[k],
-            ["x", "y", "z"][k]
-        ));
+pub fn check_block_size(block_size: [u32; 3]) -> Result<(), LimitError> {
+    if let Some(dim) = (0..3).find(|&k| block_size[k] > MAX_BLOCK_SIZE[k]) {
+        return Err(LimitError::BlockSize { block_size, dim, limit: MAX_BLOCK_SIZE[dim] });
     }
     let threads = block_size.iter().map(|&b| b as u64).product::<u64>();
     if threads > MAX_BLOCK_THREADS {
-        return Err(format!("{threads} threads per block exceed the limit of {MAX_BLOCK_THREADS}"));
+        return Err(LimitError::BlockThreads { threads });
     }
     Ok(())
 }
 
 /// Why the shared variables reachable from `kernel` exceed the limit, if they do.
-pub fn check_shared(m: &Module, kernel: FuncId) -> Result<(), String> {
+pub fn check_shared(m: &Module, kernel: FuncId) -> Result<(), LimitError> {
     let mut seen = vec![false; m.functions.len()];
     let mut todo = vec![kernel];
     let mut bytes = 0u64;
@@ -88,16 +103,16 @@ pub fn check_shared(m: &Module, kernel: FuncId) -> Result<(), String> {
         }
     }
     if bytes > MAX_SHARED_BYTES {
-        return Err(format!("{bytes} bytes of shared memory exceed the limit of {MAX_SHARED_BYTES} bytes per block"));
+        return Err(LimitError::SharedBytes { bytes });
     }
     Ok(())
 }
 
 /// Why a texture of `size` (level 0) exceeds the limits, if it does.
-pub fn check_texture_size(dim: u8, size: &[u32]) -> Result<(), String> {
-    let most = if dim == 3 { MAX_TEXTURE_SIZE_3D } else { MAX_TEXTURE_SIZE_2D };
-    if let Some(s) = size.iter().find(|&&s| s > most) {
-        return Err(format!("texture size {s} exceeds the limit of {most} for a {dim}D texture"));
+pub fn check_texture_size(dim: u8, size: &[u32]) -> Result<(), LimitError> {
+    let limit = if dim == 3 { MAX_TEXTURE_SIZE_3D } else { MAX_TEXTURE_SIZE_2D };
+    if let Some(&size) = size.iter().find(|&&s| s > limit) {
+        return Err(LimitError::TextureSize { dim, size, limit });
     }
     Ok(())
 }
@@ -121,10 +136,15 @@ mod tests {
     #[test]
     fn block_sizes_past_the_device_limits_are_named() {
         assert_eq!(check_block_size([1024, 1, 1]), Ok(()));
+        let wide = check_block_size([2048, 1, 1]).unwrap_err();
+        assert_eq!(wide, LimitError::BlockSize { block_size: [2048, 1, 1], dim: 0, limit: 1024 });
+        assert_eq!(wide.to_string(), "block size [2048, 1, 1] exceeds the limit of 1024 in dimension x");
+        let many = check_block_size([64, 32, 1]).unwrap_err();
+        assert_eq!(many, LimitError::BlockThreads { threads: 2048 });
+        assert_eq!(many.to_string(), "2048 threads per block exceed the limit of 1024");
         assert_eq!(
-            check_block_size([2048, 1, 1]),
-            Err("block size [2048, 1, 1] exceeds the limit of 1024 in dimension x".into())
+            check_texture_size(2, &[16385, 1]),
+            Err(LimitError::TextureSize { dim: 2, size: 16385, limit: MAX_TEXTURE_SIZE_2D })
         );
-        assert_eq!(check_block_size([64, 32, 1]), Err("2048 threads per block exceed the limit of 1024".into()));
     }
 }

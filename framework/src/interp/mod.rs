@@ -47,12 +47,17 @@ use std::fmt;
 use crate::diag::{Diagnostic, Rule};
 use crate::ir::{ArgKind, Block, FuncId, FunctionKind, Inst, Module, Span, Type};
 
-pub use io::{buffer_from_host_bytes, buffer_to_host_bytes, close, is_nan_json, same_value, Inputs, Mismatch, Outputs};
+pub use io::{
+    buffer_from_host_bytes, buffer_to_host_bytes, close, is_nan_json, same_value, HostBytesError, Inputs, Mismatch,
+    Outputs,
+};
 
 pub use fold::fold_scalar;
 pub use precision::{BoundedMismatch, Comparison, Precision};
-pub use print::format_value_bits;
-pub use ray::{accel_from_json, accel_to_json, Accel, AccelInstance, MAX_INSTANCE_MASK, MAX_INSTANCE_USER_ID};
+pub use print::{format_value_bits, FormatError};
+pub use ray::{
+    accel_from_json, accel_to_json, Accel, AccelError, AccelInstance, MAX_INSTANCE_MASK, MAX_INSTANCE_USER_ID,
+};
 
 use exec::{Machine, Regs, State, Thread};
 use memory::Buf;
@@ -312,7 +317,7 @@ pub fn run_kernel_with(
                 mach.bufs.push(Buf::Bindless(slots));
             }
             (ArgKind::Resource, Type::Accel) => {
-                let accel = ray::accel_from_json(j).map_err(bad)?;
+                let accel = ray::accel_from_json(j).map_err(|e| bad(e.to_string()))?;
                 buffer_args.push((name.clone(), mach.bufs.len()));
                 args.push(Val::R(mach.bufs.len() as u32));
                 mach.bufs.push(Buf::Accel(accel));

@@ -42,7 +42,7 @@ fn map3(a: &Val, b: &Val, c: &Val, f: &mut impl FnMut(u64, u64, u64) -> R<u64>) 
 fn lanes(v: &Val) -> R<Vec<u64>> {
     match v {
         Val::A(m) if m.is_empty() => Err("empty vector".into()),
-        Val::A(m) => m.iter().map(Val::bits).collect(),
+        Val::A(m) => m.iter().map(|v| Ok(v.bits()?)).collect(),
         v => Ok(vec![v.bits()?]),
     }
 }

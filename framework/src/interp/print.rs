@@ -73,13 +73,24 @@ pub(crate) fn format(types: &TypeTable, fmt: &str, tys: &[TypeId], vals: &[Val])
 /// array members depth first), hold `leaves` (each zero-extended to 64
 /// bits; a bool is 0 or 1). Fails when the leaf count does not fit the type
 /// or the type holds something that is not data.
-pub fn format_value_bits(types: &TypeTable, ty: TypeId, leaves: &[u64]) -> Result<String, String> {
+pub fn format_value_bits(types: &TypeTable, ty: TypeId, leaves: &[u64]) -> Result<String, FormatError> {
     let mut next = leaves.iter();
-    let v = value_of_bits(types, ty, &mut next, 0)?;
+    let v = value_of_bits(types, ty, &mut next, 0).map_err(FormatError::Type)?;
     if next.next().is_some() {
-        return Err(format!("{} leaves for one value of this type", leaves.len()));
+        return Err(FormatError::TooManyLeaves { leaves: leaves.len() });
     }
-    value(types, ty, &v)
+    value(types, ty, &v).map_err(FormatError::Type)
+}
+
+/// Why [`format_value_bits`] cannot print a value.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum FormatError {
+    /// The type cannot be printed, or the leaves run out before it is
+    /// filled (what is wrong, in words).
+    #[error("{0}")]
+    Type(String),
+    #[error("{leaves} leaves for one value of this type")]
+    TooManyLeaves { leaves: usize },
 }
 
 /// Deepest nesting of aggregate types [`format_value_bits`] follows.
@@ -131,7 +142,8 @@ mod tests {
         assert_eq!(format_value_bits(&t, v2, &v).unwrap(), "(1.5, NaN)");
         let m = [1.0f32, 2.0, 3.0, 4.0].map(|x| x.to_bits() as u64);
         assert_eq!(format_value_bits(&t, m2, &m).unwrap(), "((1, 2), (3, 4))");
-        assert!(format_value_bits(&t, v2, &v[..1]).is_err());
-        assert!(format_value_bits(&t, f32t, &v).is_err());
+        let short = FormatError::Type("too few leaves for the value's type".into());
+        assert_eq!(format_value_bits(&t, v2, &v[..1]), Err(short));
+        assert_eq!(format_value_bits(&t, f32t, &v), Err(FormatError::TooManyLeaves { leaves: 2 }));
     }
 }

@@ -88,12 +88,24 @@ fn u32_field(o: &serde_json::Map<String, Json>, key: &str, default: u32) -> Resu
     }
 }
 
+/// Why an `accel` input does not parse: the instance it is about (none:
+/// the outer object) and what is wrong with it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}{message}", .instance.map(|k| format!("instance {k}: ")).unwrap_or_default())]
+pub struct AccelError {
+    pub instance: Option<usize>,
+    pub message: String,
+}
+
 /// Parse an `accel` input (format in the module doc).
-pub fn accel_from_json(j: &Json) -> Result<Accel, String> {
-    let list = j.get("instances").and_then(Json::as_array).ok_or("an accel is `{\"instances\": [...]}`")?;
+pub fn accel_from_json(j: &Json) -> Result<Accel, AccelError> {
+    let list = j
+        .get("instances")
+        .and_then(Json::as_array)
+        .ok_or_else(|| AccelError { instance: None, message: "an accel is `{\"instances\": [...]}`".into() })?;
     let mut instances = Vec::with_capacity(list.len());
     for (k, i) in list.iter().enumerate() {
-        let at = |e: String| format!("instance {k}: {e}");
+        let at = |message: String| AccelError { instance: Some(k), message };
         let o = i.as_object().ok_or_else(|| at("must be an object".into()))?;
         if let Some(bad) =
             o.keys().find(|k| !["transform", "mask", "user_id", "opaque", "triangles", "aabbs"].contains(&k.as_str()))
@@ -352,7 +364,7 @@ fn accel<'b>(bufs: &'b mut [Buf], v: &Val) -> R<(u32, &'b mut Accel)> {
 }
 
 fn scalar(v: &Val) -> R<u64> {
-    v.bits()
+    Ok(v.bits()?)
 }
 
 /// A member of a hit record.

@@ -130,19 +130,39 @@ impl Val {
         Val::S(b as u64)
     }
     /// The bits of a defined scalar.
-    pub fn bits(&self) -> Result<u64, String> {
+    pub fn bits(&self) -> Result<u64, ValueError> {
         match self {
             Val::S(b) | Val::E(b, _) => Ok(*b),
-            Val::U => Err("use of an undefined value".into()),
-            _ => Err("expected a scalar value".into()),
+            Val::U => Err(ValueError::Undefined),
+            _ => Err(ValueError::NotScalar),
         }
     }
     /// Members of an aggregate.
-    pub fn members(&self) -> Result<&[Val], String> {
+    pub fn members(&self) -> Result<&[Val], ValueError> {
         match self {
             Val::A(m) => Ok(m),
-            Val::U => Err("use of an undefined value".into()),
-            _ => Err("expected an aggregate value".into()),
+            Val::U => Err(ValueError::Undefined),
+            _ => Err(ValueError::NotAggregate),
         }
+    }
+}
+
+/// A value of the wrong shape where an operation needs a scalar or an
+/// aggregate.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ValueError {
+    #[error("use of an undefined value")]
+    Undefined,
+    #[error("expected a scalar value")]
+    NotScalar,
+    #[error("expected an aggregate value")]
+    NotAggregate,
+}
+
+/// The interpreter's operations report with messages, located by the
+/// caller at the failing instruction.
+impl From<ValueError> for String {
+    fn from(e: ValueError) -> String {
+        e.to_string()
     }
 }

@@ -8,7 +8,10 @@ mod context;
 mod registry;
 
 pub use context::{AnalysisCache, AnalysisKind, PassContext};
-pub use registry::{options_from_ron, CreatePass, HookDecl, HookError, NoOptions, OptionDoc, PassDecl, PassRegistry};
+pub use registry::{
+    options_from_ron, CreatePass, FileError, HookDecl, HookError, NoOptions, OptionDoc, OptionsError, PassDecl,
+    PassRegistry,
+};
 
 use crate::ir::Module;
 use xir_spec::{Opcode, Trait};

@@ -16,9 +16,44 @@ pub struct OptionDoc {
     pub doc: &'static str,
 }
 
-/// Builds a pass from its RON options (`None` = all defaults); the error is
-/// serde's (or the pass's) message, which the pipeline loader locates.
-pub type CreatePass = fn(Option<&ron::Value>) -> Result<Box<dyn Pass>, String>;
+/// Builds a pass from its RON options (`None` = all defaults); the pipeline
+/// loader locates the error at the option it comes from.
+pub type CreatePass = fn(Option<&ron::Value>) -> Result<Box<dyn Pass>, OptionsError>;
+
+/// Why a pass could not be built from its options.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum OptionsError {
+    /// serde rejected the RON value: an unknown option, a value of the
+    /// wrong type.
+    #[error("{0}")]
+    Ron(#[from] ron::Error),
+    /// The pass rejected an option's value (an opcode it cannot split).
+    #[error("{message}")]
+    Value { option: &'static str, message: String },
+    /// A file an option names (a rules file) did not load.
+    #[error("{0}")]
+    File(#[from] FileError),
+}
+
+/// A configuration file that does not load, located in that file when the
+/// problem has a position (`file:line:col: message`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{file}{}: {message}", .span.map(|s| format!(":{}:{}", s.line, s.col)).unwrap_or_default())]
+pub struct FileError {
+    pub file: String,
+    pub span: Option<crate::ir::Span>,
+    pub message: String,
+}
+
+impl FileError {
+    /// The error as a diagnostic (rule `pipeline`: the file belongs to a
+    /// pipeline step's options), pointing into the file.
+    pub fn to_diagnostic(&self) -> crate::Diagnostic {
+        crate::Diagnostic::error(crate::diag::Rule::Pipeline, self.message.clone())
+            .with_file(self.file.clone())
+            .with_span(self.span)
+    }
+}
 
 /// A registered pass.
 #[derive(Clone)]
@@ -147,10 +182,10 @@ impl PassDecl {
 }
 
 /// Deserialize options for a pass: `None` gives the defaults.
-pub fn options_from_ron<T: serde::de::DeserializeOwned + Default>(v: Option<&ron::Value>) -> Result<T, String> {
+pub fn options_from_ron<T: serde::de::DeserializeOwned + Default>(v: Option<&ron::Value>) -> Result<T, OptionsError> {
     match v {
         None => Ok(T::default()),
-        Some(v) => v.clone().into_rust::<T>().map_err(|e| e.to_string()),
+        Some(v) => Ok(v.clone().into_rust::<T>()?),
     }
 }
 

@@ -250,20 +250,19 @@ impl<'r> Loader<'r> {
         let Some((file, steps)) = loaded.filter(|_| !has_errors(&s.diags)) else {
             return Err(LoadFailure { diagnostics: std::mem::take(&mut s.diags) });
         };
+        let header = Diags::new(display.clone(), text.into());
         let mut p = Pipeline {
             name: file.name,
             doc: file.doc,
             file: display.clone(),
             input: file.input.0,
             output: file.output.0,
+            input_at: header.loc(file.input.1),
+            output_at: header.loc(file.output.1),
             steps,
             warnings: std::mem::take(&mut s.diags),
         };
-        let t: Arc<str> = text.into();
-        let header = Diags::new(display, t);
-        let input_loc = header.loc(file.input.1);
-        let output_loc = header.loc(file.output.1);
-        match check::check_flow(&p, self.registry, &input_loc, &output_loc) {
+        match check::check_flow(&p, self.registry, &p.input_at, &p.output_at) {
             Ok(warnings) => {
                 p.warnings.extend(warnings);
                 Ok(p)
@@ -515,8 +514,9 @@ fn create_pass(decl: &PassDecl, options: Option<&Node>, at: usize, d: &mut Diags
         seen.push(&f.name);
     }
     let parse = |src: &str| ron::from_str::<ron::Value>(src).map_err(|e| e.to_string());
+    let create = |v: ron::Value| (decl.create)(Some(&v)).map_err(|e| e.to_string());
     let all = parse(&d.text[node.start..node.end]);
-    let err = match all.and_then(|v| (decl.create)(Some(&v))) {
+    let err = match all.and_then(create) {
         Ok(p) => return Some(p),
         Err(e) => e,
     };
@@ -524,7 +524,7 @@ fn create_pass(decl: &PassDecl, options: Option<&Node>, at: usize, d: &mut Diags
     let documented: Vec<&str> = decl.options.iter().map(|o| o.name).collect();
     for f in fields {
         let alone = format!("({}: {})", f.name, &d.text[f.value.start..f.value.end]);
-        let Err(e) = parse(&alone).and_then(|v| (decl.create)(Some(&v))) else { continue };
+        let Err(e) = parse(&alone).and_then(create) else { continue };
         if !documented.contains(&f.name.as_str()) {
             let near = suggest(&f.name, documented.iter().copied());
             let hint = match near {

@@ -151,6 +151,20 @@ impl RunError {
     }
 }
 
+/// Dialect findings with a secondary label at `loc` in the pipeline file:
+/// the place that required the dialect (a pipeline's input or output
+/// declaration, a pass step).
+fn required_at(diags: Vec<Diagnostic>, loc: &Loc, message: String) -> Vec<Diagnostic> {
+    let span = crate::ir::Span::new(loc.line as u32, loc.col as u32);
+    diags
+        .into_iter()
+        .map(|mut d| {
+            d.labels.push(crate::diag::Label { file: Some(loc.file.to_string()), span, message: message.clone() });
+            d
+        })
+        .collect()
+}
+
 pub struct PassManager<'p> {
     pipeline: &'p Pipeline,
     options: RunOptions,
@@ -182,7 +196,11 @@ impl<'p> PassManager<'p> {
     /// Run the pipeline over `module`; printing goes to `log`.
     pub fn run(&self, module: &mut Module, log: &mut dyn Write) -> Result<RunReport, Box<RunError>> {
         let input = dialect(&self.pipeline.input);
-        let diags = crate::dialect::check_module(module, input);
+        let diags = required_at(
+            crate::dialect::check_module(module, input),
+            &self.pipeline.input_at,
+            format!("pipeline `{}` takes `{}` here", self.pipeline.name, input.name),
+        );
         if !diags.is_empty() {
             return Err(Box::new(RunError {
                 kind: FailureKind::Input,
@@ -228,7 +246,11 @@ impl<'p> PassManager<'p> {
         }
         if !ex.stopped {
             let output = dialect(&self.pipeline.output);
-            let diags = crate::dialect::check_module(module, output);
+            let diags = required_at(
+                crate::dialect::check_module(module, output),
+                &self.pipeline.output_at,
+                format!("pipeline `{}` declares output `{}` here", self.pipeline.name, output.name),
+            );
             if !diags.is_empty() {
                 return Err(Box::new(RunError {
                     kind: FailureKind::Output,
@@ -374,7 +396,11 @@ impl<'a> Exec<'a, '_> {
         if self.opts.verify_each {
             let mut diags = crate::verify::verify_module(m);
             if diags.is_empty() {
-                diags = crate::dialect::check_module(m, produced);
+                diags = required_at(
+                    crate::dialect::check_module(m, produced),
+                    &ps.loc,
+                    format!("`{}` must leave `{}`, from this step", ps.name, produced.name),
+                );
             }
             if !diags.is_empty() {
                 let msg = format!(

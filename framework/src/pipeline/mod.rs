@@ -136,6 +136,10 @@ pub struct Pipeline {
     /// Input and declared output dialect names.
     pub input: String,
     pub output: String,
+    /// Where the input and output dialects are declared (dialect
+    /// diagnostics point there as the place the dialect was required).
+    pub input_at: Loc,
+    pub output_at: Loc,
     pub steps: Vec<Step>,
     /// Lint findings (steps that can never fire, invariants re-established
     /// for nothing, unbound hooks).

@@ -241,7 +241,7 @@ fn validate(doc: &ModuleJson) -> Vec<String> {
                     err(format!("{ipath}.ty"), format!("type id {} out of range ({nt} types)", d.ty.0));
                 }
                 if let Err(m) = check_shape(d.opcode, d.operands.len(), d.blocks.len(), &d.payload) {
-                    err(ipath.clone(), m);
+                    err(ipath.clone(), m.to_string());
                 }
                 for (ok, v) in d.operands.iter().enumerate() {
                     let bad = match *v {

@@ -22,7 +22,7 @@ use std::borrow::Cow;
 
 pub use parser::parse_module;
 pub use printer::{print_function, print_module, type_to_string, write_scalar, write_type};
-pub use shape::check_shape;
+pub use shape::{check_shape, ShapeError};
 
 /// Nesting limit for types and composite literals, so that hostile input
 /// cannot overflow the stack.

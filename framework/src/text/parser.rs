@@ -74,6 +74,8 @@ struct FnState<'a> {
     layout: Vec<Block>,
     fixups: Vec<(Inst, usize, &'a str, Span)>,
     cases: Vec<(Inst, Vec<(&'a str, Span)>)>,
+    /// Where each argument's name is written (redefinitions point there).
+    arg_spans: Vec<Span>,
 }
 
 /// A reference that cannot be resolved yet.
@@ -243,8 +245,10 @@ impl<'a> Parser<'a> {
         let Tok::Global(name) = &self.tok.tok else { return Err(self.unexpected("a function name `@name`")) };
         let name = name.to_string();
         self.current = Some(name.clone());
-        if self.func_ids.contains_key(&name) {
-            return Err(self.error(self.tok.span, format!("redefinition of function `@{name}`")));
+        if let Some(&first) = self.func_ids.get(&name) {
+            let first = self.module.functions.get(first.index()).and_then(|f| f.span);
+            let e = self.error(self.tok.span, format!("redefinition of function `@{name}`"));
+            return Err(Box::new(e.with_label(first, format!("`@{name}` is first defined here"))));
         }
         let index = self.func_ids.len();
         self.func_ids.insert(name.clone(), FuncId::new(index));
@@ -257,6 +261,7 @@ impl<'a> Parser<'a> {
             layout: Vec::new(),
             fixups: Vec::new(),
             cases: Vec::new(),
+            arg_spans: Vec::new(),
         };
         st.f.span = Some(span);
         st.f.md.comments = comments;
@@ -323,10 +328,22 @@ impl<'a> Parser<'a> {
         };
         let md = Metadata::with_name(name.map(str::to_string));
         let v = st.f.add_arg(ty, kind, md);
-        if st.values.insert(n, v).is_some() {
-            return Err(self.error(span, format!("redefinition of `%{n}`")));
+        st.arg_spans.push(span);
+        if let Some(first) = st.values.insert(n, v) {
+            return Err(self.redefinition(st, n, first, span));
         }
         Ok(())
+    }
+
+    /// `%n` at `span` is defined again; `first` is its first definition.
+    fn redefinition(&self, st: &FnState<'a>, n: &str, first: Value, span: Span) -> Box<Diagnostic> {
+        let at = match first {
+            Value::Inst(i) => st.f.inst_span(i),
+            Value::Arg(a) => st.arg_spans.get(a as usize).copied(),
+            _ => None,
+        };
+        let e = self.error(span, format!("redefinition of `%{n}`"));
+        Box::new(e.with_label(at, format!("`%{n}` is first defined here")))
     }
 
     /// `Some(name)` for a named value, `None` for a number (`%7`).
@@ -410,7 +427,9 @@ impl<'a> Parser<'a> {
                     let b = self.block_ref(st, name, span);
                     let k = st.block_ids[name];
                     if st.blocks[k].3 {
-                        return Err(self.error(span, format!("redefinition of block `^{name}`")));
+                        let e = self.error(span, format!("redefinition of block `^{name}`"));
+                        let first = st.f.block(b).span;
+                        return Err(Box::new(e.with_label(first, format!("`^{name}` is first defined here"))));
                     }
                     st.blocks[k].3 = true;
                     st.layout.push(b);
@@ -559,8 +578,8 @@ impl<'a> Parser<'a> {
             st.cases.push((inst, items.cases));
         }
         if let Some((n, _)) = result {
-            if st.values.insert(n, Value::Inst(inst)).is_some() {
-                return Err(self.error(span, format!("redefinition of `%{n}`")));
+            if let Some(first) = st.values.insert(n, Value::Inst(inst)) {
+                return Err(self.redefinition(st, n, first, span));
             }
         }
         Ok(())

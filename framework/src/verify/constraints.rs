@@ -6,26 +6,31 @@
 use rustc_hash::FxHashSet;
 use xir_spec::Opcode;
 
-use super::{constraints_ops as ops, InstCx};
+use super::{constraints_ops as ops, InstCx, Violation};
 use crate::ir::{ArgKind, Type, TypeId, TypeTable, Value};
 
-/// A constraint: `Err` says what is wrong.
-pub type Constraint = fn(&InstCx) -> Result<(), String>;
+/// A constraint: `Err` says what is wrong, and which operand or callee.
+pub type Constraint = fn(&InstCx) -> Result<(), Violation>;
 
-pub(super) fn ensure(ok: bool, msg: impl FnOnce() -> String) -> Result<(), String> {
+pub(super) fn ensure(ok: bool, msg: impl FnOnce() -> String) -> Result<(), Violation> {
     if ok {
         Ok(())
     } else {
-        Err(msg())
+        Err(Violation::new(msg()))
     }
 }
 
 /// `Err` unless `got == want`, naming `what`.
-pub(super) fn same(cx: &InstCx, what: &str, got: TypeId, want: TypeId) -> Result<(), String> {
+pub(super) fn same(cx: &InstCx, what: &str, got: TypeId, want: TypeId) -> Result<(), Violation> {
     ensure(got == want, || format!("{what} has type `{}`, expected `{}`", cx.name(got), cx.name(want)))
 }
 
-fn cases_unique(cx: &InstCx) -> Result<(), String> {
+/// `Err` unless operand `k` has type `want`, about that operand.
+pub(super) fn same_op(cx: &InstCx, what: &str, k: usize, want: TypeId) -> Result<(), Violation> {
+    same(cx, what, cx.op_ty(k), want).map_err(|v| v.operand(k))
+}
+
+fn cases_unique(cx: &InstCx) -> Result<(), Violation> {
     let sel = cx.op_ty(0);
     let t = cx.types();
     let w = t.scalar_bits(sel);
@@ -39,37 +44,37 @@ fn cases_unique(cx: &InstCx) -> Result<(), String> {
     Ok(())
 }
 
-fn return_matches_function(cx: &InstCx) -> Result<(), String> {
+fn return_matches_function(cx: &InstCx) -> Result<(), Violation> {
     let ret = cx.func.ret;
     match cx.data.operands.as_slice() {
         [] => ensure(ret == TypeTable::VOID, || {
             format!("the function returns `{}`, but no value is returned", cx.name(ret))
         }),
-        [v] => same(cx, "the returned value", cx.ty(*v), ret),
-        more => Err(format!("returns {} values; at most one is allowed", more.len())),
+        [_] => same_op(cx, "the returned value", 0, ret),
+        more => Err(format!("returns {} values; at most one is allowed", more.len()).into()),
     }
 }
 
-fn phi_incoming_types(cx: &InstCx) -> Result<(), String> {
+fn phi_incoming_types(cx: &InstCx) -> Result<(), Violation> {
     ensure(cx.result() != TypeTable::VOID, || "a Phi must have a non-void type".into())?;
-    for (k, &v) in cx.data.operands.iter().enumerate() {
-        same(cx, &format!("incoming value {k}"), cx.ty(v), cx.result())?;
+    for k in 0..cx.data.operands.len() {
+        same_op(cx, &format!("incoming value {k}"), k, cx.result())?;
     }
     Ok(())
 }
 
-fn alloca_data_type(cx: &InstCx) -> Result<(), String> {
+fn alloca_data_type(cx: &InstCx) -> Result<(), Violation> {
     let t = cx.result();
     ensure(cx.types().is_data(t), || format!("allocated type `{}` is not plain data", cx.name(t)))
 }
 
-fn store_exact_type(cx: &InstCx) -> Result<(), String> {
-    same(cx, "the stored value", cx.op_ty(1), cx.op_ty(0))
+fn store_exact_type(cx: &InstCx) -> Result<(), Violation> {
+    same_op(cx, "the stored value", 1, cx.op_ty(0))
 }
 
 /// The type reached by indexing `ty` with `indices` (struct members need
 /// constant indices; constant indices are range-checked everywhere).
-pub(super) fn walk_path(cx: &InstCx, mut ty: TypeId, indices: &[Value]) -> Result<TypeId, String> {
+pub(super) fn walk_path(cx: &InstCx, mut ty: TypeId, indices: &[Value]) -> Result<TypeId, Violation> {
     let t = cx.types();
     for (k, &ix) in indices.iter().enumerate() {
         ensure(t.is_int(cx.ty(ix)), || format!("index {k} is not an integer"))?;
@@ -89,7 +94,7 @@ pub(super) fn walk_path(cx: &InstCx, mut ty: TypeId, indices: &[Value]) -> Resul
                 ty = *f;
                 continue;
             }
-            _ => return Err(format!("index {k} indexes into non-aggregate `{}`", cx.name(ty))),
+            _ => return Err(format!("index {k} indexes into non-aggregate `{}`", cx.name(ty)).into()),
         };
         if let Some(c) = konst {
             ensure(c >= 0 && (c as u128) < len as u128, || {
@@ -101,32 +106,38 @@ pub(super) fn walk_path(cx: &InstCx, mut ty: TypeId, indices: &[Value]) -> Resul
     Ok(ty)
 }
 
-fn gep_path(cx: &InstCx) -> Result<(), String> {
+fn gep_path(cx: &InstCx) -> Result<(), Violation> {
     ensure(!cx.variadic().is_empty(), || "a gep needs at least one index".into())?;
     let target = walk_path(cx, cx.op_ty(0), cx.variadic())?;
     same(cx, "the result", cx.result(), target)
 }
 
-fn call_signature(cx: &InstCx) -> Result<(), String> {
+fn call_signature(cx: &InstCx) -> Result<(), Violation> {
     let Value::Func(g) = cx.data.operands[0] else { return Err("the callee is not a function".into()) };
     let callee = cx.module.func(g);
-    ensure(!callee.is_kernel(), || format!("`@{}` is a kernel and cannot be called", callee.name))?;
+    let about_callee = |v: Violation| v.function(g);
+    ensure(!callee.is_kernel(), || format!("`@{}` is a kernel and cannot be called", callee.name))
+        .map_err(about_callee)?;
     let args = cx.variadic();
     ensure(args.len() == callee.args.len(), || {
         format!("`@{}` takes {} arguments, {} given", callee.name, callee.args.len(), args.len())
-    })?;
+    })
+    .map_err(about_callee)?;
+    let first = cx.data.operands.len() - args.len();
     for (k, (&v, formal)) in args.iter().zip(&callee.args).enumerate() {
-        same(cx, &format!("argument {k}"), cx.ty(v), formal.ty)?;
+        same_op(cx, &format!("argument {k}"), first + k, formal.ty)?;
         if formal.kind == ArgKind::Reference {
-            ensure(cx.func.is_lvalue(v), || format!("argument {k} is passed by reference and must be an lvalue"))?;
+            ensure(cx.func.is_lvalue(v), || format!("argument {k} is passed by reference and must be an lvalue"))
+                .map_err(|e| e.operand(first + k))?;
         } else {
-            ensure(!cx.func.is_lvalue(v), || format!("argument {k} is passed by value and must not be an lvalue"))?;
+            ensure(!cx.func.is_lvalue(v), || format!("argument {k} is passed by value and must not be an lvalue"))
+                .map_err(|e| e.operand(first + k))?;
         }
     }
-    same(cx, "the result", cx.result(), callee.ret)
+    same(cx, "the result", cx.result(), callee.ret).map_err(about_callee)
 }
 
-fn static_cast_shape(cx: &InstCx) -> Result<(), String> {
+fn static_cast_shape(cx: &InstCx) -> Result<(), Violation> {
     let t = cx.types();
     let (from, to) = (cx.op_ty(0), cx.result());
     let to_ok = match t.get(to) {
@@ -147,7 +158,7 @@ fn has_bool(t: &TypeTable, id: TypeId) -> bool {
     }
 }
 
-fn bitcast_same_size(cx: &InstCx) -> Result<(), String> {
+fn bitcast_same_size(cx: &InstCx) -> Result<(), Violation> {
     let t = cx.types();
     let (from, to) = (cx.op_ty(0), cx.result());
     for x in [from, to] {
@@ -157,15 +168,15 @@ fn bitcast_same_size(cx: &InstCx) -> Result<(), String> {
     ensure(a == b, || format!("`{}` is {a} bytes but `{}` is {b}", cx.name(from), cx.name(to)))
 }
 
-fn operands_same_type(cx: &InstCx) -> Result<(), String> {
+fn operands_same_type(cx: &InstCx) -> Result<(), Violation> {
     let first = cx.op_ty(0);
     for k in 1..cx.data.operands.len() {
-        same(cx, &format!("operand {k}"), cx.op_ty(k), first)?;
+        same_op(cx, &format!("operand {k}"), k, first)?;
     }
     Ok(())
 }
 
-fn shift_operands(cx: &InstCx) -> Result<(), String> {
+fn shift_operands(cx: &InstCx) -> Result<(), Violation> {
     let t = cx.types();
     let (a, b) = (cx.op_ty(0), cx.op_ty(1));
     let shape = |x| (matches!(t.get(x), Type::Vector { .. }), t.lanes(x));
@@ -174,9 +185,9 @@ fn shift_operands(cx: &InstCx) -> Result<(), String> {
     })
 }
 
-fn select_shape(cx: &InstCx) -> Result<(), String> {
+fn select_shape(cx: &InstCx) -> Result<(), Violation> {
     let t = cx.types();
-    same(cx, "operand 2", cx.op_ty(2), cx.op_ty(1))?;
+    same_op(cx, "operand 2", 2, cx.op_ty(1))?;
     let (c, v) = (cx.op_ty(0), cx.op_ty(1));
     let ok = match t.get(c) {
         Type::Vector { lanes, .. } => matches!(t.get(v), Type::Vector { lanes: l, .. } if l == lanes),
@@ -185,13 +196,13 @@ fn select_shape(cx: &InstCx) -> Result<(), String> {
     ensure(ok, || format!("condition `{}` does not match `{}` lane for lane", cx.name(c), cx.name(v)))
 }
 
-fn three_lanes(cx: &InstCx) -> Result<(), String> {
+fn three_lanes(cx: &InstCx) -> Result<(), Violation> {
     ensure(cx.types().lanes(cx.op_ty(0)) == 3, || format!("needs 3-lane vectors, found `{}`", cx.name(cx.op_ty(0))))
 }
 
-fn outer_product_shape(cx: &InstCx) -> Result<(), String> {
+fn outer_product_shape(cx: &InstCx) -> Result<(), Violation> {
     let t = cx.types();
-    same(cx, "operand 1", cx.op_ty(1), cx.op_ty(0))?;
+    same_op(cx, "operand 1", 1, cx.op_ty(0))?;
     let a = cx.op_ty(0);
     let want = match t.get(a) {
         Type::Vector { elem, lanes } => t.lookup(&Type::Matrix { elem: *elem, dim: *lanes }),
@@ -202,7 +213,7 @@ fn outer_product_shape(cx: &InstCx) -> Result<(), String> {
     })
 }
 
-fn linalg_mul_shape(cx: &InstCx) -> Result<(), String> {
+fn linalg_mul_shape(cx: &InstCx) -> Result<(), Violation> {
     let t = cx.types();
     let (a, b) = (cx.op_ty(0), cx.op_ty(1));
     let want = match (t.get(a), t.get(b)) {
@@ -211,7 +222,7 @@ fn linalg_mul_shape(cx: &InstCx) -> Result<(), String> {
         (Type::Vector { elem: e, lanes }, Type::Matrix { elem, dim }) if elem == e && dim == lanes => Some(a),
         _ => None,
     };
-    let want = want.ok_or_else(|| format!("cannot multiply `{}` by `{}`", cx.name(a), cx.name(b)))?;
+    let want = want.ok_or_else(|| Violation::new(format!("cannot multiply `{}` by `{}`", cx.name(a), cx.name(b))))?;
     same(cx, "the result", cx.result(), want)
 }
 

@@ -3,8 +3,8 @@
 
 use xir_spec::Opcode;
 
-use super::constraints::{ensure, same, texture_dim, walk_path};
-use super::InstCx;
+use super::constraints::{ensure, same, same_op, texture_dim, walk_path};
+use super::{InstCx, Violation};
 use crate::ir::{Type, TypeId, TypeTable};
 
 /// The type of each member slot of an aggregate type (matrices: columns).
@@ -25,19 +25,19 @@ fn slots(cx: &InstCx, ty: TypeId) -> Result<Vec<TypeId>, String> {
     })
 }
 
-pub(super) fn aggregate_members(cx: &InstCx) -> Result<(), String> {
+pub(super) fn aggregate_members(cx: &InstCx) -> Result<(), Violation> {
     let slots = slots(cx, cx.result())?;
     let ops = &cx.data.operands;
     ensure(ops.len() == slots.len(), || {
         format!("`{}` has {} members, {} given", cx.name(cx.result()), slots.len(), ops.len())
     })?;
-    for (k, (&v, &slot)) in ops.iter().zip(&slots).enumerate() {
-        same(cx, &format!("member {k}"), cx.ty(v), slot)?;
+    for (k, &slot) in slots.iter().enumerate() {
+        same_op(cx, &format!("member {k}"), k, slot)?;
     }
     Ok(())
 }
 
-pub(super) fn shuffle_lanes(cx: &InstCx) -> Result<(), String> {
+pub(super) fn shuffle_lanes(cx: &InstCx) -> Result<(), Violation> {
     let t = cx.types();
     let src = cx.op_ty(0);
     let Type::Vector { elem, lanes } = *t.get(src) else { return Err("operand 0 is not a vector".into()) };
@@ -51,26 +51,26 @@ pub(super) fn shuffle_lanes(cx: &InstCx) -> Result<(), String> {
     let want = match idx.len() {
         1 => Some(elem),
         n @ 2..=4 => t.lookup(&Type::Vector { elem, lanes: n as u8 }),
-        n => return Err(format!("a shuffle selects 1..4 lanes, found {n}")),
+        n => return Err(format!("a shuffle selects 1..4 lanes, found {n}").into()),
     };
     ensure(want == Some(cx.result()), || {
         format!("selecting {} lanes of `{}` cannot give `{}`", idx.len(), cx.name(src), cx.name(cx.result()))
     })
 }
 
-pub(super) fn extract_path(cx: &InstCx) -> Result<(), String> {
+pub(super) fn extract_path(cx: &InstCx) -> Result<(), Violation> {
     ensure(!cx.variadic().is_empty(), || "an extract needs at least one index".into())?;
     let target = walk_path(cx, cx.op_ty(0), cx.variadic())?;
     same(cx, "the result", cx.result(), target)
 }
 
-pub(super) fn insert_path(cx: &InstCx) -> Result<(), String> {
+pub(super) fn insert_path(cx: &InstCx) -> Result<(), Violation> {
     ensure(!cx.variadic().is_empty(), || "an insert needs at least one index".into())?;
     let target = walk_path(cx, cx.op_ty(0), cx.variadic())?;
-    same(cx, "the inserted value", cx.op_ty(1), target)
+    same_op(cx, "the inserted value", 1, target)
 }
 
-pub(super) fn atomic_path(cx: &InstCx) -> Result<(), String> {
+pub(super) fn atomic_path(cx: &InstCx) -> Result<(), Violation> {
     let t = cx.types();
     let base = cx.op_ty(0);
     let idx = cx.variadic();
@@ -86,50 +86,50 @@ pub(super) fn atomic_path(cx: &InstCx) -> Result<(), String> {
         format!("atomics act on integer or float scalars, found `{}`", cx.name(target))
     })?;
     for k in 1..cx.info.spec.operands.len() {
-        same(cx, &format!("operand {k}"), cx.op_ty(k), target)?;
+        same_op(cx, &format!("operand {k}"), k, target)?;
     }
     same(cx, "the result", cx.result(), target)
 }
 
 /// The result is an unsigned integer of one of `widths`.
-pub(super) fn result_int(cx: &InstCx, widths: &[u8]) -> Result<(), String> {
+pub(super) fn result_int(cx: &InstCx, widths: &[u8]) -> Result<(), Violation> {
     let ok = matches!(cx.get(cx.result()), Type::Int { bits, signed: false } if widths.contains(bits));
     let want: Vec<String> = widths.iter().map(|w| format!("`u{w}`")).collect();
     ensure(ok, || format!("the result must be {}, found `{}`", want.join(" or "), cx.name(cx.result())))
 }
 
 /// The result is `vec<elem, lanes>` for one of `elems`.
-fn result_vec(cx: &InstCx, elems: &[TypeId], lanes: u8) -> Result<TypeId, String> {
+fn result_vec(cx: &InstCx, elems: &[TypeId], lanes: u8) -> Result<TypeId, Violation> {
     let r = cx.result();
     match cx.get(r) {
         Type::Vector { elem, lanes: l } if *l == lanes && elems.contains(elem) => Ok(*elem),
         _ => {
             let names: Vec<String> = elems.iter().map(|e| format!("vec<{}, {lanes}>", cx.name(*e))).collect();
-            Err(format!("the result must be `{}`, found `{}`", names.join("` or `"), cx.name(r)))
+            Err(format!("the result must be `{}`, found `{}`", names.join("` or `"), cx.name(r)).into())
         }
     }
 }
 
 const TEXELS: [TypeId; 3] = [TypeTable::F32, TypeTable::I32, TypeTable::U32];
 
-pub(super) fn texture_size_shape(cx: &InstCx) -> Result<(), String> {
+pub(super) fn texture_size_shape(cx: &InstCx) -> Result<(), Violation> {
     let dim = texture_dim(cx).ok_or("not a texture operation")?;
     result_vec(cx, &[TypeTable::U32], dim).map(|_| ())
 }
 
-pub(super) fn sample_shape(cx: &InstCx) -> Result<(), String> {
+pub(super) fn sample_shape(cx: &InstCx) -> Result<(), Violation> {
     let t = cx.types();
     result_vec(cx, &[TypeTable::F32], 4)?;
     let uv = cx.op_ty(2);
     ensure(matches!(t.lanes(uv), 2 | 3), || format!("coordinates must have 2 or 3 lanes, found `{}`", cx.name(uv)))?;
     if cx.data.opcode == Opcode::TextureSampleGrad {
-        same(cx, "ddx", cx.op_ty(3), uv)?;
-        same(cx, "ddy", cx.op_ty(4), uv)?;
+        same_op(cx, "ddx", 3, uv)?;
+        same_op(cx, "ddy", 4, uv)?;
     }
     Ok(())
 }
 
-pub(super) fn ray_shape(cx: &InstCx) -> Result<(), String> {
+pub(super) fn ray_shape(cx: &InstCx) -> Result<(), Violation> {
     let ray = cx.op_ty(1);
     ensure(matches!(cx.get(ray), Type::Struct { .. }), || {
         format!("the ray must be a struct, found `{}`", cx.name(ray))
@@ -147,7 +147,7 @@ pub(super) fn ray_shape(cx: &InstCx) -> Result<(), String> {
 }
 
 /// Coordinates (operand `k`) have one lane per texture dimension.
-fn coords(cx: &InstCx, k: usize) -> Result<(), String> {
+fn coords(cx: &InstCx, k: usize) -> Result<(), Violation> {
     let dim = texture_dim(cx).ok_or("not a texture operation")?;
     let c = cx.op_ty(k);
     ensure(cx.types().lanes(c) == dim as u32, || format!("a {dim}d texel coordinate cannot be `{}`", cx.name(c)))
@@ -161,14 +161,14 @@ fn texel_of(cx: &InstCx) -> Option<TypeId> {
     }
 }
 
-pub(super) fn texel_read_shape(cx: &InstCx) -> Result<(), String> {
+pub(super) fn texel_read_shape(cx: &InstCx) -> Result<(), Violation> {
     let k = if texel_of(cx).is_some() { 1 } else { 2 };
     coords(cx, k)?;
     let elems: Vec<TypeId> = texel_of(cx).map(|e| vec![e]).unwrap_or(TEXELS.to_vec());
     result_vec(cx, &elems, 4).map(|_| ())
 }
 
-pub(super) fn texel_write_vec4(cx: &InstCx) -> Result<(), String> {
+pub(super) fn texel_write_vec4(cx: &InstCx) -> Result<(), Violation> {
     let (k, v) = if texel_of(cx).is_some() { (1, 2) } else { (2, 3) };
     coords(cx, k)?;
     let elems: Vec<TypeId> = texel_of(cx).map(|e| vec![e]).unwrap_or(TEXELS.to_vec());
@@ -177,9 +177,9 @@ pub(super) fn texel_write_vec4(cx: &InstCx) -> Result<(), String> {
     ensure(ok, || format!("texel writes take exactly a 4-lane texel vector, found `{}`", cx.name(val)))
 }
 
-pub(super) fn buffer_write_type(cx: &InstCx) -> Result<(), String> {
+pub(super) fn buffer_write_type(cx: &InstCx) -> Result<(), Violation> {
     match cx.get(cx.op_ty(0)) {
-        Type::Buffer(elem) => same(cx, "the written value", cx.op_ty(2), *elem),
+        Type::Buffer(elem) => same_op(cx, "the written value", 2, *elem),
         _ => Err("operand 0 is not a buffer".into()),
     }
 }

@@ -78,9 +78,11 @@ pub mod results;
 mod spec_names;
 mod structure;
 pub mod types;
+mod violation;
 
 pub use render::render_on_ir;
 pub use spec_names::check_spec_names;
+pub use violation::{Related, Violation};
 
 use xir_spec::{OpInfo, Trait};
 
@@ -105,7 +107,8 @@ pub fn verify_module(m: &Module) -> Vec<Diagnostic> {
                     format!("function `@{}` is defined twice ({prev} and {fid})", f.name),
                 )
                 .in_function(&f.name)
-                .with_span(f.span),
+                .with_span(f.span)
+                .with_label(m.func(prev).span, format!("`@{}` is first defined here, as {prev}", f.name)),
             );
         }
         verify_function(m, fid, &mut diags);
@@ -187,6 +190,15 @@ impl<'a> InstCx<'a> {
     /// A diagnostic at this instruction.
     pub fn diag(&self, rule: impl Into<Rule>, message: String) -> Diagnostic {
         inst_diag(self.func, self.inst, rule, message)
+    }
+    /// A diagnostic at this instruction for a rule-table violation, with a
+    /// secondary label at the place the violation names (see [`Related`]).
+    pub fn violation(&self, rule: impl Into<Rule>, message: String, v: &Violation) -> Diagnostic {
+        let d = self.diag(rule, message);
+        match v.related.and_then(|r| violation::label(self, r)) {
+            Some((span, text)) => d.with_label(Some(span), text),
+            None => d,
+        }
     }
 }
 
@@ -275,8 +287,9 @@ fn check_inst(cx: &InstCx, diags: &mut Vec<Diagnostic>) -> bool {
     }
     match results::lookup(&spec.result) {
         Some(rule) => {
-            if let Err(msg) = rule(cx) {
-                diags.push(cx.diag(Rule::named(&format!("result:{}", spec.result)), format!("`{op}` result: {msg}")));
+            if let Err(v) = rule(cx) {
+                let rule = Rule::named(&format!("result:{}", spec.result));
+                diags.push(cx.violation(rule, format!("`{op}` result: {}", v.message), &v));
             }
         }
         None => diags.push(cx.diag(Rule::Spec, format!("result rule `{}` has no implementation", spec.result))),
@@ -284,8 +297,8 @@ fn check_inst(cx: &InstCx, diags: &mut Vec<Diagnostic>) -> bool {
     for c in &spec.constraints {
         match constraints::lookup(c) {
             Some(rule) => {
-                if let Err(msg) = rule(cx) {
-                    diags.push(cx.diag(Rule::named(c), format!("`{op}`: {msg}")));
+                if let Err(v) = rule(cx) {
+                    diags.push(cx.violation(Rule::named(c), format!("`{op}`: {}", v.message), &v));
                 }
             }
             None => diags.push(cx.diag(Rule::Spec, format!("constraint `{c}` has no implementation"))),

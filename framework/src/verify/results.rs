@@ -4,21 +4,22 @@
 
 use crate::ir::{Type, TypeId, TypeTable};
 
-use super::InstCx;
+use super::{InstCx, Violation};
 
-/// A result rule: `Err` carries what was expected.
-pub type ResultRule = fn(&InstCx) -> Result<(), String>;
+/// A result rule: `Err` carries what was expected (and, for the rules
+/// that follow an operand, that operand).
+pub type ResultRule = fn(&InstCx) -> Result<(), Violation>;
 
-fn expect(cx: &InstCx, want: TypeId) -> Result<(), String> {
+fn expect(cx: &InstCx, want: TypeId) -> Result<(), Violation> {
     if cx.result() == want {
         Ok(())
     } else {
-        Err(format!("expected type `{}`, found `{}`", cx.name(want), cx.name(cx.result())))
+        Err(Violation::new(format!("expected type `{}`, found `{}`", cx.name(want), cx.name(cx.result()))))
     }
 }
 
 /// `bool` for scalars, `vec<bool, N>` for N-lane vectors.
-fn bool_shape(cx: &InstCx, of: TypeId) -> Result<(), String> {
+fn bool_shape(cx: &InstCx, of: TypeId) -> Result<(), Violation> {
     let t = cx.types();
     let ok = match (t.get(of), t.get(cx.result())) {
         (Type::Vector { lanes, .. }, Type::Vector { elem, lanes: l }) => lanes == l && *elem == TypeTable::BOOL,
@@ -28,7 +29,7 @@ fn bool_shape(cx: &InstCx, of: TypeId) -> Result<(), String> {
     if ok {
         Ok(())
     } else {
-        Err(format!("expected the bool shape of `{}`, found `{}`", cx.name(of), cx.name(cx.result())))
+        Err(Violation::new(format!("expected the bool shape of `{}`, found `{}`", cx.name(of), cx.name(cx.result()))))
     }
 }
 
@@ -43,11 +44,11 @@ const RULES: &[(&str, ResultRule)] = &[
     }),
     // A call's result type is its callee's, which may be void; `call_signature` pins it.
     ("explicit_or_void", |_| Ok(())),
-    ("same_as_0", |cx| expect(cx, cx.op_ty(0))),
-    ("same_as_1", |cx| expect(cx, cx.op_ty(1))),
+    ("same_as_0", |cx| expect(cx, cx.op_ty(0)).map_err(|v| v.operand(0))),
+    ("same_as_1", |cx| expect(cx, cx.op_ty(1)).map_err(|v| v.operand(1))),
     ("bool", |cx| expect(cx, TypeTable::BOOL)),
-    ("bool_shape_of_0", |cx| bool_shape(cx, cx.op_ty(0))),
-    ("scalar_of_0", |cx| expect(cx, cx.types().scalar_of(cx.op_ty(0)))),
+    ("bool_shape_of_0", |cx| bool_shape(cx, cx.op_ty(0)).map_err(|v| v.operand(0))),
+    ("scalar_of_0", |cx| expect(cx, cx.types().scalar_of(cx.op_ty(0))).map_err(|v| v.operand(0))),
     ("elem_of_buffer_0", |cx| match cx.get(cx.op_ty(0)) {
         Type::Buffer(elem) => expect(cx, *elem),
         _ => Err("operand 0 is not a buffer".into()),

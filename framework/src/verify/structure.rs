@@ -171,7 +171,8 @@ fn check_phis(f: &Function, cfg: &Cfg, diags: &mut Vec<Diagnostic>) {
                 e.0 += 1;
                 if e.1 != v {
                     let msg = format!("two incomings from {p} carry different values");
-                    diags.push(inst_diag(f, i, Rule::PhiPredecessors, msg));
+                    let label = format!("{p} branches to {b} more than once");
+                    diags.push(inst_diag(f, i, Rule::PhiPredecessors, msg).with_label(block_span(f, p), label));
                 }
             }
             let mut blocks: Vec<Block> = want.keys().chain(have.keys()).copied().collect();
@@ -180,15 +181,36 @@ fn check_phis(f: &Function, cfg: &Cfg, diags: &mut Vec<Diagnostic>) {
             for p in blocks {
                 let (w, h) = (want.get(&p).copied().unwrap_or(0), have.get(&p).map_or(0, |x| x.0));
                 if w != h {
-                    let msg = match w {
-                        0 => format!("incoming from {p}, which is not a predecessor of {b}"),
-                        _ => format!("{p} reaches {b} along {w} edge(s) but the Phi lists it {h} time(s)"),
+                    let (msg, label) = match w {
+                        0 => (
+                            format!("incoming from {p}, which is not a predecessor of {b}"),
+                            format!("{p} does not branch to {b}"),
+                        ),
+                        _ => (
+                            format!("{p} reaches {b} along {w} edge(s) but the Phi lists it {h} time(s)"),
+                            format!("{p} branches to {b} here"),
+                        ),
                     };
-                    diags.push(inst_diag(f, i, Rule::PhiPredecessors, msg));
+                    let at = if w == 0 { block_span(f, p) } else { terminator_span(f, p) };
+                    diags.push(inst_diag(f, i, Rule::PhiPredecessors, msg).with_label(at, label));
                 }
             }
         }
     }
+}
+
+/// Where block `b` is written (its label), when it exists and has a span.
+fn block_span(f: &Function, b: Block) -> Option<crate::ir::Span> {
+    if f.block_exists(b) {
+        f.block(b).span
+    } else {
+        None
+    }
+}
+
+/// Where `b`'s terminator is written: the edges a Phi counts start there.
+fn terminator_span(f: &Function, b: Block) -> Option<crate::ir::Span> {
+    f.terminator(b).and_then(|t| f.inst_span(t)).or_else(|| block_span(f, b))
 }
 
 /// Dominator forest of the unreachable blocks: a virtual root (index

@@ -1,10 +1,11 @@
 //! Type well-formedness rules named by `types.ron` (`rules` of each kind).
 //! They run after member ids were checked, so they may index the table.
 
+use super::Violation;
 use crate::ir::{Type, TypeId, TypeTable};
 
 /// A type rule: `Err` says what is wrong with the type.
-pub type TypeRule = fn(&TypeTable, TypeId) -> Result<(), String>;
+pub type TypeRule = fn(&TypeTable, TypeId) -> Result<(), Violation>;
 
 fn elem(t: &TypeTable, id: TypeId) -> Option<TypeId> {
     match t.get(id) {
@@ -17,11 +18,11 @@ fn elem(t: &TypeTable, id: TypeId) -> Option<TypeId> {
     }
 }
 
-fn check(ok: bool, msg: impl FnOnce() -> String) -> Result<(), String> {
+fn check(ok: bool, msg: impl FnOnce() -> String) -> Result<(), Violation> {
     if ok {
         Ok(())
     } else {
-        Err(msg())
+        Err(Violation::new(msg()))
     }
 }
 
@@ -50,7 +51,7 @@ const RULES: &[(&str, TypeRule)] = &[
     }),
     ("fields_are_data", |t, id| match t.get(id) {
         Type::Struct { fields, .. } => match fields.iter().position(|f| !t.is_data(*f)) {
-            Some(k) => Err(format!("field {k} (`{}`) is not plain data", super::type_name(t, fields[k]))),
+            Some(k) => Err(format!("field {k} (`{}`) is not plain data", super::type_name(t, fields[k])).into()),
             None => Ok(()),
         },
         _ => Ok(()),

@@ -38,7 +38,10 @@ use std::time::{Duration, Instant};
 use egg::{EGraph, Extractor, Id, Runner, StopReason};
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Deserialize;
-use xir::pass::{AnalysisKind, OptionDoc, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};
+use xir::pass::{
+    AnalysisKind, FileError, OptionDoc, OptionsError, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome,
+    Produces,
+};
 use xir::{Block, FuncId, Inst, InstData, Module, Opcode, TypeId, Value};
 
 use super::egraph::lang::{is_node_opcode, node_cost, ConstFold, OpCost, XNode};
@@ -99,11 +102,15 @@ pub struct AlgebraicSimplify {
 
 impl AlgebraicSimplify {
     /// Build the pass; the rules are parsed and checked here.
-    pub fn new(opts: Options) -> Result<Self, String> {
+    pub fn new(opts: Options) -> Result<Self, OptionsError> {
         let rules = match &opts.rules_file {
             None => RuleSet::parse(BUILTIN, "passes/rules/algebraic.ron")?,
             Some(path) => {
-                let src = std::fs::read_to_string(path).map_err(|e| format!("cannot read rules file `{path}`: {e}"))?;
+                let src = std::fs::read_to_string(path).map_err(|e| FileError {
+                    file: path.clone(),
+                    span: None,
+                    message: format!("cannot read rules file: {e}"),
+                })?;
                 RuleSet::parse(&src, path)?
             }
         };

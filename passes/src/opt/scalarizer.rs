@@ -28,7 +28,9 @@
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Deserialize;
-use xir::pass::{AnalysisKind, OptionDoc, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};
+use xir::pass::{
+    AnalysisKind, OptionDoc, OptionsError, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces,
+};
 use xir::{ConstValue, FuncId, Inst, InstData, Module, Opcode, Type, Value};
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -70,15 +72,16 @@ pub struct Scalarizer {
 }
 
 impl Scalarizer {
-    pub fn new(opts: Options) -> Result<Self, String> {
+    pub fn new(opts: Options) -> Result<Self, OptionsError> {
         if opts.ops.is_empty() {
             return Ok(Scalarizer { ops: SPLITTABLE.to_vec() });
         }
+        let bad = |message: String| OptionsError::Value { option: "ops", message };
         let mut ops = Vec::new();
         for name in &opts.ops {
-            let op = Opcode::from_name(name).ok_or_else(|| format!("scalarizer: unknown opcode `{name}`"))?;
+            let op = Opcode::from_name(name).ok_or_else(|| bad(format!("scalarizer: unknown opcode `{name}`")))?;
             if !SPLITTABLE.contains(&op) {
-                return Err(format!("scalarizer: `{name}` is not a lane-wise opcode it can split"));
+                return Err(bad(format!("scalarizer: `{name}` is not a lane-wise opcode it can split")));
             }
             ops.push(op);
         }

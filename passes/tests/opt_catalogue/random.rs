@@ -141,7 +141,7 @@ fn cases() -> u32 {
 fn step(m: &mut xir::Module, name: &str, dialect: &mut &'static str) -> Result<bool, String> {
     let reg = registry();
     let decl = reg.get(name).ok_or_else(|| format!("`{name}` is not registered"))?;
-    let pass = (decl.create)(None)?;
+    let pass = (decl.create)(None).map_err(|e| e.to_string())?;
     let mut cache = AnalysisCache::default();
     let mut cx = PassContext { analyses: &mut cache, opt_level: 2, fast_math: false };
     let out = pass.run(m, &mut cx).map_err(|e| e.to_string())?;

@@ -185,7 +185,7 @@ fn run() -> i32 {
         }
         return match io::write_output(cli.output.as_deref(), text.as_bytes()) {
             Ok(()) => 0,
-            Err(e) => fail(&e),
+            Err(e) => fail(&e.to_string()),
         };
     }
     let loader = xir_pipelines::loader(&reg, cli.pipeline_dir.as_deref());
@@ -232,7 +232,7 @@ fn run() -> i32 {
         return match shader_ast(input, &overrides) {
             Ok(text) => match io::write_output(cli.output.as_deref(), text.as_bytes()) {
                 Ok(()) => 0,
-                Err(e) => fail(&e),
+                Err(e) => fail(&e.to_string()),
             },
             Err(diags) => report(&reporter, &diags, input),
         };
@@ -309,7 +309,8 @@ fn run() -> i32 {
     };
     match bytes.map(|b| io::write_output(cli.output.as_deref(), &b)) {
         Ok(Ok(())) => 0,
-        Ok(Err(e)) | Err(Some(e)) => fail(&e),
+        Ok(Err(e)) => fail(&e.to_string()),
+        Err(Some(e)) => fail(&e),
         Err(None) => 1,
     }
 }
@@ -408,6 +409,6 @@ fn incremental(cli: &Cli, reporter: &Reporter, input: &str, pipeline: xir::pipel
     let text: String = last.into_iter().filter_map(|(_, r)| r.ok()).collect::<Vec<_>>().join("\n");
     match io::write_output(cli.output.as_deref(), text.as_bytes()) {
         Ok(()) => 0,
-        Err(e) => fail(&e),
+        Err(e) => fail(&e.to_string()),
     }
 }

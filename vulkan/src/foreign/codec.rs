@@ -28,6 +28,26 @@ pub(crate) struct Codec {
     ids: FxHashMap<(Scalar, u32), TypeId>,
 }
 
+/// Why a block's value does not encode or decode: the member it is about
+/// (index and name; none for a block of one member or the block as a
+/// whole) and what is wrong.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}{message}", match .member {
+    Some((k, Some(n))) => format!("member {k} (`{n}`): "),
+    Some((k, None)) => format!("member {k}: "),
+    None => String::new(),
+})]
+pub(crate) struct CodecError {
+    pub member: Option<(usize, Option<String>)>,
+    pub message: String,
+}
+
+impl From<String> for CodecError {
+    fn from(message: String) -> Self {
+        CodecError { member: None, message }
+    }
+}
+
 /// A block input's bytes and the length of its trailing runtime array (when it has one).
 pub(crate) struct BlockBytes {
     pub bytes: Vec<u8>,
@@ -82,13 +102,15 @@ impl Codec {
 
     fn scalar_bytes(&self, s: Scalar, j: &Json) -> Result<Vec<u8>, String> {
         let t = self.xir(s, 1)?;
-        buffer_to_host_bytes(&self.m, t, &Json::Array(vec![j.clone()]))
-            .map_err(|e| e.strip_prefix("element 0: ").map(str::to_string).unwrap_or(e))
+        buffer_to_host_bytes(&self.m, t, &Json::Array(vec![j.clone()])).map_err(|e| {
+            let e = e.to_string();
+            e.strip_prefix("element 0: ").map(str::to_string).unwrap_or(e)
+        })
     }
 
     fn scalar_json(&self, s: Scalar, bytes: &[u8]) -> Result<Json, String> {
         let t = self.xir(s, 1)?;
-        match buffer_from_host_bytes(&self.m, t, bytes)? {
+        match buffer_from_host_bytes(&self.m, t, bytes).map_err(|e| e.to_string())? {
             Json::Array(mut v) if v.len() == 1 => Ok(v.remove(0)),
             other => Err(format!("a scalar decoded to {other}")),
         }
@@ -99,7 +121,7 @@ impl Codec {
     /// `var<uniform> a: f32` the number); a block with several takes
     /// `[member, ...]`. A trailing runtime array takes a list or
     /// `{"fill": v, "len": n}`; its length sizes the buffer.
-    pub(crate) fn block_to_bytes(&self, layout: &StructLayout, j: &Json) -> Result<BlockBytes, String> {
+    pub(crate) fn block_to_bytes(&self, layout: &StructLayout, j: &Json) -> Result<BlockBytes, CodecError> {
         let values = member_values(layout, j)?;
         let runtime_len = match layout.runtime_array() {
             Some((k, _, _)) => Some(runtime_len(values[k]).map_err(|e| at_member(layout, k, e))?),
@@ -111,7 +133,7 @@ impl Codec {
                 .checked_mul(u64::from(stride))
                 .and_then(|b| b.checked_add(u64::from(layout.members[k].offset)))
                 .filter(|&b| b <= isize::MAX as u64)
-                .ok_or_else(|| format!("a runtime array of {n} elements does not fit in memory"))?;
+                .ok_or_else(|| CodecError::from(format!("a runtime array of {n} elements does not fit in memory")))?;
             size = size.max(end);
         }
         let mut bytes = vec![0u8; size as usize];
@@ -127,7 +149,7 @@ impl Codec {
         layout: &StructLayout,
         bytes: &[u8],
         runtime_len: Option<u64>,
-    ) -> Result<Json, String> {
+    ) -> Result<Json, CodecError> {
         let mut values = Vec::with_capacity(layout.members.len());
         for (k, m) in layout.members.iter().enumerate() {
             let v = match (&m.ty, runtime_len) {
@@ -198,7 +220,8 @@ impl Codec {
             DataType::Struct(s) => {
                 let fields = member_values(s, j)?;
                 for (k, (m, v)) in s.members.iter().zip(&fields).enumerate() {
-                    self.encode(&m.ty, v, out, at + m.offset as usize, false).map_err(|e| at_member(s, k, e))?;
+                    self.encode(&m.ty, v, out, at + m.offset as usize, false)
+                        .map_err(|e| at_member(s, k, e).to_string())?;
                 }
                 Ok(())
             }
@@ -232,7 +255,9 @@ impl Codec {
                 .members
                 .iter()
                 .enumerate()
-                .map(|(k, m)| self.decode(&m.ty, bytes, at + m.offset as usize).map_err(|e| at_member(s, k, e)))
+                .map(|(k, m)| {
+                    self.decode(&m.ty, bytes, at + m.offset as usize).map_err(|e| at_member(s, k, e).to_string())
+                })
                 .collect::<Result<Vec<_>, _>>()
                 .map(Json::Array),
         }
@@ -241,7 +266,7 @@ impl Codec {
     fn array_json(&self, elem: &DataType, n: u64, stride: u32, bytes: &[u8], at: usize) -> Result<Json, String> {
         if let Some(t) = self.bulk(elem, stride) {
             let len = (n as usize).checked_mul(stride as usize).ok_or("array size overflows")?;
-            return buffer_from_host_bytes(&self.m, t, slice(bytes, at, len)?);
+            return Ok(buffer_from_host_bytes(&self.m, t, slice(bytes, at, len)?)?);
         }
         (0..n as usize)
             .map(|k| self.decode(elem, bytes, at + k * stride as usize).map_err(|e| format!("element {k}: {e}")))
@@ -303,14 +328,9 @@ fn short(j: &Json) -> String {
     }
 }
 
-fn at_member(layout: &StructLayout, k: usize, e: String) -> String {
-    if layout.members.len() == 1 {
-        return e;
-    }
-    match &layout.members[k].name {
-        Some(n) => format!("member {k} (`{n}`): {e}"),
-        None => format!("member {k}: {e}"),
-    }
+fn at_member(layout: &StructLayout, k: usize, message: String) -> CodecError {
+    let member = (layout.members.len() > 1).then(|| (k, layout.members[k].name.clone()));
+    CodecError { member, message }
 }
 
 fn place(out: &mut [u8], at: usize, b: &[u8]) -> Result<(), String> {
@@ -394,13 +414,20 @@ mod tests {
     fn errors_name_the_member_and_element() {
         let c = Codec::new();
         let b = block(vec![(0, DataType::Scalar(U32)), (16, runtime(DataType::Scalar(F32), 4))]);
+        let err = |member: Option<usize>, message: &str| CodecError {
+            member: member.map(|k| (k, None)),
+            message: message.to_string(),
+        };
         let e = c.block_to_bytes(&b, &json!([1, [1.0, true]])).err().unwrap();
-        assert_eq!(e, "member 1: element 1: expected a float, found true");
+        assert_eq!(e, err(Some(1), "element 1: expected a float, found true"));
+        assert_eq!(e.to_string(), "member 1: element 1: expected a float, found true");
         let e = c.block_to_bytes(&b, &json!([1])).err().unwrap();
-        assert_eq!(e, "expected 2 members, found 1");
+        assert_eq!(e, err(None, "expected 2 members, found 1"));
+        assert_eq!(e.to_string(), "expected 2 members, found 1");
         let e = c.block_to_bytes(&b, &json!([-1, []])).err().unwrap();
-        assert_eq!(e, "member 0: -1 does not fit in u32");
+        assert_eq!(e, err(Some(0), "-1 does not fit in u32"));
         let e = c.block_to_bytes(&b, &json!([1, {"fill": 0, "len": MAX_FILL_LEN + 1}])).err().unwrap();
-        assert!(e.contains("exceeds the runner's limit"), "{e}");
+        let limit = format!("`len` {} exceeds the runner's limit of {MAX_FILL_LEN} elements", MAX_FILL_LEN + 1);
+        assert_eq!(e, err(Some(1), &limit));
     }
 }

@@ -99,7 +99,13 @@ pub fn restructure_module(m: &mut Module) -> Result<RestructureStats, PassError>
         };
         match plan::plan_function(f, &cfg, &dom, &lf) {
             Ok(p) => plans.push((fid, p, lf.loops.len())),
-            Err(msg) => diags.push(Diagnostic::error(RULE, msg).in_function(&f.name)),
+            Err(e) => {
+                let mut d = Diagnostic::error(RULE, e.to_string()).in_function(&f.name);
+                if let Some(b) = e.block().filter(|&b| f.block_exists(b)) {
+                    d = d.at_block(b).with_span(f.block(b).span);
+                }
+                diags.push(d);
+            }
         }
     }
     if !diags.is_empty() {

@@ -177,7 +177,7 @@ struct Facts<'a> {
 impl Facts<'_> {
     /// The node of region `r` (a loop, or the top level) holding block `t`:
     /// the block itself, or the directly nested loop containing it.
-    fn node_containing(&self, r: Option<LoopId>, t: Block) -> Result<NodeId, String> {
+    fn node_containing(&self, r: Option<LoopId>, t: Block) -> Result<NodeId, PlanError> {
         let mut l = self.lf.innermost(t);
         if l == r {
             return self.node_of(t);
@@ -188,21 +188,21 @@ impl Facts<'_> {
             }
             l = self.lf.loops[c].parent;
         }
-        Err(format!("{t} lies outside the region it is reached from"))
+        Err(PlanError::OutsideRegion(t))
     }
 
     /// Like `node_containing`, for a transfer target: a nested loop may
     /// only be entered at its header.
-    fn node_in(&self, r: Option<LoopId>, t: Block) -> Result<NodeId, String> {
+    fn node_in(&self, r: Option<LoopId>, t: Block) -> Result<NodeId, PlanError> {
         let n = self.node_containing(r, t)?;
         if n >= self.cap && self.lf.loops[n - self.cap].header != t {
-            return Err(format!("{t} enters a loop other than at its header"));
+            return Err(PlanError::LoopEnteredBelowHeader(t));
         }
         Ok(n)
     }
 
     /// How a transfer to block `t` looks from region `r`.
-    fn map(&self, r: Option<LoopId>, t: Block) -> Result<Tgt, String> {
+    fn map(&self, r: Option<LoopId>, t: Block) -> Result<Tgt, PlanError> {
         if let Some(p) = r {
             let lp = &self.lf.loops[p];
             if t == lp.header || Some(t) == self.updates[p] {
@@ -216,10 +216,10 @@ impl Facts<'_> {
     }
 
     /// The node of a reachable block.
-    fn node_of(&self, b: Block) -> Result<NodeId, String> {
+    fn node_of(&self, b: Block) -> Result<NodeId, PlanError> {
         match self.cfg.rpo_index.get(b.index()) {
             Some(&k) if k < self.cap => Ok(k),
-            _ => Err(format!("{b} is not reached from the entry")),
+            _ => Err(PlanError::Unreached(b)),
         }
     }
 
@@ -240,9 +240,40 @@ impl Facts<'_> {
     }
 }
 
-/// Build the plan. `Err` carries a message for CFG shapes the planner
-/// cannot handle (never produced for verified, reducible raw input).
-pub fn plan_function(f: &Function, cfg: &Cfg, dom: &DomTree, lf: &LoopForest) -> Result<FnPlan, String> {
+/// A CFG shape the planner cannot handle (never produced for verified,
+/// reducible raw input), with the block it is about.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PlanError {
+    #[error("{0} lies outside the region it is reached from")]
+    OutsideRegion(Block),
+    #[error("{0} enters a loop other than at its header")]
+    LoopEnteredBelowHeader(Block),
+    #[error("{0} is not reached from the entry")]
+    Unreached(Block),
+    #[error("{0} has no terminator")]
+    NoTerminator(Block),
+    #[error("{block} ends in `{op}`, which is not a raw terminator")]
+    NotRawTerminator { block: Block, op: Opcode },
+    #[error("function has no body")]
+    NoBody,
+}
+
+impl PlanError {
+    /// The block the error is about.
+    pub fn block(&self) -> Option<Block> {
+        match *self {
+            PlanError::OutsideRegion(b)
+            | PlanError::LoopEnteredBelowHeader(b)
+            | PlanError::Unreached(b)
+            | PlanError::NoTerminator(b)
+            | PlanError::NotRawTerminator { block: b, .. } => Some(b),
+            PlanError::NoBody => None,
+        }
+    }
+}
+
+/// Build the plan, or say which shape it cannot handle.
+pub fn plan_function(f: &Function, cfg: &Cfg, dom: &DomTree, lf: &LoopForest) -> Result<FnPlan, PlanError> {
     let cap = cfg.rpo.len();
     let nl = lf.loops.len();
     let lf = &absorb_exit_blocks(cfg, lf);
@@ -293,7 +324,7 @@ pub fn plan_function(f: &Function, cfg: &Cfg, dom: &DomTree, lf: &LoopForest) ->
             match ex.len() {
                 0 => Branch::Dead,
                 1 => Branch::Br(fx.map(r, ex[0])?),
-                _ => Branch::Dispatch(ex.iter().map(|&t| Ok((t.0, fx.map(r, t)?))).collect::<Result<_, String>>()?),
+                _ => Branch::Dispatch(ex.iter().map(|&t| Ok((t.0, fx.map(r, t)?))).collect::<Result<_, PlanError>>()?),
             }
         } else {
             block_branch(&fx, r, fx.entry_block(n))?
@@ -504,9 +535,9 @@ fn finish_exits(nodes: &mut [NodeInfo], order: &[NodeId]) {
     }
 }
 
-fn block_branch(fx: &Facts, r: Option<LoopId>, b: Block) -> Result<Branch, String> {
+fn block_branch(fx: &Facts, r: Option<LoopId>, b: Block) -> Result<Branch, PlanError> {
     let f = fx.f;
-    let t = f.terminator(b).ok_or_else(|| format!("{b} has no terminator"))?;
+    let t = f.terminator(b).ok_or(PlanError::NoTerminator(b))?;
     let d = f.inst(t);
     Ok(match d.opcode {
         Opcode::Br => Branch::Br(fx.map(r, d.blocks[0])?),
@@ -528,18 +559,18 @@ fn block_branch(fx: &Facts, r: Option<LoopId>, b: Block) -> Result<Branch, Strin
             }
         }
         _ if d.has(Trait::FunctionExit) => Branch::Exit,
-        op => return Err(format!("{b} ends in `{op}`, which is not a raw terminator")),
+        op => return Err(PlanError::NotRawTerminator { block: b, op }),
     })
 }
 
-fn loop_plans(fx: &Facts, loop_exits: &[Vec<Block>]) -> Result<Vec<LoopPlan>, String> {
+fn loop_plans(fx: &Facts, loop_exits: &[Vec<Block>]) -> Result<Vec<LoopPlan>, PlanError> {
     let mut out = Vec::new();
     for (l, ld) in fx.lf.loops.iter().enumerate() {
         let h = ld.header;
         let hn = fx.node_of(h)?;
         let r = Some(l);
         let multi_exit = loop_exits[l].len() > 1;
-        let t = fx.f.terminator(h).ok_or_else(|| format!("{h} has no terminator"))?;
+        let t = fx.f.terminator(h).ok_or(PlanError::NoTerminator(h))?;
         let d = fx.f.inst(t);
         let prepare = match d.opcode {
             Opcode::CondBr if d.blocks[0] != d.blocks[1] => match (fx.map(r, d.blocks[0])?, fx.map(r, d.blocks[1])?) {
@@ -562,7 +593,7 @@ fn loop_plans(fx: &Facts, loop_exits: &[Vec<Block>]) -> Result<Vec<LoopPlan>, St
     Ok(out)
 }
 
-fn root_node(fx: &Facts) -> Result<NodeId, String> {
-    let e = fx.cfg.entry.ok_or("function has no body")?;
+fn root_node(fx: &Facts) -> Result<NodeId, PlanError> {
+    let e = fx.cfg.entry.ok_or(PlanError::NoBody)?;
     fx.node_in(None, e)
 }

@@ -12,7 +12,8 @@
 
 use egg::{ConditionalApplier, EGraph, Id, Pattern, Rewrite, Subst, Var};
 use serde::Deserialize;
-use xir::{FloatFormat, Type, TypeId, TypeTable};
+use xir::pass::FileError;
+use xir::{FloatFormat, Span, Type, TypeId, TypeTable};
 
 use super::lang::{ConstFold, XNode};
 
@@ -74,22 +75,35 @@ pub struct RuleSet {
 }
 
 impl RuleSet {
-    /// Parse and check a rules file (`file` names it in messages).
-    pub fn parse(src: &str, file: &str) -> Result<RuleSet, String> {
-        let rules: Vec<RuleSpec> = ron::Options::default()
-            .from_str(src)
-            .map_err(|e| format!("{file}:{}:{}: {}", e.span.start.line, e.span.start.col, e.code))?;
+    /// Parse and check a rules file (`file` names it in errors, which point
+    /// at the RON syntax error or at the rule's name).
+    pub fn parse(src: &str, file: &str) -> Result<RuleSet, FileError> {
+        let rules: Vec<RuleSpec> = ron::Options::default().from_str(src).map_err(|e| FileError {
+            file: file.to_string(),
+            span: Some(Span::new(e.span.start.line as u32, e.span.start.col as u32)),
+            message: e.code.to_string(),
+        })?;
         let mut seen = std::collections::HashSet::new();
+        let mut from = 0;
         for (k, r) in rules.iter().enumerate() {
-            let at = format!("{file}: rule #{k} `{}`", r.name);
+            // Rules come in file order, so the k-th name is the first
+            // occurrence of the quoted name after the previous one.
+            let quoted = format!("{:?}", r.name);
+            let found = src[from..].find(&quoted).map(|n| from + n);
+            from = found.map_or(from, |n| n + quoted.len());
+            let fail = |what: String| FileError {
+                file: file.to_string(),
+                span: found.map(|n| span_at(src, n, quoted.len())),
+                message: format!("rule #{k} `{}`: {what}", r.name),
+            };
             if !is_kebab(&r.name) {
-                return Err(format!("{at}: the name must be kebab-case (`add-zero`)"));
+                return Err(fail("the name must be kebab-case (`add-zero`)".into()));
             }
             if !seen.insert(r.name.clone()) {
-                return Err(format!("{at}: duplicate rule name"));
+                return Err(fail("duplicate rule name".into()));
             }
             if r.law.trim().is_empty() {
-                return Err(format!("{at}: `law` must state the identity the rule relies on"));
+                return Err(fail("`law` must state the identity the rule relies on".into()));
             }
             let probes: &[Scalar] = match r.types {
                 Types::Int => &[Scalar::Int { bits: 32 }],
@@ -97,7 +111,7 @@ impl RuleSet {
                 Types::Any => &[Scalar::Int { bits: 32 }, Scalar::F32],
             };
             for &s in probes {
-                compile(r, s).map_err(|e| format!("{at}: {e}"))?;
+                compile(r, s).map_err(fail)?;
             }
         }
         Ok(RuleSet { rules })
@@ -118,6 +132,14 @@ impl RuleSet {
             .filter_map(|r| compile(r, s).ok())
             .collect()
     }
+}
+
+/// The span of `len` bytes at byte `offset` of `src`.
+fn span_at(src: &str, offset: usize, len: usize) -> Span {
+    let before = &src[..offset];
+    let line = before.matches('\n').count() as u32 + 1;
+    let col = before[before.rfind('\n').map_or(0, |n| n + 1)..].chars().count() as u32 + 1;
+    Span::with_len(line, col, len as u32)
 }
 
 fn is_kebab(s: &str) -> bool {
