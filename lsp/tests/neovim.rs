@@ -49,7 +49,7 @@ fn neovim_drives_the_server() {
             "started=true".to_string(),
             "diagnostics_arrived=true".to_string(),
             format!("diagnostic={typo_line}:7 [parse] unknown opcode `ad`"),
-            "hover=`%ax: f32`\\n\\ndefined by\\n```xir\\n%ax = mul %a, %xi : f32\\n```".to_string(),
+            "hover=`%ax`\\n\\ndefined by\\n```xir\\n%ax = mul %a, %xi : f32\\n```".to_string(),
             format!("jumped_to={done_line}:0 ^done:"),
             "action=did you mean `add`?".to_string(),
             "fixed_line=  %r = add %ax, %yi : f32".to_string(),

@@ -108,14 +108,14 @@ fn a_typo_in_an_opcode_is_located_and_fixed_by_a_code_action() {
     assert_eq!(edit["range"]["start"], pos(&text, "ad %ax", 0));
     assert_eq!(edit["range"]["end"], pos(&text, "ad %ax", 2));
     // An undefined value: the nearest value of the function.
-    let text = SAXPY.replace("%r = add %ax", "%r = add %aa");
+    let text = SAXPY.replace("%r = add %ax", "%r = add %xii");
     let diags = c.open("file:///tmp/xir-lsp-test/v.xir", &text);
-    assert_eq!(diags[0]["message"], "undefined value `%aa`");
+    assert_eq!(diags[0]["message"], "undefined value `%xii`");
     let actions = c.request(
         "textDocument/codeAction",
         json!({ "textDocument": td("file:///tmp/xir-lsp-test/v.xir"), "range": diags[0]["range"], "context": {"diagnostics": []} }),
     );
-    assert_eq!(actions[0]["title"], "did you mean `%ax`?");
+    assert_eq!(actions[0]["title"], "did you mean `%xi`?");
     // A range with no diagnostic has no action.
     let none = c.request(
         "textDocument/codeAction",

@@ -55,12 +55,15 @@ local ok, err = pcall(function()
   local cursor = vim.api.nvim_win_get_cursor(0)
   record('jumped_to', string.format('%d:%d %s', cursor[1], cursor[2], vim.api.nvim_get_current_line()))
 
-  local lsp_diag = d.user_data.lsp
+  -- vim.diagnostic keeps the range as lnum/col (bytes; the line is ASCII).
+  local range = { start = { line = d.lnum, character = d.col }, ['end'] = { line = d.end_lnum, character = d.end_col } }
+  local lsp_diag = { range = range, message = d.message, code = d.code, severity = d.severity, source = d.source }
   local actions = client.request_sync('textDocument/codeAction', {
     textDocument = { uri = uri },
-    range = lsp_diag.range,
+    range = range,
     context = { diagnostics = { lsp_diag } },
   }, 10000, buf)
+  assert(actions and actions.result, 'no code actions: ' .. vim.inspect(actions))
   local action = actions.result[1]
   record('action', action.title)
   vim.lsp.util.apply_workspace_edit(action.edit, client.offset_encoding)
