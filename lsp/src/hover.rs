@@ -194,3 +194,36 @@ pub fn pass_doc(decl: &xir::pass::PassDecl, written: Option<&str>) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::position::Encoding;
+
+    fn hover_at(cx: &Context, uri: &str, text: &str, needle: &str) -> Option<String> {
+        let doc = Document::new(uri.parse().unwrap(), text.to_string(), 1, Encoding::Utf16, cx);
+        let p = doc.lines.position(&doc.text, text.find(needle).unwrap() + 1);
+        hover(&doc, cx, p).map(|h| match h.contents {
+            HoverContents::Markup(m) => m.value,
+            other => panic!("{other:?}"),
+        })
+    }
+
+    #[test]
+    fn hovers_are_pure_functions_of_the_document() {
+        let cx = Context::new(Vec::new());
+        let text = "kernel @k(%b: buffer<u32>) block_size(1, 1, 1) {\n^e:\n  %n = buffer.size %b : u32\n  %m = add %n, %n : u32\n  return\n}\n";
+        let uri = "file:///t/k.xir";
+        assert_eq!(
+            hover_at(&cx, uri, text, "%n, %n").as_deref(),
+            Some("`%n: u32`\n\ndefined by\n```xir\n%n = buffer.size %b : u32\n```")
+        );
+        assert_eq!(hover_at(&cx, uri, text, "%b : u32").as_deref(), Some("`%b: buffer<u32>`\n\nargument 0 of `@k`"));
+        assert_eq!(hover_at(&cx, uri, text, "add").unwrap(), opcode_doc(Opcode::from_name("add").unwrap()));
+        assert_eq!(hover_at(&cx, uri, text, "(1, 1"), None);
+        let ron = "Pipeline(name: \"p\", input: \"xir.raw\", output: \"xir.raw\", steps: [Pass(\"dce\")])";
+        let h = hover_at(&cx, "file:///t/p.ron", ron, "\"dce\"").unwrap();
+        assert!(h.starts_with("pass **`dce`**: "), "{h}");
+        assert!(h.ends_with("\n\n`xir.raw` → `xir.raw`"), "{h}");
+    }
+}

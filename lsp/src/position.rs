@@ -89,7 +89,7 @@ impl LineIndex {
         start + self.line(text, line).len()
     }
 
-    /// The position of byte `offset` (clamped; inside a character: its start).
+    /// The position of byte `offset` (clamped; inside a character: its end).
     pub fn position(&self, text: &str, offset: usize) -> Position {
         let offset = offset.min(self.len);
         let line = self.starts.partition_point(|&s| s <= offset) - 1;
@@ -141,12 +141,12 @@ mod tests {
         let text = "a é𝄞 %x\nnext";
         let ix = LineIndex::new(text, Encoding::Utf16);
         let x = text.find("%x").unwrap();
-        assert_eq!(ix.position(text, x), Position::new(0, 5));
-        assert_eq!(ix.offset(text, Position::new(0, 5)), x);
+        assert_eq!(ix.position(text, x), Position::new(0, 6));
+        assert_eq!(ix.offset(text, Position::new(0, 6)), x);
         let ix8 = LineIndex::new(text, Encoding::Utf8);
         assert_eq!(ix8.position(text, x), Position::new(0, x as u32));
         let ix32 = LineIndex::new(text, Encoding::Utf32);
-        assert_eq!(ix32.position(text, x), Position::new(0, 4));
+        assert_eq!(ix32.position(text, x), Position::new(0, 5));
     }
 
     #[test]

@@ -98,6 +98,7 @@ impl Client {
 
 /// `line`/`character` of the first `needle` in `text` (UTF-16 columns),
 /// shifted `delta` characters.
+#[allow(dead_code)] // Not every test binary that includes this module asks for positions.
 pub fn pos(text: &str, needle: &str, delta: usize) -> Value {
     let at = text.find(needle).unwrap_or_else(|| panic!("`{needle}` not in the text"));
     let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
