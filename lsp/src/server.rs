@@ -85,13 +85,24 @@ pub fn run(conn: &Connection) -> Result<(), Error> {
     });
     conn.initialize_finish(id, result)?;
     let mut server = Server { docs: HashMap::new(), cx: Context::new(roots), encoding };
+    // After `shutdown` only `exit` ends the loop; a repeated `shutdown`
+    // (Neovim sends one from `stop_client` and another when it quits) is
+    // answered again, any other request refused.
+    let mut shut_down = false;
     for msg in &conn.receiver {
         match msg {
             Message::Request(r) => {
-                if conn.handle_shutdown(&r)? {
-                    return Ok(());
-                }
                 let id = r.id.clone();
+                if r.method == req::Shutdown::METHOD {
+                    shut_down = true;
+                    conn.sender.send(Response::new_ok(id, Value::Null).into())?;
+                    continue;
+                }
+                if shut_down {
+                    let refused = Response::new_err(id, ErrorCode::InvalidRequest as i32, "xir-lsp: shut down".into());
+                    conn.sender.send(refused.into())?;
+                    continue;
+                }
                 let resp = match catch_unwind(AssertUnwindSafe(|| server.request(r))) {
                     Ok(Ok(v)) => Response::new_ok(id, v),
                     Ok(Err((code, m))) => Response::new_err(id, code as i32, m),

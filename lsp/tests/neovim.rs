@@ -1,7 +1,7 @@
 //! `xir-lsp` driven by a real client: headless Neovim runs
 //! `tests/nvim/editor.lua` (open a kernel with a typo, wait for the
 //! diagnostic, hover, go to definition, apply the code action, wait for the
-//! diagnostics to clear) and writes what it saw to a file, asserted here
+//! diagnostics to clear, stop the server and see it exit 0) and writes what it saw to a file, asserted here
 //! line by line. Skips, saying so, when `nvim` is not installed (CI installs
 //! it: `scripts/test`).
 
@@ -54,6 +54,7 @@ fn neovim_drives_the_server() {
             "action=did you mean `add`?".to_string(),
             "fixed_line=  %r = add %ax, %yi : f32".to_string(),
             "diagnostics_cleared=true".to_string(),
+            "server_exit=0".to_string(),
         ],
         "{results}"
     );

@@ -356,3 +356,15 @@ fn out_of_range_and_malformed_requests_answer_gracefully() {
     assert!(c.request("textDocument/hover", at(URI, pos(SAXPY, "%ax, %yi", 1))).is_object());
     c.shutdown();
 }
+
+#[test]
+fn a_repeated_shutdown_is_answered_and_other_requests_refused_until_exit() {
+    let mut c = Client::start(&[]);
+    c.open(URI, SAXPY);
+    assert_eq!(c.request("shutdown", Value::Null), Value::Null);
+    let r = c.request("textDocument/hover", at(URI, pos(SAXPY, "%ax, %yi", 1)));
+    assert_eq!(r["error"]["code"], -32600);
+    // `Client::shutdown` sends a second `shutdown`, then `exit`, and checks
+    // that the server ended cleanly.
+    c.shutdown();
+}

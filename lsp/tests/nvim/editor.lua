@@ -1,9 +1,11 @@
 -- Drives xir-lsp from headless Neovim (0.7 API, which later versions keep):
 -- opens $XIR_FILE, waits for diagnostics, hovers a value, jumps to a
 -- block's definition, applies the code action of the diagnostic and waits
--- for the diagnostics to clear. Each result is a `key=value` line in
--- $XIR_OUT, which lsp/tests/neovim.rs asserts on.
+-- for the diagnostics to clear, then stops the server (which must exit 0).
+-- Each result is a `key=value` line in $XIR_OUT, which lsp/tests/neovim.rs
+-- asserts on.
 local out = {}
+local server_exit = nil
 local function record(k, v)
   table.insert(out, k .. '=' .. tostring(v):gsub('\n', '\\n'))
 end
@@ -33,6 +35,7 @@ local ok, err = pcall(function()
     name = 'xir-lsp',
     cmd = { os.getenv('XIR_LSP_BIN') },
     root_dir = vim.fn.fnamemodify(file, ':h'),
+    on_exit = function(code) server_exit = code end,
   })
   record('started', id ~= nil)
   vim.lsp.buf_attach_client(buf, id)
@@ -71,6 +74,8 @@ local ok, err = pcall(function()
   record('fixed_line', vim.api.nvim_buf_get_lines(buf, line, line + 1, false)[1])
   record('diagnostics_cleared', vim.wait(30000, function() return #vim.diagnostic.get(buf) == 0 end, 20))
   vim.lsp.stop_client(id)
+  vim.wait(30000, function() return server_exit ~= nil end, 20)
+  record('server_exit', server_exit)
 end)
 if not ok then
   record('error', err)
