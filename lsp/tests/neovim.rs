@@ -1,8 +1,8 @@
 //! `xir-lsp` driven by a real client: headless Neovim runs
 //! `tests/nvim/editor.lua` (open a kernel with a typo, wait for the
 //! diagnostic, hover, go to definition, apply the code action, wait for the
-//! diagnostics to clear, stop the server and see it exit 0) and writes what it saw to a file, asserted here
-//! line by line. Skips, saying so, when `nvim` is not installed (CI installs
+//! diagnostics to clear, stop the server and see it exit 0) and writes what
+//! it saw to a file, asserted here line by line. Skips, saying so, when `nvim` is not installed (CI installs
 //! it: `scripts/test`).
 
 use std::process::{Command, Stdio};
