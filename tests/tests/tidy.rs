@@ -8,8 +8,19 @@ use std::collections::BTreeMap;
 use xir::pass::{PassInfo, Produces};
 
 /// The workspace crates' folders (the members of the root `Cargo.toml`).
-const CRATES: &[&str] =
-    &["ir-spec", "framework", "ast", "frontend", "passes", "backend-spirv", "vulkan", "testgen", "pipelines", "tests"];
+const CRATES: &[&str] = &[
+    "ir-spec",
+    "framework",
+    "ast",
+    "frontend",
+    "passes",
+    "backend-spirv",
+    "vulkan",
+    "testgen",
+    "pipelines",
+    "tests",
+    "lsp",
+];
 
 /// Where pass files live; a pass's file is the one that declares its
 /// `PassInfo` (`name: "NAME"`).

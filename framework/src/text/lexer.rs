@@ -93,6 +93,11 @@ impl<'a> Lexer<'a> {
         Lexer { src, pos: 0, line: 1, col: 1 }
     }
 
+    /// Byte offset of the next character to read.
+    pub fn offset(&self) -> usize {
+        self.pos
+    }
+
     fn peek_byte(&self) -> Option<u8> {
         self.src.as_bytes().get(self.pos).copied()
     }

@@ -4,6 +4,7 @@
 //!   and raw CFG; `print(parse(print(m))) == print(m)` byte for byte.
 //! - [`json`]: a compacted serde form with full id validation on input.
 //! - [`source`]: reading a source file (size cap, located UTF-8 errors).
+//! - [`tokens`]: the lexer's tokens as byte ranges, for editors.
 //!
 //! Both are generic over the spec (`ir-spec/spec/opcodes.ron`): operands,
 //! block roles, `case`/phi shapes and payloads come from each opcode's entry.
@@ -17,6 +18,7 @@ mod parser;
 mod printer;
 mod shape;
 pub mod source;
+pub mod tokens;
 
 use std::borrow::Cow;
 
