@@ -148,7 +148,10 @@ fn adding_and_removing_a_function_reruns_only_the_functions_naming_it() {
     assert_eq!(set(&parses), set(&["parse_function(@extra)".into(), "parse_function(@main)".into()]));
     // And gone again.
     let edit = s.update(&with_call);
-    assert_eq!((edit.removed.as_slice(), edit.affected.as_slice()), (&["extra".to_string()][..], &["main".to_string()][..]));
+    assert_eq!(
+        (edit.removed.as_slice(), edit.affected.as_slice()),
+        (&["extra".to_string()][..], &["main".to_string()][..])
+    );
     assert_eq!(s.diagnostics().len(), 1);
 }
 

@@ -91,7 +91,8 @@ pub fn run(
     for path in versions {
         let start = Instant::now();
         let display = crate::io::display_name(path);
-        let text = xir_text(path, overrides).map_err(|d| Failure { message: reporter.render_for(&d, path), code: 1 })?;
+        let text =
+            xir_text(path, overrides).map_err(|d| Failure { message: reporter.render_for(&d, path), code: 1 })?;
         let update = session.update_file(display, &text);
         session.take_executed();
         let diags = session.diagnostics();
@@ -168,8 +169,9 @@ fn output(session: &Session, emit: ThenEmit) -> Result<Vec<u8>, Failure> {
         return Ok(text.into_bytes());
     }
     // The other forms read the whole compiled module.
-    let module = xir::text::parse_module(&text, session.path())
-        .map_err(|d| plain(format!("the compiled functions do not form one module: {}", xir::diag::render_short(&d))))?;
+    let module = xir::text::parse_module(&text, session.path()).map_err(|d| {
+        plain(format!("the compiled functions do not form one module: {}", xir::diag::render_short(&d)))
+    })?;
     match emit {
         ThenEmit::Json => Ok(xir::text::json::to_json(&module).into_bytes()),
         ThenEmit::Dot => Ok(crate::dot::module_to_dot(&module).into_bytes()),

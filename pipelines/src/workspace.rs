@@ -340,11 +340,7 @@ fn no_function(path: &str, function: &str) -> WorkspaceError {
 
 /// The database's compiler (the pipeline, stopped after `steps` pass
 /// executions when given) and emitter (the SPIR-V backend) for `options`.
-pub fn compilers(
-    pipeline: Arc<Pipeline>,
-    options: Options,
-    steps: Option<usize>,
-) -> (FunctionCompiler, KernelEmitter) {
+pub fn compilers(pipeline: Arc<Pipeline>, options: Options, steps: Option<usize>) -> (FunctionCompiler, KernelEmitter) {
     let run = RunOptions {
         opt_level: options.opt_level,
         fast_math: options.fast_math,
@@ -352,14 +348,21 @@ pub fn compilers(
         ..RunOptions::default()
     };
     let compiler: FunctionCompiler = Arc::new(move |m: &mut xir::Module| {
-        PassManager::new(&pipeline, run.clone()).run(m, &mut std::io::sink()).map(|_| ()).map_err(|e| e.to_diagnostics())
+        PassManager::new(&pipeline, run.clone())
+            .run(m, &mut std::io::sink())
+            .map(|_| ())
+            .map_err(|e| e.to_diagnostics())
     });
     let emitter: KernelEmitter = Arc::new(move |m: &xir::Module, k: xir::FuncId| {
-        let opts =
-            xir_spirv::CompileOptions { opt_level: options.opt_level, fast_math: options.fast_math, device_features: None };
+        let opts = xir_spirv::CompileOptions {
+            opt_level: options.opt_level,
+            fast_math: options.fast_math,
+            device_features: None,
+        };
         let out = xir_spirv::compile(m, k, &opts)?;
         let artifact = xir_spirv::artifact::ShaderArtifact::from_compiled(m, k, &out).encode().map_err(|e| {
-            vec![Diagnostic::error(Rule::SpirvEmit, format!("cannot write the shader artifact: {e}")).in_function(&m.func(k).name)]
+            vec![Diagnostic::error(Rule::SpirvEmit, format!("cannot write the shader artifact: {e}"))
+                .in_function(&m.func(k).name)]
         })?;
         Ok(Emitted { words: out.words, artifact })
     });

@@ -88,11 +88,15 @@ fn each_version_reports_what_was_recompiled_and_its_time() {
     let (_, then) = both(&["--pipeline", "spirv"]);
     let err = stderr(&then);
     assert!(
-        err.contains("callables.xir: recompiled 4 of 4 functions, reused 0 (square, accumulate_square, swap, callables) in "),
+        err.contains(
+            "callables.xir: recompiled 4 of 4 functions, reused 0 (square, accumulate_square, swap, callables) in "
+        ),
         "{err}"
     );
     assert!(
-        err.contains("callables-edited.xir: recompiled 3 of 4 functions, reused 1 (square, accumulate_square, callables) in "),
+        err.contains(
+            "callables-edited.xir: recompiled 3 of 4 functions, reused 1 (square, accumulate_square, callables) in "
+        ),
         "{err}"
     );
 }
@@ -139,7 +143,8 @@ fn a_diagnostic_in_an_edit_names_the_edits_file_and_line() {
     let rec = text.replacen("  %squared = mul %x, %x : f32", "  %squared = call @square, %x : f32", 1);
     let rec_path = dir.join("rec.xir");
     std::fs::write(&rec_path, &rec).unwrap();
-    let o = xir_opt(&[&original(), "--pipeline", "spirv", "--then", rec_path.to_str().unwrap(), "--diagnostics", "short"]);
+    let o =
+        xir_opt(&[&original(), "--pipeline", "spirv", "--then", rec_path.to_str().unwrap(), "--diagnostics", "short"]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let err = stderr(&o);
     let want = format!(

@@ -125,7 +125,8 @@ impl LineMap {
         let (function, start) = match at {
             Some((name, start)) => (name.to_string(), start),
             None => {
-                let name = d.function.clone().filter(|n| self.start_of(n).is_some()).unwrap_or_else(|| root.to_string());
+                let name =
+                    d.function.clone().filter(|n| self.start_of(n).is_some()).unwrap_or_else(|| root.to_string());
                 (name.clone(), self.start_of(&name).unwrap_or(0))
             }
         };

@@ -390,4 +390,3 @@ pub fn callees(db: &dyn Db, f: FunctionSource) -> Vec<String> {
     out.dedup();
     out
 }
-

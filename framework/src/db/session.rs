@@ -12,8 +12,8 @@ use std::sync::{Arc, Mutex};
 use salsa::Setter;
 
 use super::{
-    check_function, split, CompileError, Emitted, FunctionChunk, FunctionCompiler, FunctionDiagnostic,
-    FunctionSource, KernelEmitter, NameSlot, SourceModule, XirDatabase, IN_MODULE,
+    check_function, split, CompileError, Emitted, FunctionChunk, FunctionCompiler, FunctionDiagnostic, FunctionSource,
+    KernelEmitter, NameSlot, SourceModule, XirDatabase, IN_MODULE,
 };
 use crate::analysis::{DomTree, Usage};
 use crate::diag::{Diagnostic, Rule};

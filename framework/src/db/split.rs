@@ -191,6 +191,31 @@ pub fn referenced_names(text: &str, own: &str) -> Vec<String> {
     out
 }
 
+/// Blocks compared at once (slice equality is a `memcmp`), so finding
+/// where two megabyte texts differ takes microseconds.
+const BLOCK: usize = 256;
+
+/// Length of the common prefix of `a` and `b`.
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    let len = a.len().min(b.len());
+    let mut i = 0;
+    while i + BLOCK <= len && a[i..i + BLOCK] == b[i..i + BLOCK] {
+        i += BLOCK;
+    }
+    i + a[i..len].iter().zip(&b[i..len]).position(|(x, y)| x != y).unwrap_or(len - i)
+}
+
+/// Length of the common suffix of `a` and `b`.
+fn common_suffix(a: &[u8], b: &[u8]) -> usize {
+    let len = a.len().min(b.len());
+    let (a, b) = (&a[a.len() - len..], &b[b.len() - len..]);
+    let mut k = 0;
+    while k + BLOCK <= len && a[len - k - BLOCK..len - k] == b[len - k - BLOCK..len - k] {
+        k += BLOCK;
+    }
+    k + a[..len - k].iter().rev().zip(b[..len - k].iter().rev()).position(|(x, y)| x != y).unwrap_or(len - k)
+}
+
 /// How the chunks of a text change with an edit: the old chunks in
 /// `replace` give way to `chunks`; those after it move by the deltas.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -222,9 +247,9 @@ impl Resplit {
 /// comparison of the texts), not the module's.
 pub fn resplit(old: &str, chunks: &[FunctionChunk], new: &str) -> Resplit {
     let (o, n) = (old.as_bytes(), new.as_bytes());
-    let prefix = o.iter().zip(n).position(|(a, b)| a != b).unwrap_or(o.len().min(n.len()));
+    let prefix = common_prefix(o, n);
     let max_suffix = o.len().min(n.len()) - prefix;
-    let suffix = o.iter().rev().zip(n.iter().rev()).take(max_suffix).position(|(a, b)| a != b).unwrap_or(max_suffix);
+    let suffix = common_suffix(&o[prefix..], &n[prefix..]).min(max_suffix);
     // Re-split from the start of the chunk before the first one the edit
     // reaches (a comment or gap edit can re-attach lines to its neighbour).
     let first_touched = chunks.partition_point(|c| c.end <= prefix);
@@ -280,6 +305,16 @@ mod tests {
         );
         assert_eq!(extern_declaration(chunks[2].text(TEXT)), None);
         assert_eq!(referenced_names("call @g, @h // @x\nprint \"@s\", @g", "f"), ["g", "h"]);
+    }
+
+    #[test]
+    fn common_prefix_and_suffix_cross_blocks() {
+        let a = "x".repeat(1000) + "A" + &"y".repeat(700);
+        let b = "x".repeat(1000) + "BB" + &"y".repeat(700);
+        assert_eq!(common_prefix(a.as_bytes(), b.as_bytes()), 1000);
+        assert_eq!(common_suffix(a.as_bytes(), b.as_bytes()), 700);
+        assert_eq!(common_prefix(a.as_bytes(), a.as_bytes()), a.len());
+        assert_eq!(common_suffix(b"", b"abc"), 0);
     }
 
     #[test]
