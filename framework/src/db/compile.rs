@@ -40,6 +40,7 @@ pub struct Emitted {
 pub struct FunctionDiagnostic {
     /// The function whose text the position is in.
     pub function: String,
+    /// The diagnostic, its lines relative to `function`.
     pub diagnostic: Diagnostic,
 }
 
@@ -52,7 +53,12 @@ pub enum CompileError {
     Invalid(String),
     /// A function it calls (transitively) does not parse or verify.
     #[error("@{callee}, which @{function} calls, has errors")]
-    Callee { function: String, callee: String },
+    Callee {
+        /// The function asked for.
+        function: String,
+        /// The callee with errors.
+        callee: String,
+    },
     /// The pipeline or the emitter failed.
     #[error("{}", .0.iter().map(|d| d.diagnostic.message.clone()).collect::<Vec<_>>().join("; "))]
     Failed(Vec<FunctionDiagnostic>),
@@ -100,7 +106,9 @@ pub fn closure(db: &dyn Db, f: FunctionSource) -> Vec<FunctionSource> {
 /// `unused_callable_removal` does to a callable nothing calls).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Linked {
+    /// The closure after the pipeline.
     pub module: Module,
+    /// The root function in `module`.
     pub func: Option<FuncId>,
 }
 

@@ -149,8 +149,11 @@ pub fn visible_declarations(db: &dyn Db, f: FunctionSource) -> Vec<String> {
 /// lines count from the function's first line (1).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ParsedFunction {
+    /// The declarations and the function (empty on a parse failure).
     pub module: Module,
+    /// The function in `module`.
     pub func: Option<FuncId>,
+    /// Parse errors, relative to the function's first line.
     pub diagnostics: Vec<Diagnostic>,
 }
 
@@ -355,6 +358,7 @@ pub fn argument_usage(db: &dyn Db, m: SourceModule) -> std::collections::BTreeMa
 /// Call-graph SCCs by function name, callees before callers.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NamedCallGraph {
+    /// Strongly connected components, callees first.
     pub sccs: Vec<Vec<String>>,
 }
 

@@ -48,6 +48,7 @@ pub struct Splitter<'a> {
 }
 
 impl<'a> Splitter<'a> {
+    /// Start at byte `pos` (a line start) of `text`, on line `line`.
     pub fn new(text: &'a str, pos: usize, line: u32) -> Self {
         Splitter { text, pos, line, comments: None }
     }
@@ -224,6 +225,7 @@ pub struct Resplit {
     pub replace: std::ops::Range<usize>,
     /// The chunks that take their place, in the new text.
     pub chunks: Vec<FunctionChunk>,
+    /// How far the chunks after the edit move, in bytes and in lines.
     pub byte_delta: i64,
     pub line_delta: i64,
 }
