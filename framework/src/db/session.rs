@@ -179,7 +179,9 @@ impl Session {
         // Chunks after the edit keep their inputs; only their positions move.
         self.sources.splice(r.replace.clone(), mid_sources);
         r.apply(&mut self.at);
-        self.text = text.to_string();
+        // Reuse the buffer: a fresh multi-megabyte allocation costs page faults.
+        self.text.clear();
+        self.text.push_str(text);
         if !removed.is_empty() {
             self.promote_duplicates();
         }
