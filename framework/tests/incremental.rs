@@ -264,3 +264,40 @@ fn argument_usage_is_a_query_that_agrees_with_the_whole_module_analysis() {
     assert_eq!(by_query["mid"], [Usage::WRITE, Usage::READ, Usage::NONE, Usage::READ_WRITE]);
     assert_eq!(by_query["even"], [Usage::READ, Usage::READ]);
 }
+
+/// After every edit of a random sequence (bodies changed, functions
+/// removed, repeated, renamed, broken, lines inserted), the edited session
+/// answers what a fresh session on the same text answers.
+#[test]
+fn an_edited_session_agrees_with_a_fresh_one() {
+    let mut text = module(|_| None);
+    let mut s = Session::new("m.xir", "identity", identity());
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = |m: usize| {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (state >> 33) as usize % m.max(1)
+    };
+    for step in 0..60 {
+        let i = next(99);
+        let this = leaf(i, &format!("{i}.0"));
+        text = match next(6) {
+            0 => text.replacen(&this, &leaf(i, "0.5"), 1),
+            1 => text.replacen(&this, "", 1),
+            2 => format!("{text}{}", leaf(i, "9.0")),
+            3 => text.replacen(&format!("@leaf{i}("), &format!("@renamed{step}("), 1),
+            4 => text.replacen(&this, &this.replace("mul", "mull"), 1),
+            _ => format!("\n// moved\n{text}"),
+        };
+        s.update(&text);
+        let mut fresh = Session::new("m.xir", "identity", identity());
+        fresh.update(&text);
+        let short = |d: &[xir::Diagnostic]| xir::diag::render_short(d);
+        assert_eq!(short(&s.diagnostics()), short(&fresh.diagnostics()), "step {step}");
+        let names: Vec<String> = fresh.function_names().map(String::from).collect();
+        assert_eq!(s.function_names().collect::<Vec<_>>(), names, "step {step}");
+        for n in &names {
+            assert_eq!(s.first_line(n), fresh.first_line(n), "step {step}: @{n}");
+            assert_eq!(s.compiled(n), fresh.compiled(n), "step {step}: @{n}");
+        }
+    }
+}

@@ -309,6 +309,30 @@ mod tests {
         assert_eq!(referenced_names("call @g, @h // @x\nprint \"@s\", @g", "f"), ["g", "h"]);
     }
 
+    /// Random byte-range replacements (from pieces that open and close
+    /// braces, strings, comments and headers) of a module: re-splitting
+    /// around each edit always gives the full split.
+    #[test]
+    fn resplit_agrees_with_a_full_split_on_random_edits() {
+        let pieces = ["{", "}", "\"", "// c\n", "\n", "kernel @z() {\n", "extern @e() -> void\n", "x", ""];
+        let mut text = TEXT.repeat(20);
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |m: usize| {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (state >> 33) as usize % m.max(1)
+        };
+        for _ in 0..300 {
+            let chunks = split_functions(&text);
+            let a = next(text.len() + 1);
+            let b = (a + next(40)).min(text.len());
+            let new = format!("{}{}{}", &text[..a], pieces[next(pieces.len())], &text[b..]);
+            let mut got = chunks.clone();
+            resplit(&text, &chunks, &new).apply(&mut got);
+            assert_eq!(got, split_functions(&new), "edit of {a}..{b}");
+            text = new;
+        }
+    }
+
     #[test]
     fn common_prefix_and_suffix_cross_blocks() {
         let a = "x".repeat(1000) + "A" + &"y".repeat(700);
