@@ -1,7 +1,8 @@
 //! `xir-pipelines`: the shipped RON pipelines (`pipelines/*.ron`), the
 //! registry of every pass, and the pieces of the `xir-opt` driver that are
 //! worth testing without a process: input reading, atomic output, DOT
-//! pictures, listings, and the integration point of the SPIR-V backend.
+//! pictures, listings, the integration point of the SPIR-V backend, and
+//! the library API for tools (`workspace`).
 
 pub mod backend;
 pub mod debug_passes;
@@ -10,6 +11,8 @@ pub mod dot;
 pub mod io;
 pub mod listing;
 pub mod report;
+pub mod then;
+pub mod workspace;
 
 use std::path::{Path, PathBuf};
 

@@ -1,24 +1,33 @@
 //! The incremental database (salsa 0.28). An editor or tool keeps one
-//! `Session`; each `update` hands it the whole module text, and only what an
-//! edit can affect is recomputed.
+//! [`Session`]; each `update` hands it the whole module text, and only what
+//! an edit can affect is recomputed.
 //!
-//! Keying: the module text is split lexically into one `FunctionSource` input
-//! per function. A function is parsed on its own, together with the
-//! *signatures* of the other functions (as `extern` declarations), so editing
-//! the body of `g` re-executes `signature(g)` — whose value does not change,
-//! so salsa backdates it — and `parse_function(g)` and what reads it, but
-//! nothing of any other function. Per-function results (`dominators`,
-//! `compiled`) are queries over `parse_function`.
+//! Keying: the module text is split lexically into one [`FunctionSource`]
+//! input per function (`split.rs`; an edit re-splits only around itself).
+//! Each name a function mentions is a [`NameSlot`] input pointing at the
+//! function of that name, if any, so no query searches the function list.
+//! A function is parsed on its own, together with the *signatures* of the
+//! functions it names (as `extern` declarations), so editing the body of `g`
+//! re-executes `signature(g)` — whose value does not change, so salsa
+//! backdates it — and `parse_function(g)` and what reads it, but nothing of
+//! any other function. Positions inside a function are relative to its first
+//! line, so an edit that moves later functions down re-runs nothing of
+//! theirs; the session adds the offset when it reports (`FunctionDiagnostic`).
+//!
+//! Compilation (`compile.rs`) is per call-graph closure: a function is
+//! compiled linked with the bodies of the functions it calls, transitively
+//! (what interprocedural passes such as `callable_specialization` need), and
+//! a kernel's target code is emitted from that linked result.
 //!
 //! **Invariant:** every query is a pure function of its inputs; the pipeline
-//! a session compiles with is an input (`PipelineInput`), so changing it
-//! re-runs `compiled` everywhere and nothing else.
+//! a session compiles with is identified by an input (`SourceModule::pipeline`),
+//! so changing it re-runs `linked` everywhere and nothing else.
 
+mod compile;
+mod session;
 mod split;
 
 use std::sync::{Arc, Mutex};
-
-use salsa::Setter;
 
 use crate::{
     analysis::{
@@ -30,23 +39,30 @@ use crate::{
     ir::{FuncId, Module},
 };
 
-pub use split::{split_functions, FunctionChunk};
+pub use compile::{
+    closure, compiled, emitted, linked, CompileError, Emitted, FunctionCompiler, FunctionDiagnostic, KernelEmitter,
+    Linked,
+};
+pub use session::{Session, UpdateReport};
+pub use split::{resplit, split_functions, FunctionChunk, Resplit};
 
-/// Compiles one parsed function (a module holding it and the extern
-/// declarations of the functions it may call). Returns the printed result.
-pub type FunctionCompiler = Arc<dyn Fn(&mut Module) -> Result<(), String> + Send + Sync>;
-
-/// Database view the queries need: salsa plus the session's compiler.
+/// Database view the queries need: salsa plus the session's compiler and
+/// emitter (behaviour the input `SourceModule::pipeline` identifies).
 #[salsa::db]
 pub trait Db: salsa::Database {
+    /// How `linked` compiles a function's closure (`None`: it only parses).
     fn compiler(&self) -> Option<FunctionCompiler>;
+    /// How `emitted` turns a compiled kernel into target code.
+    fn emitter(&self) -> Option<KernelEmitter>;
 }
 
+/// The salsa database of one session.
 #[salsa::db]
 #[derive(Clone)]
 pub struct XirDatabase {
     storage: salsa::Storage<Self>,
     compiler: Option<FunctionCompiler>,
+    emitter: Option<KernelEmitter>,
 }
 
 #[salsa::db]
@@ -57,10 +73,13 @@ impl Db for XirDatabase {
     fn compiler(&self) -> Option<FunctionCompiler> {
         self.compiler.clone()
     }
+    fn emitter(&self) -> Option<KernelEmitter> {
+        self.emitter.clone()
+    }
 }
 
 impl XirDatabase {
-    /// A database that records the name of every query it executes into `log`.
+    /// A database that records every query it executes into `log`.
     pub fn with_log(log: Arc<Mutex<Vec<salsa::DatabaseKeyIndex>>>, compiler: Option<FunctionCompiler>) -> Self {
         let callback = move |event: salsa::Event| {
             if let salsa::EventKind::WillExecute { database_key } = event.kind {
@@ -69,19 +88,19 @@ impl XirDatabase {
                 }
             }
         };
-        XirDatabase { storage: salsa::Storage::new(Some(Box::new(callback))), compiler }
+        XirDatabase { storage: salsa::Storage::new(Some(Box::new(callback))), compiler, emitter: None }
     }
 }
 
 /// The file being edited.
 #[salsa::input]
 pub struct SourceModule {
-    #[returns(ref)]
-    pub path: String,
+    /// Every function, in file order (read only by whole-module queries:
+    /// `call_graph`, `argument_usage`; set only when names come or go).
     #[returns(ref)]
     pub functions: Vec<FunctionSource>,
-    /// Identity of the pipeline `compiled` runs (its behaviour is the
-    /// session's `FunctionCompiler`); changing it recompiles everything.
+    /// Identity of the pipeline `linked` runs and of the emitter (their
+    /// behaviour is the database's); changing it recompiles everything.
     #[returns(ref)]
     pub pipeline: String,
 }
@@ -91,12 +110,23 @@ pub struct SourceModule {
 pub struct FunctionSource {
     #[returns(ref)]
     pub name: String,
+    /// The chunk: the function with the comment lines directly above it.
     #[returns(ref)]
     pub text: String,
-    /// 1-based line of the function's first line in the module file, so
-    /// diagnostics point into the whole file.
-    pub first_line: u32,
+    /// The names the text mentions (`@g`), found lexically when it changed.
+    #[returns(ref)]
+    pub references: Vec<NameSlot>,
     pub module: SourceModule,
+}
+
+/// A function name and the function that has it now (`None`: no function
+/// of that name). Callers depend on the slot, not on the function list, so
+/// adding or removing a function re-runs only the functions that name it.
+#[salsa::input]
+pub struct NameSlot {
+    #[returns(ref)]
+    pub name: String,
+    pub function: Option<FunctionSource>,
 }
 
 /// The extern declaration other functions see for `f` (callables and
@@ -106,68 +136,93 @@ pub fn signature(db: &dyn Db, f: FunctionSource) -> Option<String> {
     split::extern_declaration(f.text(db))
 }
 
-/// Extern declarations of every callable function of the module.
-#[salsa::tracked(returns(ref))]
-pub fn module_signatures(db: &dyn Db, m: SourceModule) -> Vec<(String, String)> {
-    m.functions(db).iter().filter_map(|f| signature(db, *f).clone().map(|s| (f.name(db).clone(), s))).collect()
-}
-
-/// Functions `f` names (`@g`), found lexically: what its parse may depend on.
-#[salsa::tracked(returns(ref))]
-pub fn referenced_functions(db: &dyn Db, f: FunctionSource) -> Vec<String> {
-    split::referenced_names(f.text(db), f.name(db))
-}
-
 /// The declarations `f` is parsed with: the signatures of the functions it
-/// names. Re-runs when any signature changes, but its value only changes for
-/// `f`'s callers, so nothing downstream of other functions re-runs.
+/// names. Re-runs when one of those changes; its value only changes when a
+/// signature does.
 #[salsa::tracked(returns(ref))]
 pub fn visible_declarations(db: &dyn Db, f: FunctionSource) -> Vec<String> {
-    let wanted = referenced_functions(db, f);
-    module_signatures(db, *f.module(db))
-        .iter()
-        .filter(|(name, _)| wanted.contains(name))
-        .map(|(_, decl)| decl.clone())
-        .collect()
+    f.references(db).iter().filter_map(|slot| *slot.function(db)).filter_map(|g| signature(db, g).clone()).collect()
 }
 
 /// A function parsed on its own: the module holds the declarations of the
-/// functions it names first, then this function (the last one).
+/// functions it names first, then this function (the last one). Diagnostic
+/// lines count from the function's first line (1).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ParsedFunction {
+    /// The declarations and the function (empty on a parse failure).
     pub module: Module,
+    /// The function in `module`.
     pub func: Option<FuncId>,
+    /// Parse errors, relative to the function's first line.
     pub diagnostics: Vec<Diagnostic>,
 }
 
+/// The file name parses run under; the session replaces it with the file
+/// of the update being reported.
+pub(crate) const IN_MODULE: &str = "";
+
+/// Move every position of `d` that points into the parsed text `shift`
+/// lines up (clamped to line 1: a declaration's trouble is the first line's).
+pub(crate) fn shift_lines(d: &mut Diagnostic, shift: i64) {
+    let mv = |s: &mut crate::ir::Span| s.line = (s.line as i64 - shift).max(1) as u32;
+    let here = |f: &Option<String>| f.as_deref().is_none_or(|f| f == IN_MODULE);
+    if here(&d.file) {
+        if let Some(s) = &mut d.span {
+            mv(s);
+        }
+    }
+    for l in d.labels.iter_mut().filter(|l| here(&l.file)) {
+        mv(&mut l.span);
+    }
+    for x in d.fixes.iter_mut().filter(|x| here(&x.file)) {
+        mv(&mut x.span);
+    }
+}
+
+/// Parse one function with the declarations it sees.
 #[salsa::tracked(returns(ref))]
 pub fn parse_function(db: &dyn Db, f: FunctionSource) -> ParsedFunction {
-    let name = f.name(db).clone();
+    let name = f.name(db);
     let mut text = String::new();
-    let mut prefix_lines = 0u32;
+    let mut prefix_lines = 0i64;
     for decl in visible_declarations(db, f) {
         text.push_str(decl);
         text.push('\n');
         prefix_lines += 1;
     }
     text.push_str(f.text(db));
-    let path = f.module(db).path(db).clone();
-    match crate::text::parse_module(&text, &path) {
+    match crate::text::parse_module(&text, IN_MODULE) {
         Ok(module) => {
-            let func = module.find_function(&name);
+            let func = module.find_function(name);
             ParsedFunction { module, func, diagnostics: Vec::new() }
         }
         Err(mut diags) => {
-            // Shift positions from the synthesized text back to the file.
-            let shift = *f.first_line(db) as i64 - 1 - prefix_lines as i64;
             for d in &mut diags {
-                if let Some(s) = &mut d.span {
-                    s.line = (s.line as i64 + shift).max(1) as u32;
-                }
+                shift_lines(d, prefix_lines);
             }
             ParsedFunction { module: Module::default(), func: None, diagnostics: diags }
         }
     }
+}
+
+/// Everything wrong with one function on its own: its parse errors, else
+/// what the verifier says about it (lines relative to the function).
+#[salsa::tracked(returns(ref))]
+pub fn check_function(db: &dyn Db, f: FunctionSource) -> Vec<Diagnostic> {
+    let parsed = parse_function(db, f);
+    if !parsed.diagnostics.is_empty() {
+        return parsed.diagnostics.clone();
+    }
+    let prefix_lines = visible_declarations(db, f).len() as i64;
+    let name = f.name(db);
+    let mut diags: Vec<Diagnostic> = crate::verify::verify_module(&parsed.module)
+        .into_iter()
+        .filter(|d| d.function.as_deref().is_none_or(|n| n == name))
+        .collect();
+    for d in &mut diags {
+        shift_lines(d, prefix_lines);
+    }
+    diags
 }
 
 /// The dominator tree of one function (`None` for declarations and parse failures).
@@ -240,11 +295,12 @@ pub fn convergence(db: &dyn Db, f: FunctionSource) -> Option<Convergence> {
 #[salsa::tracked(returns(ref))]
 pub fn call_graph(db: &dyn Db, m: SourceModule) -> NamedCallGraph {
     let names: Vec<String> = m.functions(db).iter().map(|f| f.name(db).clone()).collect();
+    let index: rustc_hash::FxHashMap<&str, usize> = names.iter().enumerate().map(|(i, n)| (n.as_str(), i)).collect();
     let mut g = petgraph::graph::DiGraph::<usize, ()>::new();
     let nodes: Vec<_> = (0..names.len()).map(|i| g.add_node(i)).collect();
     for (i, f) in m.functions(db).iter().enumerate() {
         for callee in callees(db, *f) {
-            if let Some(j) = names.iter().position(|n| n == callee) {
+            if let Some(&j) = index.get(callee.as_str()) {
                 g.add_edge(nodes[i], nodes[j], ());
             }
         }
@@ -263,12 +319,13 @@ pub fn call_graph(db: &dyn Db, m: SourceModule) -> NamedCallGraph {
 #[salsa::tracked(returns(ref))]
 pub fn argument_usage(db: &dyn Db, m: SourceModule) -> std::collections::BTreeMap<String, Vec<Usage>> {
     let mut usage: std::collections::BTreeMap<String, Vec<Usage>> = std::collections::BTreeMap::new();
-    let by_name: Vec<(String, FunctionSource)> = m.functions(db).iter().map(|f| (f.name(db).clone(), *f)).collect();
+    let by_name: rustc_hash::FxHashMap<&str, FunctionSource> =
+        m.functions(db).iter().map(|f| (f.name(db).as_str(), *f)).collect();
     for scc in &call_graph(db, m).sccs {
         loop {
             let mut changed = false;
             for name in scc {
-                let Some((_, f)) = by_name.iter().find(|(n, _)| n == name) else { continue };
+                let Some(f) = by_name.get(name.as_str()) else { continue };
                 let parsed = parse_function(db, *f);
                 let Some(id) = parsed.func else { continue };
                 let func = parsed.module.func(id);
@@ -301,6 +358,7 @@ pub fn argument_usage(db: &dyn Db, m: SourceModule) -> std::collections::BTreeMa
 /// Call-graph SCCs by function name, callees before callers.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NamedCallGraph {
+    /// Strongly connected components, callees first.
     pub sccs: Vec<Vec<String>>,
 }
 
@@ -335,174 +393,4 @@ pub fn callees(db: &dyn Db, f: FunctionSource) -> Vec<String> {
     out.sort();
     out.dedup();
     out
-}
-
-/// The function after the session's pipeline, printed, or the failure.
-#[salsa::tracked(returns(ref))]
-pub fn compiled(db: &dyn Db, f: FunctionSource) -> Result<String, String> {
-    let _ = f.module(db).pipeline(db);
-    let parsed = parse_function(db, f);
-    if !parsed.diagnostics.is_empty() {
-        return Err(crate::diag::render(&parsed.diagnostics));
-    }
-    let Some(id) = parsed.func else { return Err(format!("function `{}` not found", f.name(db))) };
-    let mut module = parsed.module.clone();
-    if let Some(compile) = db.compiler() {
-        compile(&mut module)?;
-    }
-    let name = module.func(id).name.clone();
-    let printed = crate::text::print_module(&module);
-    Ok(split::split_functions(&printed).into_iter().find(|c| c.name == name).map(|c| c.text).unwrap_or(printed))
-}
-
-/// Each function of the module by name, with its compiled text or failure.
-pub type CompiledFunctions = Vec<(String, Result<String, String>)>;
-
-/// What one `Session::update` did.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct UpdateReport {
-    pub functions: usize,
-    /// Functions whose `compiled` query re-executed.
-    pub recompiled: Vec<String>,
-    /// Every query execution, in order, with function inputs named:
-    /// `parse_function(@leaf7)`, `module_signatures(Id(0))`, ...
-    pub executed: Vec<String>,
-}
-
-impl UpdateReport {
-    pub fn reused(&self) -> usize {
-        self.functions - self.recompiled.len()
-    }
-}
-
-/// An editing session over one module file.
-pub struct Session {
-    db: XirDatabase,
-    log: Arc<Mutex<Vec<salsa::DatabaseKeyIndex>>>,
-    module: Option<SourceModule>,
-    pipeline: String,
-    path: String,
-}
-
-impl Session {
-    pub fn new(path: &str, pipeline_key: &str, compiler: Option<FunctionCompiler>) -> Self {
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let db = XirDatabase::with_log(log.clone(), compiler);
-        Session { db, log, module: None, pipeline: pipeline_key.to_string(), path: path.to_string() }
-    }
-
-    pub fn db(&self) -> &XirDatabase {
-        &self.db
-    }
-
-    /// Change the pipeline identity (recompiles every function on next update).
-    pub fn set_pipeline(&mut self, key: &str) {
-        self.pipeline = key.to_string();
-        if let Some(m) = self.module {
-            m.set_pipeline(&mut self.db).to(key.to_string());
-        }
-    }
-
-    /// Feed the whole module text; recompile what changed. Returns the
-    /// compiled functions in order and what re-ran.
-    pub fn update(&mut self, text: &str) -> (CompiledFunctions, UpdateReport) {
-        let chunks = split::split_functions(text);
-        let module = match self.module {
-            Some(m) => m,
-            None => {
-                let m = SourceModule::new(&self.db, self.path.clone(), Vec::new(), self.pipeline.clone());
-                self.module = Some(m);
-                m
-            }
-        };
-        let old: Vec<FunctionSource> = module.functions(&self.db).clone();
-        let mut new_list = Vec::with_capacity(chunks.len());
-        for c in &chunks {
-            let existing = old.iter().copied().find(|f| f.name(&self.db) == &c.name);
-            let f = match existing {
-                Some(f) => {
-                    if f.text(&self.db) != &c.text {
-                        f.set_text(&mut self.db).to(c.text.clone());
-                    }
-                    if *f.first_line(&self.db) != c.first_line {
-                        f.set_first_line(&mut self.db).to(c.first_line);
-                    }
-                    f
-                }
-                None => FunctionSource::new(&self.db, c.name.clone(), c.text.clone(), c.first_line, module),
-            };
-            new_list.push(f);
-        }
-        if new_list != old {
-            module.set_functions(&mut self.db).to(new_list.clone());
-        }
-        self.log.lock().map(|mut l| l.clear()).ok();
-        let results: Vec<(String, Result<String, String>)> =
-            new_list.iter().map(|f| (f.name(&self.db).clone(), compiled(&self.db, *f).clone())).collect();
-        let executed = self.take_executed();
-        let recompiled = new_list
-            .iter()
-            .map(|f| f.name(&self.db).clone())
-            .filter(|n| executed.contains(&format!("compiled(@{n})")))
-            .collect();
-        let report = UpdateReport { functions: new_list.len(), recompiled, executed };
-        (results, report)
-    }
-
-    /// Dominator tree of a function by name, through the database.
-    pub fn dominators(&self, name: &str) -> Option<DomTree> {
-        let m = self.module?;
-        let f = m.functions(&self.db).iter().copied().find(|f| f.name(&self.db) == name)?;
-        dominators(&self.db, f).clone()
-    }
-
-    /// Every query execution since the last `update` or `take_executed`, in
-    /// order, with function inputs named (`parse_function(@leaf7)`); clears
-    /// the log.
-    pub fn take_executed(&mut self) -> Vec<String> {
-        let keys: Vec<salsa::DatabaseKeyIndex> =
-            self.log.lock().map(|mut l| std::mem::take(&mut *l)).unwrap_or_default();
-        let Some(m) = self.module else { return Vec::new() };
-        let ids: Vec<(String, String)> = m
-            .functions(&self.db)
-            .iter()
-            .map(|f| (format!("({:?})", salsa::plumbing::AsId::as_id(f)), f.name(&self.db).clone()))
-            .collect();
-        salsa::attach(&self.db, || {
-            keys.iter()
-                .map(|k| {
-                    let raw = format!("{k:?}");
-                    match ids.iter().find(|(id, _)| raw.ends_with(id.as_str())) {
-                        Some((id, name)) => format!("{}(@{name})", &raw[..raw.len() - id.len()]),
-                        None => raw,
-                    }
-                })
-                .collect()
-        })
-    }
-
-    /// The source input of a function by name.
-    pub fn function(&self, name: &str) -> Option<FunctionSource> {
-        let m = self.module?;
-        m.functions(&self.db).iter().copied().find(|f| f.name(&self.db) == name)
-    }
-
-    /// Fixed-point argument usage by function name, through the database.
-    pub fn argument_usage(&self) -> Option<std::collections::BTreeMap<String, Vec<Usage>>> {
-        self.module.map(|m| argument_usage(&self.db, m).clone())
-    }
-
-    /// The module's call graph, through the database.
-    pub fn call_graph(&self) -> Option<NamedCallGraph> {
-        self.module.map(|m| call_graph(&self.db, m).clone())
-    }
-
-    /// Callees of a function by name, through the database.
-    pub fn callees(&self, name: &str) -> Vec<String> {
-        let Some(m) = self.module else { return Vec::new() };
-        let Some(f) = m.functions(&self.db).iter().copied().find(|f| f.name(&self.db) == name) else {
-            return Vec::new();
-        };
-        callees(&self.db, f).clone()
-    }
 }

@@ -97,8 +97,9 @@ struct Cli {
     #[arg(long, value_name = "FILE.ron")]
     check_pipeline: Option<String>,
     /// Incremental session: after INPUT, compile each FILE as an edit of it
-    /// in the same database and report how many functions were recompiled
-    /// and reused (needs --pipeline; emits XIR of the last version).
+    /// in the same database and report, per version, how many functions
+    /// were recompiled and reused and its time (needs --pipeline; emits the
+    /// last version in the --emit form).
     #[arg(long, value_name = "FILE")]
     then: Vec<String>,
     /// List every registered pass with its contract and options.
@@ -369,46 +370,39 @@ fn warnings(
     }
 }
 
-/// `--then`: one salsa session over INPUT and its edits; each function is
-/// compiled on its own (with its callees' signatures), and only functions
-/// whose text or callee signatures changed are recompiled.
+/// `--then`: one salsa session over INPUT and its edits (`then.rs`).
 fn incremental(cli: &Cli, reporter: &Reporter, input: &str, pipeline: xir::pipeline::Pipeline) -> i32 {
-    if cli.emit != Emit::Xir {
-        eprintln!("xir-opt: error: --then emits XIR only");
+    use xir_pipelines::then::{Settings, ThenEmit};
+    if cli.device_features != "unknown" {
+        eprintln!("xir-opt: error: --then plans for an unknown device; --device-features is not supported with it yet");
         return 2;
     }
-    let pipeline = std::sync::Arc::new(pipeline);
-    let options = RunOptions { opt_level: cli.opt_level, fast_math: cli.fast_math, ..RunOptions::default() };
-    let compile: xir::db::FunctionCompiler = std::sync::Arc::new(move |m: &mut xir::Module| {
-        PassManager::new(&pipeline, options.clone()).run(m, &mut std::io::sink()).map(|_| ()).map_err(|e| e.to_string())
-    });
-    let mut session = xir::db::Session::new(input, cli.pipeline.as_deref().unwrap_or(""), Some(compile));
-    let mut last = Vec::new();
-    for path in std::iter::once(input).chain(cli.then.iter().map(String::as_str)) {
-        let text = match io::read_text(path, "input") {
-            Ok(t) => t,
-            Err(diags) => return report(reporter, &diags, path),
-        };
-        let (results, report) = session.update(&text);
-        eprintln!(
-            "xir-opt: {path}: recompiled {} of {} functions, reused {}{}",
-            report.recompiled.len(),
-            report.functions,
-            report.reused(),
-            if report.recompiled.is_empty() { String::new() } else { format!(" ({})", report.recompiled.join(", ")) }
-        );
-        let failures: Vec<String> = results.iter().filter_map(|(_, r)| r.as_ref().err().cloned()).collect();
-        if !failures.is_empty() {
-            for f in &failures {
-                eprint!("{f}");
-            }
-            return 1;
+    let emit = match cli.emit {
+        Emit::Xir => ThenEmit::Xir,
+        Emit::Ast => ThenEmit::Ast,
+        Emit::Json => ThenEmit::Json,
+        Emit::Dot => ThenEmit::Dot,
+        Emit::Spirv => ThenEmit::Spirv,
+        Emit::SpirvAsm => ThenEmit::SpirvAsm,
+        Emit::Artifact => ThenEmit::Artifact,
+    };
+    let overrides: xir_frontend::Overrides = cli.overrides.iter().cloned().collect();
+    let settings = Settings {
+        pipeline_key: cli.pipeline.as_deref().unwrap_or(""),
+        options: xir_pipelines::workspace::Options { opt_level: cli.opt_level, fast_math: cli.fast_math },
+        emit,
+        overrides: &overrides,
+    };
+    let versions: Vec<&str> = std::iter::once(input).chain(cli.then.iter().map(String::as_str)).collect();
+    let mut log = std::io::stderr().lock();
+    match xir_pipelines::then::run(&versions, pipeline, &settings, reporter, &mut log) {
+        Ok(bytes) => match io::write_output(cli.output.as_deref(), &bytes) {
+            Ok(()) => 0,
+            Err(e) => fail(&e.to_string()),
+        },
+        Err(f) => {
+            let _ = write!(log, "{}", f.message);
+            f.code
         }
-        last = results;
-    }
-    let text: String = last.into_iter().filter_map(|(_, r)| r.ok()).collect::<Vec<_>>().join("\n");
-    match io::write_output(cli.output.as_deref(), text.as_bytes()) {
-        Ok(()) => 0,
-        Err(e) => fail(&e.to_string()),
     }
 }
