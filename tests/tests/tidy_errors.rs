@@ -8,7 +8,6 @@ use xir_tests::source_tree::{repo, rust_files};
 
 /// `(file, function)` still returning `Result<_, String>`, with the reason.
 const ALLOWED: &[(&str, &str, &str)] = &[
-    ("framework/src/db/mod.rs", "compiled", "the incremental database's result, owned by that work"),
     (
         "backend-spirv/src/classify.rs",
         "parse",

@@ -173,7 +173,7 @@ fn run() -> i32 {
     if cli.list_device_features {
         return match io::write_output(cli.output.as_deref(), device_features::listing().as_bytes()) {
             Ok(()) => 0,
-            Err(e) => fail(&e),
+            Err(e) => fail(&e.to_string()),
         };
     }
     if cli.list_passes || cli.list_dialects {
