@@ -45,7 +45,7 @@ pub fn semantic_tokens(doc: &Document) -> Vec<SemanticToken> {
             TokenKind::Ident => {
                 if xir_spec::Opcode::from_name(word).is_some() {
                     11
-                } else if spec.type_kind(word).is_some() || is_scalar_type(word) {
+                } else if spec.type_kind(word).is_some() || xir::text::is_type_keyword(word) {
                     6
                 } else {
                     0
@@ -79,27 +79,6 @@ pub fn semantic_tokens(doc: &Document) -> Vec<SemanticToken> {
         (prev_line, prev_col) = (start.line, start.character);
     }
     out
-}
-
-fn is_scalar_type(w: &str) -> bool {
-    matches!(
-        w,
-        "void"
-            | "bool"
-            | "i8"
-            | "u8"
-            | "i16"
-            | "u16"
-            | "i32"
-            | "u32"
-            | "i64"
-            | "u64"
-            | "f16"
-            | "f32"
-            | "f64"
-            | "fp8e4m3"
-            | "fp8e5m2"
-    )
 }
 
 fn is_arg_use(ix: &crate::index::XirIndex, n: &crate::index::Name) -> bool {

@@ -17,12 +17,13 @@ use crate::backend::BackendError;
 use crate::report::Reporter;
 use crate::workspace::{compilers, Options};
 
-/// The `--emit` forms, as `--then` produces them.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+/// The `--emit` forms of `xir-opt`, with and without `--then`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum ThenEmit {
-    /// Every function after the pipeline.
+    /// XIR text (with `--then`: every function after the pipeline).
     Xir,
-    /// The AST of the compiled module (`xir2ast`).
+    /// The kernel AST as C-like code (of a shader without a pipeline: the
+    /// front end's tree; otherwise `xir2ast` of the compiled module).
     Ast,
     /// The compiled module as JSON.
     Json,

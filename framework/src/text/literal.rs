@@ -35,8 +35,9 @@ const SCALARS: &[(&str, Type)] = &[
 
 const PARAMETRIC: &[&str] = &["vec", "mat", "array", "struct", "buffer", "texture2d", "texture3d"];
 
-/// Whether an identifier begins a type.
-pub(super) fn is_type_keyword(s: &str) -> bool {
+/// Whether an identifier begins a type (the parser's rule; editors color
+/// by it).
+pub fn is_type_keyword(s: &str) -> bool {
     matches!(
         s,
         "void"

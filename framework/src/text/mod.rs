@@ -22,6 +22,7 @@ pub mod tokens;
 
 use std::borrow::Cow;
 
+pub use literal::is_type_keyword;
 pub use parser::parse_module;
 pub use printer::{print_function, print_module, type_to_string, write_scalar, write_type};
 pub use shape::{check_shape, ShapeError};

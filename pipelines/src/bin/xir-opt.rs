@@ -12,24 +12,13 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use clap::{Parser, ValueEnum};
+use clap::Parser;
 use xir::pipeline::{PassManager, RunOptions};
 use xir_pipelines::backend::{self, BackendEmit};
 use xir_pipelines::report::{DiagnosticsFormat, Reporter};
 use xir_pipelines::{device_features, dot, io, listing};
 
-#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
-enum Emit {
-    Xir,
-    /// The kernel AST as C-like code (of a shader: the front end's tree,
-    /// before any pipeline).
-    Ast,
-    Json,
-    Dot,
-    Spirv,
-    SpirvAsm,
-    Artifact,
-}
+use xir_pipelines::then::ThenEmit as Emit;
 
 /// XIR optimizer driver: parse, verify, run a pipeline, emit.
 #[derive(Parser, Debug)]
@@ -372,20 +361,12 @@ fn warnings(
 
 /// `--then`: one salsa session over INPUT and its edits (`then.rs`).
 fn incremental(cli: &Cli, reporter: &Reporter, input: &str, pipeline: xir::pipeline::Pipeline) -> i32 {
-    use xir_pipelines::then::{Settings, ThenEmit};
+    use xir_pipelines::then::Settings;
     if cli.device_features != "unknown" {
         eprintln!("xir-opt: error: --then plans for an unknown device; --device-features is not supported with it yet");
         return 2;
     }
-    let emit = match cli.emit {
-        Emit::Xir => ThenEmit::Xir,
-        Emit::Ast => ThenEmit::Ast,
-        Emit::Json => ThenEmit::Json,
-        Emit::Dot => ThenEmit::Dot,
-        Emit::Spirv => ThenEmit::Spirv,
-        Emit::SpirvAsm => ThenEmit::SpirvAsm,
-        Emit::Artifact => ThenEmit::Artifact,
-    };
+    let emit = cli.emit;
     let overrides: xir_frontend::Overrides = cli.overrides.iter().cloned().collect();
     let settings = Settings {
         pipeline_key: cli.pipeline.as_deref().unwrap_or(""),
