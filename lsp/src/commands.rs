@@ -6,16 +6,23 @@
 //!   execution); default: the whole pipeline. `pipeline` is a shipped name or
 //!   a path (default `spirv`). Answers `{step, text}`.
 //! - `xir.spirvDisassembly` `{uri, kernel?}`: the SPIR-V disassembly of a
-//!   kernel after the `spirv` pipeline and the backend. Answers `{kernel, text}`.
+//!   kernel (default: the first) after the `spirv` pipeline and the backend,
+//!   from the incremental workspace (a kernel no edit reached since the last
+//!   answer is not recompiled). Answers `{kernel, text}`.
+//!
+//! Both work on WGSL / GLSL documents too, on the XIR the front end lowers
+//! them to (`after: 0` shows that XIR).
 //!
 //! Failures answer an error with the diagnostics in their short form.
 
 use serde::Deserialize;
 use serde_json::{json, Value};
+use std::borrow::Cow;
+
 use xir::pipeline::{PassManager, RunOptions};
 use xir::Module;
 
-use crate::document::{Context, Document};
+use crate::document::{Context, Document, Language};
 
 pub const SHOW_XIR_AFTER: &str = "xir.showXirAfter";
 pub const SPIRV_DISASSEMBLY: &str = "xir.spirvDisassembly";
@@ -32,11 +39,20 @@ pub struct Args {
     pub kernel: Option<String>,
 }
 
-fn module(doc: &Document) -> Result<&Module, String> {
+fn module(doc: &Document) -> Result<Cow<'_, Module>, String> {
     if let Some(d) = doc.diagnostics.iter().find(|d| d.is_error()) {
         return Err(format!("the document has errors: {d}"));
     }
-    doc.xir.as_ref().and_then(|x| x.module.as_ref()).ok_or_else(|| "not an XIR document".to_string())
+    match doc.language {
+        Language::Xir => doc.xir.as_ref().and_then(|x| x.module.as_ref()).map(Cow::Borrowed),
+        // Lowered again on demand: commands are rare, keystrokes are not.
+        Language::Shader(language) => {
+            let src = xir_frontend::Source { path: &doc.display, text: &doc.text, language };
+            xir_frontend::compile(&src, &xir_frontend::Overrides::default()).ok().map(Cow::Owned)
+        }
+        Language::Pipeline => None,
+    }
+    .ok_or_else(|| "not an XIR or shader document".to_string())
 }
 
 fn short(diags: &[xir::Diagnostic]) -> String {
@@ -47,7 +63,7 @@ pub fn show_xir_after(doc: &Document, cx: &Context, args: &Args) -> Result<Value
     let m = module(doc)?;
     let spec = args.pipeline.as_deref().unwrap_or("spirv");
     let pipeline = cx.loader().load(spec).map_err(|f| f.to_string())?;
-    let mut out = m.clone();
+    let mut out = m.into_owned();
     let (limit, by_name) = match &args.after {
         None => (None, None),
         Some(Value::Number(n)) => (Some(n.as_u64().ok_or("`after` must be a count or a pass name")? as usize), None),
@@ -85,9 +101,13 @@ pub fn show_xir_after(doc: &Document, cx: &Context, args: &Args) -> Result<Value
     Ok(json!({ "step": step, "text": text }))
 }
 
-pub fn spirv_disassembly(doc: &Document, args: &Args) -> Result<Value, String> {
-    let m = module(doc)?;
-    let (legal, k, out) = xir_pipelines::backend::legalize_and_compile(m, args.kernel.as_deref(), 0, false)
-        .map_err(|e| short(&e.diagnostics()))?;
-    Ok(json!({ "kernel": legal.func(k).name, "text": out.disassembly() }))
+pub fn spirv_disassembly(doc: &Document, cx: &mut Context, args: &Args) -> Result<Value, String> {
+    module(doc)?;
+    let ws = &mut cx.workspace;
+    let kernel = match &args.kernel {
+        Some(k) => k.clone(),
+        None => ws.kernels(&doc.display).ok().and_then(|k| k.into_iter().next()).ok_or("the module has no kernel")?,
+    };
+    let text = ws.spirv_disassembly(&doc.display, &kernel, "spirv").map_err(|e| e.to_string())?;
+    Ok(json!({ "kernel": kernel, "text": text }))
 }

@@ -23,12 +23,13 @@ pub fn definition(doc: &Document, cx: &Context, pos: Position) -> Option<Locatio
             let step = doc.pipeline.as_ref()?.step_at(at)?;
             let path = match step.kind {
                 StepKind::Pass => pass_source(cx, &step.name)?,
-                StepKind::Hook => pass_source(cx, cx.registry.hook(&step.name)?.bound?)?,
+                StepKind::Hook => pass_source(cx, cx.registry().hook(&step.name)?.bound?)?,
                 StepKind::Include => include_file(doc, cx, &step.name)?,
                 StepKind::OptGroup | StepKind::FixedPoint => return None,
             };
             Some(Location { uri: path_to_uri(&path)?, range: Range::default() })
         }
+        Language::Shader(_) => None,
     }
 }
 

@@ -1,15 +1,19 @@
 //! Diagnostics: the framework's typed `Diagnostic`s of a document, and
 //! their LSP form.
 //!
-//! As you type, an `.xir` text is parsed, verified and (when its header
-//! names one, as file tests do: `// dialect: D`, or `// pipeline: P` for a
-//! shipped pipeline's input) checked against a dialect; a pipeline is
+//! As you type, an `.xir` text is checked by the server's incremental
+//! workspace (parse and verify, re-done only for the functions an edit
+//! touched) and, when its header names one (as file tests do: `// dialect:
+//! D`, or `// pipeline: P` for a shipped pipeline's input), against a
+//! dialect; a WGSL / GLSL text goes through the front end; a pipeline is
 //! loaded and checked by the framework's loader, whose "did you mean" fixes
 //! become code actions. Parse errors at a name that resolves to nothing get
 //! such a fix here: the nearest opcode, value or block of the function.
-//! On save, a module in `xir.structured` goes through the shipped `spirv`
-//! pipeline and every kernel through the backend (handoff, planning,
-//! emission, SPIRV-Tools validation).
+//! On save, a structured module (every shader's is) goes through the
+//! shipped `spirv` pipeline and every kernel through the backend (handoff,
+//! planning, emission, SPIRV-Tools validation), memoized per kernel by the
+//! workspace: a save after editing one function recompiles only the kernels
+//! that reach it.
 //!
 //! In the LSP form the code is the rule's name, secondary labels are related
 //! information, notes follow the message, and a diagnostic about another
@@ -20,29 +24,38 @@ use std::sync::Arc;
 use lsp_types::{DiagnosticRelatedInformation, DiagnosticSeverity, Location, NumberOrString};
 use xir::diag::{Fix, Rule, Severity};
 use xir::ir::Span;
-use xir::pipeline::{suggest, PassManager, RunOptions};
+use xir::pipeline::suggest;
 use xir::text::tokens::TokenKind;
 use xir::Diagnostic;
+use xir_pipelines::workspace::WorkspaceError;
 use xir_spec::Opcode;
 
-use crate::document::{Context, Document};
+use crate::document::{Context, Document, Language};
 use crate::index::{NameKind, XirIndex};
 use crate::pipeline_index::PipelineIndex;
 
 /// Parse, verify and dialect-check an XIR document; build its index.
-pub fn analyze_xir(doc: &mut Document, cx: &Context) {
-    let (module, mut diags) = match xir::text::parse_module(&doc.text, &doc.display) {
-        Err(d) => (None, d),
-        Ok(m) => {
-            let mut d = xir::verify::verify_module(&m);
-            let (dialect, header) = header_dialect(doc, cx);
-            d.extend(header);
-            if let (true, Some(dialect)) = (d.is_empty(), dialect) {
-                d.extend(xir::dialect::check_module(&m, dialect));
+pub fn analyze_xir(doc: &mut Document, cx: &mut Context) {
+    cx.workspace.set_file(&doc.display, &doc.text);
+    let mut diags = cx.workspace.diagnostics(&doc.display).unwrap_or_default();
+    // The index's module (types and spans for hover): the whole text.
+    let module = match xir::text::parse_module(&doc.text, &doc.display) {
+        Ok(m) => Some(m),
+        Err(d) => {
+            if !diags.iter().any(Diagnostic::is_error) {
+                diags.extend(d);
             }
-            (Some(m), d)
+            None
         }
     };
+    if let Some(m) = &module {
+        let (dialect, header) = header_dialect(doc, cx);
+        let clean = diags.is_empty() && header.is_empty();
+        diags.extend(header);
+        if let (true, Some(dialect)) = (clean, dialect) {
+            diags.extend(xir::dialect::check_module(m, dialect));
+        }
+    }
     let index = XirIndex::build(&doc.text, module);
     for d in &mut diags {
         if d.rule == Rule::Parse && d.fixes.is_empty() {
@@ -128,6 +141,14 @@ fn add_name_fix(doc: &Document, index: &XirIndex, d: &mut Diagnostic) {
     }
 }
 
+/// A WGSL / GLSL document: the front end's diagnostics (located in the
+/// shader) through the workspace, which keeps the lowered module for the
+/// save-time check and the commands.
+pub fn analyze_shader(doc: &mut Document, cx: &mut Context) {
+    cx.workspace.set_file(&doc.display, &doc.text);
+    doc.diagnostics = cx.workspace.diagnostics(&doc.display).unwrap_or_default();
+}
+
 /// Load and check a pipeline document; build its index.
 pub fn analyze_pipeline(doc: &mut Document, cx: &Context) {
     let loader = cx.loader();
@@ -145,31 +166,53 @@ pub fn analyze_pipeline(doc: &mut Document, cx: &Context) {
     doc.diagnostics = diags;
 }
 
-/// The save-time check of an XIR document: its module (when it parsed,
-/// verified and is structured) through the shipped `spirv` pipeline, then
-/// every kernel through the backend.
-pub fn on_save(doc: &Document, cx: &Context) -> Vec<Diagnostic> {
-    let Some(module) = doc.xir.as_ref().and_then(|x| x.module.as_ref()) else { return Vec::new() };
+/// The save-time check of an XIR or shader document: its module (when it
+/// has no error and is structured) through the shipped `spirv` pipeline,
+/// then every kernel through the backend, by the incremental workspace.
+pub fn on_save(doc: &Document, cx: &mut Context) -> Vec<Diagnostic> {
     if doc.diagnostics.iter().any(Diagnostic::is_error) {
         return Vec::new();
     }
-    let spec = xir_spec::spec();
-    let Some(structured) = spec.dialect("xir.structured") else { return Vec::new() };
-    if !xir::dialect::satisfies(module, structured) {
-        return Vec::new();
+    match doc.language {
+        Language::Pipeline => return Vec::new(),
+        Language::Shader(_) => {}
+        Language::Xir => {
+            let Some(module) = doc.xir.as_ref().and_then(|x| x.module.as_ref()) else { return Vec::new() };
+            let Some(structured) = xir_spec::spec().dialect("xir.structured") else { return Vec::new() };
+            if !xir::dialect::satisfies(module, structured) {
+                return Vec::new();
+            }
+        }
     }
-    let Ok(pipeline) = cx.loader().load("spirv") else { return Vec::new() };
-    let mut legal = module.clone();
-    if let Err(e) = PassManager::new(&pipeline, RunOptions::default()).run(&mut legal, &mut std::io::sink()) {
-        return e.to_diagnostics();
-    }
+    let ws = &mut cx.workspace;
+    let kernels = ws.kernels(&doc.display).unwrap_or_default();
     let mut out = Vec::new();
-    for f in legal.functions.iter().filter(|f| f.is_kernel()) {
-        if let Err(e) = xir_pipelines::backend::compile(&legal, Some(&f.name), 0, false, None) {
-            out.extend(e.diagnostics());
+    for k in kernels {
+        match ws.emitted(&doc.display, &k, "spirv") {
+            Ok(_) => {}
+            Err(WorkspaceError::Compile(ds)) | Err(WorkspaceError::Pipeline(ds)) => {
+                out.extend(ds.into_iter().map(|d| in_lowered_shader(doc, d)))
+            }
+            Err(e) => out.push(Diagnostic::error(Rule::SpirvEmit, e.to_string()).in_function(&k)),
         }
     }
     out
+}
+
+/// A shader's save-time diagnostic is located in the XIR the front end
+/// lowered it to, not in the shader: shown at the top, saying so.
+fn in_lowered_shader(doc: &Document, mut d: Diagnostic) -> Diagnostic {
+    if matches!(doc.language, Language::Shader(_)) && doc.is_this_file(d.file.as_deref()) {
+        if let Some(s) = d.span.take() {
+            d.notes.push(format!(
+                "at {}:{} of the XIR lowered from this shader (command `xir.showXirAfter` with `after: 0` shows it)",
+                s.line, s.col
+            ));
+        }
+        d.labels.clear();
+        d.fixes.clear();
+    }
+    d
 }
 
 /// The LSP form of `d`, shown in `doc`.

@@ -1,7 +1,12 @@
-//! One open document: its text, line index and the analysis of that text,
-//! recomputed on every change (full-text sync; corpus kernels and pipelines
-//! are small, and a pure rebuild cannot go stale). A `.ron` file is a
-//! pipeline, anything else XIR text.
+//! One open document: its text, line index and the analysis of that text.
+//! A `.ron` file is a pipeline, a `.wgsl` / `.comp` / `.glsl` file a shader
+//! for the front end, anything else XIR text.
+//!
+//! XIR and shader texts also live in the server's incremental
+//! [`Workspace`]: each change updates it, and its per-function database
+//! re-checks (and, on save, recompiles to SPIR-V) only the functions the
+//! edit can affect. The token index, which hover and go-to-definition read,
+//! is rebuilt from the text on every change (one linear pass).
 
 use std::path::PathBuf;
 
@@ -9,6 +14,7 @@ use lsp_types::Uri;
 use xir::pass::PassRegistry;
 use xir::pipeline::Pipeline;
 use xir::Diagnostic;
+use xir_pipelines::workspace::Workspace;
 
 use crate::index::XirIndex;
 use crate::pipeline_index::PipelineIndex;
@@ -18,23 +24,30 @@ use crate::position::{Encoding, LineIndex};
 pub enum Language {
     Xir,
     Pipeline,
+    /// WGSL or GLSL, lowered to XIR by the front end.
+    Shader(xir_frontend::Language),
 }
 
-/// What the analyses share across documents: the pass registry (pipelines
-/// load against it) and where the workspace's sources are.
+/// What the analyses share across documents: the incremental workspace of
+/// the open XIR and shader texts (its pass registry is the one pipelines
+/// load against) and where the sources are.
 pub struct Context {
-    pub registry: PassRegistry,
+    pub workspace: Workspace,
     /// Folders searched for pass sources and shipped pipeline files.
     pub roots: Vec<PathBuf>,
 }
 
 impl Context {
     pub fn new(roots: Vec<PathBuf>) -> Context {
-        Context { registry: xir_pipelines::registry(), roots }
+        Context { workspace: Workspace::new(), roots }
+    }
+
+    pub fn registry(&self) -> &PassRegistry {
+        self.workspace.registry()
     }
 
     pub fn loader(&self) -> xir::pipeline::Loader<'_> {
-        xir_pipelines::loader(&self.registry, None)
+        xir_pipelines::loader(self.registry(), None)
     }
 }
 
@@ -60,10 +73,18 @@ pub struct Document {
 }
 
 impl Document {
-    pub fn new(uri: Uri, text: String, version: i32, encoding: Encoding, cx: &Context) -> Document {
+    /// The document and its analysis; an XIR or shader text is also set in
+    /// `cx`'s workspace under [`Document::display`].
+    pub fn new(uri: Uri, text: String, version: i32, encoding: Encoding, cx: &mut Context) -> Document {
         let path = uri_to_path(&uri);
         let display = path.as_ref().map_or_else(|| uri.as_str().to_string(), |p| p.display().to_string());
-        let language = if display.ends_with(".ron") { Language::Pipeline } else { Language::Xir };
+        let language = if display.ends_with(".ron") {
+            Language::Pipeline
+        } else if let Some(shader) = xir_frontend::Language::from_path(&display) {
+            Language::Shader(shader)
+        } else {
+            Language::Xir
+        };
         let lines = LineIndex::new(&text, encoding);
         let mut doc = Document {
             uri,
@@ -82,6 +103,7 @@ impl Document {
         match language {
             Language::Xir => crate::diagnostics::analyze_xir(&mut doc, cx),
             Language::Pipeline => crate::diagnostics::analyze_pipeline(&mut doc, cx),
+            Language::Shader(_) => crate::diagnostics::analyze_shader(&mut doc, cx),
         }
         doc
     }

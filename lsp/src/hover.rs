@@ -19,6 +19,8 @@ pub fn hover(doc: &Document, cx: &Context, pos: Position) -> Option<Hover> {
     let (range, text) = match doc.language {
         Language::Xir => xir_hover(doc, at)?,
         Language::Pipeline => pipeline_hover(doc, cx, at)?,
+        // naga has no hover to borrow; the commands show the lowered XIR.
+        Language::Shader(_) => return None,
     };
     Some(Hover {
         contents: HoverContents::Markup(MarkupContent { kind: MarkupKind::Markdown, value: text }),
@@ -135,14 +137,14 @@ fn pipeline_hover(doc: &Document, cx: &Context, at: usize) -> Option<(std::ops::
     let flow = step.flow.as_ref().map(|(i, o)| format!("\n\n`{i}` → `{o}`")).unwrap_or_default();
     let text = match step.kind {
         StepKind::Pass => {
-            let decl = cx.registry.get(&step.name)?;
+            let decl = cx.registry().get(&step.name)?;
             pass_doc(decl, step.options.as_deref())
         }
         StepKind::Hook => {
-            let h = cx.registry.hook(&step.name)?;
+            let h = cx.registry().hook(&step.name)?;
             let bound =
                 h.bound.map(|b| format!("\n\nbound to `{b}`")).unwrap_or_else(|| "\n\nunbound (a no-op)".into());
-            let pass = h.bound.and_then(|b| cx.registry.get(b)).map(|d| format!("\n\n{}", pass_doc(d, None)));
+            let pass = h.bound.and_then(|b| cx.registry().get(b)).map(|d| format!("\n\n{}", pass_doc(d, None)));
             format!("hook `{}`: {}{bound}{}", h.name, h.doc, pass.unwrap_or_default())
         }
         StepKind::Include => {
@@ -200,7 +202,7 @@ mod tests {
     use super::*;
     use crate::position::Encoding;
 
-    fn hover_at(cx: &Context, uri: &str, text: &str, needle: &str) -> Option<String> {
+    fn hover_at(cx: &mut Context, uri: &str, text: &str, needle: &str) -> Option<String> {
         let doc = Document::new(uri.parse().unwrap(), text.to_string(), 1, Encoding::Utf16, cx);
         let p = doc.lines.position(&doc.text, text.find(needle).unwrap() + 1);
         hover(&doc, cx, p).map(|h| match h.contents {
@@ -211,18 +213,21 @@ mod tests {
 
     #[test]
     fn hovers_are_pure_functions_of_the_document() {
-        let cx = Context::new(Vec::new());
+        let mut cx = Context::new(Vec::new());
         let text = "kernel @k(%b: buffer<u32>) block_size(1, 1, 1) {\n^e:\n  %n = buffer.size %b : u32\n  %m = add %n, %n : u32\n  return\n}\n";
         let uri = "file:///t/k.xir";
         assert_eq!(
-            hover_at(&cx, uri, text, "%n, %n").as_deref(),
+            hover_at(&mut cx, uri, text, "%n, %n").as_deref(),
             Some("`%n: u32`\n\ndefined by\n```xir\n%n = buffer.size %b : u32\n```")
         );
-        assert_eq!(hover_at(&cx, uri, text, "%b : u32").as_deref(), Some("`%b: buffer<u32>`\n\nargument 0 of `@k`"));
-        assert_eq!(hover_at(&cx, uri, text, "add").unwrap(), opcode_doc(Opcode::from_name("add").unwrap()));
-        assert_eq!(hover_at(&cx, uri, text, "(1, 1"), None);
+        assert_eq!(
+            hover_at(&mut cx, uri, text, "%b : u32").as_deref(),
+            Some("`%b: buffer<u32>`\n\nargument 0 of `@k`")
+        );
+        assert_eq!(hover_at(&mut cx, uri, text, "add").unwrap(), opcode_doc(Opcode::from_name("add").unwrap()));
+        assert_eq!(hover_at(&mut cx, uri, text, "(1, 1"), None);
         let ron = "Pipeline(name: \"p\", input: \"xir.raw\", output: \"xir.raw\", steps: [Pass(\"dce\")])";
-        let h = hover_at(&cx, "file:///t/p.ron", ron, "\"dce\"").unwrap();
+        let h = hover_at(&mut cx, "file:///t/p.ron", ron, "\"dce\"").unwrap();
         assert!(h.starts_with("pass **`dce`**: "), "{h}");
         assert!(h.ends_with("\n\n`xir.raw` → `xir.raw`"), "{h}");
     }

@@ -1,5 +1,5 @@
-//! `xir-lsp`: a Language Server for XIR text (`.xir`) and pipeline files
-//! (`.ron`), over stdio with `lsp-server` (synchronous, one message at a
+//! `xir-lsp`: a Language Server for XIR text (`.xir`), pipeline files
+//! (`.ron`) and WGSL / GLSL shaders, over stdio with `lsp-server` (synchronous, one message at a
 //! time). One module per capability, each a pure function of a
 //! [`document::Document`] (tested directly) that `server` wires to the
 //! protocol; docs/editors.md has the editor set-up.

@@ -137,7 +137,7 @@ fn to_value<T: serde::Serialize>(v: T) -> Answer {
 
 impl Server {
     pub fn request(&mut self, r: Request) -> Answer {
-        let cx = &self.cx;
+        let cx = &mut self.cx;
         match r.method.as_str() {
             req::HoverRequest::METHOD => {
                 let p: HoverParams = params(&r)?;
@@ -194,7 +194,7 @@ impl Server {
                 let failed = |m: String| (ErrorCode::RequestFailed, m);
                 match p.command.as_str() {
                     commands::SHOW_XIR_AFTER => commands::show_xir_after(doc, cx, &args).map_err(failed),
-                    commands::SPIRV_DISASSEMBLY => commands::spirv_disassembly(doc, &args).map_err(failed),
+                    commands::SPIRV_DISASSEMBLY => commands::spirv_disassembly(doc, cx, &args).map_err(failed),
                     c => Err(bad(format!("unknown command `{c}`"))),
                 }
             }
@@ -208,7 +208,7 @@ impl Server {
             notif::DidOpenTextDocument::METHOD => {
                 let Ok(p) = serde_json::from_value::<DidOpenTextDocumentParams>(n.params) else { return Vec::new() };
                 let d = p.text_document;
-                let doc = Document::new(d.uri.clone(), d.text, d.version, self.encoding, &self.cx);
+                let doc = Document::new(d.uri.clone(), d.text, d.version, self.encoding, &mut self.cx);
                 self.docs.insert(d.uri.clone(), doc);
                 d.uri
             }
@@ -227,14 +227,14 @@ impl Server {
                         }
                     }
                 }
-                let doc = Document::new(uri.clone(), text, p.text_document.version, self.encoding, &self.cx);
+                let doc = Document::new(uri.clone(), text, p.text_document.version, self.encoding, &mut self.cx);
                 self.docs.insert(uri.clone(), doc);
                 uri
             }
             notif::DidSaveTextDocument::METHOD => {
                 let Ok(p) = serde_json::from_value::<DidSaveTextDocumentParams>(n.params) else { return Vec::new() };
                 let Some(doc) = self.docs.get(&p.text_document.uri) else { return Vec::new() };
-                let saved = diagnostics::on_save(doc, &self.cx);
+                let saved = diagnostics::on_save(doc, &mut self.cx);
                 if let Some(doc) = self.docs.get_mut(&p.text_document.uri) {
                     doc.saved = saved;
                 }
@@ -242,7 +242,9 @@ impl Server {
             }
             notif::DidCloseTextDocument::METHOD => {
                 let Ok(p) = serde_json::from_value::<DidCloseTextDocumentParams>(n.params) else { return Vec::new() };
-                self.docs.remove(&p.text_document.uri);
+                if let Some(doc) = self.docs.remove(&p.text_document.uri) {
+                    self.cx.workspace.remove_file(&doc.display);
+                }
                 let clear =
                     PublishDiagnosticsParams { uri: p.text_document.uri, diagnostics: Vec::new(), version: None };
                 return vec![Notification::new(notif::PublishDiagnostics::METHOD.to_string(), clear)];

@@ -32,6 +32,7 @@ pub fn document_symbols(doc: &Document) -> Vec<DocumentSymbol> {
     match doc.language {
         Language::Xir => xir_symbols(doc),
         Language::Pipeline => pipeline_symbols(doc),
+        Language::Shader(_) => Vec::new(),
     }
 }
 

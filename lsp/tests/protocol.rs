@@ -368,3 +368,45 @@ fn a_repeated_shutdown_is_answered_and_other_requests_refused_until_exit() {
     // that the server ended cleanly.
     c.shutdown();
 }
+
+const SAXPY_WGSL: &str = include_str!("../../tests/wgsl/saxpy.wgsl");
+const WGSL_URI: &str = "file:///tmp/xir-lsp-test/saxpy.wgsl";
+
+#[test]
+fn wgsl_documents_get_front_end_diagnostics_the_save_check_and_the_commands() {
+    let mut c = Client::start(&[]);
+    // An undefined name: naga's error, located in the shader, with its rule.
+    let typo = SAXPY_WGSL.replace("let ax = a * x[i];", "let ax = b * x[i];");
+    let diags = c.open(WGSL_URI, &typo);
+    assert_eq!(diags.len(), 1, "{diags:?}");
+    assert_eq!(diags[0]["code"], "wgsl");
+    let line = typo.lines().position(|l| l.contains("b * x[i]")).unwrap();
+    let col = typo.lines().nth(line).unwrap().find("b * x").unwrap();
+    assert_eq!(diags[0]["range"]["start"], json!({ "line": line, "character": col }));
+    // Fixed: clean as typed and on save (front end, spirv pipeline, backend).
+    c.notify(
+        "textDocument/didChange",
+        json!({ "textDocument": {"uri": WGSL_URI, "version": 2}, "contentChanges": [{"text": SAXPY_WGSL}] }),
+    );
+    assert_eq!(c.diagnostics(WGSL_URI), Vec::<Value>::new());
+    c.notify("textDocument/didSave", json!({ "textDocument": td(WGSL_URI) }));
+    assert_eq!(c.diagnostics(WGSL_URI), Vec::<Value>::new());
+    let run = |c: &mut Client, cmd: &str, args: Value| {
+        c.request("workspace/executeCommand", json!({ "command": cmd, "arguments": [args] }))
+    };
+    let r = run(&mut c, "xir.showXirAfter", json!({ "uri": WGSL_URI, "after": 0 }));
+    assert_eq!(r["step"], "the input");
+    let lowered = xir_frontend::compile(
+        &xir_frontend::Source { path: "saxpy.wgsl", text: SAXPY_WGSL, language: xir_frontend::Language::Wgsl },
+        &xir_frontend::Overrides::default(),
+    )
+    .unwrap();
+    assert_eq!(r["text"], xir::text::print_module(&lowered));
+    let r = run(&mut c, "xir.spirvDisassembly", json!({ "uri": WGSL_URI }));
+    assert_eq!(r["kernel"], "main");
+    assert!(r["text"].as_str().unwrap().contains("OpEntryPoint GLCompute"), "{r}");
+    // No hover, definition or symbols to offer in a shader: empty answers.
+    assert_eq!(c.request("textDocument/hover", at(WGSL_URI, json!({"line": 9, "character": 8}))), Value::Null);
+    assert_eq!(c.request("textDocument/documentSymbol", json!({ "textDocument": td(WGSL_URI) })), json!([]));
+    c.shutdown();
+}

@@ -184,6 +184,11 @@ impl Workspace {
         }
     }
 
+    /// The pass registry the workspace's pipelines load against.
+    pub fn registry(&self) -> &PassRegistry {
+        &self.registry
+    }
+
     /// The paths of every file, sorted.
     pub fn paths(&self) -> Vec<&str> {
         let mut v: Vec<&str> = self.files.keys().map(String::as_str).collect();
@@ -213,6 +218,13 @@ impl Workspace {
     /// The names of the module's functions, in file order.
     pub fn functions(&mut self, path: &str) -> Result<Vec<String>, WorkspaceError> {
         Ok(self.session(path, None)?.function_names().map(String::from).collect())
+    }
+
+    /// The names of the module's kernels, in file order.
+    pub fn kernels(&mut self, path: &str) -> Result<Vec<String>, WorkspaceError> {
+        let s = self.session(path, None)?;
+        let names: Vec<String> = s.function_names().map(String::from).collect();
+        Ok(names.into_iter().filter(|n| s.is_kernel(n)).collect())
     }
 
     /// The pipeline `name`: a pipeline file of the workspace by its path, or
