@@ -126,3 +126,38 @@ fn the_registry_is_consistent_with_the_spec() {
     assert!(reg.get("debug.break_ir").is_some());
     assert!(reg.hook(xir_pipelines::CALLABLE_SPECIALIZATION).is_some());
 }
+
+/// A rules file that a pass option names is located in that file, with the
+/// option as a secondary label; one that cannot be read, at the option.
+#[test]
+fn a_bad_options_file_is_located_in_that_file_with_the_option_as_label() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("rules.ron");
+    std::fs::write(&rules, "[\n  (name: \"x\", lhs: \"(+ ?a 0)\", rhs: \"?a\",\n  oops\n]\n").unwrap();
+    let pipeline = dir.path().join("p.ron");
+    let text = format!(
+        "Pipeline(\n    name: \"p\",\n    input: \"xir.raw\",\n    output: \"xir.raw\",\n    steps: [\n        Pass(\"algebraic_simplify\", (rules_file: {:?})),\n    ],\n)\n",
+        rules.display().to_string()
+    );
+    std::fs::write(&pipeline, &text).unwrap();
+    let reg = xir_pipelines::registry();
+    let loader = xir_pipelines::loader(&reg, None);
+    let f = loader.load_path(&pipeline).err().expect("the bad rules file fails the load");
+    let d: Vec<_> = f.diagnostics.iter().map(|d| d.to_diagnostic()).collect();
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(d[0].file.as_deref(), Some(rules.display().to_string().as_str()));
+    let span = d[0].span.expect("located in the rules file");
+    assert_eq!((span.line, span.col), (3, 3), "{}", d[0]);
+    assert_eq!(d[0].labels.len(), 1);
+    let label = &d[0].labels[0];
+    assert_eq!(label.file.as_deref(), Some(pipeline.display().to_string().as_str()));
+    assert_eq!((label.span.line, label.span.col), (6, 49));
+    assert_eq!(label.message, "the file named by option `rules_file` here");
+
+    std::fs::remove_file(&rules).unwrap();
+    let f = loader.load_path(&pipeline).err().expect("a missing rules file fails the load");
+    let e = f.errors().next().unwrap();
+    assert_eq!((e.loc.line, e.loc.col), (6, 49));
+    assert!(e.message.starts_with("option `rules_file`: "), "{e}");
+    assert!(e.message.contains("cannot read rules file"), "{e}");
+}

@@ -9,8 +9,8 @@ mod registry;
 
 pub use context::{AnalysisCache, AnalysisKind, PassContext};
 pub use registry::{
-    options_from_ron, CreatePass, FileError, HookDecl, HookError, NoOptions, OptionDoc, OptionsError, PassDecl,
-    PassRegistry,
+    optional, options_from_ron, CreatePass, FileError, HookDecl, HookError, NoOptions, OptionDoc, OptionsError,
+    PassDecl, PassRegistry,
 };
 
 use crate::ir::Module;

@@ -189,6 +189,27 @@ pub fn options_from_ron<T: serde::de::DeserializeOwned + Default>(v: Option<&ron
     }
 }
 
+/// Serde helper for an optional pass option (`#[serde(deserialize_with =
+/// "xir::pass::optional")]`): the value written plainly, as the option's
+/// documentation shows it (`rules_file: "x.ron"`), or RON's own `Some(..)` /
+/// `None`.
+pub fn optional<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::Deserialize<'de>,
+{
+    #[derive(serde::Deserialize)]
+    #[serde(untagged)]
+    enum Written<T> {
+        Wrapped(Option<T>),
+        Plain(T),
+    }
+    Ok(match <Written<T> as serde::Deserialize>::deserialize(d)? {
+        Written::Wrapped(v) => v,
+        Written::Plain(v) => Some(v),
+    })
+}
+
 /// Why [`PassRegistry::bind_hook`] refused.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum HookError {

@@ -18,7 +18,7 @@ use super::model::{self, FileSyntax, StepSyntax};
 use super::syntax::{self, Node, NodeKind};
 use super::{check, suggest, Diags, PassStep, Pipeline, PipelineDiag, Step};
 use crate::diag::Severity;
-use crate::pass::{Pass, PassDecl, PassRegistry};
+use crate::pass::{OptionsError, Pass, PassDecl, PassRegistry};
 
 /// Finds and loads pipeline files.
 pub struct Loader<'r> {
@@ -513,8 +513,10 @@ fn create_pass(decl: &PassDecl, options: Option<&Node>, at: usize, d: &mut Diags
         }
         seen.push(&f.name);
     }
-    let parse = |src: &str| ron::from_str::<ron::Value>(src).map_err(|e| e.to_string());
-    let create = |v: ron::Value| (decl.create)(Some(&v)).map_err(|e| e.to_string());
+    // Options that do not parse are reported as text; a pass's refusal
+    // keeps its type, so a bad file an option names is located in that file.
+    let parse = |src: &str| ron::from_str::<ron::Value>(src).map_err(|e| Rejected::Syntax(e.to_string()));
+    let create = |v: ron::Value| (decl.create)(Some(&v)).map_err(Rejected::Options);
     let all = parse(&d.text[node.start..node.end]);
     let err = match all.and_then(create) {
         Ok(p) => return Some(p),
@@ -534,6 +536,8 @@ fn create_pass(decl: &PassDecl, options: Option<&Node>, at: usize, d: &mut Diags
             };
             let message = format!("unknown option `{}` for pass `{pass_name}`{hint}", super::excerpt(&f.name));
             d.error_at_name(f.at, &f.name, message, near);
+        } else if let Rejected::Options(OptionsError::File(fe)) = &e {
+            d.error_in_named_file(f.value.start, &f.name, fe);
         } else {
             let doc = decl.options.iter().find(|o| o.name == f.name).map(|o| o.ty).unwrap_or("?");
             d.error(
@@ -545,4 +549,21 @@ fn create_pass(decl: &PassDecl, options: Option<&Node>, at: usize, d: &mut Diags
     }
     d.error(node.start, format!("invalid options for pass `{pass_name}`: {err}"));
     None
+}
+
+/// Why a pass's options node did not build the pass.
+enum Rejected {
+    /// The text is not a RON value.
+    Syntax(String),
+    /// The pass refused the value.
+    Options(OptionsError),
+}
+
+impl std::fmt::Display for Rejected {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Rejected::Syntax(m) => f.write_str(m),
+            Rejected::Options(e) => write!(f, "{e}"),
+        }
+    }
 }

@@ -28,7 +28,7 @@ pub use load::{LoadFailure, Loader, PipelineSource, ResolveError, MAX_NESTING};
 pub use manager::{FailureKind, PassManager, RunError, RunOptions, RunReport};
 pub use repro::Reproducer;
 
-use crate::diag::{Diagnostic, Fix, Rule, Severity};
+use crate::diag::{Diagnostic, Fix, Label, Rule, Severity};
 use crate::ir::Span;
 use crate::pass::Pass;
 
@@ -60,21 +60,25 @@ pub struct PipelineDiag {
     pub len: usize,
     pub message: String,
     pub fixes: Vec<Fix>,
+    /// Secondary places (the pipeline option that named a file the
+    /// finding is in).
+    pub labels: Vec<Label>,
 }
 
 impl PipelineDiag {
     pub fn new(severity: Severity, loc: Loc, message: impl Into<String>) -> Self {
         let rule = if severity == Severity::Error { Rule::Pipeline } else { Rule::PipelineLint };
-        PipelineDiag { severity, rule, loc, len: 0, message: message.into(), fixes: Vec::new() }
+        PipelineDiag { severity, rule, loc, len: 0, message: message.into(), fixes: Vec::new(), labels: Vec::new() }
     }
 
-    /// The same finding as a [`Diagnostic`] (file, span, fixes).
+    /// The same finding as a [`Diagnostic`] (file, span, fixes, labels).
     pub fn to_diagnostic(&self) -> Diagnostic {
         let mut d = Diagnostic::error(self.rule, self.message.clone())
             .with_file(self.loc.file.to_string())
             .with_span(Some(Span::with_len(self.loc.line as u32, self.loc.col as u32, self.len as u32)));
         d.severity = self.severity;
         d.fixes.clone_from(&self.fixes);
+        d.labels.clone_from(&self.labels);
         d
     }
 }
@@ -120,6 +124,26 @@ impl Diags {
                 message: format!("did you mean `{s}`?"),
             });
         }
+        self.list.push(d);
+    }
+    /// An error inside a file that a pass option at `option_at` names (a
+    /// rules file): located in that file, with the option as a label; at
+    /// the option itself when the file has no position to give (it could
+    /// not be read).
+    pub fn error_in_named_file(&mut self, option_at: usize, option: &str, error: &crate::pass::FileError) {
+        let Some(span) = error.span else {
+            self.error(option_at, format!("option `{option}`: {error}"));
+            return;
+        };
+        let at = self.loc(option_at);
+        let loc = Loc { file: error.file.as_str().into(), line: span.line as usize, col: span.col as usize };
+        let mut d = PipelineDiag::new(Severity::Error, loc, error.message.clone());
+        d.len = span.len as usize;
+        d.labels.push(Label {
+            file: Some(self.file.to_string()),
+            span: Span::with_len(at.line as u32, at.col as u32, 0),
+            message: format!("the file named by option `{option}` here"),
+        });
         self.list.push(d);
     }
     pub fn error_count(&self) -> usize {

@@ -59,6 +59,7 @@ pub struct Options {
     /// Also apply the fast-math-only rules (or'ed with the pipeline's setting).
     pub fast_math: bool,
     /// A rules file to use instead of the built-in `passes/rules/algebraic.ron`.
+    #[serde(deserialize_with = "xir::pass::optional")]
     pub rules_file: Option<String>,
 }
 
