@@ -31,10 +31,10 @@ pub struct Classification {
 
 const SOURCE: &str = include_str!("classify.ron");
 
-/// Parse the table (exposed for the completeness test and tools).
-pub fn parse(src: &str) -> Result<Classification, String> {
+/// Parse the table (exposed for the completeness test and tools); the
+/// error is RON's, located in the text.
+pub fn parse(src: &str) -> Result<Classification, ron::error::SpannedError> {
     ron::from_str(src)
-        .map_err(|e| format!("backend-spirv/src/classify.ron:{}:{}: {}", e.span.start.line, e.span.start.col, e.code))
 }
 
 /// The compiled-in table. It is checked by the tests of this crate, so a
@@ -43,7 +43,7 @@ pub fn table() -> &'static Classification {
     static T: OnceLock<Classification> = OnceLock::new();
     T.get_or_init(|| match parse(SOURCE) {
         Ok(t) => t,
-        Err(e) => panic!("the built-in SPIR-V classification table is invalid: {e}"),
+        Err(e) => panic!("the built-in SPIR-V classification table is invalid: backend-spirv/src/classify.ron:{e}"),
     })
 }
 

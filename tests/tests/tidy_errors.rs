@@ -1,37 +1,14 @@
 //! Tidy: errors that cross a module or crate boundary are typed
 //! (ARCHITECTURE.md, "API boundary", and docs/diagnostics.md): no `pub` or
 //! `pub(crate)` function of the libraries returns `Result<_, String>`, so
-//! callers and tests match variants, not message text. The functions that
-//! still do are listed below, each with the reason; the list only shrinks.
+//! callers and tests match variants, not message text. The list of
+//! exceptions below is empty and stays so.
 
 use xir_tests::source_tree::{repo, rust_files};
 
-/// `(file, function)` still returning `Result<_, String>`, with the reason.
-const ALLOWED: &[(&str, &str, &str)] = &[
-    (
-        "backend-spirv/src/classify.rs",
-        "parse",
-        "`classify.ron` is embedded; its load error is a build-time fault, reported by a test",
-    ),
-    ("backend-spirv/src/emit/print.rs", "translate", PLAN),
-    ("backend-spirv/src/plan/aggregate.rs", "plan_indices", PLAN),
-    ("backend-spirv/src/plan/byte_access.rs", "byte_leaves", PLAN),
-    ("backend-spirv/src/plan/constant_ubo.rs", "std140_array", PLAN),
-    ("backend-spirv/src/plan/constant_ubo.rs", "std140_array_for", PLAN),
-    ("backend-spirv/src/plan/constant_ubo.rs", "serialize_std140", PLAN),
-    ("backend-spirv/src/plan/constant_ubo.rs", "serialize_std140_for", PLAN),
-    ("backend-spirv/src/plan/constant_ubo.rs", "bind", PLAN),
-    ("backend-spirv/src/plan/texture_heap.rs", "add_heaps", PLAN),
-    (
-        "vulkan/src/printf.rs",
-        "prepare_settings",
-        "debug-printf setup: the caller wraps the message in `RunError` (typed error to do)",
-    ),
-    ("vulkan/src/texture_heap.rs", "take", RUNNER),
-];
-
-const PLAN: &str = "backend planner helper: the caller wraps the message in a located `spirv-plan` / `spirv-handoff` diagnostic (typed error to do)";
-const RUNNER: &str = "Vulkan runner input helper: the caller wraps the message in `RunError::Abi` (typed error to do)";
+/// `(file, function)` still returning `Result<_, String>`, with the reason
+/// (empty: every library function's error is typed).
+const ALLOWED: &[(&str, &str, &str)] = &[];
 
 /// The signature starting at line `k`: its lines up to the body or `;`.
 fn signature(lines: &[&str], k: usize) -> String {

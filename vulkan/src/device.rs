@@ -73,7 +73,7 @@ impl Device {
     /// Refused with [`RunError::Printf`] when the layer is absent or disables
     /// debug printf on this device.
     pub fn with_printf() -> Result<Device, RunError> {
-        let settings = super::printf::prepare_settings().map_err(RunError::Printf)?;
+        let settings = super::printf::prepare_settings().map_err(|e| RunError::Printf(e.to_string()))?;
         // SAFETY: loading the system Vulkan loader; failure is reported.
         let entry =
             unsafe { ash::Entry::load() }.map_err(|e| RunError::NoVulkan(format!("cannot load libvulkan: {e}")))?;

@@ -144,11 +144,11 @@ fn setting(text: &str, key: &str) -> Option<String> {
 /// per process, first thing in every device creation (setting an
 /// environment variable is only sound while no other thread reads it: every
 /// `Device` constructor waits here before touching the loader).
-pub(crate) fn prepare_settings() -> Result<Option<u32>, String> {
-    static DONE: OnceLock<Result<Option<u32>, String>> = OnceLock::new();
+pub(crate) fn prepare_settings() -> Result<Option<u32>, PrintfSettingsError> {
+    static DONE: OnceLock<Result<Option<u32>, PrintfSettingsError>> = OnceLock::new();
     DONE.get_or_init(|| {
         if std::env::var_os("DEBUG_PRINTF_TO_STDOUT").is_some() {
-            return Err("DEBUG_PRINTF_TO_STDOUT is set: the layer would write the printf text to stdout".into());
+            return Err(PrintfSettingsError::StdoutEnv);
         }
         let vkconfig = std::env::var_os("XDG_DATA_HOME")
             .map(std::path::PathBuf::from)
@@ -163,7 +163,7 @@ pub(crate) fn prepare_settings() -> Result<Option<u32>, String> {
             // The user's settings rule; read what they say about printf.
             let text = std::fs::read_to_string(&path).unwrap_or_default();
             if setting(&text, "printf_to_stdout").as_deref() == Some("true") {
-                return Err(format!("{} sets printf_to_stdout: the text would bypass the runner", path.display()));
+                return Err(PrintfSettingsError::StdoutSetting(path));
             }
             return Ok(Some(setting(&text, "printf_buffer_size").and_then(|v| v.parse().ok()).unwrap_or(1024)));
         }
@@ -190,6 +190,15 @@ pub(crate) fn prepare_settings() -> Result<Option<u32>, String> {
         }
     })
     .clone()
+}
+
+/// Why the validation layer's printf output cannot be captured.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PrintfSettingsError {
+    #[error("DEBUG_PRINTF_TO_STDOUT is set: the layer would write the printf text to stdout")]
+    StdoutEnv,
+    #[error("{} sets printf_to_stdout: the text would bypass the runner", .0.display())]
+    StdoutSetting(std::path::PathBuf),
 }
 
 /// Whether the loader offers the validation layer with `VK_EXT_debug_utils`.

@@ -24,6 +24,14 @@ use super::dispatch::{host_buffer, vk_err, Resource};
 use super::{device::Device, RunError};
 use xir_spirv::abi::{KernelAbi, PropertyKind};
 
+/// A texture slot of a bindless argument's input that does not describe a
+/// texture this runner can upload (the reason names the JSON field).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("slot {slot}: {reason}")]
+pub struct SlotError {
+    pub slot: usize,
+    pub reason: String,
+}
 /// Bytes of one f32 RGBA texel.
 const TEXEL_BYTES: usize = 16;
 
@@ -88,7 +96,7 @@ impl Textures {
     /// Take the texture slots of argument `arg`'s input `j` into the heaps;
     /// returns the input with those slots `null` (for the buffer side,
     /// `bindless.rs`) and per texture slot its heap index.
-    pub fn take(&mut self, module: &Module, arg: usize, j: &Json) -> Result<(Json, Vec<(usize, u32)>), String> {
+    pub fn take(&mut self, module: &Module, arg: usize, j: &Json) -> Result<(Json, Vec<(usize, u32)>), SlotError> {
         let mut rest = j.clone();
         let Some(slots) = rest.get_mut("slots").and_then(Json::as_array_mut) else { return Ok((rest, Vec::new())) };
         let mut indices = Vec::new();
@@ -105,11 +113,11 @@ impl Textures {
                     *s = Json::Null;
                     continue;
                 }
-                Err(e) => return Err(format!("slot {k}: {e}")),
+                Err(reason) => return Err(SlotError { slot: k, reason }),
             };
             let heap = &mut self.heaps[t.dim as usize - 2];
             indices.push((k, heap.len() as u32));
-            mine.push((k, texture_to_json(module, &t).map_err(|e| format!("slot {k}: {e}"))?));
+            mine.push((k, texture_to_json(module, &t).map_err(|reason| SlotError { slot: k, reason })?));
             heap.push(t);
             *s = Json::Null;
         }
@@ -448,7 +456,8 @@ mod tests {
         let m = module();
         let j = json!({"slots": [{"elem": "i32", "size": [1, 1], "texels": [[1, 2, 3, 4]]}]});
         let e = Textures { strict: true, ..Default::default() }.take(&m, 0, &j).unwrap_err();
-        assert!(e.contains("f32 sampled images"), "{e}");
+        assert_eq!(e.slot, 0);
+        assert!(e.reason.contains("f32 sampled images"), "{e}");
         let mut t = Textures::default();
         let (rest, idx) = t.take(&m, 0, &j).expect("passes through");
         assert!(idx.is_empty() && t.heaps.iter().all(Vec::is_empty));

@@ -205,7 +205,7 @@ impl Emitter<'_> {
         let f = self.m.func(self.fs.func.expect("in function"));
         let plan = match plan_indices(self.m, f, base, indices) {
             Ok(p) => p,
-            Err(e) => return err(e),
+            Err(e) => return err(e.to_string()),
         };
         let mut out = Vec::new();
         for s in plan.steps {
@@ -243,7 +243,7 @@ impl Emitter<'_> {
         let bt = f.value_type(m, d.operands[0]);
         let base = self.val(d.operands[0])?;
         let t = self.ty(d.ty)?;
-        let plan = plan_indices(m, f, bt, &d.operands[1..]).or_else(err)?;
+        let plan = plan_indices(m, f, bt, &d.operands[1..]).or_else(|e| err(e.to_string()))?;
         if plan.all_literal {
             let mut ops = vec![Operand::IdRef(base)];
             ops.extend(plan.steps.iter().map(|s| match s {
@@ -279,7 +279,7 @@ impl Emitter<'_> {
         let base = self.val(d.operands[0])?;
         let v = self.val(d.operands[1])?;
         let t = self.ty(d.ty)?;
-        let plan = plan_indices(m, f, bt, &d.operands[2..]).or_else(err)?;
+        let plan = plan_indices(m, f, bt, &d.operands[2..]).or_else(|e| err(e.to_string()))?;
         if plan.all_literal {
             let mut ops = vec![Operand::IdRef(v), Operand::IdRef(base)];
             ops.extend(plan.steps.iter().map(|s| match s {

@@ -135,8 +135,17 @@ fn scalar_conv(t: &TypeTable, ty: TypeId) -> Option<Conv> {
     })
 }
 
-fn arg_shape(t: &TypeTable, ty: TypeId) -> Result<(ArgShape, Conv), String> {
-    let bad = || format!("`{}` is not printable (scalars, vectors and float matrices are)", type_name(t, ty));
+/// Why a `print` argument cannot be printed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NotPrintable {
+    #[error("`{0}` is not printable (scalars, vectors and float matrices are)")]
+    Shape(String),
+    #[error("`{ty}` is not printable (scalars, vectors and float matrices are): {why}")]
+    Record { ty: String, why: crate::artifact::PrintTypeError },
+}
+
+fn arg_shape(t: &TypeTable, ty: TypeId) -> Result<(ArgShape, Conv), NotPrintable> {
+    let bad = || NotPrintable::Shape(type_name(t, ty));
     let (shape, elem) = match t.get(ty) {
         Type::Vector { elem, lanes } => (ArgShape::Vector(*lanes as u32), *elem),
         Type::Matrix { elem, dim } => (ArgShape::Matrix(*dim as u32), *elem),
@@ -146,7 +155,7 @@ fn arg_shape(t: &TypeTable, ty: TypeId) -> Result<(ArgShape, Conv), String> {
     if matches!(shape, ArgShape::Matrix(_)) && !matches!(t.get(elem), Type::Float(_)) {
         return Err(bad());
     }
-    check_print_type(&type_name(t, ty)).map_err(|e| format!("{}: {e}", bad()))?;
+    check_print_type(&type_name(t, ty)).map_err(|why| NotPrintable::Record { ty: type_name(t, ty), why })?;
     Ok((shape, conv))
 }
 
@@ -162,7 +171,7 @@ pub struct Translation {
 }
 
 /// Translate a message and its argument types (module doc).
-pub fn translate(t: &TypeTable, message: &str, arg_tys: &[TypeId]) -> Result<Translation, String> {
+pub fn translate(t: &TypeTable, message: &str, arg_tys: &[TypeId]) -> Result<Translation, NotPrintable> {
     let shapes: Vec<(ArgShape, Conv)> = arg_tys.iter().map(|&ty| arg_shape(t, ty)).collect::<Result<_, _>>()?;
     let mut record = String::new();
     let literal = |s: &str, record: &mut String| record.push_str(&s.replace('{', "{{").replace('}', "}}"));
@@ -185,7 +194,7 @@ pub fn translate(t: &TypeTable, message: &str, arg_tys: &[TypeId]) -> Result<Tra
     Ok(Translation { record_format: record, arg_types, words })
 }
 
-fn site(m: &Module, f: &Function, i: Inst) -> Result<Translation, String> {
+fn site(m: &Module, f: &Function, i: Inst) -> Result<Translation, NotPrintable> {
     let d = f.inst(i);
     let tys: Vec<TypeId> = d.operands.iter().map(|&v| f.value_type(m, v)).collect();
     translate(&m.types, f.text(i).unwrap_or(""), &tys)
@@ -216,7 +225,7 @@ pub fn plan_prints(m: &Module, plans: &Plans) -> Result<Vec<PrinterRecord>, Vec<
                 format: t.record_format,
                 arg_types: t.arg_types,
             }),
-            Err(e) => diags.push(inst_diag(f, i, xir::diag::Rule::SpirvPlanPrint, e)),
+            Err(e) => diags.push(inst_diag(f, i, xir::diag::Rule::SpirvPlanPrint, e.to_string())),
         }
     }
     if diags.is_empty() {
@@ -297,7 +306,7 @@ impl Emitter<'_> {
             let ty = f.value_type(m, v);
             let (shape, conv) = match arg_shape(&m.types, ty) {
                 Ok(s) => s,
-                Err(e) => return err(e),
+                Err(e) => return err(e.to_string()),
             };
             let id = self.val(v)?;
             let paths: Vec<Vec<u32>> = match shape {
@@ -368,6 +377,7 @@ mod tests {
         let f32 = t.intern(Type::Float(FloatFormat::F32));
         let arr = t.intern(Type::Array { elem: f32, len: 2 });
         let e = translate(&t, "{}", &[arr]).unwrap_err();
-        assert!(e.contains("array<f32, 2>") && e.contains("not printable"), "{e}");
+        assert_eq!(e, NotPrintable::Shape("array<f32, 2>".into()));
+        assert_eq!(e.to_string(), "`array<f32, 2>` is not printable (scalars, vectors and float matrices are)");
     }
 }

@@ -27,8 +27,25 @@ pub struct IndexPlan {
     pub all_literal: bool,
 }
 
+/// Why a walk through an aggregate has no SPIR-V access chain.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum IndexError {
+    #[error("index {0} is not an integer")]
+    NotInteger(usize),
+    #[error("index {0} selects a struct member and must be a constant")]
+    DynamicMember(usize),
+    #[error("struct index {index} is out of range (the struct has {members} members)")]
+    MemberOutOfRange { index: i128, members: usize },
+    #[error("index {index} walks into the non-aggregate `{ty}`")]
+    NotAggregate { index: usize, ty: String },
+    #[error("constant index {index} is out of range 0..{len}")]
+    OutOfRange { index: i128, len: u64 },
+    #[error("a walk ending at a matrix column needs the column vector type interned")]
+    ColumnNotInterned,
+}
+
 /// Plan a walk from `base` through `indices`.
-pub fn plan_indices(m: &Module, f: &Function, base: TypeId, indices: &[Value]) -> Result<IndexPlan, String> {
+pub fn plan_indices(m: &Module, f: &Function, base: TypeId, indices: &[Value]) -> Result<IndexPlan, IndexError> {
     let t = &m.types;
     // A matrix column need not be an interned XIR type: track it structurally.
     let mut cur = base;
@@ -37,7 +54,7 @@ pub fn plan_indices(m: &Module, f: &Function, base: TypeId, indices: &[Value]) -
     for (k, &v) in indices.iter().enumerate() {
         let iv = m.const_int_value(v);
         if !t.is_int(f.value_type(m, v)) {
-            return Err(format!("index {k} is not an integer"));
+            return Err(IndexError::NotInteger(k));
         }
         let (next, len): (Option<TypeId>, u64) = if let Some((elem, dim)) = column.take() {
             (Some(elem), dim as u64)
@@ -54,25 +71,20 @@ pub fn plan_indices(m: &Module, f: &Function, base: TypeId, indices: &[Value]) -
                 Type::Array { elem, len } => (Some(*elem), *len),
                 Type::Struct { fields, .. } => {
                     let Some(i) = iv else {
-                        return Err(format!("index {k} selects a struct member and must be a constant"));
+                        return Err(IndexError::DynamicMember(k));
                     };
                     if i < 0 || i as usize >= fields.len() {
-                        return Err(format!(
-                            "struct index {i} is out of range (the struct has {} members)",
-                            fields.len()
-                        ));
+                        return Err(IndexError::MemberOutOfRange { index: i, members: fields.len() });
                     }
                     steps.push(Step::Literal(i as u32));
                     cur = fields[i as usize];
                     continue;
                 }
-                _ => {
-                    return Err(format!("index {k} walks into the non-aggregate `{}`", xir::verify::type_name(t, cur)))
-                }
+                _ => return Err(IndexError::NotAggregate { index: k, ty: xir::verify::type_name(t, cur) }),
             }
         };
         match iv {
-            Some(i) if i < 0 || i as u64 >= len => return Err(format!("constant index {i} is out of range 0..{len}")),
+            Some(i) if i < 0 || i as u64 >= len => return Err(IndexError::OutOfRange { index: i, len }),
             Some(i) => steps.push(Step::Literal(i as u32)),
             None => steps.push(Step::Dynamic(v)),
         }
@@ -81,7 +93,7 @@ pub fn plan_indices(m: &Module, f: &Function, base: TypeId, indices: &[Value]) -
         }
     }
     if column.is_some() {
-        return Err("a walk ending at a matrix column needs the column vector type interned".into());
+        return Err(IndexError::ColumnNotInterned);
     }
     let all_literal = steps.iter().all(|s| matches!(s, Step::Literal(_)));
     Ok(IndexPlan { steps, result: cur, all_literal })

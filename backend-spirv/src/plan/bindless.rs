@@ -125,7 +125,7 @@ pub fn plan_bindless(m: &Module, kernel: FuncId, order: &[FuncId]) -> Result<Bin
                 let bad = if holds_bool(t, vt) {
                     Some("`bool` has no representation in a bindless buffer (host bools are 1 byte)".to_string())
                 } else if d.opcode == Opcode::BindlessByteBufferRead {
-                    super::byte_access::byte_leaves(m, vt).err()
+                    super::byte_access::byte_leaves(m, vt).err().map(|e| e.to_string())
                 } else {
                     typed_access(t, vt).err().map(|e| e.to_string())
                 };

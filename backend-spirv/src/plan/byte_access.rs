@@ -42,11 +42,20 @@ pub(crate) fn known_alignment(m: &Module, f: &Function, v: Value) -> u64 {
     go(m, f, v, 0)
 }
 
+/// Why a type has no byte-buffer representation.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NotPlainData {
+    #[error("`bool` has no byte-buffer representation")]
+    Bool,
+    #[error("`{0}` is not plain data")]
+    Leaf(String),
+}
+
 /// Every scalar of `ty` with its host byte offset and bit width; `Err` for `bool` or a non-data leaf.
-pub(crate) fn byte_leaves(m: &Module, ty: TypeId) -> Result<Vec<(u64, u32)>, String> {
-    fn go(t: &xir::TypeTable, ty: TypeId, off: u64, out: &mut Vec<(u64, u32)>) -> Result<(), String> {
+pub(crate) fn byte_leaves(m: &Module, ty: TypeId) -> Result<Vec<(u64, u32)>, NotPlainData> {
+    fn go(t: &xir::TypeTable, ty: TypeId, off: u64, out: &mut Vec<(u64, u32)>) -> Result<(), NotPlainData> {
         match t.get(ty) {
-            Type::Bool => Err("`bool` has no byte-buffer representation".into()),
+            Type::Bool => Err(NotPlainData::Bool),
             Type::Int { .. } | Type::Float(_) => {
                 out.push((off, t.scalar_bits(ty)));
                 Ok(())
@@ -73,7 +82,7 @@ pub(crate) fn byte_leaves(m: &Module, ty: TypeId) -> Result<Vec<(u64, u32)>, Str
                 let offs = t.struct_offsets(ty);
                 fields.iter().zip(offs).try_for_each(|(f, o)| go(t, *f, off + o, out))
             }
-            _ => Err(format!("`{}` is not plain data", xir::verify::type_name(t, ty))),
+            _ => Err(NotPlainData::Leaf(xir::verify::type_name(t, ty))),
         }
     }
     let mut out = Vec::new();

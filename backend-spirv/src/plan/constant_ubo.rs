@@ -79,21 +79,64 @@ impl NarrowAccess {
     }
 }
 
+/// Why an array constant has no exact std140 form here (it is then
+/// emitted inline, with this reason in the plan).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Std140Error {
+    #[error("`{0}` is not an array")]
+    NotAnArray(String),
+    #[error(
+        "`{ty}`: {bits}-bit elements in a uniform block need the device feature {feature}, which the target does not \
+         enable"
+    )]
+    NarrowNotEnabled { ty: String, bits: u32, feature: &'static str },
+    #[error(
+        "`{0}`: only arrays of 32/64-bit scalars and 32-bit 2-4 lane vectors (8/16-bit ones with the Uniform-storage \
+         feature) have an exact std140 serializer"
+    )]
+    Lane(String),
+    #[error("`{0}`: only arrays of 32/64-bit scalars and 32-bit 2-4 lane vectors have an exact std140 serializer")]
+    Element(String),
+    #[error("`{ty}`: host element size {host_stride} does not hold {elem_size} bytes")]
+    HostStride { ty: String, host_stride: u64, elem_size: u64 },
+    #[error("`{0}`: std140 size overflows")]
+    SizeOverflow(String),
+    #[error("scalar constant wider than 64 bits")]
+    WideScalar,
+    #[error("constant size overflows")]
+    ConstantSizeOverflow,
+    #[error("constant members exceed their type's host size")]
+    MembersExceedHostSize,
+    #[error("host size overflows")]
+    HostSizeOverflow,
+    #[error("host bytes {got} differ from {len} x {stride}")]
+    HostBytes { got: usize, len: u64, stride: u64 },
+}
+
+/// Why the constant-data block could not join the kernel's bindings.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BindError {
+    #[error("constant data does not fit 32 bits")]
+    TooLarge,
+    #[error("internal: the kernel ABI with constant data is not canonical: {0}")]
+    NotCanonical(crate::abi::ShapeError),
+}
+
 /// The std140 layout of `ty` without narrow elements, or why it has no exact serializer here.
-pub fn std140_array(t: &TypeTable, ty: TypeId) -> Result<Std140Array, String> {
+pub fn std140_array(t: &TypeTable, ty: TypeId) -> Result<Std140Array, Std140Error> {
     std140_array_for(t, ty, NarrowAccess::NONE)
 }
 
 /// The std140 layout of `ty` when the target reads the `narrow` widths from
 /// uniform blocks, or why it has no exact serializer here.
-pub fn std140_array_for(t: &TypeTable, ty: TypeId, narrow: NarrowAccess) -> Result<Std140Array, String> {
+pub fn std140_array_for(t: &TypeTable, ty: TypeId, narrow: NarrowAccess) -> Result<Std140Array, Std140Error> {
     let name = || xir::verify::type_name(t, ty);
     let Type::Array { elem, len } = t.get(ty) else {
-        return Err(format!("`{}` is not an array", name()));
+        return Err(Std140Error::NotAnArray(name()));
     };
     let (elem, len) = (*elem, *len);
     // Bytes of one scalar lane, or why the scalar is not eligible.
-    let lane = |s: TypeId, wide: bool| -> Result<u64, String> {
+    let lane = |s: TypeId, wide: bool| -> Result<u64, Std140Error> {
         let (bits, fp8) = match t.get(s) {
             Type::Int { bits, .. } => (*bits as u32, false),
             Type::Float(f) => (f.bits(), f.bits() == 8),
@@ -104,44 +147,33 @@ pub fn std140_array_for(t: &TypeTable, ty: TypeId, narrow: NarrowAccess) -> Resu
             64 if wide => Ok(8),
             16 if narrow.bits16 => Ok(2),
             8 if narrow.bits8 && !fp8 => Ok(1),
-            16 => Err(format!(
-                "`{}`: 16-bit elements in a uniform block need the device feature \
-                 uniformAndStorageBuffer16BitAccess, which the target does not enable",
-                name()
-            )),
-            8 if !fp8 => Err(format!(
-                "`{}`: 8-bit elements in a uniform block need the device feature \
-                 uniformAndStorageBuffer8BitAccess, which the target does not enable",
-                name()
-            )),
-            _ => Err(format!(
-                "`{}`: only arrays of 32/64-bit scalars and 32-bit 2-4 lane vectors (8/16-bit ones with the \
-                 Uniform-storage feature) have an exact std140 serializer",
-                name()
-            )),
+            16 => Err(Std140Error::NarrowNotEnabled {
+                ty: name(),
+                bits: 16,
+                feature: "uniformAndStorageBuffer16BitAccess",
+            }),
+            8 if !fp8 => {
+                Err(Std140Error::NarrowNotEnabled { ty: name(), bits: 8, feature: "uniformAndStorageBuffer8BitAccess" })
+            }
+            _ => Err(Std140Error::Lane(name())),
         }
     };
     let elem_size = match t.get(elem) {
         Type::Int { .. } | Type::Float(_) => lane(elem, true)?,
         Type::Vector { elem: s, lanes } if (2..=4).contains(lanes) => lane(*s, false)? * *lanes as u64,
-        _ => {
-            return Err(format!(
-                "`{}`: only arrays of 32/64-bit scalars and 32-bit 2-4 lane vectors have an exact std140 serializer",
-                name()
-            ))
-        }
+        _ => return Err(Std140Error::Element(name())),
     };
     let (host_stride, host_align) = t.size_align(elem);
     if host_stride < elem_size || host_stride % host_align != 0 {
-        return Err(format!("`{}`: host element size {host_stride} does not hold {elem_size} bytes", name()));
+        return Err(Std140Error::HostStride { ty: name(), host_stride, elem_size });
     }
     let stride = elem_size.div_ceil(STD140_GRANULE) * STD140_GRANULE;
-    let size = stride.checked_mul(len).ok_or_else(|| format!("`{}`: std140 size overflows", name()))?;
+    let size = stride.checked_mul(len).ok_or_else(|| Std140Error::SizeOverflow(name()))?;
     Ok(Std140Array { len, host_stride, elem_size, stride, size })
 }
 
 /// The host bytes of a scalar, vector or array constant (little-endian).
-fn host_bytes(m: &Module, c: Const, out: &mut Vec<u8>) -> Result<(), String> {
+fn host_bytes(m: &Module, c: Const, out: &mut Vec<u8>) -> Result<(), Std140Error> {
     let d = m.consts.get(c);
     let (size, _) = m.types.size_align(d.ty);
     let start = out.len();
@@ -149,7 +181,7 @@ fn host_bytes(m: &Module, c: Const, out: &mut Vec<u8>) -> Result<(), String> {
         ConstValue::Scalar(bits) => {
             let n = size as usize;
             if n > 8 {
-                return Err("scalar constant wider than 64 bits".into());
+                return Err(Std140Error::WideScalar);
             }
             out.extend_from_slice(&bits.to_le_bytes()[..n]);
         }
@@ -160,27 +192,27 @@ fn host_bytes(m: &Module, c: Const, out: &mut Vec<u8>) -> Result<(), String> {
         }
     }
     // Padding (a vec3's fourth lane) is zero.
-    let want = start.checked_add(size as usize).ok_or("constant size overflows")?;
+    let want = start.checked_add(size as usize).ok_or(Std140Error::ConstantSizeOverflow)?;
     if out.len() > want {
-        return Err("constant members exceed their type's host size".into());
+        return Err(Std140Error::MembersExceedHostSize);
     }
     out.resize(want, 0);
     Ok(())
 }
 
 /// Serialize an array constant to its exact std140 bytes (`layout.size` long).
-pub fn serialize_std140(m: &Module, c: Const) -> Result<Vec<u8>, String> {
+pub fn serialize_std140(m: &Module, c: Const) -> Result<Vec<u8>, Std140Error> {
     serialize_std140_for(m, c, NarrowAccess { bits8: true, bits16: true })
 }
 
 /// [`serialize_std140`] with only the `narrow` widths eligible.
-pub fn serialize_std140_for(m: &Module, c: Const, narrow: NarrowAccess) -> Result<Vec<u8>, String> {
+pub fn serialize_std140_for(m: &Module, c: Const, narrow: NarrowAccess) -> Result<Vec<u8>, Std140Error> {
     let layout = std140_array_for(&m.types, m.consts.get(c).ty, narrow)?;
     let mut host = Vec::new();
     host_bytes(m, c, &mut host)?;
-    let host_len = layout.host_stride.checked_mul(layout.len).ok_or("host size overflows")?;
+    let host_len = layout.host_stride.checked_mul(layout.len).ok_or(Std140Error::HostSizeOverflow)?;
     if host.len() as u64 != host_len {
-        return Err(format!("host bytes {} differ from {} x {}", host.len(), layout.len, layout.host_stride));
+        return Err(Std140Error::HostBytes { got: host.len(), len: layout.len, stride: layout.host_stride });
     }
     let mut out = vec![0u8; layout.size as usize];
     for i in 0..layout.len {
@@ -246,7 +278,7 @@ pub fn plan_constants_for(m: &Module, candidates: &[Const], limit: u64, narrow: 
         let layout = match std140_array_for(&m.types, ty, narrow) {
             Ok(l) => l,
             Err(e) => {
-                plan.inline.push((c, e));
+                plan.inline.push((c, e.to_string()));
                 continue;
             }
         };
@@ -269,7 +301,7 @@ pub fn plan_constants_for(m: &Module, candidates: &[Const], limit: u64, narrow: 
                 plan.placed.push(Placed { constant: c, offset, layout });
                 end = new_end;
             }
-            Err(e) => plan.inline.push((c, e)),
+            Err(e) => plan.inline.push((c, e.to_string())),
         }
     }
     plan
@@ -335,14 +367,14 @@ pub fn plan_kernel(m: &Module, order: &[(FuncId, Vec<Block>)], device: Option<&F
 /// argument descriptors, as a `UniformBuffer` property with role
 /// `ConstantData` placed before the heaps, then re-check the canonical
 /// shape. Nothing happens when nothing is placed.
-pub fn bind(plan: &mut ConstantUboPlan, bindings: &mut BindingPlan) -> Result<(), String> {
+pub fn bind(plan: &mut ConstantUboPlan, bindings: &mut BindingPlan) -> Result<(), BindError> {
     if plan.placed.is_empty() {
         return Ok(());
     }
     let props = &mut bindings.abi.properties;
     let binding = props.iter().filter(|p| p.kind.is_descriptor() && p.set == LOCAL_SET).count() as u32;
     let at = props.iter().position(|p| p.role == Role::Heap).unwrap_or(props.len());
-    let size = u32::try_from(plan.bytes.len()).map_err(|_| "constant data does not fit 32 bits".to_string())?;
+    let size = u32::try_from(plan.bytes.len()).map_err(|_| BindError::TooLarge)?;
     props.insert(
         at,
         Property {
@@ -354,10 +386,7 @@ pub fn bind(plan: &mut ConstantUboPlan, bindings: &mut BindingPlan) -> Result<()
             storage: BufferStorage::Block { size },
         },
     );
-    bindings
-        .abi
-        .check_shape()
-        .map_err(|e| format!("internal: the kernel ABI with constant data is not canonical: {e}"))?;
+    bindings.abi.check_shape().map_err(BindError::NotCanonical)?;
     plan.binding = Some(binding);
     Ok(())
 }

@@ -138,14 +138,15 @@ pub fn plan_all(m: &Module, kernel: FuncId, device: Option<&FeatureSet>) -> Resu
         }
     };
     let mut constant_ubo = constant_ubo::plan_kernel(m, &blocks_of, device);
-    if let Err(msg) = constant_ubo::bind(&mut constant_ubo, &mut bindings) {
+    if let Err(e) = constant_ubo::bind(&mut constant_ubo, &mut bindings) {
         let f = m.func(kernel);
-        return Err(vec![Diagnostic::error(xir::diag::Rule::SpirvPlanConstantUbo, msg)
+        return Err(vec![Diagnostic::error(xir::diag::Rule::SpirvPlanConstantUbo, e.to_string())
             .in_function(&f.name)
             .with_span(f.span)]);
     }
-    if let Err(msg) = texture_heap::add_heaps(&mut bindings.abi, &textures) {
+    if let Err(e) = texture_heap::add_heaps(&mut bindings.abi, &textures) {
         let f = m.func(kernel);
+        let msg = format!("internal: the planned kernel ABI with texture heaps is not canonical: {e}");
         return Err(vec![Diagnostic::error(xir::diag::Rule::SpirvPlanTextures, msg)
             .in_function(&f.name)
             .with_span(f.span)]);

@@ -215,7 +215,7 @@ pub fn require_features(
 /// Add the planned heaps to `abi`: the sampler heap at set 1 before the
 /// bindless heaps, then the 2D and 3D heaps at the sets after the buffer
 /// heap (`abi.rs`, canonical order), and re-check the shape.
-pub fn add_heaps(abi: &mut KernelAbi, plan: &TexturePlan) -> Result<(), String> {
+pub fn add_heaps(abi: &mut KernelAbi, plan: &TexturePlan) -> Result<(), crate::abi::ShapeError> {
     let heap = |kind, set| Property {
         kind,
         role: Role::Heap,
@@ -235,5 +235,5 @@ pub fn add_heaps(abi: &mut KernelAbi, plan: &TexturePlan) -> Result<(), String> 
             next += 1;
         }
     }
-    abi.check_shape().map_err(|e| format!("internal: the planned kernel ABI with texture heaps is not canonical: {e}"))
+    abi.check_shape()
 }
