@@ -213,8 +213,8 @@ fn lint_warns_about_a_step_that_can_never_fire() {
 
 #[test]
 fn includes_resolve_relative_paths_and_detect_cycles() {
-    let dir = std::env::temp_dir().join(format!("xir-pipeline-check-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
     let a = dir.join("a.ron");
     let b = dir.join("b.ron");
     std::fs::write(
@@ -241,7 +241,6 @@ fn includes_resolve_relative_paths_and_detect_cycles() {
     assert_eq!((e.loc.line, e.loc.col), (2, 11));
     assert!(e.loc.file.ends_with("b.ron"));
     assert_eq!(e.message, "include cycle: a.ron -> b.ron -> a.ron");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// A chain of 3,500 includes (it once overflowed the stack at about
@@ -249,8 +248,8 @@ fn includes_resolve_relative_paths_and_detect_cycles() {
 #[test]
 fn a_long_include_chain_is_refused_at_the_nesting_limit() {
     const N: usize = 3_500;
-    let dir = std::env::temp_dir().join(format!("xir-pipeline-chain-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
     let head = "Pipeline(name: \"p\", input: \"xir.structured\", output: \"xir.raw\", steps: [\n";
     for i in 0..N {
         let step =
@@ -270,7 +269,6 @@ fn a_long_include_chain_is_refused_at_the_nesting_limit() {
     let at_limit = dir.join(format!("p{}.ron", N - 1 - xir::pipeline::MAX_NESTING));
     let p = Loader::new(&reg).load_path(&at_limit).unwrap_or_else(|f| panic!("{f}"));
     assert_eq!(p.pass_steps()[0].name, "destructure_cfg");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

@@ -130,10 +130,12 @@ fn run(steps: &str, opts: RunOptions) -> (Result<RunReport, Box<RunError>>, Stri
     (r, String::from_utf8(log).unwrap(), m)
 }
 
-fn temp_dir(tag: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("xir-pipeline-run-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
+/// A reproducer directory that does not exist yet, inside a scratch
+/// directory removed when the guard drops.
+fn temp_dir(tag: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let guard = tempfile::tempdir().unwrap();
+    let d = guard.path().join(tag);
+    (guard, d)
 }
 
 #[test]
@@ -199,7 +201,7 @@ fn bisect_limit_runs_the_first_n_executions_and_names_the_last() {
 
 #[test]
 fn verify_each_names_the_pass_and_its_reproducer_replays_the_failure() {
-    let dir = temp_dir("verify");
+    let (_guard, dir) = temp_dir("verify");
     let opts = RunOptions { verify_each: true, reproducer_dir: Some(dir.clone()), ..Default::default() };
     let (r, _, _) = run("Pass(\"tag\"),\nFixedPoint(max_iterations: 3, steps: [Pass(\"tag\"), Pass(\"break\"), Pass(\"tag\")]),\nPass(\"tag\")", opts);
     let e = r.unwrap_err();
@@ -249,7 +251,7 @@ fn verify_each_names_the_pass_and_its_reproducer_replays_the_failure() {
 
 #[test]
 fn a_panicking_pass_is_reported_not_propagated() {
-    let dir = temp_dir("panic");
+    let (_guard, dir) = temp_dir("panic");
     let (r, _, _) =
         run("Pass(\"tag\"),\nPass(\"boom\")", RunOptions { reproducer_dir: Some(dir.clone()), ..Default::default() });
     let e = r.unwrap_err();
@@ -266,7 +268,7 @@ fn a_panicking_pass_is_reported_not_propagated() {
 fn a_pass_refusing_the_input_writes_no_reproducer() {
     // A pass error is the pass refusing the user's module with a reason, not
     // an internal fault: nothing is written even with a reproducer directory.
-    let dir = temp_dir("refuse");
+    let (_guard, dir) = temp_dir("refuse");
     let (r, _, _) = run("Pass(\"refuse\")", RunOptions { reproducer_dir: Some(dir.clone()), ..Default::default() });
     let e = r.unwrap_err();
     assert_eq!(e.kind, FailureKind::PassError);

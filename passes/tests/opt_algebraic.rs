@@ -243,8 +243,8 @@ fn malformed_rules_are_load_errors() {
         (r#"[(name: "a", law: "l", lhs: "?x", rhs: "?x", types: Int, fast_math_only: false)]"#, "bare variable"),
         (r#"[(name: "a", law: "l", lhs: "(add ?x 0)", rhs: "?x", types: Int)]"#, "fast_math_only"),
     ];
-    let dir = std::env::temp_dir().join(format!("xir-opt-rules-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
     let reg = registry();
     let decl = reg.get("algebraic_simplify").unwrap();
     for (k, (src, want)) in bad.iter().enumerate() {

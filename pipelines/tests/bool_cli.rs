@@ -13,8 +13,8 @@ fn corpus(name: &str) -> String {
 
 #[test]
 fn bool_buffers_compile_through_the_spirv_pipeline_with_xir_opt() {
-    let dir = std::env::temp_dir().join(format!("xir-bool-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
     let spv = dir.join("bool_pack.spv");
     let o = Command::new(env!("CARGO_BIN_EXE_xir-opt"))
         .args([&corpus("bool_pack.xir"), "--pipeline", "spirv", "--verify-each", "--emit", "spirv", "-o"])
@@ -26,7 +26,6 @@ fn bool_buffers_compile_through_the_spirv_pipeline_with_xir_opt() {
     assert_eq!(bytes[..4], 0x0723_0203u32.to_le_bytes(), "SPIR-V magic");
     let words: Vec<u32> = bytes.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
     xir_spirv::validate::validate(&words).expect("the emitted module validates");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

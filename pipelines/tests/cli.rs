@@ -2,11 +2,11 @@
 //! left behind on failure, and the instrumentation flags (`--time-passes`,
 //! `--print-changed`, `--bisect-limit`, reproducers that replay).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 mod common;
-use common::{json_at, xir_opt};
+use common::{json_at, scratch, xir_opt};
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
@@ -18,14 +18,6 @@ fn stdout(o: &Output) -> String {
 
 fn corpus(name: &str) -> String {
     format!("{}/../tests/corpus/{name}", env!("CARGO_MANIFEST_DIR"))
-}
-
-/// A fresh scratch directory for one test.
-fn scratch(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("xir-opt-cli-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> String {

@@ -4,17 +4,13 @@
 //! object per line with rule and span; the exit code does not depend on
 //! the form.
 
-use std::path::{Path, PathBuf};
+mod common;
+use common::scratch;
+
+use std::path::Path;
 use std::process::{Command, Output};
 
 use serde_json::Value;
-
-fn scratch(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("xir-diag-cli-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
 
 fn write(dir: &Path, name: &str, text: &str) -> String {
     let p = dir.join(name);

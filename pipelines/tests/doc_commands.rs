@@ -111,9 +111,8 @@ fn vulkan_available() -> bool {
 
 #[test]
 fn every_command_in_the_readme_and_docs_runs_as_shown() {
-    let scratch = std::env::temp_dir().join(format!("xir-doc-commands-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&scratch);
-    std::fs::create_dir_all(&scratch).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let scratch = tmp.path();
     for dir in ["tests", "pipelines", "docs"] {
         std::os::unix::fs::symlink(repo().join(dir), scratch.join(dir)).unwrap();
     }
@@ -145,7 +144,7 @@ fn every_command_in_the_readme_and_docs_runs_as_shown() {
                     if on_vulkan && !vulkan {
                         continue;
                     }
-                    let o = Command::new(bin).args(&args).current_dir(&scratch).output().unwrap();
+                    let o = Command::new(bin).args(&args).current_dir(scratch).output().unwrap();
                     ran += 1;
                     if !o.status.success() {
                         failures.push(format!("{at}: `{cmd}` failed:\n{}", String::from_utf8_lossy(&o.stderr)));
@@ -156,5 +155,4 @@ fn every_command_in_the_readme_and_docs_runs_as_shown() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(ran >= 10, "only {ran} commands found: is the README's sh block still fenced as `sh`?");
-    std::fs::remove_dir_all(&scratch).unwrap();
 }

@@ -5,7 +5,10 @@
 //! named. The runs skip loudly only when no Vulkan device exists; the
 //! refusals before any device run everywhere.
 
-use std::path::{Path, PathBuf};
+mod common;
+use common::scratch;
+
+use std::path::Path;
 use std::process::{Command, Output};
 
 use xir_frontend::oracle::{naga_spirv, Language};
@@ -20,13 +23,6 @@ fn stderr(o: &Output) -> String {
 
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn scratch(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("xir-run-foreign-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 fn write(dir: &Path, name: &str, bytes: &[u8]) -> String {

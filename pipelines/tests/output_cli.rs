@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 mod common;
+use common::scratch;
 use common::xir_opt;
 
 fn stderr(o: &Output) -> String {
@@ -20,13 +21,6 @@ fn corpus(name: &str) -> String {
 }
 
 /// A fresh scratch directory for one test.
-fn scratch(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("xir-output-cli-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
 fn saxpy_text() -> String {
     let src = std::fs::read_to_string(corpus("saxpy.xir")).unwrap();
     xir::text::print_module(&xir::text::parse_module(&src, "saxpy.xir").unwrap())

@@ -3,6 +3,9 @@
 //! output file; `xir-run` on the interpreter and with `--oracle naga`; and
 //! `--opt-level` reaching SPIRV-Tools' preset.
 
+mod common;
+use common::scratch;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -21,12 +24,6 @@ fn text(b: &[u8]) -> String {
 }
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
-}
-fn scratch(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("xir-shader-cli-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 const SHADER: &str = "\

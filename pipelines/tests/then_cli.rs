@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 mod common;
+use common::scratch;
 use common::xir_opt;
 
 fn stderr(o: &Output) -> String {
@@ -24,13 +25,6 @@ fn original() -> String {
 
 fn edited() -> String {
     root().join("tests/edits/callables-edited.xir").display().to_string()
-}
-
-fn scratch(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("xir-opt-then-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 /// The plain run of the edited file and the `--then` run ending in it.

@@ -1,9 +1,39 @@
 //! The drivers as processes, for the CLI tests: each run gets the one-line
 //! diagnostics unless its arguments choose a form, and the JSON form reads
-//! back as (rule, file, line, column).
+//! back as (rule, file, line, column); each test's scratch directory is
+//! removed when the test ends.
 #![allow(dead_code)]
 
+use std::path::Path;
 use std::process::{Command, Output};
+
+/// A test's scratch directory, removed with its contents when dropped (at
+/// the end of the test, passed or failed), so runs leave nothing behind.
+pub struct Scratch(tempfile::TempDir);
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+impl AsRef<Path> for Scratch {
+    fn as_ref(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for Scratch {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.0.path().as_os_str()
+    }
+}
+
+/// A new, empty scratch directory named after `tag`.
+pub fn scratch(tag: &str) -> Scratch {
+    Scratch(tempfile::Builder::new().prefix(&format!("xir-{tag}-")).tempdir().expect("a scratch directory"))
+}
 
 fn driver(exe: &str, args: &[&str]) -> Output {
     let mut c = Command::new(exe);
