@@ -42,6 +42,11 @@ pub struct Device {
     pub limits: super::limits::DispatchLimits,
     /// The sampler heap's immutable samplers, created on first use (`sampler.rs`), destroyed in `Drop`.
     pub(crate) samplers: std::sync::Mutex<Vec<vk::Sampler>>,
+    /// Dispatches recorded per run, one after the other, each timed (benchmarks: GPU time as the
+    /// median over several dispatches without re-uploading; the outputs are those after the last
+    /// one, so a kernel that updates a buffer in place applies the update that many times). 1 by
+    /// default.
+    pub timed_dispatches: u32,
 }
 
 impl Device {
@@ -247,6 +252,7 @@ impl Device {
             descriptor_limits,
             limits: super::limits::DispatchLimits::from_vk(&props.limits),
             samplers: std::sync::Mutex::new(Vec::new()),
+            timed_dispatches: 1,
         })
     }
 

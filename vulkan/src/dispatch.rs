@@ -560,10 +560,11 @@ pub(super) unsafe fn record_and_submit(
         )
         .map_err(vk_err("vkAllocateCommandBuffers"))?[0];
     let timed = device.timestamp_period > 0.0;
+    let repeats = device.timed_dispatches.max(1);
     if timed {
         o.query_pool = d
             .create_query_pool(
-                &vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(2),
+                &vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(2 * repeats),
                 None,
             )
             .map_err(vk_err("vkCreateQueryPool"))?;
@@ -580,7 +581,7 @@ pub(super) unsafe fn record_and_submit(
         super::texture_heap::record_upload(d, cmd, img);
     }
     if timed {
-        d.cmd_reset_query_pool(cmd, o.query_pool, 0, 2);
+        d.cmd_reset_query_pool(cmd, o.query_pool, 0, 2 * repeats);
     }
     d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, o.pipeline);
     if !sets.is_empty() {
@@ -591,12 +592,29 @@ pub(super) unsafe fn record_and_submit(
         block[..push.len()].copy_from_slice(push);
         d.cmd_push_constants(cmd, o.layout, vk::ShaderStageFlags::COMPUTE, 0, &block);
     }
-    if timed {
-        d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::TOP_OF_PIPE, o.query_pool, 0);
-    }
-    d.cmd_dispatch(cmd, groups[0], groups[1], groups[2]);
-    if timed {
-        d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, o.query_pool, 1);
+    for r in 0..repeats {
+        if r > 0 {
+            // Each dispatch sees the previous one's writes and does not overlap it.
+            let after = [vk::MemoryBarrier::default()
+                .src_access_mask(vk::AccessFlags::SHADER_WRITE)
+                .dst_access_mask(vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE)];
+            d.cmd_pipeline_barrier(
+                cmd,
+                vk::PipelineStageFlags::COMPUTE_SHADER,
+                vk::PipelineStageFlags::COMPUTE_SHADER,
+                vk::DependencyFlags::empty(),
+                &after,
+                &[],
+                &[],
+            );
+        }
+        if timed {
+            d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::TOP_OF_PIPE, o.query_pool, 2 * r);
+        }
+        d.cmd_dispatch(cmd, groups[0], groups[1], groups[2]);
+        if timed {
+            d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, o.query_pool, 2 * r + 1);
+        }
     }
     for img in &o.images {
         image::record_download(d, cmd, img);
@@ -620,9 +638,9 @@ pub(super) unsafe fn record_and_submit(
     d.queue_submit(device.queue, &submit, o.fence).map_err(vk_err("vkQueueSubmit"))?;
     d.wait_for_fences(&[o.fence], true, 60_000_000_000).map_err(vk_err("vkWaitForFences"))?;
 
-    let mut timing = GpuTiming { dispatch_ns: None };
+    let mut timing = GpuTiming::default();
     if timed {
-        let mut stamps = [0u64; 2];
+        let mut stamps = vec![0u64; 2 * repeats as usize];
         if d.get_query_pool_results(
             o.query_pool,
             0,
@@ -631,8 +649,14 @@ pub(super) unsafe fn record_and_submit(
         )
         .is_ok()
         {
-            let ticks = stamps[1].saturating_sub(stamps[0]) as f64;
-            timing.dispatch_ns = Some(ticks * device.timestamp_period as f64);
+            let mut ns: Vec<f64> = stamps
+                .chunks_exact(2)
+                .map(|p| p[1].saturating_sub(p[0]) as f64 * device.timestamp_period as f64)
+                .collect();
+            ns.sort_by(f64::total_cmp);
+            timing.dispatch_ns = Some(ns[ns.len() / 2]);
+            timing.min_ns = ns.first().copied();
+            timing.max_ns = ns.last().copied();
         }
     }
     Ok(timing)

@@ -60,10 +60,13 @@ pub enum RunError {
     Foreign(String),
 }
 
-/// GPU time of one dispatch, from timestamp queries (when the queue has them).
+/// GPU time of the dispatch, from timestamp queries (when the queue has them): with
+/// [`Device::timed_dispatches`] above 1, the median, minimum and maximum over those dispatches.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct GpuTiming {
     pub dispatch_ns: Option<f64>,
+    pub min_ns: Option<f64>,
+    pub max_ns: Option<f64>,
 }
 
 /// Workgroup counts covering `dispatch` threads with `block_size` threads per group.

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# GPU runtime of the WGSL corpus, ours against naga + spirv-opt -O
+# (BENCHMARKS.md, "GPU runtime"). On this machine: build `gpu-runtime`
+# (tests/src/bin/gpu-runtime.rs), make the peer module of each kernel with
+# the naga CLI (`cargo install naga-cli`) and `spirv-opt -O`, check it with
+# `spirv-val`, and pack both into .gpu/runtime.tar.xz (git-ignored). Then run
+# the printed command on the GPU machine (the device tool, carry
+# [".gl", ".gpu"]); it writes the Markdown table to $OUT/runtime.md.
+#
+#   scripts/gpu-runtime.sh            # stage
+#   scripts/gpu-runtime.sh --local    # stage and run here (lavapipe: slow, for checking)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+for tool in naga spirv-opt spirv-val; do
+  command -v "$tool" >/dev/null || { echo "gpu-runtime.sh: \`$tool\` is missing (naga: cargo install naga-cli; spirv-opt/spirv-val: apt-get install spirv-tools)" >&2; exit 1; }
+done
+stage=.gpu/runtime
+rm -rf "$stage" && mkdir -p "$stage/peer"
+for w in tests/wgsl/*.wgsl; do
+  n=$(basename "$w" .wgsl)
+  naga "$w" "$stage/peer/$n.naga.spv" >/dev/null
+  spirv-opt -O "$stage/peer/$n.naga.spv" -o "$stage/peer/$n.spv"
+  spirv-val --target-env vulkan1.2 "$stage/peer/$n.spv"
+  rm "$stage/peer/$n.naga.spv"
+done
+cargo build --workspace --bins
+strip -o "$stage/gpu-runtime" target/debug/gpu-runtime
+if [ "${1:-}" = --local ]; then
+  exec "$stage/gpu-runtime" --wgsl tests/wgsl --corpus tests/corpus --peer "$stage/peer" --repeats 5 --min-ms 0.5 --max-mib 4
+fi
+tar -C .gpu -cf - runtime | xz -9 -T1 > .gpu/runtime.tar.xz
+rm -rf "$stage"
+du -sh .gpu/runtime.tar.xz
+cat <<'RUN'
+On the device (carry [".gl", ".gpu"]):
+  for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig
+  export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+  tar -C .gpu -xJf .gpu/runtime.tar.xz
+  .gpu/runtime/gpu-runtime --wgsl tests/wgsl --corpus tests/corpus --peer .gpu/runtime/peer > $OUT/runtime.md
+RUN
