@@ -15,13 +15,19 @@ for tool in naga spirv-opt spirv-val; do
   command -v "$tool" >/dev/null || { echo "gpu-runtime.sh: \`$tool\` is missing (naga: cargo install naga-cli; spirv-opt/spirv-val: apt-get install spirv-tools)" >&2; exit 1; }
 done
 stage=.gpu/runtime
-rm -rf "$stage" && mkdir -p "$stage/peer"
+rm -rf "$stage" && mkdir -p "$stage/peer" "$stage/peer-restrict"
+# peer: naga's defaults (indices unchecked); peer-restrict: naga clamping
+# every index as our front end does (WGSL's bounds-checking "restrict").
 for w in tests/wgsl/*.wgsl; do
   n=$(basename "$w" .wgsl)
-  naga "$w" "$stage/peer/$n.naga.spv" >/dev/null
-  spirv-opt -O "$stage/peer/$n.naga.spv" -o "$stage/peer/$n.spv"
-  spirv-val --target-env vulkan1.2 "$stage/peer/$n.spv"
-  rm "$stage/peer/$n.naga.spv"
+  for kind in peer peer-restrict; do
+    policy=Unchecked
+    [ "$kind" = peer-restrict ] && policy=Restrict
+    naga --index-bounds-check-policy "$policy" "$w" "$stage/$kind/$n.naga.spv" >/dev/null
+    spirv-opt -O "$stage/$kind/$n.naga.spv" -o "$stage/$kind/$n.spv"
+    spirv-val --target-env vulkan1.2 "$stage/$kind/$n.spv"
+    rm "$stage/$kind/$n.naga.spv"
+  done
 done
 cargo build --workspace --bins
 strip -o "$stage/gpu-runtime" target/debug/gpu-runtime
@@ -37,4 +43,6 @@ On the device (carry [".gl", ".gpu"]):
   export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
   tar -C .gpu -xJf .gpu/runtime.tar.xz
   .gpu/runtime/gpu-runtime --wgsl tests/wgsl --corpus tests/corpus --peer .gpu/runtime/peer > $OUT/runtime.md
+  .gpu/runtime/gpu-runtime --wgsl tests/wgsl --corpus tests/corpus --peer .gpu/runtime/peer-restrict \
+    --peer-label 'naga (Restrict) + spirv-opt -O' > $OUT/runtime-restrict.md
 RUN

@@ -11,7 +11,8 @@
 //! is bounded by uniforms, not by the dispatch, or it is memory-bound and fast) is marked so.
 //!
 //! ```text
-//! gpu-runtime --wgsl tests/wgsl --corpus tests/corpus --peer DIR [--repeats 20] [--min-ms 1] [--max-mib 256]
+//! gpu-runtime --wgsl tests/wgsl --corpus tests/corpus --peer DIR [--peer-label TEXT] [--repeats 20]
+//!             [--min-ms 1] [--max-mib 256] [--only KERNEL ...]
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -25,6 +26,7 @@ struct Args {
     wgsl: PathBuf,
     corpus: PathBuf,
     peer: PathBuf,
+    peer_label: String,
     repeats: usize,
     min_ms: f64,
     max_mib: f64,
@@ -36,6 +38,7 @@ fn parse_args() -> Result<Args, String> {
         wgsl: "tests/wgsl".into(),
         corpus: "tests/corpus".into(),
         peer: PathBuf::new(),
+        peer_label: "naga + spirv-opt -O".into(),
         repeats: 20,
         min_ms: 1.0,
         max_mib: 256.0,
@@ -49,6 +52,7 @@ fn parse_args() -> Result<Args, String> {
             "--wgsl" => a.wgsl = value()?.into(),
             "--corpus" => a.corpus = value()?.into(),
             "--peer" => a.peer = value()?.into(),
+            "--peer-label" => a.peer_label = value()?,
             "--repeats" => a.repeats = number(value()?)?.max(1.0) as usize,
             "--min-ms" => a.min_ms = number(value()?)?,
             "--max-mib" => a.max_mib = number(value()?)?,
@@ -222,7 +226,7 @@ fn main() {
         }
     };
     println!("device: {} ({})\n", dev.name, dev.driver);
-    println!("| kernel | tiles | threads | ours -O2 ms | naga + spirv-opt -O ms | ours / peer | note |");
+    println!("| kernel | tiles | threads | ours -O2 ms | {} ms | ours / peer | note |", a.peer_label);
     println!("|---|---:|---:|---:|---:|---:|---|");
     let mut files: Vec<PathBuf> = match std::fs::read_dir(&a.wgsl) {
         Ok(d) => d.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|e| e == "wgsl")).collect(),
