@@ -8,7 +8,10 @@
 //! registers, shared-memory (`Workgroup`) variables, and the `main` entry
 //! point that bounds-checks `dispatch_id < dispatch_size` before calling the
 //! kernel body. Every global goes into the entry point's interface list
-//! (SPIR-V 1.4+).
+//! (SPIR-V 1.4+). Buffers of one element layout share one `Block` type
+//! (runtime array, struct, pointer and their decorations are declared once:
+//! six instructions per further buffer; the variables carry the per-buffer
+//! decorations).
 
 use rspirv::dr::{Instruction, Operand};
 use rspirv::spirv::{self, BuiltIn, Capability, Decoration, ExecutionMode, ExecutionModel, Op, StorageClass, Word};
@@ -39,6 +42,9 @@ pub struct Globals {
     /// Storage-image texture arguments, by argument index.
     pub textures: FxHashMap<u32, super::texture::TextureVar>,
     pub interface: Vec<Word>,
+    /// The `StorageBuffer` pointer to each buffer `Block` type, by element
+    /// layout (runtime-array element, stride, typed element for its matrix layout).
+    buffer_blocks: FxHashMap<(Word, u32, Option<TypeId>), Word>,
 }
 
 impl Emitter<'_> {
@@ -121,17 +127,28 @@ impl Emitter<'_> {
                 (BufferStorage::Typed { stride }, Some(e)) => (self.storage_ty(e)?, stride),
                 _ => (u32t, 4),
             };
-            let rta = self.b.id();
-            let rta = self.b.type_runtime_array_id(Some(rta), rt_elem);
-            self.decorate(rta, Decoration::ArrayStride, &[stride]);
-            let sid = self.b.id();
-            let st = self.b.type_struct_id(Some(sid), [rta]);
-            self.decorate(st, Decoration::Block, &[]);
-            self.b.member_decorate(st, 0, Decoration::Offset, [Operand::LiteralBit32(0)]);
-            if let (BufferStorage::Typed { .. }, Some(e)) = (storage, elem) {
-                self.matrix_member_layout(st, 0, e);
-            }
-            let pty = self.ptr_ty(StorageClass::StorageBuffer, st);
+            let typed = match (storage, elem) {
+                (BufferStorage::Typed { .. }, Some(e)) => Some(e),
+                _ => None,
+            };
+            let pty = match self.globals.buffer_blocks.get(&(rt_elem, stride, typed)) {
+                Some(&pty) => pty,
+                None => {
+                    let rta = self.b.id();
+                    let rta = self.b.type_runtime_array_id(Some(rta), rt_elem);
+                    self.decorate(rta, Decoration::ArrayStride, &[stride]);
+                    let sid = self.b.id();
+                    let st = self.b.type_struct_id(Some(sid), [rta]);
+                    self.decorate(st, Decoration::Block, &[]);
+                    self.b.member_decorate(st, 0, Decoration::Offset, [Operand::LiteralBit32(0)]);
+                    if let Some(e) = typed {
+                        self.matrix_member_layout(st, 0, e);
+                    }
+                    let pty = self.ptr_ty(StorageClass::StorageBuffer, st);
+                    self.globals.buffer_blocks.insert((rt_elem, stride, typed), pty);
+                    pty
+                }
+            };
             let var = self.global_var(pty, StorageClass::StorageBuffer);
             self.decorate(var, Decoration::DescriptorSet, &[crate::abi::DESCRIPTOR_SET]);
             self.decorate(var, Decoration::Binding, &[binding]);
