@@ -298,8 +298,10 @@ impl Emitter<'_> {
         // for every float width in use: Vulkan may otherwise flush the sign
         // of zero, assume no NaN/Inf, and round narrowing conversions any way
         // (or not at all: the H200 skips the f16 rounding of f32 -> f16 -> f32).
+        // A kernel without floats declares neither (four instructions, and
+        // two device features it does not need).
         for width in [16u32, 32, 64] {
-            if width == 32 || super::narrow_caps::declares_float(self.b.module_ref(), width) {
+            if super::narrow_caps::declares_float(self.b.module_ref(), width) {
                 self.b.execution_mode(main, ExecutionMode::SignedZeroInfNanPreserve, [width]);
                 self.cap(Capability::SignedZeroInfNanPreserve);
                 self.b.execution_mode(main, ExecutionMode::RoundingModeRTE, [width]);
