@@ -43,7 +43,7 @@ pub struct Globals {
     pub textures: FxHashMap<u32, super::texture::TextureVar>,
     pub interface: Vec<Word>,
     /// The `StorageBuffer` pointer to each buffer `Block` type, by element
-    /// layout (runtime-array element, stride, typed element for its matrix layout).
+    /// layout (runtime-array element, stride, the element when it holds a matrix).
     buffer_blocks: FxHashMap<(Word, u32, Option<TypeId>), Word>,
 }
 
@@ -127,8 +127,9 @@ impl Emitter<'_> {
                 (BufferStorage::Typed { stride }, Some(e)) => (self.storage_ty(e)?, stride),
                 _ => (u32t, 4),
             };
+            // The element decides the Block's decorations only through a matrix layout.
             let typed = match (storage, elem) {
-                (BufferStorage::Typed { .. }, Some(e)) => Some(e),
+                (BufferStorage::Typed { .. }, Some(e)) if self.holds_matrix(e) => Some(e),
                 _ => None,
             };
             let pty = match self.globals.buffer_blocks.get(&(rt_elem, stride, typed)) {
@@ -161,6 +162,15 @@ impl Emitter<'_> {
             self.globals.buffers.insert(i as u32, BufferVar { var, int_view, storage, elem });
         }
         Ok(())
+    }
+
+    /// Whether `t` is a matrix or an array (of arrays) of matrices, whose
+    /// member needs `ColMajor` / `MatrixStride` (`matrix_member_layout`).
+    fn holds_matrix(&self, mut t: TypeId) -> bool {
+        while let xir::Type::Array { elem, .. } = self.m.types.get(t) {
+            t = *elem;
+        }
+        matches!(self.m.types.get(t), xir::Type::Matrix { .. })
     }
 
     /// A `Block` struct of value arguments at their host offsets (`head` first, at offset 0, when given).
