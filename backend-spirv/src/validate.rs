@@ -52,7 +52,7 @@ pub enum OptOutcome {
 
 /// SPIRV-Tools' performance recipe (`-O`) minus conditional constant propagation
 /// (and scalar replacement, which the crate does not expose).
-const PERFORMANCE: [Passes; 34] = [
+const PERFORMANCE: [Passes; 39] = [
     Passes::WrapOpKill,
     Passes::DeadBranchElim,
     Passes::MergeReturn,
@@ -86,7 +86,14 @@ const PERFORMANCE: [Passes; 34] = [
     Passes::IfConversion,
     Passes::CopyPropagateArrays,
     Passes::ReduceLoadSize,
+    // The recipe's tail: without it, stores into a local whose loads
+    // CopyPropagateArrays redirected stay behind (`nested_loops`).
+    Passes::AggressiveDCE,
     Passes::BlockMerge,
+    Passes::RedundancyElimination,
+    Passes::DeadBranchElim,
+    Passes::BlockMerge,
+    Passes::Simplification,
 ];
 
 /// Run preset `level` on an already valid module.

@@ -1,9 +1,9 @@
 //! Times every pass of `pipelines/spirv-legalize.ron` at `-O3` (its
-//! optional `-O1` / `-O2` / `-O3` groups included) once, on the legalize
+//! optional `-O1` / `-O2` groups included) once, on the legalize
 //! bench's generated kernels, and prints nanoseconds per instruction and
 //! the peak resident set. It exists to check the scaling of the `-O2` /
-//! `-O3` passes (`sccp`, `cvp`, `indvar_simplify`, `loop_rotation`,
-//! `licm`, ...) quickly, without criterion's sampling.
+//! `-O3` passes (`sccp`, `cvp`, `indvar_simplify`, `licm`, ...) quickly,
+//! without criterion's sampling.
 //!
 //! `cargo run --release -p xir-passes --example opt_scaling -- 1000 10000 100000`
 //! (sizes in instructions; default 1000 and 10000). `XIR_SCALING_ONLY=cvp,sccp`

@@ -138,6 +138,28 @@ pub fn run(
     output(&session, emit)
 }
 
+/// Callables that some kernel reaches in the source but that no kernel's
+/// compiled closure still holds: the pipeline inlined them everywhere (`-O2`
+/// inlines every callable), so a plain run's `unused_callable_removal` drops
+/// them, while each one's own closure (no kernel there) keeps it.
+fn inlined_everywhere(session: &Session) -> std::collections::BTreeSet<String> {
+    let kernels: Vec<&str> = session.function_names().filter(|n| session.is_kernel(n)).collect();
+    let mut reached = std::collections::BTreeSet::new();
+    let mut stack: Vec<String> = kernels.iter().map(|k| k.to_string()).collect();
+    while let Some(f) = stack.pop() {
+        for c in session.callees(&f) {
+            if reached.insert(c.clone()) {
+                stack.push(c);
+            }
+        }
+    }
+    let linked: Vec<_> = kernels.iter().filter_map(|k| session.linked(k).and_then(Result::ok)).collect();
+    reached
+        .into_iter()
+        .filter(|c| !session.is_kernel(c) && linked.iter().all(|l| l.module.find_function(c).is_none()))
+        .collect()
+}
+
 /// The last version in the `emit` form.
 fn output(session: &Session, emit: ThenEmit) -> Result<Vec<u8>, Failure> {
     let plain = |m: String| Failure { message: format!("xir-opt: error: {m}\n"), code: 1 };
@@ -160,8 +182,10 @@ fn output(session: &Session, emit: ThenEmit) -> Result<Vec<u8>, Failure> {
             _ => e.artifact.clone(),
         });
     }
+    let inlined = inlined_everywhere(session);
     let parts: Vec<String> = session
         .function_names()
+        .filter(|n| !inlined.contains(*n))
         .filter_map(|n| session.compiled(n).and_then(Result::ok))
         .filter(|t| !t.is_empty())
         .collect();

@@ -37,8 +37,8 @@ fn five_thousand_nested_ifs_go_through_every_stage() {
         let inputs = xir::interp::Inputs::from_json(INPUTS).expect("inputs");
         let want = xir::interp::run_kernel(&m, kernel_of(&m), &inputs).expect("interpreter");
         assert_eq!(want.buffers["out"], serde_json::json!([7, 7, 7, 0, 0, 0, 0, 0]));
-        // -O3 runs every optimization the pipelines ship (the `ssa` group,
-        // loop rotation, licm) besides legalization.
+        // -O3 runs every optimization the pipelines ship (the `ssa` group
+        // among them) besides legalization.
         for level in [0u8, 3] {
             let legal = legalize(&src, level);
             let k = kernel_of(&legal);

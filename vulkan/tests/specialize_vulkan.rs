@@ -12,8 +12,10 @@ fn calls(m: &xir::Module, k: xir::FuncId) -> usize {
     f.all_insts().filter(|&(_, i)| f.inst(i).opcode == Opcode::Call).count()
 }
 
-/// The unused buffer through the shipped `spirv` pipeline: the callables
-/// stay SPIR-V functions, and Vulkan computes what the interpreter does.
+/// The unused buffer through the shipped `spirv` pipeline: at -O0 the
+/// callables stay SPIR-V functions (the policy deletes the unused argument
+/// instead of inlining), at -O2 the optimizer inlines them like every
+/// callable, and either way Vulkan computes what the interpreter does.
 #[test]
 fn a_kernel_with_an_unused_resource_argument_runs_on_vulkan() {
     let src = r#"
@@ -48,7 +50,8 @@ kernel @k(%out: buffer<u32>, %unused: buffer<u32>) block_size(4, 1, 1) {
     for level in [0u8, 2] {
         let (m, out) = through_spirv(src, level);
         let k = kernel_of(&m);
-        assert_eq!(calls(&m, k), 1, "-O{level}: the call to @pass is not inlined");
+        let want_calls = usize::from(level == 0);
+        assert_eq!(calls(&m, k), want_calls, "-O{level}: the call to @pass is inlined only by -O2");
         if level == 0 {
             let dis = out.disassembly_unoptimized();
             // The entry point calls the kernel's body, which calls @pass,

@@ -8,7 +8,10 @@
 //! registers, shared-memory (`Workgroup`) variables, and the `main` entry
 //! point that bounds-checks `dispatch_id < dispatch_size` before calling the
 //! kernel body. Every global goes into the entry point's interface list
-//! (SPIR-V 1.4+).
+//! (SPIR-V 1.4+). Buffers of one element layout share one `Block` type
+//! (runtime array, struct, pointer and their decorations are declared once:
+//! six instructions per further buffer; the variables carry the per-buffer
+//! decorations).
 
 use rspirv::dr::{Instruction, Operand};
 use rspirv::spirv::{self, BuiltIn, Capability, Decoration, ExecutionMode, ExecutionModel, Op, StorageClass, Word};
@@ -39,6 +42,9 @@ pub struct Globals {
     /// Storage-image texture arguments, by argument index.
     pub textures: FxHashMap<u32, super::texture::TextureVar>,
     pub interface: Vec<Word>,
+    /// The `StorageBuffer` pointer to each buffer `Block` type, by element
+    /// layout (runtime-array element, stride, the element when it holds a matrix).
+    buffer_blocks: FxHashMap<(Word, u32, Option<TypeId>), Word>,
 }
 
 impl Emitter<'_> {
@@ -121,17 +127,29 @@ impl Emitter<'_> {
                 (BufferStorage::Typed { stride }, Some(e)) => (self.storage_ty(e)?, stride),
                 _ => (u32t, 4),
             };
-            let rta = self.b.id();
-            let rta = self.b.type_runtime_array_id(Some(rta), rt_elem);
-            self.decorate(rta, Decoration::ArrayStride, &[stride]);
-            let sid = self.b.id();
-            let st = self.b.type_struct_id(Some(sid), [rta]);
-            self.decorate(st, Decoration::Block, &[]);
-            self.b.member_decorate(st, 0, Decoration::Offset, [Operand::LiteralBit32(0)]);
-            if let (BufferStorage::Typed { .. }, Some(e)) = (storage, elem) {
-                self.matrix_member_layout(st, 0, e);
-            }
-            let pty = self.ptr_ty(StorageClass::StorageBuffer, st);
+            // The element decides the Block's decorations only through a matrix layout.
+            let typed = match (storage, elem) {
+                (BufferStorage::Typed { .. }, Some(e)) if self.holds_matrix(e) => Some(e),
+                _ => None,
+            };
+            let pty = match self.globals.buffer_blocks.get(&(rt_elem, stride, typed)) {
+                Some(&pty) => pty,
+                None => {
+                    let rta = self.b.id();
+                    let rta = self.b.type_runtime_array_id(Some(rta), rt_elem);
+                    self.decorate(rta, Decoration::ArrayStride, &[stride]);
+                    let sid = self.b.id();
+                    let st = self.b.type_struct_id(Some(sid), [rta]);
+                    self.decorate(st, Decoration::Block, &[]);
+                    self.b.member_decorate(st, 0, Decoration::Offset, [Operand::LiteralBit32(0)]);
+                    if let Some(e) = typed {
+                        self.matrix_member_layout(st, 0, e);
+                    }
+                    let pty = self.ptr_ty(StorageClass::StorageBuffer, st);
+                    self.globals.buffer_blocks.insert((rt_elem, stride, typed), pty);
+                    pty
+                }
+            };
             let var = self.global_var(pty, StorageClass::StorageBuffer);
             self.decorate(var, Decoration::DescriptorSet, &[crate::abi::DESCRIPTOR_SET]);
             self.decorate(var, Decoration::Binding, &[binding]);
@@ -144,6 +162,15 @@ impl Emitter<'_> {
             self.globals.buffers.insert(i as u32, BufferVar { var, int_view, storage, elem });
         }
         Ok(())
+    }
+
+    /// Whether `t` is a matrix or an array (of arrays) of matrices, whose
+    /// member needs `ColMajor` / `MatrixStride` (`matrix_member_layout`).
+    fn holds_matrix(&self, mut t: TypeId) -> bool {
+        while let xir::Type::Array { elem, .. } = self.m.types.get(t) {
+            t = *elem;
+        }
+        matches!(self.m.types.get(t), xir::Type::Matrix { .. })
     }
 
     /// A `Block` struct of value arguments at their host offsets (`head` first, at offset 0, when given).
@@ -281,8 +308,10 @@ impl Emitter<'_> {
         // for every float width in use: Vulkan may otherwise flush the sign
         // of zero, assume no NaN/Inf, and round narrowing conversions any way
         // (or not at all: the H200 skips the f16 rounding of f32 -> f16 -> f32).
+        // A kernel without floats declares neither (four instructions, and
+        // two device features it does not need).
         for width in [16u32, 32, 64] {
-            if width == 32 || super::narrow_caps::declares_float(self.b.module_ref(), width) {
+            if super::narrow_caps::declares_float(self.b.module_ref(), width) {
                 self.b.execution_mode(main, ExecutionMode::SignedZeroInfNanPreserve, [width]);
                 self.cap(Capability::SignedZeroInfNanPreserve);
                 self.b.execution_mode(main, ExecutionMode::RoundingModeRTE, [width]);

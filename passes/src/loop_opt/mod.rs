@@ -13,7 +13,9 @@
 //! their loops); `loop_rotation` fits the raw stretch of the legalization
 //! (after `destructure_cfg`, before `reg2mem`), followed by `licm`. Rotation
 //! duplicates loop headers, so it grows the static size of the emitted
-//! SPIR-V: it is an enabler for hoisting, not a size optimization.
+//! SPIR-V: it is an enabler for hoisting, not a size optimization, and no
+//! shipped pipeline runs it (-O3 may not be larger than -O2 without a GPU
+//! measurement showing it faster; BENCHMARKS.md, "Code size").
 
 use xir::pass::PassRegistry;
 

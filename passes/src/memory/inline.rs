@@ -15,8 +15,10 @@
 //! (its call-graph SCC has a cycle) is refused before anything changes,
 //! with one located diagnostic per such call. Externals are never inlined.
 //!
-//! Options: `only` (callee names; empty = every callable) and
-//! `max_callee_insts` (0 = no limit).
+//! Options: `only` (callee names; empty = every callable),
+//! `max_callee_insts` (0 = no limit) and `skip_recursive` (leave calls into
+//! recursive callables alone instead of refusing them: how `-O2` runs it,
+//! so that a recursive kernel still gets the backend's own diagnostic).
 //!
 //! - Consumes: `xir.raw`.
 //! - Produces: the same dialect.
@@ -37,6 +39,8 @@ pub struct Options {
     pub only: Vec<String>,
     /// Skip callees with more instructions than this (0: no limit).
     pub max_callee_insts: usize,
+    /// Leave calls to recursive callables in place instead of refusing them.
+    pub skip_recursive: bool,
 }
 
 const INFO: PassInfo = PassInfo {
@@ -51,6 +55,12 @@ const INFO: PassInfo = PassInfo {
 const OPTIONS: &[OptionDoc] = &[
     OptionDoc { name: "only", ty: "[string]", default: "[]", doc: "Callee names to inline (empty: all callables)" },
     OptionDoc { name: "max_callee_insts", ty: "usize", default: "0", doc: "Largest callee inlined (0: no limit)" },
+    OptionDoc {
+        name: "skip_recursive",
+        ty: "bool",
+        default: "false",
+        doc: "Leave calls to recursive callables in place (false: refuse them)",
+    },
 ];
 
 pub struct Inline {
@@ -66,9 +76,10 @@ pub fn decl() -> PassDecl {
 }
 
 impl Inline {
-    fn selected(&self, m: &Module, g: FuncId) -> bool {
+    fn selected(&self, m: &Module, cg: &CallGraph, g: FuncId) -> bool {
         let f = m.func(g);
         f.kind == FunctionKind::Callable
+            && !(self.opts.skip_recursive && cg.is_recursive(g))
             && f.body().is_some()
             && (self.opts.only.is_empty() || self.opts.only.contains(&f.name))
             && (self.opts.max_callee_insts == 0 || f.inst_count() <= self.opts.max_callee_insts)
@@ -95,7 +106,7 @@ impl Pass for Inline {
             let f = module.func(fid);
             for (b, i) in f.all_insts() {
                 let Some(g) = callee_of(module, fid, i) else { continue };
-                if self.selected(module, g) && cg.is_recursive(g) {
+                if self.selected(module, &cg, g) && cg.is_recursive(g) {
                     diags.push(
                         Diagnostic::error(
                             "inline-recursion",
@@ -123,10 +134,9 @@ impl Pass for Inline {
                 }
                 loop {
                     let f = module.func(fid);
-                    let site = f
-                        .all_insts()
-                        .map(|p| p.1)
-                        .find(|&i| callee_of(module, fid, i).is_some_and(|g| g != fid && self.selected(module, g)));
+                    let site = f.all_insts().map(|p| p.1).find(|&i| {
+                        callee_of(module, fid, i).is_some_and(|g| g != fid && self.selected(module, &cg, g))
+                    });
                     let Some(call) = site else { break };
                     inline_call(module, fid, call);
                     inlined += 1;

@@ -22,7 +22,11 @@
 //!   and `sub` that cannot wrap);
 //! - with ranges: `abs x` of a non-negative `x` is `x`; `min` / `max` whose
 //!   operands' ranges are ordered pick one; `x / d` and `x % d` with
-//!   `0 <= x < d` (d known positive) are `0` and `x`.
+//!   `0 <= x < d` (d known positive) are `0` and `x`;
+//! - `min(x, n - 1)` with `x < n` known is `x` (an index clamped to a
+//!   length it was already checked against: the WGSL front end's `Restrict`
+//!   bounds policy after an `if i < arrayLength(...)`). `x < n` makes
+//!   `n - 1` exact (no wrap) and `x <= n - 1`.
 //!
 //! Every rewrite is exact: facts are proven by dominance, integer ranges
 //! are exact integer reasoning, and the float implications use IEEE's four
@@ -404,6 +408,8 @@ impl Ctx<'_> {
         let r = |k: usize| self.range(d.operands[k], 3).filter(|(lo, hi)| lo <= hi);
         match d.opcode {
             Opcode::Abs => (r(0)?.0 >= 0).then_some(d.operands[0]),
+            Opcode::Min if self.below_pred(d.operands[0], d.operands[1]) => Some(d.operands[0]),
+            Opcode::Min if self.below_pred(d.operands[1], d.operands[0]) => Some(d.operands[1]),
             Opcode::Min | Opcode::Max => {
                 let ((a, b), (c, e)) = (r(0)?, r(1)?);
                 let first = if d.opcode == Opcode::Min { b <= c } else { a >= e };
@@ -430,6 +436,30 @@ impl Ctx<'_> {
             }
             _ => None,
         }
+    }
+
+    /// Whether `m1` is `n - 1` for an `n` with `x < n` known (so `x <= m1`).
+    fn below_pred(&self, x: Value, m1: Value) -> bool {
+        let Some(j) = m1.as_inst() else { return false };
+        let e = self.f.inst(j);
+        if e.opcode != Opcode::Sub || self.m.const_int_value(e.operands[1]) != Some(1) {
+            return false;
+        }
+        let n = e.operands[0];
+        self.facts.of(&self.facts.pairs, &pair_key(x, n)).any(|fact| {
+            let Fact::Bool(w, val) = fact else { return false };
+            let Some(c) = w.as_inst() else { return false };
+            let c = self.f.inst(c);
+            let Some(r) = relation(c.opcode) else { return false };
+            let r = match (c.operands.first(), c.operands.get(1)) {
+                (Some(&a), Some(&b)) if (a, b) == (x, n) => r,
+                (Some(&a), Some(&b)) if (a, b) == (n, x) => swap(r),
+                _ => return false,
+            };
+            // The orderings of (x, n) the fact allows are all `<`.
+            let possible = if *val { r & (LT | EQ | GT) } else { !r & (LT | EQ | GT) };
+            possible == LT
+        })
     }
 
     /// Whether `div` instruction `i` is 0 by ranges.
