@@ -26,9 +26,19 @@
 //! - calls pass only Function-storage pointers and no resources (call sites
 //!   that need more are specialized by `callable_specialization` first);
 //! - special registers exist in Vulkan compute.
+//!
+//! Fail closed by construction: [`check`] is the only way to a
+//! [`HandedOff`], and planning and emission take nothing else. The witness
+//! borrows the module, so the module cannot change between the check and
+//! emission. It runs once per compilation: [`run_pipeline`] runs a pipeline
+//! whose last step is the `spirv_handoff` pass and keeps that step's
+//! verdict, so the driver that emits next does not check again.
+
+use std::sync::{Arc, Mutex};
 
 use rustc_hash::FxHashSet;
 use xir::diag::Rule;
+use xir::pipeline::{PassManager, Pipeline, RunError, RunOptions, RunReport, Step};
 use xir::verify::{inst_diag, type_name};
 use xir::{ArgKind, Diagnostic, FuncId, Function, Module, Opcode, SpecialRegister, Type, TypeId, Value};
 
@@ -40,8 +50,110 @@ use crate::plan::layout;
 
 const RULE: &str = "spirv-handoff";
 
-/// Run the handoff for `kernel`. An empty list means the module may be emitted.
-pub fn check(m: &Module, kernel: FuncId) -> Vec<Diagnostic> {
+/// A kernel that passed the handoff, with the module it was checked in:
+/// what [`crate::plan::plan_all`], [`crate::emit::Emitter`] and
+/// [`crate::compile_handed_off`] take. Only [`check`] makes one (directly,
+/// or through [`Handoffs`]).
+#[derive(Clone, Copy, Debug)]
+pub struct HandedOff<'m> {
+    module: &'m Module,
+    kernel: FuncId,
+}
+
+impl<'m> HandedOff<'m> {
+    /// The checked module.
+    pub fn module(&self) -> &'m Module {
+        self.module
+    }
+    /// The checked kernel.
+    pub fn kernel(&self) -> FuncId {
+        self.kernel
+    }
+}
+
+/// Run the handoff for `kernel`: the witness that it may be emitted, or why not.
+pub fn check(m: &Module, kernel: FuncId) -> Result<HandedOff<'_>, Vec<Diagnostic>> {
+    let diags = diagnostics(m, kernel);
+    if diags.is_empty() {
+        Ok(HandedOff { module: m, kernel })
+    } else {
+        Err(diags)
+    }
+}
+
+/// What the `spirv_handoff` pass found in one run: the kernels it passed.
+/// Shared between the pass object a pipeline holds and [`run_pipeline`].
+pub(crate) type Verdict = Arc<Mutex<Option<Vec<FuncId>>>>;
+
+/// A module after [`run_pipeline`], borrowed: the kernels the pipeline's own
+/// `spirv_handoff` step passed are handed off without a second check.
+pub struct Handoffs<'m> {
+    module: &'m Module,
+    passed: Vec<FuncId>,
+}
+
+impl<'m> Handoffs<'m> {
+    /// A module no pipeline handed off: each kernel is checked when asked for.
+    pub fn new(module: &'m Module) -> Self {
+        Handoffs { module, passed: Vec::new() }
+    }
+    /// The module as the pipeline left it.
+    pub fn module(&self) -> &'m Module {
+        self.module
+    }
+    /// Whether the pipeline's own handoff step passed `kernel` (so
+    /// [`Handoffs::kernel`] does not check it again).
+    pub fn passed_by_pipeline(&self, kernel: FuncId) -> bool {
+        self.passed.contains(&kernel)
+    }
+    /// Hand `kernel` off: free when the pipeline's handoff step passed it
+    /// (nothing ran after that step, and the module has been borrowed
+    /// read-only since), [`check`] otherwise.
+    pub fn kernel(&self, kernel: FuncId) -> Result<HandedOff<'m>, Vec<Diagnostic>> {
+        if self.passed.contains(&kernel) {
+            Ok(HandedOff { module: self.module, kernel })
+        } else {
+            check(self.module, kernel)
+        }
+    }
+}
+
+/// Run `pipeline` on `module`, as [`PassManager::run`] does, and keep the
+/// verdict of its final `spirv_handoff` step (the `spirv` pipeline's last
+/// step) for [`Handoffs::kernel`]. The step's pass object is swapped for
+/// one that records; a pipeline without such a final step runs unchanged,
+/// and its kernels are checked when handed off.
+pub fn run_pipeline<'m>(
+    pipeline: &mut Pipeline,
+    options: RunOptions,
+    module: &'m mut Module,
+    log: &mut dyn std::io::Write,
+) -> Result<(RunReport, Handoffs<'m>), Box<RunError>> {
+    let verdict = final_handoff_step(&mut pipeline.steps).map(|step| {
+        let verdict = Verdict::default();
+        step.pass = crate::passes::recording_handoff(verdict.clone());
+        verdict
+    });
+    let report = PassManager::new(pipeline, options).run(module, log)?;
+    // Only a run that reached the step (a bisect limit may stop before it)
+    // left a verdict; the pipeline's output check after it changes nothing.
+    let passed = verdict.and_then(|v| v.lock().ok().and_then(|mut v| v.take())).unwrap_or_default();
+    Ok((report, Handoffs { module, passed }))
+}
+
+/// The pipeline's last pass step when it is `spirv_handoff`, looking into
+/// trailing `Include`s (not into opt groups or fixed points, which may skip
+/// or repeat it).
+fn final_handoff_step(steps: &mut [Step]) -> Option<&mut xir::pipeline::PassStep> {
+    match steps.last_mut()? {
+        Step::Pass(p) if p.name == crate::passes::HANDOFF.name => Some(p),
+        Step::Include { steps, .. } => final_handoff_step(steps),
+        _ => None,
+    }
+}
+
+/// The handoff's findings for `kernel`; empty means it may be emitted.
+pub(crate) fn diagnostics(m: &Module, kernel: FuncId) -> Vec<Diagnostic> {
     let spec = xir_spec::spec();
     if kernel.index() >= m.functions.len() || !m.func(kernel).is_kernel() {
         return vec![Diagnostic::error(RULE, format!("{kernel} is not a kernel of this module"))];

@@ -1,19 +1,23 @@
 //! `xir-spirv`: the native XIR -> SPIR-V backend for Vulkan compute kernels.
 //!
 //! [`compile`] runs, in order (the reference's compile sequence):
-//! 1. the fail-closed handoff ([`handoff::check`]);
+//! 1. the fail-closed handoff ([`handoff::check`], whose witness
+//!    [`handoff::HandedOff`] is what planning and emission take; a
+//!    pipeline's own handoff step can stand for it, [`handoff::run_pipeline`]);
 //! 2. the immutable plans ([`plan::plan_all`]): call graph and structural
 //!    closures, control flow, layout, bindings / ABI, target features, the
 //!    constant UBO (large array constants read from one uniform buffer whose
 //!    bytes are [`SpirvOutput::constants`]);
 //! 3. emission with rspirv ([`emit`]);
-//! 4. SPIRV-Tools validation for Vulkan 1.2, the optimizer preset, validation
-//!    of its output (kept only if valid) ([`validate`]);
+//! 4. SPIRV-Tools validation for Vulkan 1.2 (at -O0 the only one), the
+//!    optimizer preset ([`validate`]);
 //! 5. after an optimizer preset, SPIRV-Tools' own trim-capabilities pass,
 //!    only inside its audited allowlist ([`trim`]; the narrow arithmetic
-//!    capabilities are exact from emission already), then feature
-//!    reconciliation from the final binary's `OpCapability`s plus the
-//!    emission-owned bits, checked against the device snapshot.
+//!    capabilities are exact from emission already), and validation of the
+//!    result, kept only if valid (before and after optimization: twice at
+//!    -O1+); then feature reconciliation from the final binary's
+//!    `OpCapability`s plus the emission-owned bits, checked against the
+//!    device snapshot.
 //!
 //! The kernel ABI is in [`abi`]. [`register_passes`] adds the backend's two
 //! pipeline passes (`spirv_handoff`, `callable_specialization`).
@@ -105,8 +109,14 @@ fn diag(rule: &str, msg: impl Into<String>, m: &Module, f: FuncId) -> Diagnostic
     d
 }
 
-/// Compile kernel `kernel` of `module` (in dialect `xir.spirv`) to SPIR-V.
+/// Compile kernel `kernel` of `module` (in dialect `xir.spirv`) to SPIR-V:
+/// the handoff ([`handoff::check`]), then [`compile_handed_off`].
 pub fn compile(module: &Module, kernel: FuncId, opts: &CompileOptions) -> Result<SpirvOutput, Vec<Diagnostic>> {
+    check_options(module, kernel, opts)?;
+    compile_handed_off(handoff::check(module, kernel)?, opts)
+}
+
+fn check_options(module: &Module, kernel: FuncId, opts: &CompileOptions) -> Result<(), Vec<Diagnostic>> {
     if opts.opt_level > 3 {
         return Err(vec![diag(
             "spirv-options",
@@ -115,13 +125,19 @@ pub fn compile(module: &Module, kernel: FuncId, opts: &CompileOptions) -> Result
             kernel,
         )]);
     }
-    let diags = handoff::check(module, kernel);
-    if !diags.is_empty() {
-        return Err(diags);
-    }
-    let plans = plan::plan_all(module, kernel, opts.device_features.as_ref())?;
+    Ok(())
+}
+
+/// Compile a kernel that passed the handoff (steps 2-5 above).
+pub fn compile_handed_off(
+    handed: handoff::HandedOff<'_>,
+    opts: &CompileOptions,
+) -> Result<SpirvOutput, Vec<Diagnostic>> {
+    let (module, kernel) = (handed.module(), handed.kernel());
+    check_options(module, kernel, opts)?;
+    let plans = plan::plan_all(&handed, opts.device_features.as_ref())?;
     let printers = emit::print::plan_prints(module, &plans)?;
-    let emitter = emit::Emitter::new(module, opts, &plans);
+    let emitter = emit::Emitter::new(&handed, opts, &plans);
     let words = emitter.run().map_err(|e| {
         let f = e.func.unwrap_or(kernel);
         let fd = module.func(f);
@@ -145,12 +161,9 @@ pub fn compile(module: &Module, kernel: FuncId, opts: &CompileOptions) -> Result
             kernel,
         )]);
     }
-    let (optimized, opt) = validate::optimize(&words, opts.opt_level);
-    // Only after a preset ran can a capability have lost its last use.
-    let (final_words, trim) = match opt {
-        validate::OptOutcome::Optimized => trim::trim(&optimized),
-        _ => (optimized, trim::TrimOutcome::Trimmed(Vec::new())),
-    };
+    // Only after a preset ran can a capability have lost its last use, so
+    // the trim runs there; the result is validated once more (or is `words`).
+    let (final_words, opt, trim) = validate::optimize_and_trim(&words, opts.opt_level);
     let caps = capabilities(&final_words);
     let features = FeatureSet::from_capabilities(caps)
         .union(plans.features.required.emission_owned())
@@ -178,14 +191,27 @@ pub fn compile(module: &Module, kernel: FuncId, opts: &CompileOptions) -> Result
     })
 }
 
-/// The `OpCapability` operands of a module.
+/// The `OpCapability` operands of a module, read from the words: the
+/// capabilities lead every module, so this stops at the first other
+/// instruction after them instead of parsing the whole module (it runs on
+/// every compilation). A stream that is not a SPIR-V module has none.
 pub fn capabilities(words: &[u32]) -> Vec<rspirv::spirv::Capability> {
-    let Ok(m) = rspirv::dr::load_words(words) else { return Vec::new() };
-    m.capabilities
-        .iter()
-        .filter_map(|i| match i.operands.first() {
-            Some(rspirv::dr::Operand::Capability(c)) => Some(*c),
-            _ => None,
-        })
-        .collect()
+    const HEADER_WORDS: usize = 5;
+    let mut caps = Vec::new();
+    if words.first() != Some(&rspirv::spirv::MAGIC_NUMBER) {
+        return caps;
+    }
+    let mut at = HEADER_WORDS;
+    while let Some(&first) = words.get(at) {
+        let (count, opcode) = ((first >> 16) as usize, first & 0xffff);
+        if opcode != rspirv::spirv::Op::Capability as u32 || count != 2 {
+            break;
+        }
+        match words.get(at + 1).and_then(|&c| rspirv::spirv::Capability::from_u32(c)) {
+            Some(c) => caps.push(c),
+            None => break,
+        }
+        at += count;
+    }
+    caps
 }

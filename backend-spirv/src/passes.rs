@@ -13,9 +13,10 @@
 use xir::pass::{AnalysisKind, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, PassRegistry, Produces};
 use xir::Module;
 
+use crate::handoff::Verdict;
 use crate::specialize;
 
-static HANDOFF: PassInfo = PassInfo {
+pub(crate) static HANDOFF: PassInfo = PassInfo {
     name: "spirv_handoff",
     doc: "Fail-closed SPIR-V handoff check of every kernel (changes nothing).",
     consumes: &["xir.restructured.audited"],
@@ -31,7 +32,16 @@ static HANDOFF: PassInfo = PassInfo {
     eliminates: &[],
 };
 
-struct SpirvHandoff;
+/// With a verdict, the pass also records the kernels it passed there
+/// ([`crate::handoff::run_pipeline`] installs such an instance).
+struct SpirvHandoff {
+    verdict: Option<Verdict>,
+}
+
+/// The handoff pass, recording the kernels it passes in `verdict`.
+pub(crate) fn recording_handoff(verdict: Verdict) -> Box<dyn Pass> {
+    Box::new(SpirvHandoff { verdict: Some(verdict) })
+}
 
 impl Pass for SpirvHandoff {
     fn info(&self) -> &PassInfo {
@@ -39,16 +49,25 @@ impl Pass for SpirvHandoff {
     }
     fn run(&self, module: &mut Module, _cx: &mut PassContext) -> Result<PassOutcome, PassError> {
         let mut diags = Vec::new();
+        let mut passed = Vec::new();
         for fid in module.func_ids() {
             if module.func(fid).is_kernel() {
-                diags.extend(crate::handoff::check(module, fid));
+                let found = crate::handoff::diagnostics(module, fid);
+                if found.is_empty() {
+                    passed.push(fid);
+                }
+                diags.extend(found);
             }
         }
         if diags.is_empty() {
+            if let Some(v) = &self.verdict {
+                if let Ok(mut v) = v.lock() {
+                    *v = Some(passed);
+                }
+            }
             return Ok(PassOutcome::changed(false));
         }
-        let mut e =
-            PassError::new("spirv_handoff", format!("{} construct(s) cannot be lowered to SPIR-V", diags.len()));
+        let mut e = PassError::new(HANDOFF.name, format!("{} construct(s) cannot be lowered to SPIR-V", diags.len()));
         e.diagnostics = diags;
         Err(e)
     }
@@ -61,7 +80,7 @@ pub fn register_passes(reg: &mut PassRegistry) {
         options: &[],
         create: |v| {
             let _o: crate::specialize::Options = xir::pass::options_from_ron(v)?;
-            Ok(Box::new(SpirvHandoff))
+            Ok(Box::new(SpirvHandoff { verdict: None }))
         },
     });
     reg.register(specialize::decl());

@@ -12,9 +12,10 @@
 //! capabilities, results might be incorrect").
 //!
 //! The `spirv-tools` crate does not expose this pass, so it is registered by
-//! flag through the library's C API (`spvOptimizerRegisterPassFromFlag`),
-//! which the crate's static SPIRV-Tools build already contains. The result is
-//! validated again; anything but a valid module keeps the input.
+//! flag through the library's C API (`spvOptimizerRegisterPassFromFlag`,
+//! [`crate::validate::run_optimizer`]), which the crate's static SPIRV-Tools
+//! build already contains. The result is validated; anything but a valid
+//! module keeps the input.
 //!
 //! Audit (this SPIRV-Tools revision, `trim_capabilities_pass.h`): every entry
 //! of [`TRIM_AUDITED`] is either in the pass's supported set (`Shader`,
@@ -27,8 +28,6 @@
 //! (the pass has no 8-bit handlers), and everything else the backend emits
 //! (atomics, descriptor indexing, images, non-semantic info, ...), which keep
 //! their provisional requirements.
-
-use std::ffi::{c_char, c_void, CString};
 
 use rspirv::spirv::Capability;
 
@@ -58,87 +57,29 @@ pub enum TrimOutcome {
     Failed(String),
 }
 
-#[repr(C)]
-struct SpvBinary {
-    code: *mut u32,
-    word_count: usize,
-}
-
-extern "C" {
-    fn spvOptimizerCreate(env: spirv_tools::TargetEnv) -> *mut c_void;
-    fn spvOptimizerDestroy(optimizer: *mut c_void);
-    fn spvOptimizerRegisterPassFromFlag(optimizer: *mut c_void, flag: *const c_char) -> bool;
-    fn spvOptimizerRun(
-        optimizer: *mut c_void,
-        binary: *const u32,
-        word_count: usize,
-        optimized: *mut *mut SpvBinary,
-        options: *const c_void,
-    ) -> i32;
-    fn spvOptimizerOptionsCreate() -> *mut c_void;
-    fn spvOptimizerOptionsDestroy(options: *mut c_void);
-    fn spvOptimizerOptionsSetRunValidator(options: *mut c_void, run: bool);
-    fn spvBinaryDestroy(binary: *mut SpvBinary);
-}
-
 /// Run the trim pass over `words` (a valid module) where the allowlist
 /// permits; returns the module to keep and what happened.
 pub fn trim(words: &[u32]) -> (Vec<u32>, TrimOutcome) {
-    let declared = crate::capabilities(words);
-    if let Some(c) = declared.iter().find(|c| !TRIM_AUDITED.contains(c)) {
-        return (words.to_vec(), TrimOutcome::OutsideAllowlist(*c));
+    match trim_unvalidated(words) {
+        Ok((out, removed)) => match crate::validate::validate(&out) {
+            Ok(()) => (out, TrimOutcome::Trimmed(removed)),
+            Err(e) => (words.to_vec(), TrimOutcome::Failed(format!("the trimmed module does not validate: {e}"))),
+        },
+        Err(outcome) => (words.to_vec(), outcome),
     }
-    let out = match run_pass(words) {
-        Ok(w) => w,
-        Err(e) => return (words.to_vec(), TrimOutcome::Failed(e)),
-    };
-    if let Err(e) = crate::validate::validate(&out) {
-        return (words.to_vec(), TrimOutcome::Failed(format!("the trimmed module does not validate: {e}")));
-    }
-    let kept = crate::capabilities(&out);
-    let removed = declared.into_iter().filter(|c| !kept.contains(c)).collect();
-    (out, TrimOutcome::Trimmed(removed))
 }
 
-fn run_pass(words: &[u32]) -> Result<Vec<u32>, String> {
-    let flag = CString::new("--trim-capabilities").expect("no NUL");
-    // SAFETY: the C API's documented lifecycle: create, register, run into a
-    // fresh spv_binary, copy it out, destroy everything created here on every
-    // path. `words` outlives the call; the binary's code/word_count describe
-    // one allocation owned by the binary until `spvBinaryDestroy`.
-    unsafe {
-        let opt = spvOptimizerCreate(spirv_tools::TargetEnv::Vulkan_1_2);
-        if opt.is_null() {
-            return Err("spvOptimizerCreate failed".into());
-        }
-        let options = spvOptimizerOptionsCreate();
-        let result = (|| {
-            if options.is_null() {
-                return Err("spvOptimizerOptionsCreate failed".to_string());
-            }
-            // Validation runs afterwards in Rust, with its message.
-            spvOptimizerOptionsSetRunValidator(options, false);
-            if !spvOptimizerRegisterPassFromFlag(opt, flag.as_ptr()) {
-                return Err("this SPIRV-Tools has no --trim-capabilities pass".to_string());
-            }
-            let mut bin: *mut SpvBinary = std::ptr::null_mut();
-            let rc = spvOptimizerRun(opt, words.as_ptr(), words.len(), &mut bin, options);
-            if rc != 0 || bin.is_null() {
-                if !bin.is_null() {
-                    spvBinaryDestroy(bin);
-                }
-                return Err(format!("trim-capabilities failed (spv_result_t {rc})"));
-            }
-            let b = &*bin;
-            let out =
-                if b.code.is_null() { Vec::new() } else { std::slice::from_raw_parts(b.code, b.word_count).to_vec() };
-            spvBinaryDestroy(bin);
-            Ok(out)
-        })();
-        if !options.is_null() {
-            spvOptimizerOptionsDestroy(options);
-        }
-        spvOptimizerDestroy(opt);
-        result
+/// The trim pass's output and the capabilities it removed, not yet
+/// validated (the caller validates what it keeps:
+/// [`crate::validate::optimize_and_trim`]); or why it did not run.
+pub(crate) fn trim_unvalidated(words: &[u32]) -> Result<(Vec<u32>, Vec<Capability>), TrimOutcome> {
+    let declared = crate::capabilities(words);
+    if let Some(c) = declared.iter().find(|c| !TRIM_AUDITED.contains(c)) {
+        return Err(TrimOutcome::OutsideAllowlist(*c));
     }
+    let out = crate::validate::run_optimizer(words, &["--trim-capabilities"])
+        .map_err(|e| TrimOutcome::Failed(format!("trim-capabilities failed: {e}")))?;
+    let kept = crate::capabilities(&out);
+    let removed = declared.into_iter().filter(|c| !kept.contains(c)).collect();
+    Ok((out, removed))
 }

@@ -14,8 +14,8 @@
 //! (seen on the corpus `float_math` kernel). An abort cannot be caught, so
 //! the recipe is spelled out here without it.
 
-use spirv_tools::opt::{Optimizer, Passes};
-use spirv_tools::val::Validator;
+use std::ffi::{c_char, c_void, CString};
+
 use spirv_tools::TargetEnv;
 
 /// SPIRV-Tools rejects a module; `message` is the validator's (with the
@@ -34,9 +34,98 @@ impl ValidationError {
 }
 
 /// Validate for Vulkan 1.2.
+///
+/// Through the C API rather than `spirv_tools::val`, for one option the
+/// crate does not expose: friendly names are off. With them on (the
+/// library's default) every validation first builds a name for every id
+/// from `OpName`s and types, 7% of a whole WGSL compilation, for error
+/// messages only; ours print `%id`s, which match the disassembly that
+/// comes with them.
 pub fn validate(words: &[u32]) -> Result<(), ValidationError> {
-    let v = spirv_tools::val::create(Some(TargetEnv::Vulkan_1_2));
-    v.validate(words, None).map_err(|e| ValidationError { message: e.to_string() })
+    // SAFETY: the C API's documented lifecycle: create the context and the
+    // options, validate `words` (which outlive the call), copy the
+    // diagnostic's message out, destroy everything created here on every
+    // path. The diagnostic, when set, is one allocation owned by us until
+    // `spvDiagnosticDestroy`.
+    unsafe {
+        let context = spvContextCreate(TargetEnv::Vulkan_1_2);
+        let options = spvValidatorOptionsCreate();
+        if context.is_null() || options.is_null() {
+            destroy(context, options);
+            return Err(ValidationError { message: "SPIRV-Tools could not create a validator".into() });
+        }
+        spvValidatorOptionsSetFriendlyNames(options, false);
+        let binary = ConstBinary { code: words.as_ptr(), word_count: words.len() };
+        let mut diagnostic: *mut SpvDiagnostic = std::ptr::null_mut();
+        let rc = spvValidateWithOptions(context, options, &binary, &mut diagnostic);
+        let message = (!diagnostic.is_null()).then(|| {
+            let d = &*diagnostic;
+            let text = if d.error.is_null() {
+                String::new()
+            } else {
+                std::ffi::CStr::from_ptr(d.error).to_string_lossy().trim_end().to_string()
+            };
+            let message = format!("error:{}:{} - {text}", d.position.line, d.position.column);
+            spvDiagnosticDestroy(diagnostic);
+            message
+        });
+        destroy(context, options);
+        match rc {
+            0 => Ok(()),
+            rc => Err(ValidationError {
+                message: message.unwrap_or_else(|| format!("validation failed (spv_result_t {rc})")),
+            }),
+        }
+    }
+}
+
+/// # Safety
+/// Each pointer is null or was created by the matching C constructor and
+/// is not used afterwards.
+unsafe fn destroy(context: *mut c_void, options: *mut c_void) {
+    unsafe {
+        if !options.is_null() {
+            spvValidatorOptionsDestroy(options);
+        }
+        if !context.is_null() {
+            spvContextDestroy(context);
+        }
+    }
+}
+
+#[repr(C)]
+struct ConstBinary {
+    code: *const u32,
+    word_count: usize,
+}
+
+#[repr(C)]
+struct Position {
+    line: usize,
+    column: usize,
+    index: usize,
+}
+
+#[repr(C)]
+struct SpvDiagnostic {
+    position: Position,
+    error: *const c_char,
+    is_text_source: bool,
+}
+
+extern "C" {
+    fn spvContextCreate(env: TargetEnv) -> *mut c_void;
+    fn spvContextDestroy(context: *mut c_void);
+    fn spvValidatorOptionsCreate() -> *mut c_void;
+    fn spvValidatorOptionsDestroy(options: *mut c_void);
+    fn spvValidatorOptionsSetFriendlyNames(options: *mut c_void, on: bool);
+    fn spvValidateWithOptions(
+        context: *const c_void,
+        options: *const c_void,
+        binary: *const ConstBinary,
+        diagnostic: *mut *mut SpvDiagnostic,
+    ) -> i32;
+    fn spvDiagnosticDestroy(diagnostic: *mut SpvDiagnostic);
 }
 
 /// What optimization did.
@@ -50,93 +139,217 @@ pub enum OptOutcome {
     Rejected(String),
 }
 
-/// SPIRV-Tools' performance recipe (`-O`) minus conditional constant propagation
-/// (and scalar replacement, which the crate does not expose).
-const PERFORMANCE: [Passes; 39] = [
-    Passes::WrapOpKill,
-    Passes::DeadBranchElim,
-    Passes::MergeReturn,
-    Passes::InlineExhaustive,
-    Passes::EliminateDeadFunctions,
-    Passes::AggressiveDCE,
-    Passes::PrivateToLocal,
-    Passes::LocalSingleBlockLoadStoreElim,
-    Passes::LocalSingleStoreElim,
-    Passes::AggressiveDCE,
-    Passes::LocalAccessChainConvert,
-    Passes::LocalSingleBlockLoadStoreElim,
-    Passes::LocalSingleStoreElim,
-    Passes::AggressiveDCE,
-    Passes::SSARewrite,
-    Passes::AggressiveDCE,
-    Passes::DeadBranchElim,
-    Passes::RedundancyElimination,
-    Passes::CombineAccessChains,
-    Passes::Simplification,
-    Passes::LocalAccessChainConvert,
-    Passes::LocalSingleBlockLoadStoreElim,
-    Passes::LocalSingleStoreElim,
-    Passes::AggressiveDCE,
-    Passes::SSARewrite,
-    Passes::AggressiveDCE,
-    Passes::VectorDCE,
-    Passes::DeadInsertElim,
-    Passes::DeadBranchElim,
-    Passes::Simplification,
-    Passes::IfConversion,
-    Passes::CopyPropagateArrays,
-    Passes::ReduceLoadSize,
+/// SPIRV-Tools' performance recipe (`-O`) minus conditional constant
+/// propagation (and scalar replacement), as the optimizer's pass flags.
+const PERFORMANCE: [&str; 39] = [
+    "--wrap-opkill",
+    "--eliminate-dead-branches",
+    "--merge-return",
+    "--inline-entry-points-exhaustive",
+    "--eliminate-dead-functions",
+    "--eliminate-dead-code-aggressive",
+    "--private-to-local",
+    "--eliminate-local-single-block",
+    "--eliminate-local-single-store",
+    "--eliminate-dead-code-aggressive",
+    "--convert-local-access-chains",
+    "--eliminate-local-single-block",
+    "--eliminate-local-single-store",
+    "--eliminate-dead-code-aggressive",
+    "--ssa-rewrite",
+    "--eliminate-dead-code-aggressive",
+    "--eliminate-dead-branches",
+    "--redundancy-elimination",
+    "--combine-access-chains",
+    "--simplify-instructions",
+    "--convert-local-access-chains",
+    "--eliminate-local-single-block",
+    "--eliminate-local-single-store",
+    "--eliminate-dead-code-aggressive",
+    "--ssa-rewrite",
+    "--eliminate-dead-code-aggressive",
+    "--vector-dce",
+    "--eliminate-dead-inserts",
+    "--eliminate-dead-branches",
+    "--simplify-instructions",
+    "--if-conversion",
+    "--copy-propagate-arrays",
+    "--reduce-load-size",
     // The recipe's tail: without it, stores into a local whose loads
     // CopyPropagateArrays redirected stay behind (`nested_loops`).
-    Passes::AggressiveDCE,
-    Passes::BlockMerge,
-    Passes::RedundancyElimination,
-    Passes::DeadBranchElim,
-    Passes::BlockMerge,
-    Passes::Simplification,
+    "--eliminate-dead-code-aggressive",
+    "--merge-blocks",
+    "--redundancy-elimination",
+    "--eliminate-dead-branches",
+    "--merge-blocks",
+    "--simplify-instructions",
 ];
 
-/// Run preset `level` on an already valid module.
-pub fn optimize(words: &[u32], level: u8) -> (Vec<u32>, OptOutcome) {
-    if level == 0 {
-        return (words.to_vec(), OptOutcome::Skipped);
-    }
-    let mut o = spirv_tools::opt::create(Some(TargetEnv::Vulkan_1_2));
+/// Preset 1: cheap cleanups.
+const CLEANUPS: [&str; 5] = [
+    "--inline-entry-points-exhaustive",
+    "--eliminate-dead-functions",
+    "--eliminate-dead-branches",
+    "--eliminate-dead-code-aggressive",
+    "--cfg-cleanup",
+];
+
+/// Preset 3's tail after preset 2.
+const COMPACTION: [&str; 4] =
+    ["--eliminate-dead-const", "--remove-duplicates", "--eliminate-dead-code-aggressive", "--compact-ids"];
+
+/// The pass flags of preset `level` (none at 0).
+pub fn preset(level: u8) -> Vec<&'static str> {
     match level {
-        1 => {
-            for p in [
-                Passes::InlineExhaustive,
-                Passes::EliminateDeadFunctions,
-                Passes::DeadBranchElim,
-                Passes::AggressiveDCE,
-                Passes::CFGCleanup,
-            ] {
-                o.register_pass(p);
-            }
+        0 => Vec::new(),
+        1 => CLEANUPS.to_vec(),
+        2 => PERFORMANCE.to_vec(),
+        _ => PERFORMANCE.iter().chain(&COMPACTION).copied().collect(),
+    }
+}
+
+/// Run preset `level` on an already valid module, then the capability trim
+/// where its allowlist permits ([`crate::trim`]), and validate the result:
+/// what is returned is the input or a module SPIRV-Tools validated.
+///
+/// Validation runs once here on the usual path (the final module), which
+/// with the input's validation before it is the contract's "before and
+/// after optimization": the optimizer's own validation of its input is off
+/// (that input was just validated), and the optimized module is validated
+/// on its own only when the trimmed one fails.
+pub fn optimize_and_trim(words: &[u32], level: u8) -> (Vec<u32>, OptOutcome, crate::trim::TrimOutcome) {
+    use crate::trim::{self, TrimOutcome};
+    let untrimmed = TrimOutcome::Trimmed(Vec::new());
+    if level == 0 {
+        return (words.to_vec(), OptOutcome::Skipped, untrimmed);
+    }
+    let optimized = match run_optimizer(words, &preset(level)) {
+        Ok(w) => w,
+        Err(e) => return (words.to_vec(), OptOutcome::Rejected(format!("optimizer failed: {e}")), untrimmed),
+    };
+    let trim_outcome = match trim::trim_unvalidated(&optimized) {
+        Ok((trimmed, removed)) => match validate(&trimmed) {
+            Ok(()) => return (trimmed, OptOutcome::Optimized, TrimOutcome::Trimmed(removed)),
+            Err(e) => TrimOutcome::Failed(format!("the trimmed module does not validate: {e}")),
+        },
+        Err(outcome) => outcome,
+    };
+    match validate(&optimized) {
+        Ok(()) => (optimized, OptOutcome::Optimized, trim_outcome),
+        Err(e) => (words.to_vec(), OptOutcome::Rejected(format!("optimized module failed validation: {e}")), untrimmed),
+    }
+}
+
+#[repr(C)]
+struct SpvBinary {
+    code: *mut u32,
+    word_count: usize,
+}
+
+extern "C" {
+    fn spvOptimizerCreate(env: TargetEnv) -> *mut c_void;
+    fn spvOptimizerDestroy(optimizer: *mut c_void);
+    fn spvOptimizerSetMessageConsumer(
+        optimizer: *mut c_void,
+        consumer: extern "C" fn(i32, *const c_char, *const c_void, *const c_char),
+    );
+    fn spvOptimizerRegisterPassFromFlag(optimizer: *mut c_void, flag: *const c_char) -> bool;
+    fn spvOptimizerRun(
+        optimizer: *mut c_void,
+        binary: *const u32,
+        word_count: usize,
+        optimized: *mut *mut SpvBinary,
+        options: *const c_void,
+    ) -> i32;
+    fn spvOptimizerOptionsCreate() -> *mut c_void;
+    fn spvOptimizerOptionsDestroy(options: *mut c_void);
+    fn spvOptimizerOptionsSetRunValidator(options: *mut c_void, run: bool);
+    fn spvBinaryDestroy(binary: *mut SpvBinary);
+}
+
+/// The optimizer failed; `message` says how, with what it reported.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct OptimizerError {
+    pub message: String,
+}
+
+thread_local! {
+    /// What the optimizer reported during the current [`run_optimizer`] on
+    /// this thread (the C callback takes no context pointer).
+    static MESSAGES: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The optimizer's message consumer. It must be set: a pass that reports
+/// (a warning of the inliner, ...) calls it, and an unset one throws a C++
+/// exception, which aborts the process. Nothing here may unwind.
+extern "C" fn consume_message(_level: i32, _source: *const c_char, _position: *const c_void, message: *const c_char) {
+    if message.is_null() {
+        return;
+    }
+    // SAFETY: SPIRV-Tools passes a NUL-terminated string valid for the call.
+    let text = unsafe { std::ffi::CStr::from_ptr(message) }.to_string_lossy().into_owned();
+    let _ = MESSAGES.try_with(|m| {
+        if let Ok(mut m) = m.try_borrow_mut() {
+            m.push(text);
         }
-        _ => {
-            for p in PERFORMANCE {
-                o.register_pass(p);
+    });
+}
+
+/// Run the optimizer passes `flags` (SPIRV-Tools' command-line spellings,
+/// registered through the C API, which has every pass, unlike the crate)
+/// over `words`, without the optimizer's own validation: the caller
+/// validates what it keeps.
+pub(crate) fn run_optimizer(words: &[u32], flags: &[&str]) -> Result<Vec<u32>, OptimizerError> {
+    let _ = MESSAGES.try_with(|m| m.borrow_mut().clear());
+    let result = run_optimizer_passes(words, flags);
+    let reported = MESSAGES.try_with(|m| std::mem::take(&mut *m.borrow_mut())).unwrap_or_default();
+    result.map_err(|e| OptimizerError {
+        message: if reported.is_empty() { e } else { format!("{e}; {}", reported.join("; ")) },
+    })
+}
+
+fn run_optimizer_passes(words: &[u32], flags: &[&str]) -> Result<Vec<u32>, String> {
+    let flags: Vec<CString> = flags.iter().map(|f| CString::new(*f).expect("no NUL in a pass flag")).collect();
+    // SAFETY: the C API's documented lifecycle: create, register, run into a
+    // fresh spv_binary, copy it out, destroy everything created here on every
+    // path. `words` outlives the call; the binary's code/word_count describe
+    // one allocation owned by the binary until `spvBinaryDestroy`.
+    unsafe {
+        let opt = spvOptimizerCreate(TargetEnv::Vulkan_1_2);
+        if opt.is_null() {
+            return Err("spvOptimizerCreate failed".into());
+        }
+        let options = spvOptimizerOptionsCreate();
+        let result = (|| {
+            if options.is_null() {
+                return Err("spvOptimizerOptionsCreate failed".to_string());
             }
-            if level >= 3 {
-                for p in
-                    [Passes::EliminateDeadConstant, Passes::RemoveDuplicates, Passes::AggressiveDCE, Passes::CompactIds]
-                {
-                    o.register_pass(p);
+            spvOptimizerOptionsSetRunValidator(options, false);
+            spvOptimizerSetMessageConsumer(opt, consume_message);
+            for f in &flags {
+                if !spvOptimizerRegisterPassFromFlag(opt, f.as_ptr()) {
+                    return Err(format!("this SPIRV-Tools has no {} pass", f.to_string_lossy()));
                 }
             }
-        }
-    }
-    let mut messages = Vec::new();
-    let out = o.optimize(words, &mut |m: spirv_tools::error::Message| messages.push(format!("{m:?}")), None);
-    match out {
-        Ok(bin) => {
-            let opt = bin.as_words().to_vec();
-            match validate(&opt) {
-                Ok(()) => (opt, OptOutcome::Optimized),
-                Err(e) => (words.to_vec(), OptOutcome::Rejected(format!("optimized module failed validation: {e}"))),
+            let mut bin: *mut SpvBinary = std::ptr::null_mut();
+            let rc = spvOptimizerRun(opt, words.as_ptr(), words.len(), &mut bin, options);
+            if rc != 0 || bin.is_null() {
+                if !bin.is_null() {
+                    spvBinaryDestroy(bin);
+                }
+                return Err(format!("spv_result_t {rc}"));
             }
+            let b = &*bin;
+            let out =
+                if b.code.is_null() { Vec::new() } else { std::slice::from_raw_parts(b.code, b.word_count).to_vec() };
+            spvBinaryDestroy(bin);
+            Ok(out)
+        })();
+        if !options.is_null() {
+            spvOptimizerOptionsDestroy(options);
         }
-        Err(e) => (words.to_vec(), OptOutcome::Rejected(format!("optimizer failed: {e}; {}", messages.join("; ")))),
+        spvOptimizerDestroy(opt);
+        result
     }
 }

@@ -70,7 +70,7 @@ fn o2_is_no_larger_than_spirv_tools_and_o3_no_larger_than_o2() {
             xir_spirv::validate::validate(&out.words).unwrap();
             words.push(out.words);
         }
-        let (reference, outcome) = xir_spirv::validate::optimize(&words[0], 2);
+        let (reference, outcome, _) = xir_spirv::validate::optimize_and_trim(&words[0], 2);
         assert_eq!(outcome, xir_spirv::validate::OptOutcome::Optimized, "{name}: the recipe ran");
         let (o2, st, o3) = (instructions(&words[1]), instructions(&reference), instructions(&words[2]));
         rows.push(format!("{name}: -O2 {o2}, SPIRV-Tools on -O0 {st}, -O3 {o3}"));

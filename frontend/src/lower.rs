@@ -84,7 +84,10 @@ pub struct Lowering<'a, 'n> {
     arenas: &'a Arenas<'a>,
     module: &'n naga::Module,
     info: &'n naga::valid::ModuleInfo,
-    source: &'n str,
+    /// Byte offset of each line's start, so a span's line and column cost a
+    /// binary search (naga's `Span::location` rescans the source from its
+    /// start, once per span: quadratic in the shader's size).
+    line_starts: Vec<u32>,
     ast: Module<'a>,
     types: FxHashMap<Handle<naga::Type>, TypeId>,
     globals: BTreeMap<Handle<naga::GlobalVariable>, GlobalKind>,
@@ -104,7 +107,9 @@ impl<'a, 'n> Lowering<'a, 'n> {
             arenas,
             module,
             info,
-            source,
+            line_starts: std::iter::once(0)
+                .chain(source.bytes().enumerate().filter(|&(_, b)| b == b'\n').map(|(i, _)| i as u32 + 1))
+                .collect(),
             ast: Module::new(),
             types: FxHashMap::default(),
             globals: BTreeMap::new(),
@@ -117,8 +122,12 @@ impl<'a, 'n> Lowering<'a, 'n> {
         if !s.is_defined() {
             return None;
         }
-        let loc = s.location(self.source);
-        Some(Span::with_len(loc.line_number, loc.line_position, loc.length))
+        // As `naga::Span::location`: 1-based line, 1-based byte column.
+        let range = s.to_range()?;
+        let (start, end) = (range.start as u32, range.end as u32);
+        let line = self.line_starts.partition_point(|&l| l <= start);
+        let column = start - self.line_starts[line - 1] + 1;
+        Some(Span::with_len(line as u32, column, end - start))
     }
 
     /// Translate the whole module.

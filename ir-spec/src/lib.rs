@@ -20,6 +20,12 @@ pub use traits::{Trait, TraitSet};
 
 include!(concat!(env!("OUT_DIR"), "/generated.rs"));
 
+/// The spec files' entries as Rust (`build.rs`).
+mod builtin {
+    use crate::schema::{DialectSpec, OpcodeSpec, OperandSpec, RegisterSpec, TypeKindSpec};
+    include!(concat!(env!("OUT_DIR"), "/builtin.rs"));
+}
+
 use std::sync::OnceLock;
 
 /// The texts of the four spec files, with the names used in diagnostics.
@@ -76,7 +82,24 @@ impl Spec {
         let op_specs: Vec<OpcodeSpec> = parse(&sources.opcodes)?;
         let registers: Vec<RegisterSpec> = parse(&sources.registers)?;
         let dialect_specs: Vec<DialectSpec> = parse(&sources.dialects)?;
+        Self::check(types, op_specs, registers, dialect_specs, sources)
+    }
 
+    /// The built-in spec: the entries `build.rs` read from the RON files,
+    /// compiled in (nothing is parsed at start-up), checked as [`Spec::load`]
+    /// checks parsed ones.
+    pub fn builtin() -> Result<Spec, SpecError> {
+        use builtin::*;
+        Self::check(builtin_types(), builtin_opcodes(), builtin_registers(), builtin_dialects(), SpecSources::builtin())
+    }
+
+    fn check(
+        types: Vec<TypeKindSpec>,
+        op_specs: Vec<OpcodeSpec>,
+        registers: Vec<RegisterSpec>,
+        dialect_specs: Vec<DialectSpec>,
+        sources: SpecSources,
+    ) -> Result<Spec, SpecError> {
         no_duplicates(&sources.types, types.iter().map(|t| t.name.as_str()), "type kind")?;
         no_duplicates(&sources.opcodes, op_specs.iter().map(|o| o.name.as_str()), "opcode")?;
         no_duplicates(&sources.registers, registers.iter().map(|r| r.name.as_str()), "special register")?;
@@ -176,7 +199,7 @@ impl Spec {
 /// so a failure here is a defect of this build, not of user input.
 pub fn spec() -> &'static Spec {
     static SPEC: OnceLock<Spec> = OnceLock::new();
-    SPEC.get_or_init(|| match Spec::load(SpecSources::builtin()) {
+    SPEC.get_or_init(|| match Spec::builtin() {
         Ok(s) => s,
         Err(e) => panic!("the built-in XIR spec is invalid: {e}"),
     })

@@ -56,6 +56,16 @@ fn builtin_spec_loads() {
     Spec::load(SpecSources::builtin()).unwrap_or_else(|e| panic!("{e}"));
 }
 
+/// The compiled-in entries (`build.rs`, what `xir_spec::spec()` uses) are
+/// the RON files' entries: the same spec, field by field.
+#[test]
+fn compiled_in_spec_is_the_parsed_spec() {
+    let parsed = Spec::load(SpecSources::builtin()).unwrap_or_else(|e| panic!("{e}"));
+    let compiled = Spec::builtin().unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(format!("{compiled:#?}"), format!("{parsed:#?}"));
+    assert_eq!(format!("{:#?}", xir_spec::spec()), format!("{parsed:#?}"));
+}
+
 #[test]
 fn unknown_trait() {
     let (e, t) = load_edited(File::Opcodes, "\"structured\"", "\"structurd\"");

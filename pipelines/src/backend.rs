@@ -5,8 +5,9 @@
 //! both `xir-opt` and `xir-run` use to take structured XIR to SPIR-V.
 
 use xir::pass::PassRegistry;
-use xir::pipeline::{LoadFailure, PassManager, RunError, RunOptions};
+use xir::pipeline::{LoadFailure, Pipeline, RunError, RunOptions, RunReport};
 use xir::{Diagnostic, FuncId, Module};
+use xir_spirv::handoff::Handoffs;
 use xir_spirv::{CompileOptions, SpirvOutput};
 
 /// The backend outputs `--emit` can ask for.
@@ -110,9 +111,33 @@ pub fn compile(
     fast_math: bool,
     device_features: Option<xir_spirv::FeatureSet>,
 ) -> Result<(FuncId, SpirvOutput), BackendError> {
-    let k = select_kernel(module, kernel)?;
+    compile_from(&Handoffs::new(module), kernel, opt_level, fast_math, device_features)
+}
+
+/// [`compile`] after [`run_pipeline`]: a kernel the pipeline's own handoff
+/// step passed is not checked again.
+pub fn compile_from(
+    handoffs: &Handoffs<'_>,
+    kernel: Option<&str>,
+    opt_level: u8,
+    fast_math: bool,
+    device_features: Option<xir_spirv::FeatureSet>,
+) -> Result<(FuncId, SpirvOutput), BackendError> {
+    let k = select_kernel(handoffs.module(), kernel)?;
     let opts = CompileOptions { opt_level, fast_math, device_features };
-    xir_spirv::compile(module, k, &opts).map(|out| (k, out)).map_err(BackendError::Compile)
+    let handed = handoffs.kernel(k).map_err(BackendError::Compile)?;
+    xir_spirv::compile_handed_off(handed, &opts).map(|out| (k, out)).map_err(BackendError::Compile)
+}
+
+/// Run a pipeline as the drivers do before the backend, keeping its final
+/// handoff step's verdict (`xir_spirv::handoff::run_pipeline`).
+pub fn run_pipeline<'m>(
+    pipeline: &mut Pipeline,
+    options: RunOptions,
+    module: &'m mut Module,
+    log: &mut dyn std::io::Write,
+) -> Result<(RunReport, Handoffs<'m>), Box<RunError>> {
+    xir_spirv::handoff::run_pipeline(pipeline, options, module, log)
 }
 
 /// Structured XIR -> the shipped `spirv` pipeline -> SPIR-V: what `xir-run
@@ -124,11 +149,12 @@ pub fn legalize_and_compile(
     fast_math: bool,
 ) -> Result<(Module, FuncId, SpirvOutput), BackendError> {
     let reg = crate::registry();
-    let pipeline = crate::loader(&reg, None).load("spirv").map_err(BackendError::Pipeline)?;
+    let mut pipeline = crate::loader(&reg, None).load("spirv").map_err(BackendError::Pipeline)?;
     let mut legal = module.clone();
     let options = RunOptions { opt_level, fast_math, ..RunOptions::default() };
-    PassManager::new(&pipeline, options).run(&mut legal, &mut std::io::sink()).map_err(BackendError::Pass)?;
-    let (k, out) = compile(&legal, kernel, opt_level, fast_math, None)?;
+    let (_, handoffs) =
+        run_pipeline(&mut pipeline, options, &mut legal, &mut std::io::sink()).map_err(BackendError::Pass)?;
+    let (k, out) = compile_from(&handoffs, kernel, opt_level, fast_math, None)?;
     Ok((legal, k, out))
 }
 
@@ -148,12 +174,23 @@ pub fn emit_for(
     fast_math: bool,
     device_features: Option<xir_spirv::FeatureSet>,
 ) -> Result<Vec<u8>, BackendError> {
-    let (k, out) = compile(module, None, opt_level, fast_math, device_features)?;
+    emit_from(&Handoffs::new(module), what, opt_level, fast_math, device_features)
+}
+
+/// [`emit_for`] after [`run_pipeline`] (no second handoff check).
+pub fn emit_from(
+    handoffs: &Handoffs<'_>,
+    what: BackendEmit,
+    opt_level: u8,
+    fast_math: bool,
+    device_features: Option<xir_spirv::FeatureSet>,
+) -> Result<Vec<u8>, BackendError> {
+    let (k, out) = compile_from(handoffs, None, opt_level, fast_math, device_features)?;
     match what {
         BackendEmit::Spirv => Ok(out.words.iter().flat_map(|w| w.to_le_bytes()).collect()),
         BackendEmit::SpirvAsm => Ok(out.disassembly().into_bytes()),
         // The codec (docs/artifact.md) is the only writer of artifacts.
-        BackendEmit::Artifact => xir_spirv::artifact::ShaderArtifact::from_compiled(module, k, &out)
+        BackendEmit::Artifact => xir_spirv::artifact::ShaderArtifact::from_compiled(handoffs.module(), k, &out)
             .encode()
             .map_err(|e| BackendError::Artifact(e.to_string())),
     }

@@ -42,6 +42,7 @@ use rspirv::spirv::{self, Capability, Word};
 use rustc_hash::FxHashMap;
 use xir::{Const, FuncId, Inst, Module, TypeId, Value};
 
+use crate::handoff::HandedOff;
 use crate::plan::Plans;
 use crate::CompileOptions;
 
@@ -109,7 +110,9 @@ pub struct Emitter<'a> {
 }
 
 impl<'a> Emitter<'a> {
-    pub fn new(m: &'a Module, opts: &'a CompileOptions, plans: &'a Plans) -> Self {
+    /// An emitter for a handed-off kernel (emission takes nothing else).
+    pub fn new(handed: &HandedOff<'a>, opts: &'a CompileOptions, plans: &'a Plans) -> Self {
+        let m = handed.module();
         let mut b = Builder::new();
         b.set_version(1, 5);
         b.memory_model(spirv::AddressingModel::Logical, spirv::MemoryModel::GLSL450);

@@ -26,9 +26,10 @@ pub mod texture_heap;
 
 use rustc_hash::FxHashMap;
 use xir::verify::{block_diag, inst_diag};
-use xir::{Diagnostic, FuncId, Module, Opcode};
+use xir::{Diagnostic, FuncId, Opcode};
 
 use crate::features::FeatureSet;
+use crate::handoff::HandedOff;
 
 /// Everything emission needs, frozen.
 #[derive(Clone, Debug)]
@@ -49,8 +50,9 @@ pub struct Plans {
     pub constant_ubo: constant_ubo::ConstantUboPlan,
 }
 
-/// Compute every plan; errors are located diagnostics.
-pub fn plan_all(m: &Module, kernel: FuncId, device: Option<&FeatureSet>) -> Result<Plans, Vec<Diagnostic>> {
+/// Compute every plan for a handed-off kernel; errors are located diagnostics.
+pub fn plan_all(handed: &HandedOff<'_>, device: Option<&FeatureSet>) -> Result<Plans, Vec<Diagnostic>> {
+    let (m, kernel) = (handed.module(), handed.kernel());
     let mut diags = Vec::new();
     let cg = match callgraph::plan_call_graph(m, kernel) {
         Ok(cg) => cg,

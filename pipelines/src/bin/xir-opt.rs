@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 
 use clap::Parser;
-use xir::pipeline::{PassManager, RunOptions};
+use xir::pipeline::RunOptions;
 use xir_pipelines::backend::{self, BackendEmit};
 use xir_pipelines::report::{DiagnosticsFormat, Reporter};
 use xir_pipelines::{device_features, dot, io, listing};
@@ -203,7 +203,7 @@ fn run() -> i32 {
         eprintln!("xir-opt: error: an INPUT file (or `-`) is required\n\nFor more information, try '--help'.");
         return 2;
     };
-    let pipeline = match cli.pipeline.as_deref().map(|p| loader.load(p)).transpose() {
+    let mut pipeline = match cli.pipeline.as_deref().map(|p| loader.load(p)).transpose() {
         Ok(p) => p,
         Err(f) => {
             eprint!("{}", reporter.load_failure(&f));
@@ -239,7 +239,9 @@ fn run() -> i32 {
     if diags.iter().any(|d| d.is_error()) {
         return report(&reporter, &diags, input);
     }
-    if let Some(p) = &pipeline {
+    // A pipeline's final `spirv_handoff` step hands its kernels to the
+    // backend below, which does not check them again.
+    let handoffs = if let Some(p) = pipeline.as_mut() {
         eprint!("{}", warnings(&reporter, &p.warnings, |w| w.severity == xir::diag::Severity::Warning));
         let repro_dir = cli
             .reproducer_dir
@@ -258,24 +260,28 @@ fn run() -> i32 {
             reproducer_dir: Some(repro_dir),
         };
         let mut log = std::io::stderr().lock();
-        match PassManager::new(p, opts).run(&mut module, &mut log) {
-            Ok(rep) => {
+        match backend::run_pipeline(p, opts, &mut module, &mut log) {
+            Ok((rep, handoffs)) => {
                 if cli.time_passes {
                     let _ = write!(log, "{}", rep.timing_table());
                 }
                 if let Some(b) = &rep.bisect {
                     let _ = writeln!(log, "{b}");
                 }
+                handoffs
             }
             Err(mut e) => {
                 let _ = write!(log, "{}", reporter.run_error(&mut e, input));
                 return 1;
             }
         }
-    }
+    } else {
+        xir_spirv::handoff::Handoffs::new(&module)
+    };
+    let module = handoffs.module();
     // `Err(None)`: already reported.
     let backend = |what| {
-        backend::emit_for(&module, what, cli.opt_level, cli.fast_math, device).map_err(|e| match e {
+        backend::emit_from(&handoffs, what, cli.opt_level, cli.fast_math, device).map_err(|e| match e {
             backend::BackendError::Compile(d) => {
                 eprint!("{}", reporter.render_for(&d, input));
                 None
@@ -284,15 +290,15 @@ fn run() -> i32 {
         })
     };
     let bytes: Result<Vec<u8>, Option<String>> = match cli.emit {
-        Emit::Xir => Ok(xir::text::print_module(&module).into_bytes()),
+        Emit::Xir => Ok(xir::text::print_module(module).into_bytes()),
         Emit::Ast => {
             let arenas = xir_ast::Arenas::default();
-            xir_ast::xir_to_ast(&arenas, &module)
+            xir_ast::xir_to_ast(&arenas, module)
                 .map(|ast| xir_ast::print_module(&ast).into_bytes())
                 .map_err(|e| Some(format!("--emit ast: {e}")))
         }
-        Emit::Json => Ok(xir::text::json::to_json(&module).into_bytes()),
-        Emit::Dot => Ok(dot::module_to_dot(&module).into_bytes()),
+        Emit::Json => Ok(xir::text::json::to_json(module).into_bytes()),
+        Emit::Dot => Ok(dot::module_to_dot(module).into_bytes()),
         Emit::Spirv => backend(BackendEmit::Spirv),
         Emit::SpirvAsm => backend(BackendEmit::SpirvAsm),
         Emit::Artifact => backend(BackendEmit::Artifact),
