@@ -22,9 +22,11 @@ for t in "${targets[@]}"; do
   mkdir -p "corpus/$t" "artifacts/$t"
   dirs=("corpus/$t" "seeds/$t")
   [ -d "artifacts-found/$t" ] && dirs+=("artifacts-found/$t")
+  timeout=10
+  [ "$t" = generated ] && timeout=120 # whole generated programs (scripts/fuzz-smoke.sh)
   nice cargo +nightly fuzz run -s none --target-dir "$target_dir" "$t" "${dirs[@]}" -- \
     -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
-    -max_total_time="$secs" -timeout=10 -rss_limit_mb=4096 -max_len=65536 \
+    -max_total_time="$secs" -timeout="$timeout" -rss_limit_mb=4096 -max_len=65536 \
     -artifact_prefix="artifacts/$t/" >"$logs/$t.log" 2>&1 &
 done
 wait
