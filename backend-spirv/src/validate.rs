@@ -12,7 +12,10 @@
 //! version of spirv-tools 0.13.3) on modules with the
 //! `SignedZeroInfNanPreserve` execution mode that every kernel now carries
 //! (seen on the corpus `float_math` kernel). An abort cannot be caught, so
-//! the recipe is spelled out here without it.
+//! the recipe is spelled out here without it. Likewise its constant folder
+//! aborts on a narrow-vector bitcast (`vec2<f16>` -> `u32`, how a half's
+//! bits are read) of a constant, so levels 2 and 3 skip a module holding
+//! one (`has_narrow_vector_bitcast`; found by fuzzing, RELIABILITY.md).
 
 use std::ffi::{c_char, c_void, CString};
 
@@ -223,6 +226,9 @@ pub fn optimize_and_trim(words: &[u32], level: u8) -> (Vec<u32>, OptOutcome, cra
     if level == 0 {
         return (words.to_vec(), OptOutcome::Skipped, untrimmed);
     }
+    if level >= 2 && has_narrow_vector_bitcast(words) {
+        return (words.to_vec(), OptOutcome::Rejected(NARROW_BITCAST.to_string()), untrimmed);
+    }
     let optimized = match run_optimizer(words, &preset(level)) {
         Ok(w) => w,
         Err(e) => return (words.to_vec(), OptOutcome::Rejected(format!("optimizer failed: {e}")), untrimmed),
@@ -352,4 +358,65 @@ fn run_optimizer_passes(words: &[u32], flags: &[&str]) -> Result<Vec<u32>, Strin
         spvOptimizerDestroy(opt);
         result
     }
+}
+
+/// Why the preset did not run on a module with a narrow-vector bitcast.
+const NARROW_BITCAST: &str = "not run: the module bit-casts a vector of 8- or 16-bit lanes to one scalar \
+     (a half's bits read as a `vec2<f16>` -> `u32`), which SPIRV-Tools' constant folder asserts on \
+     (folding_rules.cpp, BitCastScalarOrVector) once the vector is constant";
+
+/// Whether `words` hold an `OpBitcast` from a vector whose lanes are
+/// narrower than 32 bits to a scalar, with a constant operand (a constant,
+/// or built of constants by composite construction or extraction): the
+/// crate's SPIRV-Tools 0.13 build aborts the process folding it (`print`
+/// of an `f16` constant, widening an `f16` constant; found by the
+/// `generated` fuzz target). The same bitcast of a run-time value (a half
+/// read from a buffer) is left to the optimizer.
+fn has_narrow_vector_bitcast(words: &[u32]) -> bool {
+    use rspirv::dr::{Instruction, Operand};
+    use rspirv::spirv::Op;
+    let Ok(m) = rspirv::dr::load_words(words) else { return false };
+    let mut scalar_width = std::collections::HashMap::new();
+    let mut narrow_vector = std::collections::HashSet::new();
+    let mut constant = std::collections::HashSet::new();
+    for t in &m.types_global_values {
+        match (t.class.opcode, t.result_id, t.operands.as_slice()) {
+            (Op::TypeInt | Op::TypeFloat, Some(id), [Operand::LiteralBit32(w), ..]) => {
+                scalar_width.insert(id, *w);
+            }
+            (Op::TypeVector, Some(id), [Operand::IdRef(lane), ..])
+                if scalar_width.get(lane).is_some_and(|&w| w < 32) =>
+            {
+                narrow_vector.insert(id);
+            }
+            (Op::Constant | Op::ConstantComposite | Op::ConstantNull | Op::SpecConstant, Some(id), _) => {
+                constant.insert(id);
+            }
+            _ => {}
+        }
+    }
+    let insts = || m.functions.iter().flat_map(|f| f.blocks.iter().flat_map(|b| b.instructions.iter()));
+    let type_of: std::collections::HashMap<u32, u32> =
+        m.types_global_values.iter().chain(insts()).filter_map(|i| Some((i.result_id?, i.result_type?))).collect();
+    // Values the folder sees as constants without propagating through
+    // memory or calls: composites of constants and their lanes (SSA
+    // definitions come before their uses within these straight runs).
+    let folds = |i: &Instruction, constant: &std::collections::HashSet<u32>| {
+        matches!(i.class.opcode, Op::CompositeConstruct | Op::CompositeExtract | Op::CopyObject)
+            && i.operands.iter().all(|o| match o {
+                Operand::IdRef(v) => constant.contains(v),
+                _ => true,
+            })
+    };
+    for i in insts() {
+        if let Some(id) = i.result_id.filter(|_| folds(i, &constant)) {
+            constant.insert(id);
+        }
+    }
+    insts().any(|i| {
+        i.class.opcode == Op::Bitcast
+            && i.result_type.is_some_and(|t| scalar_width.contains_key(&t))
+            && matches!(i.operands.first(), Some(Operand::IdRef(v))
+                if constant.contains(v) && type_of.get(v).is_some_and(|t| narrow_vector.contains(t)))
+    })
 }

@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 
 use xir::pass::{PassInfo, Produces};
 
-/// The workspace crates' folders (the members of the root `Cargo.toml`).
+/// The workspace crates' folders (the members of the root `Cargo.toml`,
+/// and `fuzz`, its own nightly workspace).
 const CRATES: &[&str] = &[
     "ir-spec",
     "framework",
@@ -20,6 +21,7 @@ const CRATES: &[&str] = &[
     "pipelines",
     "tests",
     "lsp",
+    "fuzz",
 ];
 
 /// Where pass files live; a pass's file is the one that declares its

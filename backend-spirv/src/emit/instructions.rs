@@ -421,7 +421,8 @@ impl Emitter<'_> {
     ///   sign-extended with `OpBitFieldSExtract`: the H200 driver keeps narrow
     ///   values unwrapped in wider registers and treats `SConvert` (and the
     ///   shift form) as a no-op on them (`neg(-128 as i8)` widened to 128);
-    ///   the bit-field extract reads exactly the low bits.
+    ///   the bit-field extract reads exactly the low bits; to 16 bits (from
+    ///   8) that 32-bit result is truncated.
     ///
     /// All three are equal to sign extension by definition.
     fn sign_extend(&mut self, from: Shape, to: Shape, v: Word, rid: Option<Word>) -> EResult<Word> {
@@ -445,6 +446,18 @@ impl Emitter<'_> {
             }
             if b == 32 {
                 return self.op(Op::Bitcast, Some(ut), rid, ids(&[ext]));
+            }
+            if b < 32 {
+                // An 8-bit source to 16 bits: the 32-bit extension truncated
+                // (`UConvert` narrows exactly; no `SConvert`, as above).
+                let narrow_u = to.with_scalar(ScalarKind::Int { bits: b, signed: false });
+                let nu = self.shape_ty(narrow_u);
+                if !signed {
+                    return self.op(Op::UConvert, Some(nu), rid, ids(&[ext]));
+                }
+                let n = self.op(Op::UConvert, Some(nu), None, ids(&[ext]))?;
+                let ns = self.shape_ty(to.with_scalar(ScalarKind::Int { bits: b, signed: true }));
+                return self.op(Op::Bitcast, Some(ns), rid, ids(&[n]));
             }
             (ext, 32)
         } else {
