@@ -5,7 +5,7 @@
 //! both `xir-opt` and `xir-run` use to take structured XIR to SPIR-V.
 
 use xir::pass::PassRegistry;
-use xir::pipeline::{LoadFailure, Pipeline, RunError, RunOptions, RunReport};
+use xir::pipeline::{LoadFailure, RunError, RunOptions};
 use xir::{Diagnostic, FuncId, Module};
 use xir_spirv::handoff::Handoffs;
 use xir_spirv::{CompileOptions, SpirvOutput};
@@ -130,15 +130,8 @@ pub fn compile_from(
 }
 
 /// Run a pipeline as the drivers do before the backend, keeping its final
-/// handoff step's verdict (`xir_spirv::handoff::run_pipeline`).
-pub fn run_pipeline<'m>(
-    pipeline: &mut Pipeline,
-    options: RunOptions,
-    module: &'m mut Module,
-    log: &mut dyn std::io::Write,
-) -> Result<(RunReport, Handoffs<'m>), Box<RunError>> {
-    xir_spirv::handoff::run_pipeline(pipeline, options, module, log)
-}
+/// handoff step's verdict.
+pub use xir_spirv::handoff::run_pipeline;
 
 /// Structured XIR -> the shipped `spirv` pipeline -> SPIR-V: what `xir-run
 /// --vulkan` and the end-to-end tests do. Returns the legalized module too.
