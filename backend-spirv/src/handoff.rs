@@ -158,6 +158,20 @@ pub(crate) fn diagnostics(m: &Module, kernel: FuncId) -> Vec<Diagnostic> {
     if kernel.index() >= m.functions.len() || !m.func(kernel).is_kernel() {
         return vec![Diagnostic::error(RULE, format!("{kernel} is not a kernel of this module"))];
     }
+    // Curve primitives have no lowering: a kernel that says its scenes may
+    // hold them is refused, not compiled to miss every curve hit.
+    let k = m.func(kernel);
+    if !k.md.curve_basis.is_empty() {
+        let names: Vec<&str> = k.md.curve_basis.iter().map(|b| b.name()).collect();
+        let message = format!(
+            "`@{}` declares curve primitives ({}), which the SPIR-V backend's ray queries do not handle",
+            k.name,
+            names.join(", ")
+        );
+        return vec![Diagnostic::error(Rule::named(&format!("{RULE}:curve-basis")), message)
+            .in_function(&k.name)
+            .with_span(k.span)];
+    }
     let parent = spec.dialect("xir.restructured.audited").expect("built-in dialect");
     let mut diags: Vec<Diagnostic> =
         xir::dialect::check_module(m, parent).into_iter().filter(|d| d.is_error()).collect();

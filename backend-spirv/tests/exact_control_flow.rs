@@ -210,3 +210,13 @@ fn a_phi_in_the_entry_block_is_refused_at_the_handoff_with_its_location() {
     assert!(e.contains(":3:3: error") && e.contains("(in @k, bb0, inst0)"), "located at the Phi:\n{e}");
     assert!(!e.contains("spirv-validate"), "refused before emission:\n{e}");
 }
+
+#[test]
+fn a_kernel_declaring_curve_bases_is_refused_at_the_handoff() {
+    let src = "kernel @k(%out: buffer<u32>) block_size(1, 1, 1) !curve_basis(cubic_bspline) {\n^entry:\n  \
+               buffer.write %out, u32 0, u32 1\n  return\n}\n";
+    let e = compile_err(src, &opts(0, false));
+    assert!(e.contains("spirv-handoff:curve-basis"), "{e}");
+    assert!(e.contains("declares curve primitives (cubic_bspline)"), "{e}");
+    assert!(e.contains(":1:1: error"), "located at the kernel:\n{e}");
+}

@@ -53,7 +53,7 @@ const ALL_FORMS: &str = r#"// a helper declared elsewhere
 extern @host(%x: f32) -> f32
 
 // calls @later before it is defined
-kernel @k(%buf: buffer<vec<f32, 4>>, %bytes: byte_buffer, %tex: texture2d<f32>, %t3: texture3d<u32>, %arr: bindless_array, %acc: accel) block_size(8, 8, 1) !loc("k.cpp", 3, 1) {
+kernel @k(%buf: buffer<vec<f32, 4>>, %bytes: byte_buffer, %tex: texture2d<f32>, %t3: texture3d<u32>, %arr: bindless_array, %acc: accel) block_size(8, 8, 1) !loc("k.cpp", 3, 1) !curve_basis(piecewise_linear, catmull_rom) {
 // entry block
 ^entry: !loc("k.cpp", 4, 2)
   // a comment on an instruction
@@ -279,4 +279,25 @@ mod generated {
             prop_assert_eq!(print_module(&back), printed);
         }
     }
+}
+
+/// CURVE_BASIS metadata: a set, printed in its canonical order whatever
+/// order it was written in, kept by JSON.
+#[test]
+fn curve_bases_print_as_a_sorted_set_and_survive_json() {
+    let src = "kernel @k() block_size(1, 1, 1) !curve_basis(bezier, piecewise_linear, cubic_bspline) {\n^entry:\n  return\n}\n";
+    let m = parse(src);
+    use xir::ir::CurveBasis::*;
+    assert_eq!(m.functions[0].md.curve_basis, vec![PiecewiseLinear, CubicBspline, Bezier]);
+    let printed = xir::text::print_module(&m);
+    assert!(
+        printed.contains("block_size(1, 1, 1) !curve_basis(piecewise_linear, cubic_bspline, bezier) {"),
+        "{printed}"
+    );
+    let json = xir::text::json::to_json(&m);
+    let compact: String = json.split_whitespace().collect();
+    assert!(compact.contains(r#""curve_basis":["piecewise_linear","cubic_bspline","bezier"]"#), "{json}");
+    let back = xir::text::json::from_json(&json, "k.json").unwrap();
+    assert_eq!(back.functions[0].md, m.functions[0].md);
+    assert_eq!(xir::text::print_module(&back), printed);
 }

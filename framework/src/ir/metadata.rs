@@ -1,5 +1,6 @@
 //! Metadata attached to functions, arguments, blocks and instructions. Names,
-//! comments and locations are diagnostic; spill provenance is semantic (the
+//! comments and locations are diagnostic; a kernel's curve bases describe
+//! the scenes it traces; spill provenance is semantic (the
 //! post-restructure audit depends on it) and survives cloning and every
 //! serialization.
 //!
@@ -34,6 +35,37 @@ impl SpillKind {
     }
 }
 
+/// A curve primitive basis (the reference's CURVE_BASIS metadata): on a
+/// kernel, the kinds of curve primitive the acceleration structures it
+/// traces may hold, which an accel build and a hit shader must agree on.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CurveBasis {
+    PiecewiseLinear,
+    CubicBspline,
+    CatmullRom,
+    Bezier,
+}
+
+impl CurveBasis {
+    pub const ALL: [CurveBasis; 4] =
+        [CurveBasis::PiecewiseLinear, CurveBasis::CubicBspline, CurveBasis::CatmullRom, CurveBasis::Bezier];
+
+    /// The name in the text form (`!curve_basis(cubic_bspline, ...)`) and JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            CurveBasis::PiecewiseLinear => "piecewise_linear",
+            CurveBasis::CubicBspline => "cubic_bspline",
+            CurveBasis::CatmullRom => "catmull_rom",
+            CurveBasis::Bezier => "bezier",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<CurveBasis> {
+        CurveBasis::ALL.into_iter().find(|b| b.name() == name)
+    }
+}
+
 /// A source location from the front end (not the position in XIR text).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Location {
@@ -53,16 +85,24 @@ pub struct MetadataFields {
     pub comments: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spill: Option<SpillKind>,
+    /// The curve bases a kernel may meet, sorted, without repeats (a set).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub curve_basis: Vec<CurveBasis>,
 }
 
 impl MetadataFields {
     pub fn is_empty(&self) -> bool {
-        self.name.is_none() && self.location.is_none() && self.comments.is_empty() && self.spill.is_none()
+        self.name.is_none()
+            && self.location.is_none()
+            && self.comments.is_empty()
+            && self.spill.is_none()
+            && self.curve_basis.is_empty()
     }
 }
 
 /// What an absent box reads as.
-static EMPTY: MetadataFields = MetadataFields { name: None, location: None, comments: Vec::new(), spill: None };
+static EMPTY: MetadataFields =
+    MetadataFields { name: None, location: None, comments: Vec::new(), spill: None, curve_basis: Vec::new() };
 
 /// Metadata of an entity: empty (no allocation) or a boxed `MetadataFields`.
 /// Equality, hashing, `Debug` and serialization see only the fields, so an
@@ -139,6 +179,7 @@ impl fmt::Debug for Metadata {
             .field("location", &m.location)
             .field("comments", &m.comments)
             .field("spill", &m.spill)
+            .field("curve_basis", &m.curve_basis)
             .finish()
     }
 }
@@ -210,6 +251,7 @@ mod tests {
             name: Some("a".into()),
             comments: vec!["c".into()],
             spill: Some(SpillKind::CrossBlock),
+            curve_basis: vec![CurveBasis::CubicBspline, CurveBasis::Bezier],
             ..Default::default()
         });
         let text = ron::to_string(&md).unwrap();

@@ -17,8 +17,8 @@ use super::literal::{case_bits, parse_uint};
 use super::{is_ident, type_to_string};
 use crate::diag::{Diagnostic, Rule};
 use crate::ir::{
-    ArgKind, Block, FuncId, Function, FunctionKind, Inst, InstData, Location, Metadata, MetadataFields, Module,
-    Payload, Span, SpillKind, TypeTable, Value,
+    ArgKind, Block, CurveBasis, FuncId, Function, FunctionKind, Inst, InstData, Location, Metadata, MetadataFields,
+    Module, Payload, Span, SpillKind, TypeTable, Value,
 };
 
 /// Boxed: the error path is cold, and a small `Result` keeps the hot path lean.
@@ -301,6 +301,7 @@ impl<'a> Parser<'a> {
             _ => FunctionKind::External,
         };
         st.f.md.location = self.opt_location()?;
+        st.f.md.curve_basis = self.opt_curve_basis()?;
         if kw != "extern" || self.is_punct('{') {
             self.body(&mut st)?;
         }
@@ -382,6 +383,37 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// `!curve_basis(name, ...)` if present: a non-empty set of distinct
+    /// bases, returned sorted.
+    fn opt_curve_basis(&mut self) -> PResult<Vec<CurveBasis>> {
+        if self.tok.tok != Tok::Meta("curve_basis") {
+            return Ok(Vec::new());
+        }
+        self.advance();
+        self.expect_punct('(')?;
+        let mut set = Vec::new();
+        loop {
+            let Tok::Ident(name) = self.tok.tok else { return Err(self.unexpected("a curve basis name")) };
+            let Some(basis) = CurveBasis::from_name(name) else {
+                let known: Vec<&str> = CurveBasis::ALL.iter().map(|b| b.name()).collect();
+                let message = format!("unknown curve basis `{name}` (one of: {})", known.join(", "));
+                return Err(self.error(self.tok.span, message));
+            };
+            if set.contains(&basis) {
+                return Err(self.error(self.tok.span, format!("curve basis `{name}` is given twice")));
+            }
+            set.push(basis);
+            self.advance();
+            if !self.is_punct(',') {
+                break;
+            }
+            self.advance();
+        }
+        self.expect_punct(')')?;
+        set.sort();
+        Ok(set)
+    }
+
     /// `!loc("file", line, col)` if present.
     fn opt_location(&mut self) -> PResult<Option<Location>> {
         if self.tok.tok != Tok::Meta("loc") {
@@ -435,7 +467,8 @@ impl<'a> Parser<'a> {
                     st.layout.push(b);
                     let location = self.opt_location()?;
                     *st.f.block_md_mut(b) =
-                        MetadataFields { name: Some(name.to_string()), comments, location, spill: None }.into();
+                        MetadataFields { name: Some(name.to_string()), comments, location, ..Default::default() }
+                            .into();
                     st.f.set_block_span(b, Some(span));
                     current = Some(b);
                 }
@@ -545,6 +578,9 @@ impl<'a> Parser<'a> {
                     self.expect_punct(')')?;
                 }
                 Tok::Meta(m @ ("loc" | "spill")) => return Err(self.error(self.tok.span, format!("duplicate `!{m}`"))),
+                Tok::Meta("curve_basis") => {
+                    return Err(self.error(self.tok.span, "`!curve_basis` belongs on a function header, after `!loc`"))
+                }
                 Tok::Meta(m) => return Err(self.error(self.tok.span, format!("unknown metadata `!{m}`"))),
                 _ => break,
             }

@@ -356,6 +356,10 @@ impl Printer<'_, '_> {
             }
         }
         self.location(&f.md);
+        if !f.md.curve_basis.is_empty() {
+            let names: Vec<&str> = f.md.curve_basis.iter().map(|b| b.name()).collect();
+            let _ = write!(self.out, " !curve_basis({})", names.join(", "));
+        }
         if f.is_external() && f.blocks().is_empty() {
             self.out.push('\n');
             return;
