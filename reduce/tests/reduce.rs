@@ -80,3 +80,14 @@ fn missing_signature_and_pipeline_are_errors() {
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("needs --pipeline"));
 }
+
+#[test]
+fn a_reproducer_directory_brings_its_pipeline() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(root().join("tests/corpus/bitonic_sort.xir"), dir.path().join("input.xir")).unwrap();
+    std::fs::write(dir.path().join("repro.ron"), PIPELINE).unwrap();
+    let o = cli(&[dir.path().to_str().unwrap(), "-q"]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let want = std::fs::read_to_string(root().join("reduce/tests/bitonic_panic.reduced.xir")).unwrap();
+    assert_eq!(String::from_utf8_lossy(&o.stdout), want);
+}
