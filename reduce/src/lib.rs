@@ -2,13 +2,14 @@
 //! same way (in the spirit of llvm-reduce). The interestingness test runs in
 //! process: each candidate must parse-equivalently verify (else it is skipped,
 //! so a different failure is never reported) and then fail as the signature
-//! says. Reduction deletes functions, then instructions by ddmin chunking,
+//! says. Reduction deletes functions, collapses branches to one successor
+//! (dropping unreachable blocks), then deletes instructions by ddmin chunking,
 //! to a fixed point within a test budget.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use xir::pipeline::{FailureKind, PassManager, Pipeline, RunOptions};
-use xir::{FuncId, Inst, Module};
+use xir::{FuncId, Inst, InstData, Module, Opcode, TypeTable};
 
 /// How the module must fail.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -95,6 +96,7 @@ fn reduce_inner(mut m: Module, oracle: &Oracle, stats: &mut Stats) -> Module {
         changed |= delete_functions(&mut m, oracle, stats);
         let ids: Vec<FuncId> = m.func_ids().collect();
         for f in ids {
+            changed |= collapse_branches(&mut m, f, oracle, stats);
             changed |= ddmin_insts(&mut m, f, oracle, stats);
         }
         if !changed || spent(stats) {
@@ -132,6 +134,57 @@ fn delete_functions(m: &mut Module, oracle: &Oracle, stats: &mut Stats) -> bool 
         } else {
             k += 1;
         }
+    }
+}
+
+/// Replace each multi-way terminator by a `br` to one of its successors,
+/// dropping the blocks that no longer reach from the entry.
+fn collapse_branches(m: &mut Module, f: FuncId, oracle: &Oracle, stats: &mut Stats) -> bool {
+    let mut changed = false;
+    let mut k = 0;
+    while let Some(&b) = m.func(f).blocks().get(k) {
+        k += 1;
+        let Some(t) = m.func(f).terminator(b) else { continue };
+        let succs = m.func(f).successors(b);
+        if succs.len() < 2 {
+            continue;
+        }
+        for s in succs {
+            if spent(stats) {
+                return changed;
+            }
+            let mut c = m.clone();
+            let func = c.func_mut(f);
+            let mut br = InstData::new(Opcode::Br, TypeTable::VOID);
+            br.blocks.push(s);
+            func.replace_inst(t, br);
+            drop_unreachable(func);
+            if try_candidate(&c, oracle, stats) {
+                *m = c;
+                changed = true;
+                k = 0;
+                break;
+            }
+        }
+    }
+    changed
+}
+
+fn drop_unreachable(func: &mut xir::Function) {
+    let Some(entry) = func.body() else { return };
+    let mut seen = vec![entry];
+    let mut work = vec![entry];
+    while let Some(b) = work.pop() {
+        for s in func.successors(b) {
+            if !seen.contains(&s) {
+                seen.push(s);
+                work.push(s);
+            }
+        }
+    }
+    let dead: Vec<_> = func.blocks().iter().copied().filter(|b| !seen.contains(b)).collect();
+    for b in dead {
+        func.remove_block(b);
     }
 }
 
