@@ -7,7 +7,8 @@
 //!   Deletes the terminator of a function's entry block, which the verifier
 //!   rejects.
 //! - `debug.panic` — Consumes `xir`; Produces same; Preserves everything.
-//!   Panics.
+//!   Panics; with option `opcode`, only when some function holds an
+//!   instruction of that opcode (so `xir-reduce` has something to keep).
 //! - `debug.false_preserves` — Consumes `xir`; Produces same; claims to
 //!   preserve the CFG and dominators but splits the entry block.
 
@@ -20,7 +21,7 @@ use xir::{FuncId, InstData, Module, Opcode, TypeTable};
 
 pub fn register(reg: &mut PassRegistry) {
     reg.register(PassDecl { info: BREAK_INFO, options: BREAK_OPTIONS, create: create_break });
-    reg.register(PassDecl { info: PANIC_INFO, options: &[], create: |_| Ok(Box::new(PanicPass)) });
+    reg.register(PassDecl { info: PANIC_INFO, options: PANIC_OPTIONS, create: create_panic });
     reg.register(PassDecl { info: FALSE_INFO, options: &[], create: |_| Ok(Box::new(FalsePreserves)) });
 }
 
@@ -85,14 +86,39 @@ const PANIC_INFO: PassInfo = PassInfo {
     eliminates: &[],
 };
 
-struct PanicPass;
+const PANIC_OPTIONS: &[OptionDoc] = &[OptionDoc {
+    name: "opcode",
+    ty: "string",
+    default: "\"\"",
+    doc: "panic only when some instruction has this opcode; empty = always",
+}];
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct PanicOptions {
+    opcode: String,
+}
+
+struct PanicPass(PanicOptions);
+
+fn create_panic(v: Option<&ron::Value>) -> Result<Box<dyn Pass>, OptionsError> {
+    Ok(Box::new(PanicPass(options_from_ron(v)?)))
+}
 
 impl Pass for PanicPass {
     fn info(&self) -> &PassInfo {
         &PANIC_INFO
     }
-    fn run(&self, _m: &mut Module, _cx: &mut PassContext) -> Result<PassOutcome, PassError> {
-        panic!("debug.panic: deliberate panic (test aid)")
+    fn run(&self, m: &mut Module, _cx: &mut PassContext) -> Result<PassOutcome, PassError> {
+        let want = &self.0.opcode;
+        let holds = |f: FuncId| {
+            let func = m.func(f);
+            func.blocks().iter().any(|&b| func.block(b).insts().iter().any(|&i| func.opcode(i).name() == want))
+        };
+        if want.is_empty() || m.func_ids().any(holds) {
+            panic!("debug.panic: deliberate panic (test aid)")
+        }
+        Ok(PassOutcome::changed(false))
     }
 }
 

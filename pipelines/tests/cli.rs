@@ -159,6 +159,7 @@ fn a_verifier_failure_writes_a_reproducer_that_replays() {
     );
     let command = format!("xir-opt {0}/input.xir --pipeline {0}/repro.ron --verify-each", repro.display());
     assert!(err.contains(&format!("replay with: {command}")), "{err}");
+    assert!(err.contains(&format!("reduce with: xir-reduce {} -o reduced.xir", repro.display())), "{err}");
     assert!(!out.exists());
     let ron = std::fs::read_to_string(repro.join("repro.ron")).unwrap();
     assert!(ron.contains("        Pass(\"debug.break_ir\"),\n        Pass(\"dce\"),\n    ],"), "{ron}");

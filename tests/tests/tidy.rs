@@ -21,6 +21,7 @@ const CRATES: &[&str] = &[
     "pipelines",
     "tests",
     "lsp",
+    "reduce",
     "fuzz",
 ];
 

@@ -27,9 +27,19 @@ fn passes_use_only_the_core_mutation_api_and_walks() {
     let root = repo();
     let core = root.join("framework/src/ir");
     let mut files = Vec::new();
-    for dir in
-        ["passes", "backend-spirv", "vulkan", "testgen", "pipelines", "ast", "frontend", "framework", "tests", "lsp"]
-    {
+    for dir in [
+        "passes",
+        "backend-spirv",
+        "vulkan",
+        "testgen",
+        "pipelines",
+        "ast",
+        "frontend",
+        "framework",
+        "tests",
+        "lsp",
+        "reduce",
+    ] {
         files.extend(rust_files(dir));
     }
     let this = Path::new(file!()).file_name().expect("file name");

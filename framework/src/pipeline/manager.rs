@@ -119,7 +119,12 @@ impl fmt::Display for RunError {
             writeln!(f, "{d}")?;
         }
         if let Some(r) = &self.reproducer {
-            writeln!(f, "note: reproducer written to {}; replay with: {}", r.dir.display(), r.command)?;
+            writeln!(
+                f,
+                "note: reproducer written to {0}; replay with: {1}; reduce with: xir-reduce {0} -o reduced.xir",
+                r.dir.display(),
+                r.command
+            )?;
         }
         if let Some(e) = &self.reproducer_error {
             writeln!(f, "note: no reproducer written: {e}")?;
@@ -142,7 +147,11 @@ impl RunError {
                 .with_span(Some(crate::ir::Span::new(loc.line as u32, loc.col as u32)));
         }
         if let Some(r) = &self.reproducer {
-            head = head.with_note(format!("reproducer written to {}; replay with: {}", r.dir.display(), r.command));
+            head = head.with_note(format!(
+                "reproducer written to {0}; replay with: {1}; reduce with: xir-reduce {0} -o reduced.xir",
+                r.dir.display(),
+                r.command
+            ));
         }
         if let Some(e) = &self.reproducer_error {
             head = head.with_note(format!("no reproducer written: {e}"));
