@@ -1,5 +1,5 @@
 //! The repository's own sources, for the tidy tests: where the workspace
-//! root is, and every Rust file under a folder.
+//! root is, and every Rust (or other text) file under a folder.
 
 use std::path::{Path, PathBuf};
 
@@ -12,7 +12,13 @@ pub fn repo() -> PathBuf {
 /// build outputs and hidden folders skipped, sorted. A missing folder has
 /// none.
 pub fn rust_files(dir: impl AsRef<Path>) -> Vec<PathBuf> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+    files_with(dir, &[".rs"])
+}
+
+/// Every file under `dir` whose name ends with one of `suffixes`, build
+/// outputs and hidden folders skipped, sorted.
+pub fn files_with(dir: impl AsRef<Path>, suffixes: &[&str]) -> Vec<PathBuf> {
+    fn walk(dir: &Path, suffixes: &[&str], out: &mut Vec<PathBuf>) {
         let Ok(entries) = std::fs::read_dir(dir) else { return };
         for e in entries.flatten() {
             let p = e.path();
@@ -21,14 +27,14 @@ pub fn rust_files(dir: impl AsRef<Path>) -> Vec<PathBuf> {
                 continue;
             }
             if p.is_dir() {
-                walk(&p, out);
-            } else if name.ends_with(".rs") {
+                walk(&p, suffixes, out);
+            } else if suffixes.iter().any(|s| name.ends_with(s)) {
                 out.push(p);
             }
         }
     }
     let mut out = Vec::new();
-    walk(&repo().join(dir), &mut out);
+    walk(&repo().join(dir), suffixes, &mut out);
     out.sort();
     out
 }

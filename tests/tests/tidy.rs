@@ -273,3 +273,20 @@ fn the_contract_check_rejects_a_wrong_header() {
     let late = format!("//! `p`.\n\n{}", good.lines().skip(2).collect::<Vec<_>>().join("\n"));
     assert_eq!(check_contract(&info, &late).len(), 3);
 }
+
+/// A merge that left conflict markers in a file is caught here, not by a
+/// reader of ARCHITECTURE.md (it happened once).
+#[test]
+fn no_file_holds_merge_conflict_markers() {
+    let texts = [".rs", ".md", ".ron", ".toml", ".xir", ".wgsl", ".comp", ".sh", ".lua", ".json", ".py"];
+    let mut found = Vec::new();
+    for p in xir_tests::source_tree::files_with("", &texts) {
+        let Ok(text) = std::fs::read_to_string(&p) else { continue };
+        for (k, line) in text.lines().enumerate() {
+            if line.starts_with("<<<<<<< ") || line.starts_with(">>>>>>> ") {
+                found.push(format!("{}:{}", p.display(), k + 1));
+            }
+        }
+    }
+    assert!(found.is_empty(), "merge conflict markers at:\n{}", found.join("\n"));
+}
