@@ -20,7 +20,10 @@ cargo +nightly fuzz build -s none --target-dir "$target_dir"
 logs="$(mktemp -d)"
 for t in "${targets[@]}"; do
   mkdir -p "corpus/$t" "artifacts/$t"
-  dirs=("corpus/$t" "seeds/$t")
+  dirs=("corpus/$t")
+  [ -d "seeds/$t" ] && dirs+=("seeds/$t")
+  # The repository's own corpora for this target (fuzz/seed-dirs.txt), read-only.
+  mapfile -t -O "${#dirs[@]}" dirs < <(awk -v t="$t" '$1 == t { print $2 }' seed-dirs.txt)
   [ -d "artifacts-found/$t" ] && dirs+=("artifacts-found/$t")
   timeout=10
   [ "$t" = generated ] && timeout=120 # whole generated programs (scripts/fuzz-smoke.sh)

@@ -4,7 +4,8 @@
 # -timeout), stack overflow or out-of-memory fails the script and names the
 # input that did it.
 #
-# Each run starts from the target's seeds (fuzz/seeds/TARGET) and every
+# Each run starts from the target's seeds (fuzz/seeds/TARGET and the
+# repository corpora fuzz/seed-dirs.txt names for it) and every
 # input a fuzzer ever found (fuzz/artifacts-found/TARGET, the regressions),
 # and writes what it discovers to a throwaway working corpus, so the
 # repository does not grow.
@@ -57,7 +58,10 @@ trap 'rm -rf "$work"' EXIT
 failed=()
 for t in "${targets[@]}"; do
   mkdir -p "$work/corpus/$t" "$work/artifacts/$t"
-  dirs=("$work/corpus/$t" "seeds/$t")
+  dirs=("$work/corpus/$t")
+  [ -d "seeds/$t" ] && dirs+=("seeds/$t")
+  # The repository's own corpora for this target (fuzz/seed-dirs.txt), read-only.
+  mapfile -t -O "${#dirs[@]}" dirs < <(awk -v t="$t" '$1 == t { print $2 }' seed-dirs.txt)
   [ -d "artifacts-found/$t" ] && dirs+=("artifacts-found/$t")
   # A hang is an input over -timeout seconds; `generated` runs every
   # pipeline on whole generated programs, one of which took 35 s on the

@@ -60,7 +60,7 @@ fn every_target_has_a_source_a_header_and_seeds() {
         let src = std::fs::read_to_string(fuzz().join(path)).unwrap_or_else(|e| panic!("{path}: {e}"));
         assert!(src.starts_with("//!"), "fuzz/{path} does not start with a `//!` comment");
         assert!(src.contains("fuzz_target!"), "fuzz/{path} declares no fuzz target");
-        assert!(!files(&fuzz().join("seeds").join(name)).is_empty(), "fuzz/seeds/{name}/ is empty");
+        assert!(!seed_files(name).is_empty(), "no seeds for `{name}` (fuzz/seeds/{name}/, fuzz/seed-dirs.txt)");
     }
     let names: BTreeSet<String> = targets.into_iter().map(|(n, _)| n).collect();
     for dir in ["seeds", "artifacts-found"] {
@@ -79,8 +79,28 @@ fn the_root_workspace_excludes_fuzz() {
     );
 }
 
+/// The seed files of `target`: its own folder under fuzz/seeds (if any) and
+/// the files with the listed suffix in the corpora fuzz/seed-dirs.txt names.
+fn seed_files(target: &str) -> Vec<PathBuf> {
+    let own = fuzz().join("seeds").join(target);
+    let mut out = if own.is_dir() { files(&own) } else { Vec::new() };
+    let table = std::fs::read_to_string(fuzz().join("seed-dirs.txt")).expect("fuzz/seed-dirs.txt");
+    for line in table.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()) {
+        let row: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(row.len(), 3, "fuzz/seed-dirs.txt: `{line}` is not `target directory suffix`");
+        if row[0] == target {
+            let found = files(&fuzz().join(row[1]));
+            let with_suffix: Vec<PathBuf> =
+                found.into_iter().filter(|p| p.to_string_lossy().ends_with(row[2])).collect();
+            assert!(!with_suffix.is_empty(), "fuzz/seed-dirs.txt: no `{}` file in {}", row[2], row[1]);
+            out.extend(with_suffix);
+        }
+    }
+    out
+}
+
 fn seeds(target: &str) -> Vec<(String, String)> {
-    files(&fuzz().join("seeds").join(target))
+    seed_files(target)
         .into_iter()
         .map(|p| {
             let name = p.file_name().expect("a file name").to_string_lossy().into_owned();
