@@ -3,7 +3,8 @@
 //! deterministically), reported per instruction. A counting global
 //! allocator measures the peak heap while parsing and printing and the heap
 //! a parsed module retains; `XIR_BENCH_QUICK=1` skips criterion and prints
-//! only the summary tables (used to fill BENCHMARKS.md). A second shape
+//! only the summary tables (used to fill BENCHMARKS.md), `XIR_BENCH_MEMORY=1`
+//! only the memory table. A second shape
 //! names every value alike, as a legalized module is after mem2reg (where
 //! the printer once spent quadratic time finding `.k` suffixes).
 
@@ -213,7 +214,42 @@ fn summary_legalized() {
     }
 }
 
+/// Where a parsed module's heap goes, per instruction, by part of the core
+/// (`Module::footprint`), and the core's account held against the counting
+/// allocator: an account more than 2% off the measurement fails the bench.
+fn summary_footprint() {
+    let parts = xir::Footprint::default().parts();
+    let names: Vec<&str> = parts.iter().map(|(n, _)| *n).collect();
+    println!("| instructions | kept B/inst (allocator) | accounted | {} |", names.join(" | "));
+    println!("|---:|---:|---:|{}", "---:|".repeat(names.len()));
+    for n in [10_000usize, 100_000, 1_000_000] {
+        let src = print_module(&generate(n));
+        let (parsed, _, kept) = measure(|| parse_module(&src, "bench.xir").expect("parses"));
+        let count = parsed.inst_count() as f64;
+        let fp = parsed.footprint();
+        let off = (fp.total() as f64 - kept as f64).abs() / kept as f64;
+        assert!(
+            off <= 0.02,
+            "the footprint account ({}) is {:.1}% off the allocator ({kept})",
+            fp.total(),
+            100.0 * off
+        );
+        let cells: Vec<String> = fp.parts().iter().map(|(_, b)| format!("{:.1}", *b as f64 / count)).collect();
+        println!(
+            "| {} | {:.1} | {:.1} | {} |",
+            parsed.inst_count(),
+            kept as f64 / count,
+            fp.total() as f64 / count,
+            cells.join(" | ")
+        );
+    }
+}
+
 fn main() {
+    summary_footprint();
+    if std::env::var_os("XIR_BENCH_MEMORY").is_some() {
+        return;
+    }
     summary();
     summary_legalized();
     if std::env::var_os("XIR_BENCH_QUICK").is_none() {

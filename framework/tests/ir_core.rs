@@ -58,7 +58,7 @@ fn cloning_a_function_keeps_its_metadata() {
     assert_eq!(m.func(g).inst_md(slot).spill, Some(SpillKind::Phi));
     assert_eq!(m.func(g).inst_md(slot).comments, ["a spill slot"]);
     let a = named(&m, g, "a").as_inst().unwrap();
-    assert_eq!(m.func(g).inst_md(a).location, Some(Location { file: "src.cpp".into(), line: 3, col: 7 }));
+    assert_eq!(m.func(g).inst_md(a).location, Some(Box::new(Location { file: "src.cpp".into(), line: 3, col: 7 })));
     assert_eq!(
         m.func(g).md,
         MetadataFields { name: None, comments: vec!["the kernel".into()], ..(*m.func(g).md).clone() }.into()
@@ -391,4 +391,35 @@ fn select_in_layout_order_is_the_filtered_layout_walk() {
         assert_eq!(f.select_in_layout_order(select), walk);
     }
     assert_eq!(f.select_in_layout_order(|op| op == Opcode::Alloca).len(), 2, "the entry's slot and the late one");
+}
+
+/// A parsed function's tables hold no spare room, and instructions without
+/// a payload, metadata or span own no heap for them (`Function::footprint`
+/// is the core's account; BENCHMARKS.md, "Memory per instruction").
+#[test]
+fn parsed_tables_hold_no_spare_room() {
+    use std::mem::size_of;
+    let m = parse_module(SRC, "t.xir").unwrap();
+    let f = &m.functions[0];
+    let n = f.inst_capacity();
+    let fp = f.footprint();
+    assert_eq!(fp.inst_cores, n * size_of::<xir::InstCore>());
+    assert_eq!(fp.dense, n * 8);
+    assert_eq!(fp.spans, n * 12, "a span slot is 12 bytes");
+    // One pointer a payload slot; none of these carries a payload.
+    assert_eq!(fp.payloads, n * 8);
+    // One pointer a metadata slot, and a box only where something is set:
+    // `%slot`, `%a`, `%b`, `%c` are named (`%a` also located), the
+    // `store`, `buffer.write` and `return` carry nothing.
+    let boxed = f.all_insts().filter(|(_, i)| !f.inst_md(*i).is_empty()).count();
+    assert_eq!(boxed, 4);
+    assert!(fp.metadata >= n * 8 + boxed * size_of::<MetadataFields>(), "{fp}");
+    // A function that grew has spare room; `shrink_to_fit` (which the
+    // readers and the pass manager call) gives it back.
+    let mut f2 = f.clone();
+    let added = f2.create_inst(xir::InstData::new(Opcode::Add, xir::TypeTable::U32));
+    assert_eq!(added.index(), n);
+    assert!(f2.footprint().inst_cores > (n + 1) * size_of::<xir::InstCore>());
+    f2.shrink_to_fit();
+    assert_eq!(f2.footprint().inst_cores, (n + 1) * size_of::<xir::InstCore>());
 }

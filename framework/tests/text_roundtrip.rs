@@ -288,7 +288,7 @@ fn curve_bases_print_as_a_sorted_set_and_survive_json() {
     let src = "kernel @k() block_size(1, 1, 1) !curve_basis(bezier, piecewise_linear, cubic_bspline) {\n^entry:\n  return\n}\n";
     let m = parse(src);
     use xir::ir::CurveBasis::*;
-    assert_eq!(m.functions[0].md.curve_basis, vec![PiecewiseLinear, CubicBspline, Bezier]);
+    assert_eq!(m.functions[0].md.curve_basis.iter().collect::<Vec<_>>(), vec![PiecewiseLinear, CubicBspline, Bezier]);
     let printed = xir::text::print_module(&m);
     assert!(
         printed.contains("block_size(1, 1, 1) !curve_basis(piecewise_linear, cubic_bspline, bezier) {"),
@@ -300,4 +300,9 @@ fn curve_bases_print_as_a_sorted_set_and_survive_json() {
     let back = xir::text::json::from_json(&json, "k.json").unwrap();
     assert_eq!(back.functions[0].md, m.functions[0].md);
     assert_eq!(xir::text::print_module(&back), printed);
+    // A repeated basis in JSON is refused, as in the text, not merged.
+    let twice = json.replacen(r#""cubic_bspline""#, r#""bezier""#, 1);
+    assert_ne!(twice, json);
+    let err = xir::text::json::from_json(&twice, "k.json").unwrap_err();
+    assert!(format!("{err:?}").contains("curve basis `bezier` is given twice"), "{err:?}");
 }

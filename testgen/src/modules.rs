@@ -196,7 +196,7 @@ impl Gen {
         }
         if self.rng.chance(10) {
             let (line, col) = (self.rng.below(500) as u32, self.rng.below(80) as u32);
-            md.location = Some(Location { file: "src/kernel \"a\".cpp".into(), line, col });
+            md.location = Some(Box::new(Location { file: "src/kernel \"a\".cpp".into(), line, col }));
         }
         md
     }

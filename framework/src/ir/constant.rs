@@ -27,6 +27,19 @@ pub struct ConstTable {
 }
 
 impl ConstTable {
+    /// Heap bytes of the table: each constant is held twice (by id and as
+    /// its map key), a composite's member list with it.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        use super::footprint::{hash_map_bytes, vec_bytes};
+        let members = |c: &ConstData| match &c.value {
+            ConstValue::Scalar(_) => 0,
+            ConstValue::Composite(m) => vec_bytes(m),
+        };
+        vec_bytes(&self.data)
+            + hash_map_bytes(self.map.capacity(), std::mem::size_of::<(ConstData, Const)>())
+            + 2 * self.data.iter().map(members).sum::<usize>()
+    }
+
     pub fn intern(&mut self, c: ConstData) -> Const {
         if let Some(&id) = self.map.get(&c) {
             return id;

@@ -9,6 +9,8 @@
 //! here, the cursor (`cursor.rs`) or the batched rewriter (`rewrite.rs`).
 
 use serde::{Deserialize, Serialize};
+use std::mem::size_of;
+
 use smallvec::SmallVec;
 
 mod cursor;
@@ -120,6 +122,41 @@ fn pack_parent(b: Option<Block>) -> u32 {
     }
 }
 
+/// A payload slot of the per-instruction table: one pointer, since most
+/// instructions carry none (an inline `Payload` cost 32 bytes an
+/// instruction; BENCHMARKS.md, "Memory per instruction").
+type PayloadSlot = Option<Box<Payload>>;
+
+fn payload_slot(p: Payload) -> PayloadSlot {
+    (!matches!(p, Payload::None)).then(|| Box::new(p))
+}
+
+/// What an empty payload slot reads as.
+static NO_PAYLOAD: Payload = Payload::None;
+
+/// A span slot of the per-instruction table: an `Option<Span>` in 12
+/// bytes instead of 16, no span being a line no text has.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+struct SpanSlot(Span);
+
+impl SpanSlot {
+    const NONE_LINE: u32 = u32::MAX;
+
+    fn new(span: Option<Span>) -> Self {
+        match span {
+            Some(s) => {
+                debug_assert!(s.line != Self::NONE_LINE, "line {} is reserved for `no span`", s.line);
+                SpanSlot(s)
+            }
+            None => SpanSlot(Span { line: Self::NONE_LINE, col: 0, len: 0 }),
+        }
+    }
+
+    fn get(self) -> Option<Span> {
+        (self.0.line != Self::NONE_LINE).then_some(self.0)
+    }
+}
+
 #[derive(Debug, PartialEq)]
 pub struct Function {
     pub name: String,
@@ -139,9 +176,9 @@ pub struct Function {
     /// literals, message text), the metadata and the source span. The
     /// metadata table is also what the spill audit sweeps (8 bytes an
     /// instruction, not the whole record).
-    payloads: Table<Payload>,
+    payloads: Table<PayloadSlot>,
     inst_md: Table<Metadata>,
-    inst_spans: Table<Option<Span>>,
+    inst_spans: Table<SpanSlot>,
     /// Per instruction id: its opcode (a copy of `insts[i].opcode`) and its
     /// block. Scans that select instructions by opcode or liveness read this
     /// 8-byte table instead of the 64-byte cores, which on large
@@ -233,6 +270,50 @@ impl Function {
     }
     pub fn is_external(&self) -> bool {
         matches!(self.kind, FunctionKind::External)
+    }
+
+    /// This function's heap, by part of the core (`Footprint`).
+    pub fn footprint(&self) -> super::Footprint {
+        use super::footprint::{smallvec_bytes, vec_bytes};
+        let md = |m: &Metadata| m.heap_bytes();
+        let mut other = self.name.capacity() + vec_bytes(&self.args);
+        other += vec_bytes(&self.arg_uses);
+        super::Footprint {
+            inst_cores: self.insts.heap_bytes(|_| 0),
+            operand_spills: self.insts.iter().map(|c| smallvec_bytes(&c.operands) + smallvec_bytes(&c.blocks)).sum(),
+            payloads: self.payloads.heap_bytes(|p| p.as_ref().map_or(0, |p| size_of::<Payload>() + p.heap_bytes())),
+            metadata: self.inst_md.heap_bytes(md)
+                + vec_bytes(&self.block_md)
+                + self.block_md.iter().map(md).sum::<usize>()
+                + self.args.iter().map(|a| md(&a.md)).sum::<usize>()
+                + md(&self.md),
+            spans: self.inst_spans.heap_bytes(|_| 0),
+            dense: self.hot.heap_bytes(|_| 0),
+            uses: self.inst_uses.heap_bytes(smallvec_bytes) + self.arg_uses.iter().map(smallvec_bytes).sum::<usize>(),
+            blocks: vec_bytes(&self.blocks)
+                + self.blocks.iter().map(|b| smallvec_bytes(&b.insts)).sum::<usize>()
+                + vec_bytes(&self.layout),
+            types_and_consts: 0,
+            other,
+        }
+    }
+
+    /// Frees the spare room of the function's tables. The readers call it
+    /// on each function they finish: tables grow by doubling, and a parsed
+    /// function otherwise kept up to half its tables' room unused
+    /// (BENCHMARKS.md, "Memory per instruction").
+    pub fn shrink_to_fit(&mut self) {
+        self.blocks.shrink_to_fit();
+        self.block_md.shrink_to_fit();
+        self.insts.shrink_to_fit();
+        self.payloads.shrink_to_fit();
+        self.inst_md.shrink_to_fit();
+        self.inst_spans.shrink_to_fit();
+        self.hot.shrink_to_fit();
+        self.layout.shrink_to_fit();
+        self.inst_uses.shrink_to_fit();
+        self.arg_uses.shrink_to_fit();
+        self.args.shrink_to_fit();
     }
 
     pub fn add_arg(&mut self, ty: TypeId, kind: ArgKind, md: Metadata) -> Value {
@@ -496,25 +577,25 @@ impl Function {
         let k = i.index();
         InstData {
             core: self.insts[k].clone(),
-            payload: self.payloads[k].clone(),
+            payload: self.payload(i).clone(),
             md: self.inst_md[k].clone(),
-            span: self.inst_spans[k],
+            span: self.inst_spans[k].get(),
         }
     }
     /// The payload of `i` (case literals, message text, or none).
     pub fn payload(&self, i: Inst) -> &Payload {
-        &self.payloads[i.index()]
+        self.payloads[i.index()].as_deref().unwrap_or(&NO_PAYLOAD)
     }
     pub fn set_payload(&mut self, i: Inst, p: Payload) {
-        self.payloads[i.index()] = p;
+        self.payloads[i.index()] = payload_slot(p);
     }
     /// Case literals of `i` (empty unless it carries them).
     pub fn cases(&self, i: Inst) -> &[u64] {
-        self.payloads[i.index()].cases()
+        self.payload(i).cases()
     }
     /// Message text of `i`, if it carries one.
     pub fn text(&self, i: Inst) -> Option<&str> {
-        self.payloads[i.index()].text()
+        self.payload(i).text()
     }
     /// Metadata of `i` (name, location, comments, spill provenance).
     pub fn inst_md(&self, i: Inst) -> &Metadata {
@@ -525,10 +606,10 @@ impl Function {
     }
     /// Source span of `i` in the XIR text it was parsed from.
     pub fn inst_span(&self, i: Inst) -> Option<Span> {
-        self.inst_spans[i.index()]
+        self.inst_spans[i.index()].get()
     }
     pub fn set_inst_span(&mut self, i: Inst, span: Option<Span>) {
-        self.inst_spans[i.index()] = span;
+        self.inst_spans[i.index()] = SpanSlot::new(span);
     }
     /// Live instructions that carry metadata, in id order: a sweep of the
     /// 8-byte metadata table; only the owners' placement is looked up.
@@ -574,9 +655,9 @@ impl Function {
         let InstData { core, payload, md, span } = data;
         self.hot.push(InstHot { opcode: core.opcode, parent: NO_PARENT });
         self.insts.push(core);
-        self.payloads.push(payload);
-        self.inst_md.push(md);
-        self.inst_spans.push(span);
+        self.payloads.push(payload_slot(payload));
+        self.inst_md.push(md.compacted());
+        self.inst_spans.push(SpanSlot::new(span));
         self.inst_uses.push(SmallVec::new());
         i
     }
@@ -754,14 +835,14 @@ impl Function {
         // opcode the spec declares without a payload holds none (the
         // verifier's `payload` rule), so its entry is not even read.
         let may_hold_payload = xir_spec::spec().op(old_opcode).spec.payload.is_some();
-        if !matches!(payload, Payload::None) || (may_hold_payload && !matches!(self.payloads[k], Payload::None)) {
-            self.payloads[k] = payload;
+        if !matches!(payload, Payload::None) || (may_hold_payload && self.payloads[k].is_some()) {
+            self.payloads[k] = payload_slot(payload);
         }
         if !md.is_empty() {
             self.inst_md[k] = md;
         }
         if span.is_some() {
-            self.inst_spans[k] = span;
+            self.inst_spans[k] = SpanSlot::new(span);
         }
         if placed && !same_operands {
             self.attach_operands(i);

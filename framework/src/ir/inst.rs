@@ -82,6 +82,15 @@ impl InstData {
 }
 
 impl Payload {
+    /// Heap bytes the payload owns.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        match self {
+            Payload::None => 0,
+            Payload::Cases(c) => crate::ir::footprint::vec_bytes(c),
+            Payload::Text(t) => t.capacity(),
+        }
+    }
+
     /// Case literals (empty for other payloads).
     pub fn cases(&self) -> &[u64] {
         match self {

@@ -66,6 +66,64 @@ impl CurveBasis {
     }
 }
 
+/// A set of curve bases, one bit a basis: iterated, printed and serialized
+/// in `CurveBasis::ALL` order (a list of names in JSON). A repeated name is
+/// refused when reading, never merged.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct CurveBasisSet(u8);
+
+impl CurveBasisSet {
+    pub const EMPTY: CurveBasisSet = CurveBasisSet(0);
+
+    fn bit(b: CurveBasis) -> u8 {
+        1 << CurveBasis::ALL.iter().position(|&x| x == b).expect("every basis is in ALL")
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0 == 0
+    }
+    pub fn contains(&self, b: CurveBasis) -> bool {
+        self.0 & Self::bit(b) != 0
+    }
+    /// Adds `b`; false if it was already there.
+    pub fn insert(&mut self, b: CurveBasis) -> bool {
+        let new = !self.contains(b);
+        self.0 |= Self::bit(b);
+        new
+    }
+    pub fn iter(&self) -> impl Iterator<Item = CurveBasis> + '_ {
+        CurveBasis::ALL.into_iter().filter(|&b| self.contains(b))
+    }
+}
+
+impl FromIterator<CurveBasis> for CurveBasisSet {
+    fn from_iter<I: IntoIterator<Item = CurveBasis>>(iter: I) -> Self {
+        let mut set = CurveBasisSet::EMPTY;
+        for b in iter {
+            set.insert(b);
+        }
+        set
+    }
+}
+
+impl Serialize for CurveBasisSet {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.iter())
+    }
+}
+
+impl<'de> Deserialize<'de> for CurveBasisSet {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let list = Vec::<CurveBasis>::deserialize(d)?;
+        let mut set = CurveBasisSet::EMPTY;
+        for b in list {
+            if !set.insert(b) {
+                return Err(serde::de::Error::custom(format!("curve basis `{}` is given twice", b.name())));
+            }
+        }
+        Ok(set)
+    }
+}
+
 /// A source location from the front end (not the position in XIR text).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Location {
@@ -79,15 +137,17 @@ pub struct Location {
 pub struct MetadataFields {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// Boxed: most metadata is a name alone, and an inline location cost
+    /// every metadata box 24 more bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub location: Option<Location>,
+    pub location: Option<Box<Location>>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub comments: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spill: Option<SpillKind>,
-    /// The curve bases a kernel may meet, sorted, without repeats (a set).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub curve_basis: Vec<CurveBasis>,
+    /// The curve bases a kernel may meet.
+    #[serde(default, skip_serializing_if = "CurveBasisSet::is_empty")]
+    pub curve_basis: CurveBasisSet,
 }
 
 impl MetadataFields {
@@ -102,7 +162,7 @@ impl MetadataFields {
 
 /// What an absent box reads as.
 static EMPTY: MetadataFields =
-    MetadataFields { name: None, location: None, comments: Vec::new(), spill: None, curve_basis: Vec::new() };
+    MetadataFields { name: None, location: None, comments: Vec::new(), spill: None, curve_basis: CurveBasisSet::EMPTY };
 
 /// Metadata of an entity: empty (no allocation) or a boxed `MetadataFields`.
 /// Equality, hashing, `Debug` and serialization see only the fields, so an
@@ -124,9 +184,31 @@ impl Metadata {
     pub fn is_empty(&self) -> bool {
         self.0.as_deref().is_none_or(MetadataFields::is_empty)
     }
+    /// The same metadata without an empty box (what a table stores:
+    /// writing through `DerefMut` allocates a box even to write nothing).
+    pub(crate) fn compacted(self) -> Self {
+        if self.is_empty() {
+            Metadata(None)
+        } else {
+            self
+        }
+    }
     /// The fields by value (a copy of the empty record when there are none).
     pub fn into_fields(self) -> MetadataFields {
         self.0.map(|b| *b).unwrap_or_default()
+    }
+}
+
+impl Metadata {
+    /// Heap bytes this metadata owns (its box and the box's strings).
+    pub(crate) fn heap_bytes(&self) -> usize {
+        use crate::ir::footprint::vec_bytes;
+        let Some(f) = self.0.as_deref() else { return 0 };
+        std::mem::size_of::<MetadataFields>()
+            + f.name.as_ref().map_or(0, String::capacity)
+            + f.location.as_ref().map_or(0, |l| std::mem::size_of::<Location>() + l.file.capacity())
+            + vec_bytes(&f.comments)
+            + f.comments.iter().map(String::capacity).sum::<usize>()
     }
 }
 
@@ -251,7 +333,7 @@ mod tests {
             name: Some("a".into()),
             comments: vec!["c".into()],
             spill: Some(SpillKind::CrossBlock),
-            curve_basis: vec![CurveBasis::CubicBspline, CurveBasis::Bezier],
+            curve_basis: [CurveBasis::CubicBspline, CurveBasis::Bezier].into_iter().collect(),
             ..Default::default()
         });
         let text = ron::to_string(&md).unwrap();

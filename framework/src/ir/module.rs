@@ -17,6 +17,20 @@ impl Module {
         Self::default()
     }
 
+    /// The module's heap, by part of the core: every function's, plus the
+    /// type and constant tables.
+    pub fn footprint(&self) -> super::Footprint {
+        let mut total = super::Footprint {
+            types_and_consts: self.types.heap_bytes() + self.consts.heap_bytes(),
+            other: super::footprint::vec_bytes(&self.functions),
+            ..Default::default()
+        };
+        for f in &self.functions {
+            total += f.footprint();
+        }
+        total
+    }
+
     pub fn add_function(&mut self, f: Function) -> FuncId {
         self.functions.push(f);
         FuncId::new(self.functions.len() - 1)

@@ -93,6 +93,19 @@ impl Default for TypeTable {
 }
 
 impl TypeTable {
+    /// Heap bytes of the table: each type held twice (by id and as its map
+    /// key), a struct's field list with it.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        use super::footprint::{hash_map_bytes, vec_bytes};
+        let fields = |t: &Type| match t {
+            Type::Struct { fields, .. } => vec_bytes(fields),
+            _ => 0,
+        };
+        vec_bytes(&self.types)
+            + hash_map_bytes(self.map.capacity(), std::mem::size_of::<(Type, TypeId)>())
+            + 2 * self.types.iter().map(fields).sum::<usize>()
+    }
+
     pub const VOID: TypeId = TypeId(0);
     pub const BOOL: TypeId = TypeId(1);
     pub const I32: TypeId = TypeId(2);

@@ -276,6 +276,11 @@ impl<'p> PassManager<'p> {
                 }));
             }
         }
+        // The module outlives the run (a driver hands it on, a workspace
+        // keeps it): the room its tables grew is given back.
+        for f in &mut module.functions {
+            f.shrink_to_fit();
+        }
         Ok(report)
     }
 }

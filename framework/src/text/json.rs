@@ -329,6 +329,7 @@ fn build(doc: ModuleJson) -> Module {
             }
         }
         f.rebuild_uses();
+        f.shrink_to_fit();
         m.add_function(f);
     }
     m

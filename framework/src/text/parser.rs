@@ -17,8 +17,8 @@ use super::literal::{case_bits, parse_uint};
 use super::{is_ident, type_to_string};
 use crate::diag::{Diagnostic, Rule};
 use crate::ir::{
-    ArgKind, Block, CurveBasis, FuncId, Function, FunctionKind, Inst, InstData, Location, Metadata, MetadataFields,
-    Module, Payload, Span, SpillKind, TypeTable, Value,
+    ArgKind, Block, CurveBasis, CurveBasisSet, FuncId, Function, FunctionKind, Inst, InstData, Location, Metadata,
+    MetadataFields, Module, Payload, Span, SpillKind, TypeTable, Value,
 };
 
 /// Boxed: the error path is cold, and a small `Result` keeps the hot path lean.
@@ -305,6 +305,7 @@ impl<'a> Parser<'a> {
         if kw != "extern" || self.is_punct('{') {
             self.body(&mut st)?;
         }
+        st.f.shrink_to_fit();
         self.module.functions.push(st.f);
         Ok(())
     }
@@ -384,14 +385,14 @@ impl<'a> Parser<'a> {
     }
 
     /// `!curve_basis(name, ...)` if present: a non-empty set of distinct
-    /// bases, returned sorted.
-    fn opt_curve_basis(&mut self) -> PResult<Vec<CurveBasis>> {
+    /// bases.
+    fn opt_curve_basis(&mut self) -> PResult<CurveBasisSet> {
         if self.tok.tok != Tok::Meta("curve_basis") {
-            return Ok(Vec::new());
+            return Ok(CurveBasisSet::EMPTY);
         }
         self.advance();
         self.expect_punct('(')?;
-        let mut set = Vec::new();
+        let mut set = CurveBasisSet::EMPTY;
         loop {
             let Tok::Ident(name) = self.tok.tok else { return Err(self.unexpected("a curve basis name")) };
             let Some(basis) = CurveBasis::from_name(name) else {
@@ -399,10 +400,9 @@ impl<'a> Parser<'a> {
                 let message = format!("unknown curve basis `{name}` (one of: {})", known.join(", "));
                 return Err(self.error(self.tok.span, message));
             };
-            if set.contains(&basis) {
+            if !set.insert(basis) {
                 return Err(self.error(self.tok.span, format!("curve basis `{name}` is given twice")));
             }
-            set.push(basis);
             self.advance();
             if !self.is_punct(',') {
                 break;
@@ -410,12 +410,11 @@ impl<'a> Parser<'a> {
             self.advance();
         }
         self.expect_punct(')')?;
-        set.sort();
         Ok(set)
     }
 
     /// `!loc("file", line, col)` if present.
-    fn opt_location(&mut self) -> PResult<Option<Location>> {
+    fn opt_location(&mut self) -> PResult<Option<Box<Location>>> {
         if self.tok.tok != Tok::Meta("loc") {
             return Ok(None);
         }
@@ -427,7 +426,7 @@ impl<'a> Parser<'a> {
         self.expect_punct(',')?;
         let col = self.u32_literal("a column number")?;
         self.expect_punct(')')?;
-        Ok(Some(Location { file, line, col }))
+        Ok(Some(Box::new(Location { file, line, col })))
     }
 
     // ---- function bodies ------------------------------------------------
@@ -595,8 +594,13 @@ impl<'a> Parser<'a> {
             }
             _ => {}
         }
-        data.md.name = result.and_then(|r| r.1).map(str::to_string);
-        data.md.comments = comments;
+        // Written only when set: writing through the handle allocates.
+        if let Some(name) = result.and_then(|r| r.1) {
+            data.md.name = Some(name.to_string());
+        }
+        if !comments.is_empty() {
+            data.md.comments = comments;
+        }
         data.span = Some(self.extent(span, pos));
         data.operands = items.values.into_iter().collect();
         data.blocks = items.blocks.into_iter().collect();

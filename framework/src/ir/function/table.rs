@@ -88,6 +88,25 @@ impl<T> Table<T> {
         self.chunks().flat_map(|(_, c)| c.iter())
     }
 
+    /// Frees the spare room of the growing chunk (the first, or the last
+    /// of the rest): for a table that is complete, as after reading a
+    /// module. Growing it again later copies at most that one chunk.
+    pub fn shrink_to_fit(&mut self) {
+        match self.rest.last_mut() {
+            Some(c) => c.shrink_to_fit(),
+            None => self.first.shrink_to_fit(),
+        }
+    }
+
+    /// Heap bytes: the chunks' buffers (by capacity) plus what `owned`
+    /// says each entry owns.
+    pub fn heap_bytes(&self, owned: impl Fn(&T) -> usize) -> usize {
+        let buffers = crate::ir::footprint::vec_bytes(&self.first)
+            + crate::ir::footprint::vec_bytes(&self.rest)
+            + self.rest.iter().map(crate::ir::footprint::vec_bytes).sum::<usize>();
+        buffers + self.iter().map(owned).sum::<usize>()
+    }
+
     /// A table of `n` entries, entry `k` being `f(k)`.
     pub fn from_fn(n: usize, mut f: impl FnMut(usize) -> T) -> Self {
         let mut t = Table::default();
