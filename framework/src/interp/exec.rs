@@ -175,6 +175,11 @@ fn vec3(v: [u32; 3]) -> Val {
 }
 
 impl<'m> Machine<'m> {
+    /// Lanes per warp (`Options::warp_size`).
+    pub fn warp_size(&self) -> u32 {
+        self.opts.warp_size
+    }
+
     pub fn new(m: &'m Module, opts: Options, dispatch_size: [u32; 3], block_size: [u32; 3]) -> Self {
         let consts = m.consts.iter().map(|(c, _)| const_val(m, c)).collect();
         let mut shared_types = Vec::new();
@@ -400,8 +405,8 @@ impl<'m> Machine<'m> {
                 SpecialRegister::DispatchId => vec3(regs.did),
                 SpecialRegister::DispatchSize => vec3(self.dispatch_size),
                 SpecialRegister::BlockSize => vec3(self.block_size),
-                SpecialRegister::WarpLaneId => Val::S(regs.lane as u64 % 32),
-                SpecialRegister::WarpSize => Val::S(32),
+                SpecialRegister::WarpLaneId => Val::S((regs.lane % self.opts.warp_size) as u64),
+                SpecialRegister::WarpSize => Val::S(self.opts.warp_size as u64),
                 SpecialRegister::KernelId => Val::S(0),
                 r => return Err(format!("special register ${} is not available in a compute dispatch", r.name())),
             },
