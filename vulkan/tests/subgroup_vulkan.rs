@@ -135,3 +135,59 @@ fn a_device_without_an_operation_class_is_refused_before_dispatch() {
     assert!(why.contains("subgroupSupportedOperations SHUFFLE (compute)"), "{why}");
     assert!(why.contains(&format!("subgroup size {}", dev.subgroups.size)), "{why}");
 }
+
+/// One callee's warp operation reached from two call sites in divergent
+/// arms: two instances under maximal reconvergence, on the device as in the
+/// interpreter (each arm counts its own lanes).
+const TWO_CALL_SITES: &str = r#"
+callable @count(%p: bool) -> u32 {
+^entry:
+  %c = warp.active_count_bits %p : u32
+  return %c
+}
+
+kernel @k(%o: buffer<u32>) block_size(64, 1, 1) {
+^entry:
+  %r = alloca : u32
+  %t = extract $thread_id, u32 0 : u32
+  %odd = bit_and %t, u32 1 : u32
+  %is_odd = ne %odd, u32 0 : bool
+  if %is_odd, true ^a, false ^b, merge ^done
+^a:
+  %x = call @count, bool true : u32
+  store %r, %x
+  br target ^done
+^b:
+  %y = call @count, bool true : u32
+  %y2 = add %y, u32 100 : u32
+  store %r, %y2
+  br target ^done
+^done:
+  %v = load %r : u32
+  buffer.write %o, %t, %v
+  return
+}
+"#;
+
+#[test]
+fn one_callee_from_two_call_sites_is_two_instances_on_the_device_too() {
+    let Some(dev) = vulkan_device() else { return };
+    let size = dev.subgroups.size;
+    let m = parse(TWO_CALL_SITES);
+    let k = kernel_of(&m);
+    let inputs = xir::interp::Inputs::from_json(r#"{"dispatch": [64, 1, 1], "args": {"o": {"fill": 0, "len": 64}}}"#)
+        .expect("inputs");
+    let opts_at = xir::interp::Options { warp_size: size, ..Default::default() };
+    let want = xir::interp::run_kernel_with(&m, k, &inputs, &opts_at).expect("interpreter");
+    let half = u64::from(size.div_ceil(2));
+    let expected: Vec<u64> = (0..64).map(|t| if t % 2 == 1 { half } else { half + 100 }).collect();
+    assert_eq!(want.buffers["o"], serde_json::json!(expected));
+    for level in [0u8, 2] {
+        let legal = legalize(TWO_CALL_SITES, level);
+        let lk = kernel_of(&legal);
+        let out = xir_spirv::compile(&legal, lk, &opts(level, false)).expect("compiles");
+        let (got, _) = xir_vulkan::run_kernel(&dev, &legal, lk, &out.words, &out.abi, &inputs, [64, 1, 1])
+            .expect("runs on Vulkan");
+        assert_eq!(want.first_mismatch(&got, |_, _| false), None, "-O{level} at subgroup size {size}");
+    }
+}

@@ -2,7 +2,8 @@
 //! reaches a warp operation waits there; once no thread of the block can run,
 //! the threads of one warp (`Options::warp_size` consecutive linear thread
 //! indices, 32 by default; a device run is compared at the device's
-//! subgroup size) waiting at the same instruction form its active lanes, the
+//! subgroup size) waiting at the same instruction, reached through the same
+//! call sites, form its active lanes, the
 //! operation is computed over them in lane order, and they go on. Lanes that
 //! finished, wait at a barrier or wait at another warp operation are
 //! inactive for it.
@@ -49,11 +50,13 @@ pub(crate) fn resolve(mach: &mut Machine, threads: &mut [Thread]) -> Result<bool
     let Some(first) = threads.iter().position(|t| matches!(t.state, State::WarpWait(..))) else {
         return Ok(false);
     };
-    let State::WarpWait(func, block, inst) = threads[first].state else { unreachable!("matched above") };
+    let State::WarpWait(func, block, inst, path) = threads[first].state else { unreachable!("matched above") };
     let size = mach.warp_size();
     let warp = threads[first].regs.lane / size;
     let group: Vec<usize> = (first..threads.len())
-        .filter(|&k| threads[k].state == State::WarpWait(func, block, inst) && threads[k].regs.lane / size == warp)
+        .filter(|&k| {
+            threads[k].state == State::WarpWait(func, block, inst, path) && threads[k].regs.lane / size == warp
+        })
         .collect();
     let f = mach.m.func(func);
     let d = f.inst(inst);
