@@ -127,11 +127,33 @@ pub enum Feature {
     BufferFloat64AtomicMinMax,
     /// `shaderSharedFloat64AtomicMinMax`.
     SharedFloat64AtomicMinMax,
+    /// `subgroupSupportedStages` has COMPUTE and `subgroupSupportedOperations`
+    /// has BASIC: the `GroupNonUniform` capability (the lane id and warp size
+    /// registers, `warp.is_first_active_lane`).
+    SubgroupBasic,
+    /// Subgroup VOTE in compute (`GroupNonUniformVote`: all / any / all-equal).
+    SubgroupVote,
+    /// Subgroup ARITHMETIC in compute (`GroupNonUniformArithmetic`: reductions and scans).
+    SubgroupArithmetic,
+    /// Subgroup BALLOT in compute (`GroupNonUniformBallot`: ballots, bit counts, broadcast-first).
+    SubgroupBallot,
+    /// Subgroup SHUFFLE in compute (`GroupNonUniformShuffle`: `warp.read_lane`).
+    SubgroupShuffle,
+    /// `shaderSubgroupExtendedTypes`: a subgroup operation on 8-, 16- or
+    /// 64-bit values. Emission-owned: no capability says which types a group
+    /// operation took.
+    SubgroupExtendedTypes,
+    /// `shaderMaximalReconvergence` (VK_KHR_shader_maximal_reconvergence):
+    /// the `MaximallyReconvergesKHR` execution mode every kernel with a warp
+    /// operation declares, so that the active lanes are the interpreter's
+    /// (docs/vulkan.md, "Subgroups"). Emission-owned: an execution mode, not
+    /// a capability.
+    MaximalReconvergence,
 }
 
 impl Feature {
     /// Every feature, in persisted-bit order (bit *i* = entry *i*; append only).
-    pub const ALL: [Feature; 42] = [
+    pub const ALL: [Feature; 49] = [
         Feature::Int8,
         Feature::Int16,
         Feature::Int64,
@@ -174,6 +196,13 @@ impl Feature {
         Feature::SharedFloat32AtomicMinMax,
         Feature::BufferFloat64AtomicMinMax,
         Feature::SharedFloat64AtomicMinMax,
+        Feature::SubgroupBasic,
+        Feature::SubgroupVote,
+        Feature::SubgroupArithmetic,
+        Feature::SubgroupBallot,
+        Feature::SubgroupShuffle,
+        Feature::SubgroupExtendedTypes,
+        Feature::MaximalReconvergence,
     ];
 
     /// The capability that owns this feature one-to-one, if any.
@@ -199,6 +228,12 @@ impl Feature {
             Feature::RuntimeDescriptorArray => Capability::RuntimeDescriptorArray,
             Feature::StorageBufferArrayNonUniformIndexing => Capability::StorageBufferArrayNonUniformIndexing,
             Feature::SampledImageArrayNonUniformIndexing => Capability::SampledImageArrayNonUniformIndexing,
+            Feature::SubgroupBasic => Capability::GroupNonUniform,
+            Feature::SubgroupVote => Capability::GroupNonUniformVote,
+            Feature::SubgroupArithmetic => Capability::GroupNonUniformArithmetic,
+            Feature::SubgroupBallot => Capability::GroupNonUniformBallot,
+            Feature::SubgroupShuffle => Capability::GroupNonUniformShuffle,
+            Feature::SubgroupExtendedTypes | Feature::MaximalReconvergence => return None,
             Feature::ShaderNonSemanticInfo
             | Feature::AccelerationStructure
             | Feature::BufferHeapBindingFlags
@@ -273,6 +308,13 @@ impl Feature {
             Feature::SharedFloat32AtomicMinMax => "shaderSharedFloat32AtomicMinMax",
             Feature::BufferFloat64AtomicMinMax => "shaderBufferFloat64AtomicMinMax",
             Feature::SharedFloat64AtomicMinMax => "shaderSharedFloat64AtomicMinMax",
+            Feature::SubgroupBasic => "subgroupSupportedOperations BASIC (compute)",
+            Feature::SubgroupVote => "subgroupSupportedOperations VOTE (compute)",
+            Feature::SubgroupArithmetic => "subgroupSupportedOperations ARITHMETIC (compute)",
+            Feature::SubgroupBallot => "subgroupSupportedOperations BALLOT (compute)",
+            Feature::SubgroupShuffle => "subgroupSupportedOperations SHUFFLE (compute)",
+            Feature::SubgroupExtendedTypes => "shaderSubgroupExtendedTypes",
+            Feature::MaximalReconvergence => "shaderMaximalReconvergence (VK_KHR_shader_maximal_reconvergence)",
         }
     }
 

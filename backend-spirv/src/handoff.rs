@@ -25,7 +25,11 @@
 //!   planner lowers or refuses each by the device's features);
 //! - calls pass only Function-storage pointers and no resources (call sites
 //!   that need more are specialized by `callable_specialization` first);
-//! - special registers exist in Vulkan compute.
+//! - special registers exist in Vulkan compute;
+//! - warp operations only where a `GroupNonUniform*` instruction computes
+//!   the interpreter's value (integer, not float, reductions and scans;
+//!   scalar votes; shuffles of scalars and vectors; `u32` counts; ballots as
+//!   `vec<u32, 4>` or `u32`).
 //!
 //! Fail closed by construction: [`check`] is the only way to a
 //! [`HandedOff`], and planning and emission take nothing else. The witness
@@ -372,6 +376,7 @@ impl Cx<'_> {
             }
             Opcode::Call => self.check_call(i),
             op if is_atomic(op) => self.check_atomic(i),
+            op if crate::plan::features::is_warp_op(op) => self.check_warp(i),
             _ => {}
         }
     }
@@ -460,6 +465,56 @@ impl Cx<'_> {
                     type_name(t, ty)
                 ),
             ),
+        }
+    }
+
+    /// Warp operations: only what a `GroupNonUniform*` instruction computes
+    /// exactly as the interpreter does (docs/vulkan.md, "Subgroups").
+    fn check_warp(&mut self, i: xir::Inst) {
+        let (m, f) = (self.m, self.f);
+        let t = &m.types;
+        let d = f.inst(i);
+        let op = d.opcode;
+        let x = d.operands.first().map(|&v| f.value_type(m, v));
+        let is_float = x.is_some_and(|x| t.is_float(t.scalar_of(x)));
+        let is_vector = x.is_some_and(|x| matches!(t.get(x), Type::Vector { .. }));
+        let name = |ty: TypeId| type_name(t, ty);
+        match op {
+            Opcode::WarpActiveSum | Opcode::WarpActiveProduct | Opcode::WarpPrefixSum | Opcode::WarpPrefixProduct
+                if is_float =>
+            {
+                self.err(i, "warp", format!("`{op}` on `{}`: the order in which OpGroupNonUniformFAdd / FMul combine the lanes is implementation-defined, so the rounding would differ from XIR's lane-order fold; integer reductions are exact", name(d.ty)))
+            }
+            Opcode::WarpActiveMin | Opcode::WarpActiveMax if is_float => self.err(
+                i,
+                "warp",
+                format!("`{op}` on `{}`: OpGroupNonUniformFMin / FMax leave the result undefined when every lane holds NaN and do not order -0.0 and +0.0, where XIR's fold is IEEE minNum / maxNum in lane order", name(d.ty)),
+            ),
+            Opcode::WarpActiveCountBits | Opcode::WarpActiveAll | Opcode::WarpActiveAny if is_vector => self.err(
+                i,
+                "warp",
+                format!("`{op}` of a bool vector: the subgroup vote and ballot instructions take one `bool` per lane"),
+            ),
+            Opcode::WarpReadLane | Opcode::WarpReadFirstActiveLane
+                if x.is_some_and(|x| !t.is_scalar(x) && !is_vector) =>
+            {
+                self.err(i, "warp", format!("`{op}` of `{}`: OpGroupNonUniformShuffle / BroadcastFirst take scalars and vectors only; read the members one by one", name(x.unwrap_or(d.ty))))
+            }
+            _ => {}
+        }
+        let u32_result = d.ty == xir::TypeTable::U32;
+        match op {
+            Opcode::WarpActiveCountBits | Opcode::WarpPrefixCountBits if !u32_result => self.err(
+                i,
+                "warp",
+                format!("`{op}` with result `{}`: OpGroupNonUniformBallotBitCount counts in a `u32`; cast the count", name(d.ty)),
+            ),
+            Opcode::WarpActiveBitMask
+                if !u32_result && !matches!(t.get(d.ty), Type::Vector { elem, lanes: 4 } if *elem == xir::TypeTable::U32) =>
+            {
+                self.err(i, "warp", format!("`{op}` with result `{}`: a ballot is a `vec<u32, 4>` (lane k is bit k % 32 of word k / 32), or its first word as a `u32`", name(d.ty)))
+            }
+            _ => {}
         }
     }
 

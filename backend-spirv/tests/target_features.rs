@@ -251,9 +251,13 @@ fn new_bits_are_pinned_and_unknown_bits_fail_closed() {
     assert_eq!(artifact::feature_bit(Feature::BufferFloat32Atomics), 1 << 28);
     assert_eq!(artifact::feature_bit(Feature::SharedFloat16AtomicAdd), 1 << 35);
     assert_eq!(artifact::feature_bit(Feature::SharedFloat64AtomicMinMax), 1 << 41);
-    assert_eq!(Feature::ALL.len(), 42);
+    assert_eq!(artifact::feature_bit(Feature::SubgroupBasic), 1 << 42);
+    assert_eq!(artifact::feature_bit(Feature::SubgroupShuffle), 1 << 46);
+    assert_eq!(artifact::feature_bit(Feature::SubgroupExtendedTypes), 1 << 47);
+    assert_eq!(artifact::feature_bit(Feature::MaximalReconvergence), 1 << 48);
+    assert_eq!(Feature::ALL.len(), 49);
     let (_, bytes, _) = artifact_of(PRINTING);
-    for b in [42u32, 48, 63] {
+    for b in [49u32, 55, 63] {
         for emission in [false, true] {
             let bad = reseal(&bytes, |h| {
                 if emission {

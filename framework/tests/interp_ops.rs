@@ -356,6 +356,111 @@ kernel @k(%o: buffer<u32>) block_size(40, 1, 1) {
     }
 }
 
+/// Run at `warp_size` lanes per warp.
+fn out_at(src: &str, inputs: Json, name: &str, warp_size: u32) -> Result<Json, String> {
+    let m = parse_module(src, "t.xir").map_err(|d| format!("{d:?}"))?;
+    let k = m.func_ids().find(|&f| m.func(f).is_kernel()).unwrap();
+    let i: xir::interp::Inputs = serde_json::from_value(inputs).unwrap();
+    let opts = xir::interp::Options { warp_size, ..Default::default() };
+    xir::interp::run_kernel_with(&m, k, &i, &opts).map(|o| o.buffers[name].clone()).map_err(|e| e.to_string())
+}
+
+#[test]
+fn the_warp_size_splits_blocks_and_ballots_spread_over_words() {
+    // 96 threads; each writes its lane, the warp size, its warp's sum and
+    // the four words of the ballot of "thread id is a multiple of 3".
+    let src = r#"
+kernel @k(%o: buffer<u32>) block_size(96, 1, 1) {
+^entry:
+  %t = extract $thread_id, u32 0 : u32
+  %base = mul %t, u32 7 : u32
+  buffer.write %o, %base, $warp_lane_id
+  %b1 = add %base, u32 1 : u32
+  buffer.write %o, %b1, $warp_size
+  %s = warp.active_sum %t : u32
+  %b2 = add %base, u32 2 : u32
+  buffer.write %o, %b2, %s
+  %m3 = mod %t, u32 3 : u32
+  %z = eq %m3, u32 0 : bool
+  %mask = warp.active_bit_mask %z : vec<u32, 4>
+  %w0 = extract %mask, u32 0 : u32
+  %w1 = extract %mask, u32 1 : u32
+  %w2 = extract %mask, u32 2 : u32
+  %w3 = extract %mask, u32 3 : u32
+  %b3 = add %base, u32 3 : u32
+  buffer.write %o, %b3, %w0
+  %b4 = add %base, u32 4 : u32
+  buffer.write %o, %b4, %w1
+  %b5 = add %base, u32 5 : u32
+  buffer.write %o, %b5, %w2
+  %b6 = add %base, u32 6 : u32
+  buffer.write %o, %b6, %w3
+  return
+}
+"#;
+    for size in [1u64, 8, 32, 64, 128] {
+        let o = out_at(src, json!({"args": {"o": {"fill": 0, "len": 96 * 7}}}), "o", size as u32).unwrap();
+        let o: Vec<u64> = o.as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
+        for t in 0..96u64 {
+            let row = &o[(t * 7) as usize..(t * 7 + 7) as usize];
+            let w0 = t / size * size;
+            let lanes = w0..(w0 + size).min(96);
+            assert_eq!(row[0], t % size, "lane t={t} size={size}");
+            assert_eq!(row[1], size);
+            assert_eq!(row[2], lanes.clone().sum::<u64>(), "sum t={t} size={size}");
+            let mut words = [0u64; 4];
+            for x in lanes.filter(|x| x % 3 == 0) {
+                words[((x - w0) / 32) as usize] |= 1 << ((x - w0) % 32);
+            }
+            assert_eq!(row[3..], words, "ballot t={t} size={size}");
+        }
+    }
+    for bad in [0, 3, 256] {
+        let e = out_at(src, json!({"args": {"o": {"fill": 0, "len": 96 * 7}}}), "o", bad).unwrap_err();
+        assert!(e.contains(&format!("a warp size of {bad} lanes")), "{e}");
+    }
+}
+
+/// Lanes that reach one callee instruction through different call sites
+/// are different instances (maximal reconvergence): even lanes count
+/// themselves through one call, odd lanes through the other.
+pub const TWO_CALL_SITES: &str = r#"
+callable @count(%p: bool) -> u32 {
+^entry:
+  %c = warp.active_count_bits %p : u32
+  return %c
+}
+
+kernel @k(%o: buffer<u32>) block_size(32, 1, 1) {
+^entry:
+  %r = alloca : u32
+  %t = extract $thread_id, u32 0 : u32
+  %odd = bit_and %t, u32 1 : u32
+  %is_odd = ne %odd, u32 0 : bool
+  if %is_odd, true ^a, false ^b, merge ^done
+^a:
+  %x = call @count, bool true : u32
+  store %r, %x
+  br target ^done
+^b:
+  %y = call @count, bool true : u32
+  %y2 = add %y, u32 100 : u32
+  store %r, %y2
+  br target ^done
+^done:
+  %v = load %r : u32
+  buffer.write %o, %t, %v
+  return
+}
+"#;
+
+#[test]
+fn lanes_calling_from_different_sites_are_different_instances() {
+    let o = out_at(TWO_CALL_SITES, json!({"args": {"o": {"fill": 0, "len": 32}}}), "o", 32).unwrap();
+    let want: Vec<u64> = (0..32).map(|t| if t % 2 == 1 { 16 } else { 116 }).collect();
+    assert_eq!(o, json!(want));
+}
+
 #[test]
 fn storage_textures_read_write_and_size() {
     let src = r#"

@@ -62,6 +62,13 @@ pub fn lavapipe() -> FeatureSet {
         F::SharedFloat32Atomics,
         F::BufferFloat32AtomicMinMax,
         F::SharedFloat32AtomicMinMax,
+        F::SubgroupBasic,
+        F::SubgroupVote,
+        F::SubgroupArithmetic,
+        F::SubgroupBallot,
+        F::SubgroupShuffle,
+        F::SubgroupExtendedTypes,
+        F::MaximalReconvergence,
     ]
     .into_iter()
     .collect()

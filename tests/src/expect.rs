@@ -46,6 +46,9 @@ pub const ALL: &[(&str, Check)] = &[
     ("texture_rw", texture_rw),
     ("byte_pack", byte_pack),
     ("bool_pack", bool_pack),
+    ("warp_reduce", warp_reduce),
+    ("ballot_compact", ballot_compact),
+    ("warp_scan", warp_scan),
 ];
 
 /// Check a run of corpus kernel `name`; panics when the kernel has no
@@ -517,4 +520,75 @@ pub fn texture_rw(o: &Outputs) {
     assert_eq!(o.raw.buffers["vol"], json!({"size": [4, 3, 2], "texels": vol}));
     // sizes: src at level 0; vol at level 1 (max(s >> 1, 1)); dst at level 40 (1).
     assert_eq!(o.u32s("sizes"), vec![4, 2, 2, 1, 1, 1]);
+}
+
+/// The `x` input of a corpus kernel, as u32s (the warp kernels' inputs are
+/// irregular on purpose; their expectations are sequential folds of them).
+fn corpus_x(json: &str) -> Vec<u32> {
+    let v: serde_json::Value = serde_json::from_str(json).expect("corpus inputs parse");
+    v["args"]["x"].as_array().expect("x is a list").iter().map(|e| e.as_u64().expect("u32") as u32).collect()
+}
+
+/// Per block of 64: the reductions of its elements, whatever the warp size.
+pub fn warp_reduce(o: &Outputs) {
+    let x = corpus_x(include_str!("../corpus/warp_reduce.inputs.json"));
+    assert_eq!(x.len(), 250);
+    let (mut out, mut sout) = (Vec::new(), Vec::new());
+    for b in x.chunks(64) {
+        let all = b.iter().all(|&v| v < 1 << 31) as u32;
+        let any = b.contains(&7) as u32;
+        out.extend([
+            b.iter().fold(0u32, |a, &v| a.wrapping_add(v)),
+            *b.iter().max().unwrap(),
+            *b.iter().min().unwrap(),
+            b.iter().fold(0, |a, &v| a | v),
+            b.iter().fold(u32::MAX, |a, &v| a & v),
+            b.iter().fold(0, |a, &v| a ^ v),
+            b.iter().filter(|&&v| v % 2 == 1).count() as u32,
+            all | any << 1,
+        ]);
+        sout.extend([b.iter().map(|&v| v as i32).min().unwrap(), b.iter().map(|&v| v as i32).max().unwrap()]);
+    }
+    // Block 0 holds 0, 7 and u32::MAX: any, not all; block 1 is all small with a 7;
+    // block 2 is all small without one; block 3 holds 2^31.
+    assert_eq!(out[7..32].iter().step_by(8).copied().collect::<Vec<_>>(), [2, 3, 1, 0]);
+    assert_eq!(o.u32s("out"), out);
+    assert_eq!(o.i32s("sout"), sout);
+}
+
+/// Per block of 64: the elements that are not multiples of 3, in order.
+pub fn ballot_compact(o: &Outputs) {
+    let x = corpus_x(include_str!("../corpus/ballot_compact.inputs.json"));
+    let mut out = vec![0u32; 256];
+    let mut kept = Vec::new();
+    for (b, chunk) in x.chunks(64).enumerate() {
+        let k: Vec<u32> = chunk.iter().copied().filter(|v| v % 3 != 0).collect();
+        out[64 * b..64 * b + k.len()].copy_from_slice(&k);
+        kept.push(k.len() as u32);
+    }
+    assert_eq!(kept, [37, 37, 43, 32]);
+    assert_eq!(o.u32s("kept"), kept);
+    assert_eq!(o.u32s("out"), out);
+    assert_eq!(o.u32s("out2"), out);
+}
+
+/// Per block of 64: exclusive and inclusive wrapping sums of x, and the
+/// exclusive wrapping u64 product of x | 1.
+pub fn warp_scan(o: &Outputs) {
+    let x = corpus_x(include_str!("../corpus/warp_scan.inputs.json"));
+    let (mut excl, mut incl, mut prod) = (Vec::new(), Vec::new(), Vec::new());
+    for b in x.chunks(64) {
+        let (mut s, mut p) = (0u32, 1u64);
+        for &v in b {
+            excl.push(s);
+            s = s.wrapping_add(v);
+            incl.push(s);
+            prod.push(p);
+            p = p.wrapping_mul(u64::from(v | 1));
+        }
+    }
+    assert_eq!(&incl[..2], &[u32::MAX, 0], "x[0] = u32::MAX, x[1] = 1 wraps to 0");
+    assert_eq!(o.u32s("excl"), excl);
+    assert_eq!(o.u32s("incl"), incl);
+    assert_eq!(o.u64s("prod"), prod);
 }

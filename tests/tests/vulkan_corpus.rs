@@ -20,10 +20,12 @@ use xir_vulkan::Device;
 const KNOWN_GAPS: &[(&str, &str)] = &[];
 
 /// The interpreter's outputs with the bound Vulkan's precision allows each
-/// element (`xir::interp::Precision`, docs/vulkan.md "Precision").
-fn bounded_interp(k: &CorpusKernel) -> xir::interp::Outputs {
+/// element (`xir::interp::Precision`, docs/vulkan.md "Precision"), its warps
+/// as wide as the device's subgroups (docs/vulkan.md "Subgroups").
+fn bounded_interp(k: &CorpusKernel, warp_size: u32) -> xir::interp::Outputs {
     let m = parse(k);
-    let opts = xir::interp::Options { precision: Some(xir::interp::Precision::default()), ..Default::default() };
+    let opts =
+        xir::interp::Options { precision: Some(xir::interp::Precision::default()), warp_size, ..Default::default() };
     xir::interp::run_kernel_with(&m, kernel_id(&m, k), &inputs(k), &opts)
         .unwrap_or_else(|e| panic!("{} fails in the interpreter: {e}", k.name))
 }
@@ -40,13 +42,13 @@ fn run_corpus_kernel(
 #[test]
 fn every_corpus_kernel_matches_the_interpreter_on_vulkan() {
     let Some(dev) = device() else { return };
-    eprintln!("Vulkan device: {} ({})", dev.name, dev.driver);
+    eprintln!("Vulkan device: {} ({}), subgroup size {}", dev.name, dev.driver, dev.subgroups.size);
     eprintln!("| kernel | GPU us -O0 | GPU us -O2 | result |\n|---|---|---|---|");
     let mut failures = Vec::new();
     let mut passed = 0;
     for k in corpus() {
         let gap = KNOWN_GAPS.iter().find(|(n, _)| *n == k.name);
-        let interp = bounded_interp(&k);
+        let interp = bounded_interp(&k, dev.subgroups.size);
         let mut outcome: Result<(), String> = Ok(());
         let mut times = Vec::new();
         for opt_level in [0u8, 2] {

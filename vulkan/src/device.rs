@@ -35,6 +35,9 @@ pub struct Device {
     pub(crate) printf: Option<super::printf::Capture>,
     /// Whether ray query and acceleration structures are enabled, with their limits.
     pub(crate) ray: super::accel::RayFeatures,
+    /// The device's subgroups (size, stages, operations): what the interpreter
+    /// is compared at and what every dispatch is checked against (`subgroup.rs`).
+    pub subgroups: super::subgroup::Subgroups,
     /// The descriptor limits every dispatch is checked against (`bindless.rs`); a test may lower one.
     pub descriptor_limits: super::bindless::DescriptorLimits,
     /// The work-group, memory, image and push-constant limits every dispatch is checked against
@@ -186,6 +189,7 @@ impl Device {
             descriptor_binding_variable_descriptor_count: v12.descriptor_binding_variable_descriptor_count,
             shader_storage_buffer_array_non_uniform_indexing: v12.shader_storage_buffer_array_non_uniform_indexing,
             shader_sampled_image_array_non_uniform_indexing: v12.shader_sampled_image_array_non_uniform_indexing,
+            shader_subgroup_extended_types: v12.shader_subgroup_extended_types,
             buffer_device_address: ray.enabled() as vk::Bool32,
             ..Default::default()
         };
@@ -196,6 +200,16 @@ impl Device {
         let has_non_semantic = has_ext(non_semantic);
         let mut ext_names: Vec<*const c_char> = if has_non_semantic { vec![non_semantic.as_ptr()] } else { vec![] };
         let mut enabled_set = enabled_features(&instance, physical, &core, &v11, &v12, has_non_semantic);
+        // Subgroups (`subgroup.rs`): each operation class supported in compute, extended
+        // types, and maximal reconvergence with its extension.
+        let subgroups = super::subgroup::Subgroups::probe(
+            &instance,
+            physical,
+            has_ext,
+            v12.shader_subgroup_extended_types == vk::TRUE,
+        );
+        enabled_set = enabled_set.union(subgroups.features());
+        let mut reconvergence = subgroups.enable(&mut ext_names);
         // Ray query (`accel.rs`): both extensions, their feature structs and bufferDeviceAddress, or none.
         let (mut asf, mut rqf) = ray.enable(&mut ext_names, &mut enabled_set);
         // Float atomics (`float_atomics.rs`): each supported buffer / shared bit.
@@ -209,6 +223,9 @@ impl Device {
             enabled = enabled.push_next(f);
         }
         if let Some(f) = fa2.as_mut() {
+            enabled = enabled.push_next(f);
+        }
+        if let Some(f) = reconvergence.as_mut() {
             enabled = enabled.push_next(f);
         }
         let info = vk::DeviceCreateInfo::default()
@@ -249,6 +266,7 @@ impl Device {
             max_uniform_buffer_range: props.limits.max_uniform_buffer_range,
             printf: printf.take(),
             ray,
+            subgroups,
             descriptor_limits,
             limits: super::limits::DispatchLimits::from_vk(&props.limits),
             samplers: std::sync::Mutex::new(Vec::new()),

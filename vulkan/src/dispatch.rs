@@ -181,6 +181,7 @@ pub fn dispatch_resources(
     groups: [u32; 3],
 ) -> Result<(Vec<Resource>, GpuTiming), RunError> {
     abi.check_shape().map_err(|e| RunError::Abi(format!("the kernel ABI is not canonical: {e}")))?;
+    super::subgroup::check(device, words)?;
     let descriptors: Vec<_> = abi.descriptors().collect();
     if descriptors.len() != resources.len() {
         return Err(RunError::Abi(format!(

@@ -22,6 +22,7 @@ mod image;
 mod limits;
 mod printf;
 mod sampler;
+mod subgroup;
 mod texture_heap;
 mod typed;
 
@@ -33,6 +34,7 @@ pub use filtered::{compare_sampling, filtered_outputs, sampling_tolerance, texel
 pub use foreign::{run_foreign, run_foreign_on};
 pub use limits::{check_module, check_resources, footprint, DispatchLimits, Footprint, MAX_PRIVATE_BYTES};
 pub use printf::{imports_debug_printf, run_kernel_printing, PrintCapture, PrintedLine, PRINTF_BUFFER_SIZE};
+pub use subgroup::{required as required_subgroup_features, Subgroups};
 pub use texture_heap::filter_tolerance;
 pub use typed::{run_compiled, run_kernel, Compiled};
 
@@ -54,6 +56,10 @@ pub enum RunError {
     /// layer, debug printf disabled by it, a damaged printer record or message).
     #[error("debug printf: {0}")]
     Printf(String),
+    /// The module needs a device feature the device lacks (`subgroup.rs`: a
+    /// subgroup operation class in compute, maximal reconvergence).
+    #[error("device feature: {0}")]
+    Feature(String),
     /// A foreign SPIR-V module (`reflect.rs`, `foreign.rs`) uses something the
     /// foreign runner refuses, or is not a valid module.
     #[error("foreign SPIR-V: {0}")]

@@ -304,6 +304,13 @@ impl Emitter<'_> {
         self.b.entry_point(ExecutionModel::GLCompute, main, crate::abi::ENTRY_POINT_NAME, iface);
         let bs = self.plans.bindings.abi.block_size;
         self.b.execution_mode(main, ExecutionMode::LocalSize, bs);
+        // Warp operations see the lanes that execute the same dynamic
+        // instance, as the interpreter's rendezvous does (docs/vulkan.md,
+        // "Subgroups"); without the mode Vulkan leaves reconvergence open.
+        if self.plans.features.required.contains(crate::Feature::MaximalReconvergence) {
+            self.b.execution_mode(main, ExecutionMode::MaximallyReconvergesKHR, []);
+            self.exts.insert("SPV_KHR_maximal_reconvergence");
+        }
         // IEEE signed zeros, infinities and NaNs, and round-to-nearest-even,
         // for every float width in use: Vulkan may otherwise flush the sign
         // of zero, assume no NaN/Inf, and round narrowing conversions any way

@@ -44,6 +44,7 @@ pub(crate) enum Lowering {
     Print,
     Atomic,
     Ray,
+    Warp,
     Arithmetic,
     /// Classified a semantic no-op: emits nothing.
     NoOp,
@@ -78,6 +79,7 @@ pub(crate) fn lowering(op: Opcode) -> Lowering {
         Opcode::Print => Lowering::Print,
         op if crate::plan::features::is_atomic(op) => Lowering::Atomic,
         op if super::ray_query::is_ray_op(op) => Lowering::Ray,
+        op if crate::plan::features::is_warp_op(op) => Lowering::Warp,
         op if xir_spec::spec().op(op).has(xir::Trait::Arithmetic) => Lowering::Arithmetic,
         op => match classify::opcode(op) {
             Support::SemanticNoOp(_) => Lowering::NoOp,
@@ -185,6 +187,7 @@ impl Emitter<'_> {
             Lowering::Print => self.emit_print(i)?,
             Lowering::Atomic => self.emit_atomic(i)?,
             Lowering::Ray => self.emit_ray(i)?,
+            Lowering::Warp => self.emit_warp(i)?,
             Lowering::Arithmetic => self.emit_arith(i)?,
             Lowering::NoOp => {}
             Lowering::None => return err(format!("`{}` reached emission without a lowering", d.opcode)),

@@ -10,7 +10,8 @@
 //! heap, bindless metadata and `NonUniform`), `sampling` (the sampler and
 //! texture heaps, bindless texture reads, sizes and samples), `bytes` (byte-buffer access at
 //! alignment 1, masked CAS stores), `constant_ubo` (placed array constants
-//! read from the constant-data uniform block).
+//! read from the constant-data uniform block), `subgroup` (warp operations as
+//! `OpGroupNonUniform*`).
 //!
 //! **Invariant:** the emitter never repairs: every input it cannot lower
 //! exactly was rejected by the handoff or a plan, so an unexpected shape here
@@ -31,6 +32,7 @@ mod narrow_caps;
 pub mod print;
 pub(crate) mod ray_query;
 mod sampling;
+mod subgroup;
 mod subword;
 mod texture;
 mod types;

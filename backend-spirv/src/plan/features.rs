@@ -1,7 +1,8 @@
 //! Target-feature planning done before emission: which atomics exist, in
 //! which storage class, and how each float atomic is lowered (its row of
 //! `float_atomics::TABLE` for the device snapshot: native, word, CAS loop,
-//! or refused).
+//! or refused); and the subgroup bits no capability shows (maximal
+//! reconvergence, extended types).
 //! The emission-owned feature bits come from here (plus the accel
 //! descriptor ABI, `features::from_abi`); capability-owned bits are
 //! reconciled later from the final binary.
@@ -64,6 +65,26 @@ pub fn atomic_space(f: &Function, base: Value) -> AtomicSpace {
     }
 }
 
+/// A subgroup (warp) operation: `ThreadGroupOp`s named `warp.*`.
+pub fn is_warp_op(op: Opcode) -> bool {
+    op.name().starts_with("warp.")
+}
+
+/// The emission-owned subgroup bits of one warp operation: maximal
+/// reconvergence always (the active lanes are then the interpreter's),
+/// extended types when a value or result is 8, 16 or 64 bits wide.
+fn warp_features(m: &Module, f: &Function, i: Inst, required: &mut FeatureSet) {
+    let d = f.inst(i);
+    required.insert(Feature::MaximalReconvergence);
+    let t = &m.types;
+    let wide = |ty: xir::TypeId| !t.is_bool(t.scalar_of(ty)) && matches!(t.scalar_bits(t.scalar_of(ty)), 8 | 16 | 64);
+    // The value operand (a `read_lane` index is narrowed to u32 first).
+    let value = d.operands.first().map(|&v| f.value_type(m, v));
+    if value.is_some_and(wide) {
+        required.insert(Feature::SubgroupExtendedTypes);
+    }
+}
+
 pub fn is_atomic(op: Opcode) -> bool {
     xir_spec::spec().op(op).has(xir::Trait::Atomic)
 }
@@ -101,6 +122,9 @@ pub fn plan_features(
                 if d.opcode == Opcode::Print {
                     // `NonSemantic.DebugPrintf` needs the device extension.
                     plan.required.insert(Feature::ShaderNonSemanticInfo);
+                }
+                if is_warp_op(d.opcode) {
+                    warp_features(m, f, i, &mut plan.required);
                 }
                 if !is_atomic(d.opcode) {
                     continue;

@@ -31,6 +31,18 @@ pub(crate) struct FuncInfo {
     bad: Vec<bool>,
 }
 
+/// A digest of the call sites a thread is inside (FNV-1a over each
+/// frame's function and return instruction).
+fn call_path(t: &Thread) -> u64 {
+    let mut h = 0xcbf2_9ce4_8422_2325u64;
+    for fr in &t.frames {
+        for x in [fr.func.index() as u64, fr.ret_to.map_or(u64::MAX, |i| i.index() as u64)] {
+            h = (h ^ x).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    h
+}
+
 fn fr_func(t: &Thread) -> FuncId {
     t.frames.last().map(|f| f.func).unwrap_or(FuncId(0))
 }
@@ -119,8 +131,11 @@ pub(crate) enum State {
     /// Waiting at the barrier `sync_block` instruction of a function.
     Wait(FuncId, Block, Inst),
     /// Waiting at a warp operation for the other lanes (operands in
-    /// `Thread::pending`).
-    WarpWait(FuncId, Block, Inst),
+    /// `Thread::pending`); the last field names the call path (the calls
+    /// the thread is inside), so that lanes reaching one callee instruction
+    /// from different call sites are different instances, as under
+    /// maximal reconvergence.
+    WarpWait(FuncId, Block, Inst, u64),
     Done,
 }
 
@@ -175,6 +190,11 @@ fn vec3(v: [u32; 3]) -> Val {
 }
 
 impl<'m> Machine<'m> {
+    /// Lanes per warp (`Options::warp_size`).
+    pub fn warp_size(&self) -> u32 {
+        self.opts.warp_size
+    }
+
     pub fn new(m: &'m Module, opts: Options, dispatch_size: [u32; 3], block_size: [u32; 3]) -> Self {
         let consts = m.consts.iter().map(|(c, _)| const_val(m, c)).collect();
         let mut shared_types = Vec::new();
@@ -293,7 +313,7 @@ impl<'m> Machine<'m> {
                 }
                 Flow::Warp(ops) => {
                     t.pending = ops;
-                    t.state = State::WarpWait(func, block, inst);
+                    t.state = State::WarpWait(func, block, inst, call_path(t));
                     return Ok(());
                 }
                 Flow::Jump(target) => self.enter(t, target).map_err(|e| located(e, t))?,
@@ -400,8 +420,8 @@ impl<'m> Machine<'m> {
                 SpecialRegister::DispatchId => vec3(regs.did),
                 SpecialRegister::DispatchSize => vec3(self.dispatch_size),
                 SpecialRegister::BlockSize => vec3(self.block_size),
-                SpecialRegister::WarpLaneId => Val::S(regs.lane as u64 % 32),
-                SpecialRegister::WarpSize => Val::S(32),
+                SpecialRegister::WarpLaneId => Val::S((regs.lane % self.opts.warp_size) as u64),
+                SpecialRegister::WarpSize => Val::S(self.opts.warp_size as u64),
                 SpecialRegister::KernelId => Val::S(0),
                 r => return Err(format!("special register ${} is not available in a compute dispatch", r.name())),
             },

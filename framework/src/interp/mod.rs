@@ -80,7 +80,15 @@ pub struct Options {
     /// Bound every result by Vulkan's precision (`Outputs::bounds`,
     /// docs/vulkan.md "Precision"); `None`: exact values only.
     pub precision: Option<Precision>,
+    /// Lanes per warp: `$warp_size`, and how a block's linear thread indices
+    /// split into warps. A device run is compared at the device's subgroup
+    /// size (lavapipe: 8, NVIDIA: 32); a power of two from 1 to 128, as
+    /// Vulkan's `subgroupSize` is.
+    pub warp_size: u32,
 }
+
+/// The interpreter's default warp size (NVIDIA's).
+pub const DEFAULT_WARP_SIZE: u32 = 32;
 
 impl Default for Options {
     fn default() -> Self {
@@ -91,6 +99,7 @@ impl Default for Options {
             max_threads: 1 << 24,
             max_print_bytes: 16 << 20,
             precision: None,
+            warp_size: DEFAULT_WARP_SIZE,
         }
     }
 }
@@ -263,6 +272,12 @@ pub fn run_kernel_with(
         return Err(at_kernel(format!("kernel @{} has no body", f.name)));
     }
     limits::check_shared(module, kernel).map_err(|e| at_kernel(format!("@{}: {e}", f.name)))?;
+    if !opts.warp_size.is_power_of_two() || opts.warp_size > 128 {
+        return Err(at_kernel(format!(
+            "a warp size of {} lanes: Vulkan subgroup sizes are powers of two from 1 to 128",
+            opts.warp_size
+        )));
+    }
     let dispatch = opts.dispatch.or(inputs.dispatch).unwrap_or(block_size);
     let total = dispatch.iter().map(|&d| d as u64).product::<u64>();
     if total > opts.max_threads {

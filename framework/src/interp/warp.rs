@@ -1,9 +1,12 @@
 //! Warp (subgroup) operations under cooperative scheduling. A thread that
 //! reaches a warp operation waits there; once no thread of the block can run,
-//! the threads of one warp (32 consecutive linear thread indices) waiting at
-//! the same instruction form its active lanes, the operation is computed
-//! over them in lane order, and they go on. Lanes that finished, wait at a
-//! barrier or wait at another warp operation are inactive for it.
+//! the threads of one warp (`Options::warp_size` consecutive linear thread
+//! indices, 32 by default; a device run is compared at the device's
+//! subgroup size) waiting at the same instruction, reached through the same
+//! call sites, form its active lanes, the
+//! operation is computed over them in lane order, and they go on. Lanes that
+//! finished, wait at a barrier or wait at another warp operation are
+//! inactive for it.
 
 use xir_spec::Opcode;
 
@@ -47,14 +50,17 @@ pub(crate) fn resolve(mach: &mut Machine, threads: &mut [Thread]) -> Result<bool
     let Some(first) = threads.iter().position(|t| matches!(t.state, State::WarpWait(..))) else {
         return Ok(false);
     };
-    let State::WarpWait(func, block, inst) = threads[first].state else { unreachable!("matched above") };
-    let warp = threads[first].regs.lane / 32;
+    let State::WarpWait(func, block, inst, path) = threads[first].state else { unreachable!("matched above") };
+    let size = mach.warp_size();
+    let warp = threads[first].regs.lane / size;
     let group: Vec<usize> = (first..threads.len())
-        .filter(|&k| threads[k].state == State::WarpWait(func, block, inst) && threads[k].regs.lane / 32 == warp)
+        .filter(|&k| {
+            threads[k].state == State::WarpWait(func, block, inst, path) && threads[k].regs.lane / size == warp
+        })
         .collect();
     let f = mach.m.func(func);
     let d = f.inst(inst);
-    let lanes: Vec<u32> = group.iter().map(|&k| threads[k].regs.lane % 32).collect();
+    let lanes: Vec<u32> = group.iter().map(|&k| threads[k].regs.lane % size).collect();
     let args: Vec<&[Val]> = group.iter().map(|&k| threads[k].pending.as_slice()).collect();
     let results = compute(mach.m, f, d, &lanes, &args).map_err(|msg| InterpError {
         thread: Some(threads[first].regs.did),
@@ -135,19 +141,24 @@ fn compute(m: &Module, f: &Function, d: &InstCore, lanes: &[u32], args: &[&[Val]
             })
         }
         WarpActiveBitMask => {
-            let mut mask = 0u64;
-            for (k, v) in xs.iter().enumerate() {
-                if truth(v)? {
-                    mask |= 1 << lanes[k];
-                }
-            }
+            // As `OpGroupNonUniformBallot`: lane k is bit k % 32 of word
+            // k / 32 of a vector; a scalar holds the lanes below its width.
+            let held: Vec<u32> =
+                (0..n).filter_map(|k| truth(xs[k]).map(|b| b.then_some(lanes[k])).transpose()).collect::<R<_>>()?;
             same(match m.types.get(d.ty) {
                 Type::Vector { lanes: l, .. } => {
-                    let mut w = vec![Val::S(0); *l as usize];
-                    w[0] = Val::S(mask);
-                    Val::agg(w)
+                    let mut w = vec![0u64; *l as usize];
+                    for lane in held {
+                        if let Some(word) = w.get_mut(lane as usize / 32) {
+                            *word |= 1 << (lane % 32);
+                        }
+                    }
+                    Val::agg(w.into_iter().map(Val::S).collect())
                 }
-                _ => Val::S(mask),
+                _ => {
+                    let bits = m.types.scalar_bits(d.ty).min(64);
+                    Val::S(held.into_iter().filter(|&l| l < bits).fold(0u64, |a, l| a | 1 << l))
+                }
             })
         }
         WarpPrefixCountBits => {

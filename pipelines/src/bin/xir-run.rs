@@ -125,6 +125,10 @@ struct Args {
     /// Interpreter: bytes of `print` output the run may produce.
     #[arg(long, value_name = "N", default_value_t = xir::interp::Options::default().max_print_bytes)]
     max_print_bytes: u64,
+    /// Interpreter: lanes per warp (`$warp_size`; default 32). With --compare
+    /// the interpreter runs at the device's subgroup size, which this must equal if given.
+    #[arg(long, value_name = "N")]
+    warp_size: Option<u32>,
     /// How errors about the input are printed (docs/diagnostics.md).
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = DiagnosticsFormat::Human)]
     diagnostics: DiagnosticsFormat,
@@ -234,7 +238,7 @@ fn run(args: &Args) -> Result<(), Failure> {
     let kernel = xir_pipelines::backend::select_kernel(&module, args.kernel.as_deref())?;
     let dispatch = requested.unwrap_or_else(|| one_block(&module, kernel));
     let inputs = inputs.with_dispatch(dispatch);
-    let interp = |precision: Option<xir::interp::Precision>| -> Result<Outputs, Failure> {
+    let interp = |precision: Option<xir::interp::Precision>, warp_size: u32| -> Result<Outputs, Failure> {
         let mut m = module.clone();
         if let Some(p) = &args.pipeline {
             run_pipeline(&mut m, p, args)?;
@@ -246,6 +250,7 @@ fn run(args: &Args) -> Result<(), Failure> {
             max_threads: args.max_threads,
             max_print_bytes: args.max_print_bytes,
             precision,
+            warp_size,
             ..xir::interp::Options::default()
         };
         let file = xir_pipelines::io::display_name(input);
@@ -254,6 +259,9 @@ fn run(args: &Args) -> Result<(), Failure> {
     };
     // Filtered-sampling outputs and their bound on the device that ran (docs/vulkan.md, "Sampling").
     let filtered = std::cell::RefCell::new(None);
+    // The subgroup size of the device that ran: the interpreter's warp size in a comparison.
+    let subgroup_size = std::cell::Cell::new(None);
+    let default_warp = xir::interp::DEFAULT_WARP_SIZE;
     let vulkan = || -> Result<Outputs, Failure> {
         let name = module.func(kernel).name.clone();
         let mut legal = module.clone();
@@ -273,6 +281,7 @@ fn run(args: &Args) -> Result<(), Failure> {
             run_printing(&device, &legal, k, (&out).into(), &out.printers, (&inputs, args.inputs.as_str()), dispatch)?
         };
         *filtered.borrow_mut() = xir_vulkan::sampling_tolerance(&device, &module, kernel, &inputs);
+        subgroup_size.set(Some(device.subgroups.size));
         if let Some(ns) = timing.dispatch_ns {
             eprintln!("vulkan: {} ({}): dispatch {:.1} us", device.name, device.driver, ns / 1000.0);
         }
@@ -281,7 +290,15 @@ fn run(args: &Args) -> Result<(), Failure> {
     if args.compare || args.oracle.is_some() {
         // The interpreter's run bounds each element by Vulkan's precision.
         let precision = xir::interp::Precision { contraction: args.fast_math };
-        let (a, b) = (interp(Some(precision))?, vulkan()?);
+        // The device first: its subgroup size is the interpreter's warp size.
+        let b = vulkan()?;
+        let warp = subgroup_size.get().unwrap_or(default_warp);
+        if let Some(w) = args.warp_size.filter(|&w| w != warp) {
+            return Err(Failure::from(format!(
+                "xir-run: --warp-size {w} differs from the device's subgroup size {warp}; a comparison runs the interpreter at the device's"
+            )));
+        }
+        let a = interp(Some(precision), warp)?;
         // Printed lines as multisets (module doc).
         let sorted = |o: &Outputs| {
             let mut o = o.clone();
@@ -322,7 +339,7 @@ fn run(args: &Args) -> Result<(), Failure> {
         eprintln!("xir-run: interpreter and Vulkan agree");
         return Ok(());
     }
-    let out = if args.vulkan { vulkan()? } else { interp(None)? };
+    let out = if args.vulkan { vulkan()? } else { interp(None, args.warp_size.unwrap_or(default_warp))? };
     Ok(print_outputs(&out)?)
 }
 
@@ -392,6 +409,7 @@ fn run_spirv(
         (args.max_steps != defaults.max_steps, "--max-steps"),
         (args.max_threads != defaults.max_threads, "--max-threads"),
         (args.max_print_bytes != defaults.max_print_bytes, "--max-print-bytes"),
+        (args.warp_size.is_some(), "--warp-size"),
     ];
     if let Some((_, flag)) = refused.iter().find(|(given, _)| *given) {
         return Err(format!(
