@@ -23,6 +23,9 @@
 //! - with ranges: `abs x` of a non-negative `x` is `x`; `min` / `max` whose
 //!   operands' ranges are ordered pick one; `x / d` and `x % d` with
 //!   `0 <= x < d` (d known positive) are `0` and `x`;
+//! - `assume %c` makes `%c` true after it: in the rest of its block and in
+//!   the blocks it dominates, with the same decomposition
+//!   (`drop_assumptions` removes the assume afterwards);
 //! - `min(x, n - 1)` with `x < n` known is `x` (an index clamped to a
 //!   length it was already checked against: the WGSL front end's `Restrict`
 //!   bounds policy after an `if i < arrayLength(...)`). `x < n` makes
@@ -65,6 +68,8 @@ struct Stats {
     compares: usize,
     constants: usize,
     ranges: usize,
+    /// `assume`s whose facts were read (no change by itself).
+    assumptions: usize,
 }
 
 impl Pass for Cvp {
@@ -85,6 +90,7 @@ impl Pass for Cvp {
         out.stats.push(("compares".into(), st.compares.to_string()));
         out.stats.push(("constants".into(), st.constants.to_string()));
         out.stats.push(("ranges".into(), st.ranges.to_string()));
+        out.stats.push(("assumptions".into(), st.assumptions.to_string()));
         Ok(out)
     }
 }
@@ -622,7 +628,9 @@ impl<'a> Scope<'a> {
         Scope { facts: Facts::default(), own, open: Vec::new() }
     }
 
-    fn enter(&mut self, dom: &DomTree, b: Block) -> &Facts {
+    /// The facts in scope in `b`; the caller may add `b`'s own as it
+    /// walks it (an `assume`'s), which leave the scope with `b`.
+    fn enter(&mut self, dom: &DomTree, b: Block) -> &mut Facts {
         let parent = dom.idom(b);
         while let Some(&(top, len)) = self.open.last() {
             if Some(top) == parent {
@@ -635,7 +643,7 @@ impl<'a> Scope<'a> {
         for &(x, pair) in self.own.get(b.index()) {
             self.facts.push(x, pair);
         }
-        &self.facts
+        &mut self.facts
     }
 }
 
@@ -664,6 +672,14 @@ fn cvp_function(m: &mut Module, fid: FuncId, cfg: &Cfg, dom: &DomTree, st: &mut 
             pairs.extend(edge_facts(m, f, p, b).into_iter().map(|x| (b.index(), (x, comparison_pair(f, &x)))));
         }
     }
+    // Blocks holding an `assume`, from the dense table: their own
+    // instructions add facts as the walk passes them (`simplify_block`).
+    let mut has_assume = vec![false; f.block_capacity()];
+    for (_, b, op) in f.live_placements_by_id() {
+        if op == Opcode::Assume {
+            has_assume[b.index()] = true;
+        }
+    }
     let own = FlatLists::from_pairs(f.block_capacity(), pairs.iter().copied());
     // Simplify each block with its facts, in the walk's order (a rewrite
     // can change what later blocks see of earlier definitions).
@@ -671,7 +687,7 @@ fn cvp_function(m: &mut Module, fid: FuncId, cfg: &Cfg, dom: &DomTree, st: &mut 
     let mut walk = m.func(fid).walk(&order, xir::reads::BlockInsts);
     while let Some(b) = walk.next(m.func(fid)) {
         let facts = scope.enter(dom, b);
-        if facts.len() > 0 {
+        if facts.len() > 0 || has_assume[b.index()] {
             simplify_block(m, fid, b, facts, st);
         }
     }
@@ -772,10 +788,22 @@ fn constant_for(m: &mut Module, fid: FuncId, v: Value, facts: &Facts) -> Option<
     known_constant(m, m.func(fid), v, facts).map(|k| k.materialize(m))
 }
 
-fn simplify_block(m: &mut Module, fid: FuncId, b: Block, facts: &Facts, st: &mut Stats) {
+fn simplify_block(m: &mut Module, fid: FuncId, b: Block, facts: &mut Facts, st: &mut Stats) {
     let insts = m.func(fid).block(b).insts().to_vec();
     for i in insts {
         if !m.func(fid).is_live(i) || m.func(fid).opcode(i) == Opcode::Phi {
+            continue;
+        }
+        // From an `assume` on, its condition is a fact (for the rest of
+        // the block and, through the scope, the blocks it dominates).
+        if m.func(fid).opcode(i) == Opcode::Assume {
+            let f = m.func(fid);
+            let mut own = Vec::new();
+            assume(m, f, f.inst(i).operands[0], true, &mut own, 4);
+            for x in own {
+                facts.push(x, comparison_pair(f, &x));
+            }
+            st.assumptions += 1;
             continue;
         }
         // Known operands become constants.

@@ -4,7 +4,9 @@
 //! `early_cse`, `gvn`, `div_rem_pairs`, `reassociate`, `simplify_libcalls`,
 //! `scalarizer`), the branch-aware `cvp` (correlated value propagation) and
 //! `if_conversion` (small diamonds and triangles into `select`), and
-//! `dead_arg_elim`. None of them is needed for legalization;
+//! `dead_arg_elim`, and `drop_assumptions`, which ends the life of the
+//! `assume`s the others read (the SPIR-V legalization runs it after its
+//! optimization group). None of the others is needed for legalization;
 //! `pipelines/O1.ron` and `pipelines/O2.ron` group them. `util` holds what
 //! they share.
 //!
@@ -21,6 +23,7 @@ pub mod const_fold;
 pub mod cvp;
 pub mod dead_arg_elim;
 pub mod div_rem_pairs;
+pub mod drop_assumptions;
 pub mod early_cse;
 pub mod egraph;
 pub mod gvn;
@@ -45,4 +48,5 @@ pub fn register(reg: &mut PassRegistry) {
     reg.register(scalarizer::decl());
     reg.register(cvp::decl());
     reg.register(if_conversion::decl());
+    reg.register(drop_assumptions::decl());
 }

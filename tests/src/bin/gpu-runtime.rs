@@ -10,9 +10,12 @@
 //! one Markdown row per kernel; a kernel that stays under `--min-ms` at the largest size (its work
 //! is bounded by uniforms, not by the dispatch, or it is memory-bound and fast) is marked so.
 //!
+//! `--fast-math` compiles ours as `xir-opt --fast-math` does (to measure what exact float
+//! semantics cost a kernel).
+//!
 //! ```text
 //! gpu-runtime --wgsl tests/wgsl --corpus tests/corpus --peer DIR [--peer-label TEXT] [--repeats 20]
-//!             [--min-ms 1] [--max-mib 256] [--only KERNEL ...]
+//!             [--min-ms 1] [--max-mib 256] [--only KERNEL ...] [--fast-math]
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -31,6 +34,7 @@ struct Args {
     min_ms: f64,
     max_mib: f64,
     only: Vec<String>,
+    fast_math: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -43,6 +47,7 @@ fn parse_args() -> Result<Args, String> {
         min_ms: 1.0,
         max_mib: 256.0,
         only: Vec::new(),
+        fast_math: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -57,6 +62,7 @@ fn parse_args() -> Result<Args, String> {
             "--min-ms" => a.min_ms = number(value()?)?,
             "--max-mib" => a.max_mib = number(value()?)?,
             "--only" => a.only.push(value()?),
+            "--fast-math" => a.fast_math = true,
             _ => return Err(format!("unknown argument `{flag}` (see the file's doc)")),
         }
     }
@@ -167,8 +173,8 @@ fn measure(dev: &mut Device, a: &Args, name: &str, wgsl: &Path) -> Result<Row, S
         })
         .map(|(_, (n, _))| n.clone())
         .collect();
-    let (legal, kernel, ours) =
-        xir_pipelines::backend::legalize_and_compile(&module, Some("main"), 2, false).map_err(|e| e.to_string())?;
+    let (legal, kernel, ours) = xir_pipelines::backend::legalize_and_compile(&module, Some("main"), 2, a.fast_math)
+        .map_err(|e| e.to_string())?;
     let block = match legal.func(kernel).kind {
         xir::ir::FunctionKind::Kernel { block_size } => block_size,
         _ => [1, 1, 1],
@@ -226,7 +232,8 @@ fn main() {
         }
     };
     println!("device: {} ({})\n", dev.name, dev.driver);
-    println!("| kernel | tiles | threads | ours -O2 ms | {} ms | ours / peer | note |", a.peer_label);
+    let ours = if a.fast_math { "ours -O2 --fast-math" } else { "ours -O2" };
+    println!("| kernel | tiles | threads | {ours} ms | {} ms | ours / peer | note |", a.peer_label);
     println!("|---|---:|---:|---:|---:|---:|---|");
     let mut files: Vec<PathBuf> = match std::fs::read_dir(&a.wgsl) {
         Ok(d) => d.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|e| e == "wgsl")).collect(),
