@@ -5,6 +5,7 @@
 //! the library API for tools (`workspace`).
 
 pub mod backend;
+pub mod cache;
 pub mod debug_passes;
 pub mod device_features;
 pub mod dot;
