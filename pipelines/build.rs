@@ -32,9 +32,19 @@ fn build_id(manifest_dir: &Path) -> String {
         None => vec![manifest_dir.to_path_buf()],
     };
     for dir in &crates {
-        println!("cargo:rerun-if-changed={}", dir.display());
         let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let start = files.len();
         collect(dir, &name, &mut files);
+        // Re-run for what is hashed, not for the crate's tests: an edited
+        // test must not rebuild this crate and everything above it.
+        let mut tops: Vec<std::path::PathBuf> = files[start..]
+            .iter()
+            .filter_map(|(_, p)| p.strip_prefix(dir).ok()?.components().next().map(|c| dir.join(c)))
+            .collect();
+        tops.dedup();
+        for t in tops {
+            println!("cargo:rerun-if-changed={}", t.display());
+        }
     }
     files.sort();
     let mut h = Sha256::new();
