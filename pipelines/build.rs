@@ -1,12 +1,95 @@
 //! Embeds every shipped pipeline (`pipelines/*.ron`) in the crate, so the
 //! drivers find them by name wherever the binaries are installed or moved;
-//! nothing is looked up through a build-time path at run time.
+//! nothing is looked up through a build-time path at run time. Also computes
+//! the build identity the compile cache keys on (`XIR_BUILD_ID`, below).
 
 use std::{env, fmt::Write, fs, path::Path};
+
+use sha2::{Digest, Sha256};
+
+/// The crates whose code or data decide what the compiler emits, relative
+/// to the workspace root (docs/compile-cache.md, "Key").
+const COMPILER_CRATES: &[&str] = &["ir-spec", "framework", "passes", "backend-spirv", "frontend", "ast", "pipelines"];
+
+/// Folders of those crates that hold no compiler code or data.
+const SKIPPED_DIRS: &[&str] = &["tests", "benches", "examples", "snapshots", "bad", "target"];
+
+/// `XIR_BUILD_ID`: SHA-256 over the compiler's sources and data (every file
+/// of [`COMPILER_CRATES`] but tests, benches and docs, by relative path),
+/// the workspace's `Cargo.lock` (dependency versions), the `rustc -vV`
+/// text, the profile and the target. A compile-cache entry written by any
+/// other build misses, whether or not the crate version changed; built from
+/// a published package (no workspace around it) it covers this crate alone.
+fn build_id(manifest_dir: &Path) -> String {
+    let root = manifest_dir.parent().filter(|r| r.join("Cargo.lock").is_file() && r.join("framework").is_dir());
+    let mut files: Vec<(String, std::path::PathBuf)> = Vec::new();
+    let crates: Vec<std::path::PathBuf> = match root {
+        Some(r) => {
+            println!("cargo:rerun-if-changed={}", r.join("Cargo.lock").display());
+            files.push(("Cargo.lock".into(), r.join("Cargo.lock")));
+            COMPILER_CRATES.iter().map(|c| r.join(c)).collect()
+        }
+        None => vec![manifest_dir.to_path_buf()],
+    };
+    for dir in &crates {
+        let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let start = files.len();
+        collect(dir, &name, &mut files);
+        // Re-run for what is hashed, not for the crate's tests: an edited
+        // test must not rebuild this crate and everything above it.
+        let mut tops: Vec<std::path::PathBuf> = files[start..]
+            .iter()
+            .filter_map(|(_, p)| p.strip_prefix(dir).ok()?.components().next().map(|c| dir.join(c)))
+            .collect();
+        tops.dedup();
+        for t in tops {
+            println!("cargo:rerun-if-changed={}", t.display());
+        }
+    }
+    files.sort();
+    let mut h = Sha256::new();
+    for (rel, path) in &files {
+        let bytes = fs::read(path).unwrap_or_default();
+        h.update((rel.len() as u64).to_le_bytes());
+        h.update(rel.as_bytes());
+        h.update((bytes.len() as u64).to_le_bytes());
+        h.update(&bytes);
+    }
+    let rustc = env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let version = std::process::Command::new(rustc).arg("-vV").output().map(|o| o.stdout).unwrap_or_default();
+    h.update(&version);
+    for var in ["PROFILE", "TARGET"] {
+        h.update(env::var(var).unwrap_or_default().as_bytes());
+        h.update([0]);
+    }
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Every file under `dir` (its path as `rel/...`) but hidden entries,
+/// Markdown and the [`SKIPPED_DIRS`].
+fn collect(dir: &Path, rel: &str, out: &mut Vec<(String, std::path::PathBuf)>) {
+    let Ok(entries) = fs::read_dir(dir) else { return };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.starts_with('.') || name.ends_with(".md") {
+            continue;
+        }
+        let path = e.path();
+        let sub = format!("{rel}/{name}");
+        if path.is_dir() {
+            if !SKIPPED_DIRS.contains(&name.as_str()) {
+                collect(&path, &sub, out);
+            }
+        } else {
+            out.push((sub, path));
+        }
+    }
+}
 
 fn main() {
     let dir = env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
     println!("cargo:rerun-if-changed={dir}");
+    println!("cargo:rustc-env=XIR_BUILD_ID={}", build_id(Path::new(&dir)));
     let mut names: Vec<String> = fs::read_dir(&dir)
         .expect("the crate directory is readable")
         .filter_map(|e| e.ok()?.file_name().into_string().ok())

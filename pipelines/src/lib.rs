@@ -1,10 +1,13 @@
 //! `xir-pipelines`: the shipped RON pipelines (`pipelines/*.ron`), the
 //! registry of every pass, and the pieces of the `xir-opt` driver that are
 //! worth testing without a process: input reading, atomic output, DOT
-//! pictures, listings, the integration point of the SPIR-V backend, and
-//! the library API for tools (`workspace`).
+//! pictures, listings, the integration point of the SPIR-V backend, the
+//! compile cache (`cache`) and batch runner (`batch`), and the library API
+//! for tools (`workspace`).
 
 pub mod backend;
+pub mod batch;
+pub mod cache;
 pub mod debug_passes;
 pub mod device_features;
 pub mod dot;

@@ -15,6 +15,7 @@ use std::sync::Mutex;
 use clap::Parser;
 use xir::pipeline::RunOptions;
 use xir_pipelines::backend::{self, BackendEmit};
+use xir_pipelines::cache::{CompileCache, Compiled, Outcome, Request, StoreError};
 use xir_pipelines::report::{DiagnosticsFormat, Reporter};
 use xir_pipelines::{device_features, dot, io, listing};
 
@@ -25,8 +26,15 @@ use xir_pipelines::then::ThenEmit as Emit;
 #[command(name = "xir-opt", version, about)]
 struct Cli {
     /// Input module: a `.xir` text file, a `.json` file, a `.wgsl` or
-    /// `.comp` shader, or `-` for stdin (XIR text or JSON).
-    input: Option<String>,
+    /// `.comp` shader, or `-` for stdin (XIR text or JSON). Several inputs
+    /// or a directory (its `.xir`, `.wgsl`, `.comp`, `.glsl` files) compile
+    /// as a batch, each to `OUTDIR/NAME.EXT` (`-o OUTDIR`).
+    #[arg(value_name = "INPUT")]
+    inputs: Vec<String>,
+    /// Compile the inputs as a batch on N threads (default: every core);
+    /// each input's messages are printed whole, in input order.
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    jobs: Option<u32>,
     /// Value of a shader `override` constant (repeatable).
     #[arg(long = "override", value_name = "NAME=VALUE", value_parser = io::parse_override)]
     overrides: Vec<(String, f64)>,
@@ -97,6 +105,17 @@ struct Cli {
     /// List the dialects of the spec.
     #[arg(long)]
     list_dialects: bool,
+    /// The compile cache's directory (default: `$XIR_CACHE_DIR`, else
+    /// `$XDG_CACHE_HOME/xir`, else `~/.cache/xir`; docs/compile-cache.md).
+    #[arg(long, value_name = "DIR")]
+    cache_dir: Option<PathBuf>,
+    /// Neither read nor write the compile cache (it is used for `--emit
+    /// spirv | spirv-asm | artifact` unless a flag watches the passes).
+    #[arg(long)]
+    no_cache: bool,
+    /// Say what the compile cache did (hit, miss, bypassed) on stderr.
+    #[arg(short = 'v', long)]
+    verbose: bool,
     /// How errors and warnings are printed (docs/diagnostics.md).
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = DiagnosticsFormat::Human)]
     diagnostics: DiagnosticsFormat,
@@ -115,11 +134,7 @@ fn main() {
     let code = match catch_unwind(AssertUnwindSafe(run)) {
         Ok(code) => code,
         Err(payload) => {
-            let msg = payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".into());
+            let msg = panic_message(&*payload);
             let at = PANIC_LOCATION.lock().ok().and_then(|l| l.clone()).unwrap_or_default();
             eprintln!("xir-opt: error: internal error: {msg} (at {at}); this is a bug in xir-opt");
             1
@@ -199,10 +214,16 @@ fn run() -> i32 {
             }
         };
     }
-    let Some(input) = cli.input.as_deref() else {
+    let Some(input) = cli.inputs.first().map(String::as_str) else {
         eprintln!("xir-opt: error: an INPUT file (or `-`) is required\n\nFor more information, try '--help'.");
         return 2;
     };
+    let batch_mode =
+        cli.jobs.is_some() || cli.inputs.len() > 1 || cli.inputs.iter().any(|i| std::path::Path::new(i).is_dir());
+    if batch_mode && !cli.then.is_empty() {
+        eprintln!("xir-opt: error: --then takes one INPUT, not a batch");
+        return 2;
+    }
     let mut pipeline = match cli.pipeline.as_deref().map(|p| loader.load(p)).transpose() {
         Ok(p) => p,
         Err(f) => {
@@ -217,98 +238,378 @@ fn run() -> i32 {
         };
         return incremental(&cli, &reporter, input, p);
     }
-    let overrides: xir_frontend::Overrides = cli.overrides.iter().cloned().collect();
-    if cli.emit == Emit::Ast && pipeline.is_none() && io::detect(input, "").is_shader() {
-        return match shader_ast(input, &overrides) {
-            Ok(text) => match io::write_output(cli.output.as_deref(), text.as_bytes()) {
-                Ok(()) => 0,
-                Err(e) => fail(&e.to_string()),
-            },
-            Err(diags) => report(&reporter, &diags, input),
-        };
-    }
     let device = match device_features::resolve(&cli.device_features) {
         Ok(d) => d,
         Err(e) => return report(&reporter, &[e.to_diagnostic()], input),
     };
+    if batch_mode {
+        return batch(&cli, &reporter, pipeline.as_ref(), device);
+    }
+    let job = Job { cli: &cli, reporter: &reporter, device, cache: cache_use(&cli), batch: false };
+    let mut log = std::io::stderr().lock();
+    compile_file(&job, pipeline.as_mut(), input, cli.output.as_deref(), &mut log)
+}
+
+/// The batch mode: every input compiled on `--jobs` threads, each to
+/// `OUTDIR/STEM.EXT`; exit 1 if any failed (a failed input writes nothing).
+fn batch(
+    cli: &Cli,
+    reporter: &Reporter,
+    pipeline: Option<&xir::pipeline::Pipeline>,
+    device: Option<xir_spirv::FeatureSet>,
+) -> i32 {
+    use xir_pipelines::batch::{self, BatchError, Done};
+    let usage = |e: BatchError| {
+        eprintln!("xir-opt: error: {e}");
+        2
+    };
+    let inputs = match batch::expand_inputs(&cli.inputs) {
+        Ok(i) => i,
+        Err(e) => return usage(e),
+    };
+    let Some(out_dir) = cli.output.as_deref().filter(|o| *o != "-").map(std::path::Path::new) else {
+        return usage(BatchError::NoOutputDir);
+    };
+    let ext = match cli.emit {
+        Emit::Xir => "xir",
+        Emit::Ast => "ast",
+        Emit::Json => "json",
+        Emit::Dot => "dot",
+        Emit::Spirv => "spv",
+        Emit::SpirvAsm => "spvasm",
+        Emit::Artifact => "xsa",
+    };
+    let outputs = match batch::output_paths(&inputs, out_dir, ext) {
+        Ok(o) => o,
+        Err(e) => return usage(e),
+    };
+    if let Err(e) = std::fs::create_dir_all(out_dir) {
+        return fail(&format!("{}: cannot create the output directory: {e}", out_dir.display()));
+    }
+    if let Some(p) = pipeline {
+        eprint!("{}", warnings(reporter, &p.warnings, |w| w.severity == xir::diag::Severity::Warning));
+    }
+    let jobs =
+        cli.jobs.map(|j| j as usize).unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let cache = cache_use(cli);
+    if let (CacheUse::Off(why), true, Emit::Spirv | Emit::SpirvAsm | Emit::Artifact) = (&cache, cli.verbose, cli.emit) {
+        eprintln!("xir-opt: compile cache: {why}");
+    }
+    let progress = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let names: Vec<String> = inputs.iter().map(|p| p.display().to_string()).collect();
+    // Each thread loads its own pipeline (passes hold per-run state) and
+    // renderer (source texts are not shared between threads).
+    let init = || {
+        let reg = xir_pipelines::registry();
+        let loaded = cli.pipeline.as_deref().map(|p| xir_pipelines::loader(&reg, cli.pipeline_dir.as_deref()).load(p));
+        (loaded, Reporter::new(cli.diagnostics))
+    };
+    let work =
+        |(loaded, reporter): &mut (Option<Result<xir::pipeline::Pipeline, xir::pipeline::LoadFailure>>, Reporter),
+         i: usize| {
+            let mut log = Vec::new();
+            let pipeline = match loaded {
+                None => None,
+                Some(Ok(p)) => Some(p),
+                Some(Err(f)) => {
+                    let _ = write!(log, "{}", reporter.load_failure(f));
+                    return Done { code: 1, log };
+                }
+            };
+            let job = Job { cli, reporter, device, cache: cache.clone(), batch: true };
+            let output = outputs[i].display().to_string();
+            let code =
+                catch_unwind(AssertUnwindSafe(|| compile_file(&job, pipeline, &names[i], Some(&output), &mut log)))
+                    .unwrap_or_else(|payload| {
+                        let _ = writeln!(
+                            log,
+                            "xir-opt: error: {}: internal error: {}; this is a bug in xir-opt",
+                            names[i],
+                            panic_message(&*payload)
+                        );
+                        1
+                    });
+            Done { code, log }
+        };
+    let mut failed = Vec::new();
+    let done = |i: usize, d: Done| {
+        let mut err = std::io::stderr().lock();
+        let _ = err.write_all(&d.log);
+        if d.code != 0 {
+            failed.push(names[i].clone());
+        }
+    };
+    batch::run(inputs.len(), jobs, progress, init, work, |i| names[i].clone(), done);
+    if failed.is_empty() {
+        return 0;
+    }
+    eprintln!("xir-opt: error: {} of {} inputs failed: {}", failed.len(), inputs.len(), failed.join(", "));
+    1
+}
+
+/// A panic's message.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
+}
+
+/// Whether and where the compile cache is used.
+#[derive(Clone)]
+enum CacheUse {
+    On(CompileCache),
+    /// Why not, for `-v`.
+    Off(String),
+}
+
+/// The compile cache `cli` asks for: none with `--no-cache`, or when a
+/// flag watches the passes (a hit would run none of them: the reference
+/// forces a fresh compile when source dumping is on, for the same reason).
+fn cache_use(cli: &Cli) -> CacheUse {
+    let watching = [
+        (cli.time_passes, "--time-passes"),
+        (cli.print_after_all, "--print-after-all"),
+        (!cli.print_after.is_empty(), "--print-after"),
+        (!cli.print_before.is_empty(), "--print-before"),
+        (cli.print_changed, "--print-changed"),
+        (cli.verify_each, "--verify-each"),
+        (cli.bisect_limit.is_some(), "--bisect-limit"),
+    ];
+    if cli.no_cache {
+        return CacheUse::Off("off (--no-cache)".into());
+    }
+    if let Some((_, flag)) = watching.iter().find(|(on, _)| *on) {
+        return CacheUse::Off(format!("bypassed: {flag} watches the passes, so every kernel is compiled"));
+    }
+    match cli.cache_dir.clone().or_else(CompileCache::default_dir) {
+        Some(dir) => CacheUse::On(CompileCache::new(dir)),
+        None => CacheUse::Off(format!(
+            "off: no directory (set --cache-dir, ${}, $XDG_CACHE_HOME or $HOME)",
+            xir_pipelines::cache::CACHE_DIR_ENV
+        )),
+    }
+}
+
+/// What one input's compilation shares with the others.
+struct Job<'a> {
+    cli: &'a Cli,
+    reporter: &'a Reporter,
+    device: Option<xir_spirv::FeatureSet>,
+    cache: CacheUse,
+    /// One input of a batch: pipeline warnings were printed once before,
+    /// and each input's reproducers go to their own directory.
+    batch: bool,
+}
+
+/// Read `input`, run the pipeline, emit to `output` (`None`: stdout);
+/// everything it prints goes to `log`. Returns the exit code.
+fn compile_file(
+    job: &Job<'_>,
+    pipeline: Option<&mut xir::pipeline::Pipeline>,
+    input: &str,
+    output: Option<&str>,
+    log: &mut dyn Write,
+) -> i32 {
+    let (cli, reporter) = (job.cli, job.reporter);
+    let overrides: xir_frontend::Overrides = cli.overrides.iter().cloned().collect();
+    let report = |log: &mut dyn Write, diags: &[xir::Diagnostic]| {
+        let _ = write!(log, "{}", reporter.render_for(diags, input));
+        1
+    };
+    let fail = |log: &mut dyn Write, msg: &str| {
+        let _ = writeln!(log, "xir-opt: error: {msg}");
+        1
+    };
+    if cli.emit == Emit::Ast && pipeline.is_none() && io::detect(input, "").is_shader() {
+        return match shader_ast(input, &overrides) {
+            Ok(text) => match io::write_output(output, text.as_bytes()) {
+                Ok(()) => 0,
+                Err(e) => fail(log, &e.to_string()),
+            },
+            Err(diags) => report(log, &diags),
+        };
+    }
     let mut module = match io::read_module_with(input, &overrides) {
         Ok(m) => m,
-        Err(diags) => return report(&reporter, &diags, input),
+        Err(diags) => return report(log, &diags),
     };
     let diags = xir::verify::verify_module(&module);
     if diags.iter().any(|d| d.is_error()) {
-        return report(&reporter, &diags, input);
+        return report(log, &diags);
     }
-    // A pipeline's final `spirv_handoff` step hands its kernels to the
-    // backend below, which does not check them again.
-    let handoffs = if let Some(p) = pipeline.as_mut() {
-        eprint!("{}", warnings(&reporter, &p.warnings, |w| w.severity == xir::diag::Severity::Warning));
-        let repro_dir = cli
-            .reproducer_dir
-            .clone()
-            .unwrap_or_else(|| std::env::temp_dir().join(format!("xir-opt-repro-{}", std::process::id())));
-        let opts = RunOptions {
-            opt_level: cli.opt_level,
-            fast_math: cli.fast_math,
-            verify_each: cli.verify_each,
-            print_before: cli.print_before.clone(),
-            print_after: cli.print_after.clone(),
-            print_after_all: cli.print_after_all,
-            print_changed: cli.print_changed,
-            time_passes: cli.time_passes,
-            bisect_limit: cli.bisect_limit,
-            reproducer_dir: Some(repro_dir),
-        };
-        let mut log = std::io::stderr().lock();
-        match backend::run_pipeline(p, opts, &mut module, &mut log) {
-            Ok((rep, handoffs)) => {
-                if cli.time_passes {
-                    let _ = write!(log, "{}", rep.timing_table());
-                }
-                if let Some(b) = &rep.bisect {
-                    let _ = writeln!(log, "{b}");
-                }
-                handoffs
-            }
-            Err(mut e) => {
-                let _ = write!(log, "{}", reporter.run_error(&mut e, input));
-                return 1;
-            }
-        }
-    } else {
-        xir_spirv::handoff::Handoffs::new(&module)
+    if let Some(p) = pipeline.as_deref().filter(|_| !job.batch) {
+        let _ = write!(log, "{}", warnings(reporter, &p.warnings, |w| w.severity == xir::diag::Severity::Warning));
+    }
+    let backend_emit = match cli.emit {
+        Emit::Spirv => Some(BackendEmit::Spirv),
+        Emit::SpirvAsm => Some(BackendEmit::SpirvAsm),
+        Emit::Artifact => Some(BackendEmit::Artifact),
+        _ => None,
     };
-    let module = handoffs.module();
     // `Err(None)`: already reported.
-    let backend = |what| {
-        backend::emit_from(&handoffs, what, cli.opt_level, cli.fast_math, device).map_err(|e| match e {
-            backend::BackendError::Compile(d) => {
-                eprint!("{}", reporter.render_for(&d, input));
-                None
+    let bytes: Result<Vec<u8>, Option<String>> = match (backend_emit, &job.cache) {
+        (Some(what), CacheUse::On(cache)) => cached_backend(job, cache, pipeline, &mut module, input, log)
+            .and_then(|c| c.emit(what).map_err(|e| Some(e.to_string()))),
+        (backend_emit, cache) => {
+            if let (Some(_), CacheUse::Off(why), true, false) = (backend_emit, cache, cli.verbose, job.batch) {
+                let _ = writeln!(log, "xir-opt: compile cache: {why}");
             }
-            e => Some(e.to_string()),
-        })
-    };
-    let bytes: Result<Vec<u8>, Option<String>> = match cli.emit {
-        Emit::Xir => Ok(xir::text::print_module(module).into_bytes()),
-        Emit::Ast => {
-            let arenas = xir_ast::Arenas::default();
-            xir_ast::xir_to_ast(&arenas, module)
-                .map(|ast| xir_ast::print_module(&ast).into_bytes())
-                .map_err(|e| Some(format!("--emit ast: {e}")))
+            let handoffs = match pipeline {
+                Some(p) => match run_pipeline_logged(job, p, &mut module, input, log) {
+                    Ok(h) => h,
+                    Err(code) => return code,
+                },
+                None => xir_spirv::handoff::Handoffs::new(&module),
+            };
+            let module = handoffs.module();
+            let mut backend = |what| {
+                backend::emit_from(&handoffs, what, cli.opt_level, cli.fast_math, job.device).map_err(|e| match e {
+                    backend::BackendError::Compile(d) => {
+                        let _ = write!(log, "{}", reporter.render_for(&d, input));
+                        None
+                    }
+                    e => Some(e.to_string()),
+                })
+            };
+            match cli.emit {
+                Emit::Xir => Ok(xir::text::print_module(module).into_bytes()),
+                Emit::Ast => {
+                    let arenas = xir_ast::Arenas::default();
+                    xir_ast::xir_to_ast(&arenas, module)
+                        .map(|ast| xir_ast::print_module(&ast).into_bytes())
+                        .map_err(|e| Some(format!("--emit ast: {e}")))
+                }
+                Emit::Json => Ok(xir::text::json::to_json(module).into_bytes()),
+                Emit::Dot => Ok(dot::module_to_dot(module).into_bytes()),
+                Emit::Spirv => backend(BackendEmit::Spirv),
+                Emit::SpirvAsm => backend(BackendEmit::SpirvAsm),
+                Emit::Artifact => backend(BackendEmit::Artifact),
+            }
         }
-        Emit::Json => Ok(xir::text::json::to_json(module).into_bytes()),
-        Emit::Dot => Ok(dot::module_to_dot(module).into_bytes()),
-        Emit::Spirv => backend(BackendEmit::Spirv),
-        Emit::SpirvAsm => backend(BackendEmit::SpirvAsm),
-        Emit::Artifact => backend(BackendEmit::Artifact),
     };
-    match bytes.map(|b| io::write_output(cli.output.as_deref(), &b)) {
+    match bytes.map(|b| io::write_output(output, &b)) {
         Ok(Ok(())) => 0,
-        Ok(Err(e)) => fail(&e.to_string()),
-        Err(Some(e)) => fail(&e),
+        Ok(Err(e)) => fail(log, &e.to_string()),
+        Err(Some(e)) => fail(log, &e),
         Err(None) => 1,
     }
+}
+
+/// Run `p` over `module` with the instrumentation `cli` asks for, its
+/// printing to `log`; the pipeline's handoff verdicts, or the exit code of
+/// a reported failure.
+fn run_pipeline_logged<'m>(
+    job: &Job<'_>,
+    p: &mut xir::pipeline::Pipeline,
+    module: &'m mut xir::Module,
+    input: &str,
+    log: &mut dyn Write,
+) -> Result<xir_spirv::handoff::Handoffs<'m>, i32> {
+    let (cli, reporter) = (job.cli, job.reporter);
+    let mut repro_dir = cli
+        .reproducer_dir
+        .clone()
+        .unwrap_or_else(|| std::env::temp_dir().join(format!("xir-opt-repro-{}", std::process::id())));
+    if job.batch {
+        repro_dir.push(std::path::Path::new(input).file_stem().unwrap_or_default());
+    }
+    let opts = RunOptions {
+        opt_level: cli.opt_level,
+        fast_math: cli.fast_math,
+        verify_each: cli.verify_each,
+        print_before: cli.print_before.clone(),
+        print_after: cli.print_after.clone(),
+        print_after_all: cli.print_after_all,
+        print_changed: cli.print_changed,
+        time_passes: cli.time_passes,
+        bisect_limit: cli.bisect_limit,
+        reproducer_dir: Some(repro_dir),
+    };
+    match backend::run_pipeline(p, opts, module, log) {
+        Ok((rep, handoffs)) => {
+            if cli.time_passes {
+                let _ = write!(log, "{}", rep.timing_table());
+            }
+            if let Some(b) = &rep.bisect {
+                let _ = writeln!(log, "{b}");
+            }
+            Ok(handoffs)
+        }
+        Err(mut e) => {
+            let _ = write!(log, "{}", reporter.run_error(&mut e, input));
+            Err(1)
+        }
+    }
+}
+
+/// The kernel from the compile cache, or compiled and stored; what the
+/// cache did is said on `log` (`-v`), a rejected or unstorable entry always.
+fn cached_backend(
+    job: &Job<'_>,
+    cache: &CompileCache,
+    pipeline: Option<&mut xir::pipeline::Pipeline>,
+    module: &mut xir::Module,
+    input: &str,
+    log: &mut dyn Write,
+) -> Result<Compiled, Option<String>> {
+    let (cli, reporter) = (job.cli, job.reporter);
+    let request = Request {
+        module,
+        kernel: None,
+        opt_level: cli.opt_level,
+        fast_math: cli.fast_math,
+        device_features: job.device,
+    };
+    let key = cache.key(&request, pipeline.as_deref());
+    let result = cache.get_or_compile(&key, || {
+        let handoffs = match pipeline {
+            Some(p) => run_pipeline_logged(job, p, module, input, log).map_err(|_| None::<String>)?,
+            None => xir_spirv::handoff::Handoffs::new(module),
+        };
+        let (k, out) =
+            backend::compile_from(&handoffs, None, cli.opt_level, cli.fast_math, job.device).map_err(|e| match e {
+                backend::BackendError::Compile(d) => {
+                    let _ = write!(log, "{}", reporter.render_for(&d, input));
+                    None
+                }
+                e => Some(e.to_string()),
+            })?;
+        let artifact = xir_spirv::artifact::ShaderArtifact::from_compiled(handoffs.module(), k, &out).encode();
+        Ok::<_, Option<String>>(Compiled { words: out.words, artifact })
+    });
+    let (compiled, outcome) = result?;
+    let path = outcome.path().display().to_string();
+    let warn = |log: &mut dyn Write, message: String| {
+        let d = xir::Diagnostic::warning(xir::diag::Rule::CompileCache, message).with_file(&path);
+        let _ = write!(log, "{}", reporter.render(&[d]));
+    };
+    let (what, stored) = match &outcome {
+        Outcome::Hit { .. } => ("hit", None),
+        Outcome::Miss { stored, .. } => ("miss", Some(stored)),
+        Outcome::Recompiled { rejected, stored, .. } => {
+            warn(log, format!("rejected the cached entry ({rejected}); deleted it and recompiled"));
+            ("recompiled", Some(stored))
+        }
+    };
+    match stored {
+        None if cli.verbose => {
+            let _ = writeln!(log, "xir-opt: compile cache: {input}: hit {path}");
+        }
+        Some(Ok(())) if cli.verbose => {
+            let _ = writeln!(log, "xir-opt: compile cache: {input}: {what}, stored {path}");
+        }
+        Some(Err(StoreError::Uncacheable(e))) if cli.verbose => {
+            let _ = writeln!(
+                log,
+                "xir-opt: compile cache: {input}: {what}, not stored: the kernel has no shader artifact: {e}"
+            );
+        }
+        Some(Err(StoreError::Io(e))) => warn(log, format!("cannot store the compiled kernel: {e}")),
+        _ => {}
+    }
+    Ok(compiled)
 }
 
 /// `--emit ast` of a shader without a pipeline: the tree as the front end
