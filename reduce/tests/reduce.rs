@@ -1,5 +1,5 @@
 //! `xir-reduce` end to end: a planted crash (`debug.panic` that fires only
-//! on a `bit_xor`) in a corpus kernel shrinks to the exact expected text,
+//! on a given opcode) in corpus kernels shrinks to the exact expected text,
 //! and the CLI's error paths give the documented exit codes.
 
 use std::path::{Path, PathBuf};
@@ -46,6 +46,60 @@ fn planted_crash_shrinks_to_the_expected_text() {
     let original = std::fs::read_to_string(&input).unwrap();
     assert!(original.contains("store "), "{original}");
     assert!(want.contains("bit_xor") && !want.contains("store "), "{want}");
+}
+
+/// The reduced text of corpus kernel `name` under a panic on `opcode`,
+/// without the kernel's header comment (which the module keeps).
+fn reduce_panic(name: &str, opcode: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("p.ron");
+    std::fs::write(&p, PIPELINE.replace("bit_xor", opcode)).unwrap();
+    let input = root().join("tests/corpus").join(format!("{name}.xir"));
+    let o = cli(&[input.to_str().unwrap(), "--pipeline", p.to_str().unwrap(), "--panic", "deliberate panic", "-q"]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8(o.stdout).unwrap();
+    text.lines().filter(|l| !l.starts_with("//")).map(|l| format!("{l}\n")).collect()
+}
+
+/// Callables lose their parameters (and the call its arguments), the
+/// kernel that nothing needs goes, and loops and branches are gone.
+#[test]
+fn planted_crash_in_a_call_keeps_the_call_without_arguments() {
+    let want = "\
+callable @square() -> f32 {
+^entry:
+  return f32 0.0
+}
+
+callable @accumulate_square() -> void {
+^entry:
+  %sq = call @square : f32
+  return
+}
+";
+    assert_eq!(reduce_panic("callables", "call"), want);
+}
+
+/// A `switch` that must stay loses its cases; a do-while inside a loop goes.
+#[test]
+fn planted_crash_keeps_a_switch_without_cases_and_loops_unwind() {
+    let want = "\
+kernel @switch(%si: buffer<i32>, %su: buffer<u32>, %sw: buffer<u64>, %out: buffer<i32>) block_size(8, 1, 1) {
+^entry:
+  switch u64 0, merge ^d3, default ^d3
+^d3:
+  return
+}
+";
+    assert_eq!(reduce_panic("switch", "switch"), want);
+    let want = "\
+kernel @simple_loop_continue(%nums: buffer<u32>, %odd: buffer<u32>) block_size(4, 1, 1) {
+^entry:
+  %d = mod u32 0, u32 0 : u32
+  return
+}
+";
+    assert_eq!(reduce_panic("simple_loop_continue", "mod"), want);
 }
 
 #[test]

@@ -89,7 +89,7 @@ fn run() -> i32 {
     if pipeline.is_none() && !matches!(signature, Signature::Verifier(_)) {
         return fail(1, "this failure signature needs --pipeline");
     }
-    let oracle = Oracle { pipeline, signature };
+    let oracle = Oracle::new(pipeline, signature);
     let silenced = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
     let fails = oracle.fails(&module);
