@@ -1,5 +1,5 @@
 //! Constant simplification: every constant operand is tried as 0, then as
-//! 1 (scalars), or as the zero composite, so that what remains of a
+//! 1 (scalars; 1.0 for floats), or as the zero composite, so that what remains of a
 //! reduced module reads as the smallest numbers that still fail.
 
 use xir::{ConstValue, FuncId, Module, Value};
@@ -17,7 +17,20 @@ pub(crate) fn simplify_constants(m: &mut Module, f: FuncId, run: &mut Run) -> bo
             let mut simpler = Vec::new();
             match data.value {
                 ConstValue::Scalar(bits) => {
-                    simpler.extend([0, 1].into_iter().filter(|&b| b < bits).map(|b| (data.ty, Some(b))));
+                    let one = crate::values::one_bits(m.types.get(data.ty));
+                    // 0 before 1 before anything else: only ever down this
+                    // order, so two constants never trade places forever.
+                    let rank = |b: u64| {
+                        if b == 0 {
+                            0
+                        } else if Some(b) == one {
+                            1
+                        } else {
+                            2
+                        }
+                    };
+                    let tries = [Some(0), one].into_iter().flatten().filter(|&b| rank(b) < rank(bits));
+                    simpler.extend(tries.map(|b| (data.ty, Some(b))));
                 }
                 ConstValue::Composite(_) => simpler.push((data.ty, None)),
             }

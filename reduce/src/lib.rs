@@ -21,7 +21,7 @@ mod oracle;
 mod params;
 mod values;
 
-pub use oracle::{Mismatch, Oracle, Signature};
+pub use oracle::{Device, Mismatch, Oracle, Signature};
 
 /// Limits and what happened.
 #[derive(Clone, Debug, Default)]

@@ -1,10 +1,10 @@
 //! Value replacement: each computed value (and each argument) is tried
 //! replaced in all its uses by a simpler one of its type, the zero
-//! constant first, then `undef`, then an argument or an earlier
+//! constant first, then one, then `undef`, then an argument or an earlier
 //! instruction of its block, and the instruction deleted. What the failure
 //! needs stays; the rest of the data flow unravels for `ddmin`.
 
-use xir::{ArgKind, ConstData, ConstValue, FuncId, Function, Module, Opcode, Type, TypeId, Value};
+use xir::{ArgKind, ConstData, ConstValue, FloatFormat, FuncId, Function, Module, Opcode, Type, TypeId, Value};
 
 use crate::Run;
 
@@ -38,11 +38,25 @@ fn zero_const(m: &mut Module, ty: TypeId, depth: u32) -> Option<xir::Const> {
     Some(m.consts.intern(ConstData { ty, value: ConstValue::Composite(consts?) }))
 }
 
+/// The bits of one in a scalar type (1.0 for floats; FP8 has none here).
+pub(crate) fn one_bits(ty: &Type) -> Option<u64> {
+    match ty {
+        Type::Bool | Type::Int { .. } => Some(1),
+        Type::Float(FloatFormat::F16) => Some(0x3c00),
+        Type::Float(FloatFormat::F32) => Some(1f32.to_bits() as u64),
+        Type::Float(FloatFormat::F64) => Some(1f64.to_bits()),
+        _ => None,
+    }
+}
+
 /// Values that may stand for `v` of type `ty` at `at`'s place: the zero
 /// constant, `undef`, value arguments and earlier values of the same block.
 fn replacements(m: &mut Module, f: FuncId, v: Value, ty: TypeId) -> Vec<Value> {
     let mut out = Vec::new();
     out.extend(zero(m, ty));
+    // One, where zero loses the failure (`x + 0` and `x - 0` agree).
+    let one = one_bits(m.types.get(ty));
+    out.extend(one.map(|bits| m.const_scalar(ty, bits)));
     out.push(Value::Undef(ty));
     let func = m.func(f);
     for (k, a) in func.args.iter().enumerate() {

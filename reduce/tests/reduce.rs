@@ -145,3 +145,100 @@ fn a_reproducer_directory_brings_its_pipeline() {
     let want = std::fs::read_to_string(root().join("reduce/tests/bitonic_panic.reduced.xir")).unwrap();
     assert_eq!(String::from_utf8_lossy(&o.stdout), want);
 }
+
+const MISCOMPILE: &str =
+    "Pipeline(name: \"m\", input: \"xir.structured\", output: \"xir.structured\", steps: [Pass(\"debug.miscompile\")])";
+
+/// `xir-reduce NAME.xir --pipeline P --mismatch NAME.inputs.json ARGS` on a
+/// corpus kernel: exit code, stdout without the kernel's header comment, stderr.
+fn reduce_mismatch(name: &str, pipeline: &str, extra: &[&str]) -> (Option<i32>, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("p.ron");
+    std::fs::write(&p, pipeline).unwrap();
+    let corpus = root().join("tests/corpus");
+    let input = corpus.join(format!("{name}.xir"));
+    let inputs = corpus.join(format!("{name}.inputs.json"));
+    let mut args =
+        vec![input.to_str().unwrap(), "--pipeline", p.to_str().unwrap(), "--mismatch", inputs.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let o = cli(&args);
+    let text = String::from_utf8(o.stdout).unwrap();
+    let text = text.lines().filter(|l| !l.starts_with("//")).map(|l| format!("{l}\n")).collect();
+    (o.status.code(), text, String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+/// The planted miscompilation (`debug.miscompile`: the first `add` becomes
+/// a `sub`) in `prefix_sum` (37 instructions, a loop with barriers) shrinks
+/// to the `add` whose result reaches a buffer, with operands that tell
+/// `add` from `sub`: interpreter before against interpreter after the pass.
+#[test]
+fn planted_mismatch_shrinks_to_the_expected_text() {
+    let want = "\
+kernel @prefix_sum(%x: buffer<u32>, %out: buffer<u32>) block_size(64, 1, 1) {
+^entry:
+  %next = add u32 0, u32 1 : u32
+  buffer.write %out, u32 0, %next
+  return
+}
+";
+    let (code, out, err) = reduce_mismatch("prefix_sum", MISCOMPILE, &[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(out, want);
+    assert_eq!(err, "xir-reduce: 37 -> 3 instructions after 77 tests\n");
+    // Floats: -0.0 + 0.0 is +0.0, -0.0 - 0.0 is -0.0; the read of the -0.0 stays.
+    let want = "\
+kernel @saxpy(%a: f32, %x: buffer<f32>, %y: buffer<f32>) block_size(64, 1, 1) {
+^entry:
+  %xi = buffer.read %x, u32 0 : f32
+  %r = add %xi, f32 0.0 : f32
+  buffer.write %y, u32 0, %r
+  return
+}
+";
+    let (code, out, err) = reduce_mismatch("saxpy", MISCOMPILE, &["-q"]);
+    assert_eq!((code, out.as_str()), (Some(0), want), "{err}");
+}
+
+/// A pipeline that computes the same outputs is no mismatch (exit 2).
+#[test]
+fn no_mismatch_exits_2() {
+    let same = MISCOMPILE.replace("debug.miscompile", "dce");
+    let (code, _, err) = reduce_mismatch("prefix_sum", &same, &["-q"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.ends_with("does not fail as asked (--mismatch on @prefix_sum)\n"), "{err}");
+}
+
+/// The same planted miscompilation against Vulkan (lavapipe in CI): the
+/// pipeline takes the kernel to the handoff, the backend compiles at -O0,
+/// the device runs it.
+#[test]
+fn planted_mismatch_against_vulkan() {
+    let pipeline = "Pipeline(name: \"mv\", input: \"xir.structured\", output: \"xir.spirv\", \
+                    steps: [Pass(\"debug.miscompile\"), Include(\"spirv\")])";
+    let (code, out, err) = reduce_mismatch("saxpy", pipeline, &["--vulkan", "-q"]);
+    if code == Some(1) && err.contains("no Vulkan device") {
+        eprintln!("\n!!!!!!!! SKIPPING VULKAN TEST: {err} !!!!!!!!\n");
+        return;
+    }
+    let want = "\
+kernel @saxpy(%a: f32, %x: buffer<f32>, %y: buffer<f32>) block_size(64, 1, 1) {
+^entry:
+  %r = add f32 0.0, f32 1.0 : f32
+  buffer.write %y, u32 0, %r
+  return
+}
+";
+    assert_eq!((code, out.as_str()), (Some(0), want), "{err}");
+}
+
+/// `--max-time`: a spent budget writes the smallest module found so far
+/// (here the input: no test ran) and says so.
+#[test]
+fn max_time_stops_the_reduction() {
+    let (code, out, err) = reduce_mismatch("prefix_sum", MISCOMPILE, &["--max-time", "0.000001"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(err, "xir-reduce: 37 -> 37 instructions after 0 tests (budget spent)\n");
+    let original = std::fs::read_to_string(root().join("tests/corpus/prefix_sum.xir")).unwrap();
+    let original: String = original.lines().filter(|l| !l.starts_with("//")).map(|l| format!("{l}\n")).collect();
+    assert_eq!(out.lines().count(), original.lines().count());
+}
