@@ -242,3 +242,33 @@ fn max_time_stops_the_reduction() {
     let original: String = original.lines().filter(|l| !l.starts_with("//")).map(|l| format!("{l}\n")).collect();
     assert_eq!(out.lines().count(), original.lines().count());
 }
+
+/// `--spirv-val`: no emission bug is known to reduce, so the backend's
+/// debug-only hook plants one (`XIR_DEBUG_INVALID_SPIRV=OPCODE` drops the
+/// `OpMemoryModel` of a module holding that opcode); the `spirv` pipeline
+/// and the backend at -O0 run on each candidate.
+#[test]
+fn planted_validation_failure_shrinks_to_the_expected_text() {
+    // The hook exists where debug assertions are on (the test profile's binaries too).
+    if !cfg!(debug_assertions) {
+        eprintln!("skipped: XIR_DEBUG_INVALID_SPIRV is read by debug builds only");
+        return;
+    }
+    let input = root().join("tests/corpus/bitonic_sort.xir");
+    let run = |var: Option<&str>| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_xir-reduce"));
+        c.args([input.to_str().unwrap(), "--spirv-val", "memory model", "-q"]);
+        if let Some(v) = var {
+            c.env("XIR_DEBUG_INVALID_SPIRV", v);
+        }
+        c.env_remove(if var.is_none() { "XIR_DEBUG_INVALID_SPIRV" } else { "XIR_NO_SUCH_VARIABLE" });
+        c.output().unwrap()
+    };
+    let o = run(Some("bit_xor"));
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let want = std::fs::read_to_string(root().join("reduce/tests/bitonic_panic.reduced.xir")).unwrap();
+    assert_eq!(String::from_utf8_lossy(&o.stdout), want);
+    let o = run(None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("does not fail as asked (--spirv-val \"memory model\")"));
+}
