@@ -11,6 +11,7 @@ pub mod dot;
 pub mod io;
 pub mod listing;
 pub mod report;
+pub mod repro;
 pub mod then;
 pub mod workspace;
 

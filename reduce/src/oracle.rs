@@ -21,8 +21,9 @@ pub enum Signature {
     Verifier(String),
     /// Two runs of the kernel give different outputs.
     Mismatch(Mismatch),
-    /// After the pipeline, the backend at -O0 fails SPIRV-Tools validation
-    /// with a message containing this text.
+    /// After the pipeline, the backend fails SPIRV-Tools validation (of the
+    /// module as emitted, before any optimizer preset) with a message
+    /// containing this text.
     SpirvVal(String),
 }
 
@@ -49,11 +50,13 @@ pub struct Oracle {
     pub signature: Signature,
     /// For `Mismatch`: the other side, instead of the interpreter after the pipeline.
     pub device: Option<Device>,
+    /// The optimization level of pipeline runs and of the backend.
+    pub opt_level: u8,
 }
 
 impl Oracle {
     pub fn new(pipeline: Option<Pipeline>, signature: Signature) -> Self {
-        Oracle { pipeline, signature, device: None }
+        Oracle { pipeline, signature, device: None, opt_level: 0 }
     }
 
     /// Whether `m` fails as asked.
@@ -75,7 +78,7 @@ impl Oracle {
     fn pipeline_fails(&self, m: &Module) -> bool {
         let Some(p) = &self.pipeline else { return false };
         let mut m = m.clone();
-        let err = match run_pipeline(p, &mut m) {
+        let err = match run_pipeline(p, &mut m, self.opt_level) {
             Ok(()) => return false,
             Err(Failed::Run(e)) => e,
             Err(Failed::Panic(msg)) => {
@@ -105,7 +108,7 @@ impl Oracle {
             None => {
                 let Some(p) = &self.pipeline else { return false };
                 let mut m = m.clone();
-                if run_pipeline(p, &mut m).is_err() {
+                if run_pipeline(p, &mut m, self.opt_level).is_err() {
                     return false;
                 }
                 let Some(out) = interpret(&m, mm, None) else { return false };
@@ -122,11 +125,12 @@ impl Oracle {
     fn fails_validation(&self, m: &Module, text: &str) -> bool {
         let mut m = m.clone();
         if let Some(p) = &self.pipeline {
-            if run_pipeline(p, &mut m).is_err() {
+            if run_pipeline(p, &mut m, self.opt_level).is_err() {
                 return false;
             }
         }
-        let compiled = catch_unwind(AssertUnwindSafe(|| xir_pipelines::backend::compile(&m, None, 0, false, None)));
+        let compiled =
+            catch_unwind(AssertUnwindSafe(|| xir_pipelines::backend::compile(&m, None, self.opt_level, false, None)));
         match compiled {
             Ok(Err(xir_pipelines::backend::BackendError::Compile(diags))) => {
                 diags.iter().any(|d| d.rule.name() == "spirv-validate" && d.message.contains(text))
@@ -142,8 +146,8 @@ enum Failed {
     Panic(String),
 }
 
-fn run_pipeline(p: &Pipeline, m: &mut Module) -> Result<(), Failed> {
-    let opts = RunOptions { verify_each: true, ..RunOptions::default() };
+fn run_pipeline(p: &Pipeline, m: &mut Module, opt_level: u8) -> Result<(), Failed> {
+    let opts = RunOptions { verify_each: true, opt_level, ..RunOptions::default() };
     match catch_unwind(AssertUnwindSafe(|| PassManager::new(p, opts).run(m, &mut std::io::sink()))) {
         Ok(Ok(_)) => Ok(()),
         Ok(Err(e)) => Err(Failed::Run(e)),

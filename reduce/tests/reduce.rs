@@ -272,3 +272,77 @@ fn planted_validation_failure_shrinks_to_the_expected_text() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("does not fail as asked (--spirv-val \"memory model\")"));
 }
+
+/// Write the reproducer the drivers write (`xir_pipelines::repro`) for
+/// corpus kernel `name` into `dir`.
+fn driver_repro(dir: &Path, name: &str, failure: xir_pipelines::repro::Failure) {
+    let path = root().join("tests/corpus").join(format!("{name}.xir"));
+    let m = xir::text::parse_module(&std::fs::read_to_string(path).unwrap(), name).unwrap();
+    let r = xir_pipelines::repro::Repro { module: &m, kernel: name, pipeline: "spirv", opt_level: 0, failure };
+    xir_pipelines::repro::write(dir, &r).unwrap();
+}
+
+/// What `xir-opt` / `xir-run` write for a validation failure, `xir-reduce
+/// DIR` reduces with no other argument (the planted failure again).
+#[test]
+fn a_driver_reproducer_of_a_validation_failure_reduces() {
+    if !cfg!(debug_assertions) {
+        return eprintln!("skipped: the planted failure exists in debug builds only");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let message = "error:0:0 - EntryPoint cannot appear before the memory model instruction\n  OpEntryPoint ...";
+    driver_repro(dir.path(), "bitonic_sort", xir_pipelines::repro::Failure::SpirvVal { message });
+    let o = Command::new(env!("CARGO_BIN_EXE_xir-reduce"))
+        .args([dir.path().to_str().unwrap(), "-q"])
+        .env("XIR_DEBUG_INVALID_SPIRV", "bit_xor")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let want = std::fs::read_to_string(root().join("reduce/tests/bitonic_panic.reduced.xir")).unwrap();
+    assert_eq!(String::from_utf8_lossy(&o.stdout), want);
+}
+
+/// Likewise an interpreter-vs-Vulkan mismatch (`xir-run --compare`), with
+/// the backend's planted miscompilation (the first addition a subtraction).
+#[test]
+fn a_driver_reproducer_of_a_vulkan_mismatch_reduces() {
+    if !cfg!(debug_assertions) {
+        return eprintln!("skipped: the planted failure exists in debug builds only");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(root().join("tests/corpus/prefix_sum.inputs.json")).unwrap();
+    let inputs = xir::interp::Inputs::from_json(&text).unwrap();
+    driver_repro(dir.path(), "prefix_sum", xir_pipelines::repro::Failure::Mismatch { inputs: &inputs });
+    let o = Command::new(env!("CARGO_BIN_EXE_xir-reduce"))
+        .args([dir.path().to_str().unwrap(), "-q"])
+        .env("XIR_DEBUG_MISCOMPILE_SPIRV", "1")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    if o.status.code() == Some(1) && err.contains("no Vulkan device") {
+        return eprintln!("\n!!!!!!!! SKIPPING VULKAN TEST: {err} !!!!!!!!\n");
+    }
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let want = "\
+kernel @prefix_sum(%x: buffer<u32>, %out: buffer<u32>) block_size(64, 1, 1) {
+^entry:
+  %next = add u32 0, u32 1 : u32
+  buffer.write %out, u32 0, %next
+  return
+}
+";
+    let out = String::from_utf8_lossy(&o.stdout);
+    let out: String = out.lines().filter(|l| !l.starts_with("//")).map(|l| format!("{l}\n")).collect();
+    assert_eq!(out, want);
+}
+
+#[test]
+fn a_bad_failure_file_is_a_located_error() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(root().join("tests/corpus/saxpy.xir"), dir.path().join("input.xir")).unwrap();
+    std::fs::write(dir.path().join("failure.txt"), "signature: spirv-val\ncolour: red\n").unwrap();
+    let o = cli(&[dir.path().to_str().unwrap(), "-q"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr).replace(dir.path().to_str().unwrap(), "DIR");
+    assert_eq!(err, "error: DIR/failure.txt:2: unknown key `colour` (signature, text, kernel, pipeline, opt-level)\n");
+}

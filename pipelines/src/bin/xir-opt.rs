@@ -79,7 +79,8 @@ struct Cli {
     /// Run only the first N pass executions.
     #[arg(long, value_name = "N")]
     bisect_limit: Option<usize>,
-    /// Where to write a reproducer if a pass fails (default: a temporary directory).
+    /// Where to write a reproducer if a pass fails or the backend's output
+    /// fails validation (default: a temporary directory).
     #[arg(long, value_name = "DIR")]
     reproducer_dir: Option<PathBuf>,
     /// Only load and check a pipeline file, then exit.
@@ -241,12 +242,15 @@ fn run() -> i32 {
     }
     // A pipeline's final `spirv_handoff` step hands its kernels to the
     // backend below, which does not check them again.
+    let repro_dir = cli
+        .reproducer_dir
+        .clone()
+        .unwrap_or_else(|| std::env::temp_dir().join(format!("xir-opt-repro-{}", std::process::id())));
+    // The module before the pipeline, for a reproducer of a backend failure.
+    let emits_spirv = matches!(cli.emit, Emit::Spirv | Emit::SpirvAsm | Emit::Artifact);
+    let before = (pipeline.is_some() && emits_spirv).then(|| module.clone());
     let handoffs = if let Some(p) = pipeline.as_mut() {
         eprint!("{}", warnings(&reporter, &p.warnings, |w| w.severity == xir::diag::Severity::Warning));
-        let repro_dir = cli
-            .reproducer_dir
-            .clone()
-            .unwrap_or_else(|| std::env::temp_dir().join(format!("xir-opt-repro-{}", std::process::id())));
         let opts = RunOptions {
             opt_level: cli.opt_level,
             fast_math: cli.fast_math,
@@ -257,7 +261,7 @@ fn run() -> i32 {
             print_changed: cli.print_changed,
             time_passes: cli.time_passes,
             bisect_limit: cli.bisect_limit,
-            reproducer_dir: Some(repro_dir),
+            reproducer_dir: Some(repro_dir.clone()),
         };
         let mut log = std::io::stderr().lock();
         match backend::run_pipeline(p, opts, &mut module, &mut log) {
@@ -284,6 +288,13 @@ fn run() -> i32 {
         backend::emit_from(&handoffs, what, cli.opt_level, cli.fast_math, device).map_err(|e| match e {
             backend::BackendError::Compile(d) => {
                 eprint!("{}", reporter.render_for(&d, input));
+                if let (Some(before), Some(p)) = (&before, &cli.pipeline) {
+                    if let Some(note) =
+                        xir_pipelines::repro::after_backend_failure(&d, before, p, cli.opt_level, &repro_dir)
+                    {
+                        eprintln!("{note}");
+                    }
+                }
                 None
             }
             e => Some(e.to_string()),

@@ -36,13 +36,16 @@ struct Cli {
     #[arg(long, value_name = "INPUTS.json")]
     mismatch: Option<PathBuf>,
     /// With --mismatch: compare the interpreter against Vulkan (the
-    /// pipeline, `spirv` by default, and the backend at -O0).
+    /// pipeline, `spirv` by default, and the backend).
     #[arg(long, requires = "mismatch")]
     vulkan: bool,
-    /// After the pipeline (`spirv` by default), the backend at -O0 fails
+    /// After the pipeline (`spirv` by default), the backend fails
     /// SPIRV-Tools validation with a message containing SUBSTRING.
     #[arg(long, value_name = "SUBSTRING")]
     spirv_val: Option<String>,
+    /// Optimization level of the pipeline and the backend (0..=3).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=3))]
+    opt_level: u8,
     /// The kernel to run (--mismatch) when the module has several.
     #[arg(long)]
     kernel: Option<String>,
@@ -75,12 +78,15 @@ fn fail(code: i32, msg: &str) -> i32 {
 }
 
 /// What a reproducer directory's `failure.txt` says (docs/reduce.md):
-/// `signature: KIND`, and `text: ...`, `kernel: NAME` where the kind needs them.
+/// `signature: KIND`, and `text`, `kernel`, `pipeline`, `opt-level` where
+/// the kind needs them.
 #[derive(Default)]
 struct FailureFile {
     signature: String,
     text: String,
     kernel: Option<String>,
+    pipeline: Option<String>,
+    opt_level: Option<u8>,
 }
 
 fn read_failure_file(p: &Path) -> Result<Option<FailureFile>, String> {
@@ -97,7 +103,15 @@ fn read_failure_file(p: &Path) -> Result<Option<FailureFile>, String> {
             "signature" => f.signature = value.to_string(),
             "text" => f.text = value.to_string(),
             "kernel" => f.kernel = Some(value.to_string()),
-            _ => return Err(format!("{}:{}: unknown key `{key}` (signature, text, kernel)", p.display(), n + 1)),
+            "pipeline" => f.pipeline = Some(value.to_string()),
+            "opt-level" => match value.parse::<u8>() {
+                Ok(l) if l <= 3 => f.opt_level = Some(l),
+                _ => return Err(format!("{}:{}: `opt-level` is one of 0..=3", p.display(), n + 1)),
+            },
+            _ => {
+                let keys = "signature, text, kernel, pipeline, opt-level";
+                return Err(format!("{}:{}: unknown key `{key}` ({keys})", p.display(), n + 1));
+            }
         }
     }
     Ok(Some(f))
@@ -157,6 +171,10 @@ fn run() -> i32 {
             if cli.kernel.is_none() {
                 cli.kernel = f.kernel.clone();
             }
+            if cli.pipeline.is_none() {
+                cli.pipeline = f.pipeline.clone();
+            }
+            cli.opt_level = f.opt_level.unwrap_or(cli.opt_level);
         }
     }
     let needs_default_spirv = cli.spirv_val.is_some() || cli.vulkan;
@@ -205,10 +223,11 @@ fn run() -> i32 {
         return fail(1, "this failure signature needs --pipeline");
     }
     let mut oracle = Oracle::new(pipeline, signature);
+    oracle.opt_level = cli.opt_level;
     if vulkan_needed {
         let Signature::Mismatch(mm) = &oracle.signature else { unreachable!("--vulkan requires --mismatch") };
         let Some(p) = oracle.pipeline.take() else { unreachable!("`spirv` by default") };
-        match vulkan_device(p, mm) {
+        match vulkan_device(p, mm, cli.opt_level) {
             Ok(d) => oracle.device = Some(d),
             Err(e) => return fail(1, &format!("--vulkan: {e}")),
         }
@@ -249,9 +268,9 @@ fn describe(s: &Signature) -> String {
     }
 }
 
-/// The Vulkan side of `--mismatch --vulkan`: the pipeline, the backend at
-/// -O0 for the device's features, a run on the device.
-fn vulkan_device(pipeline: Pipeline, mm: &Mismatch) -> Result<Device, String> {
+/// The Vulkan side of `--mismatch --vulkan`: the pipeline, the backend for
+/// the device's features, a run on the device.
+fn vulkan_device(pipeline: Pipeline, mm: &Mismatch, opt_level: u8) -> Result<Device, String> {
     let device = xir_vulkan::Device::new().map_err(|e| match e {
         xir_vulkan::RunError::NoVulkan(why) => format!("no Vulkan device ({why}); reduce on a machine that has one"),
         e => format!("cannot open the Vulkan device: {e}"),
@@ -260,10 +279,10 @@ fn vulkan_device(pipeline: Pipeline, mm: &Mismatch) -> Result<Device, String> {
     let inputs = mm.inputs.clone();
     Ok(Box::new(move |m: &Module| -> Result<Outputs, String> {
         let mut legal = m.clone();
-        PassManager::new(&pipeline, RunOptions::default())
+        PassManager::new(&pipeline, RunOptions { opt_level, ..RunOptions::default() })
             .run(&mut legal, &mut std::io::sink())
             .map_err(|e| e.to_string())?;
-        let (k, out) = xir_pipelines::backend::compile(&legal, Some(&kernel), 0, false, Some(device.enabled))
+        let (k, out) = xir_pipelines::backend::compile(&legal, Some(&kernel), opt_level, false, Some(device.enabled))
             .map_err(|e| e.to_string())?;
         let block = match legal.func(k).kind {
             xir::FunctionKind::Kernel { block_size } => block_size,
