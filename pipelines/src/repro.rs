@@ -54,20 +54,21 @@ impl Written {
 }
 
 /// The part of a validator message that stays put while the module
-/// shrinks: after SPIRV-Tools' `error:LINE:COL - ` position, up to the
-/// first id, number or quote (ids are renumbered).
+/// shrinks: after SPIRV-Tools' `error:LINE:COL - ` position, the longest
+/// stretch of its first line without an id, a number or a quote (ids are
+/// renumbered as instructions go).
 pub fn stable_message(message: &str) -> &str {
     let first = message.lines().next().unwrap_or("");
     let first = match first.split_once(" - ") {
         Some((head, rest)) if head.starts_with("error") => rest,
         _ => first,
     };
-    let cut = first.find(|c: char| c.is_ascii_digit() || matches!(c, '%' | '\'' | '"' | '[')).unwrap_or(first.len());
-    let stable = first[..cut].trim_end();
-    if stable.is_empty() {
+    let unstable = |c: char| c.is_ascii_digit() || matches!(c, '%' | '\'' | '"' | '[' | ']');
+    let longest = first.split(unstable).map(str::trim).max_by_key(|s| s.len()).unwrap_or("");
+    if longest.is_empty() {
         first
     } else {
-        stable
+        longest
     }
 }
 
@@ -139,5 +140,18 @@ pub fn note(written: std::io::Result<Written>, dir: &Path) -> String {
     match written {
         Ok(w) => format!("note: {}", w.note()),
         Err(e) => format!("note: no reproducer written: {}: {e}", dir.display()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::stable_message;
+
+    #[test]
+    fn validator_messages_lose_positions_and_ids() {
+        let m = "error:0:0 - EntryPoint cannot appear before the memory model instruction\n  OpEntryPoint ...";
+        assert_eq!(stable_message(m), "EntryPoint cannot appear before the memory model instruction");
+        assert_eq!(stable_message("error:3:7 - ID '5[%5]' has not been defined"), "has not been defined");
+        assert_eq!(stable_message("42"), "42");
     }
 }

@@ -75,6 +75,13 @@ impl Oracle {
         }
     }
 
+    /// For `Mismatch`: whether the kernel runs on the interpreter within
+    /// `steps` (the reference side, before the pipeline).
+    pub fn runs_within(&self, m: &Module, steps: u64) -> bool {
+        let Signature::Mismatch(mm) = &self.signature else { return false };
+        interpret(m, &Mismatch { max_steps: steps, ..mm.clone() }, None).is_some()
+    }
+
     fn pipeline_fails(&self, m: &Module) -> bool {
         let Some(p) = &self.pipeline else { return false };
         let mut m = m.clone();

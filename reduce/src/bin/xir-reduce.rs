@@ -50,9 +50,10 @@ struct Cli {
     #[arg(long)]
     kernel: Option<String>,
     /// --mismatch: interpreter steps one run may take (a candidate that no
-    /// longer terminates is given up after them).
-    #[arg(long, value_name = "N", default_value_t = 1 << 22)]
-    max_steps: u64,
+    /// longer terminates is given up after them); default: four times the
+    /// smallest power of two the input needs.
+    #[arg(long, value_name = "N")]
+    max_steps: Option<u64>,
     /// Where to write the reduced module (default: standard output).
     #[arg(short, long)]
     output: Option<PathBuf>,
@@ -209,7 +210,7 @@ fn run() -> i32 {
             Ok(k) => module.func(k).name.clone(),
             Err(e) => return fail(1, &e.to_string()),
         };
-        Signature::Mismatch(Mismatch { inputs, kernel, max_steps: cli.max_steps })
+        Signature::Mismatch(Mismatch { inputs, kernel, max_steps: cli.max_steps.unwrap_or(MAX_STEPS) })
     } else if is_dir {
         // A pass manager reproducer fails somehow: keep any failure of its
         // pipeline (the empty substring matches every message).
@@ -234,7 +235,10 @@ fn run() -> i32 {
     }
     let silenced = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
-    let fails = oracle.fails(&module);
+    let fails = match cli.max_steps {
+        None if matches!(oracle.signature, Signature::Mismatch(_)) => calibrate(&mut oracle, &module),
+        _ => oracle.fails(&module),
+    };
     std::panic::set_hook(silenced);
     if !fails {
         return fail(2, &format!("{} does not fail as asked ({})", module_path.display(), describe(&oracle.signature)));
@@ -255,6 +259,23 @@ fn run() -> i32 {
             0
         }
     }
+}
+
+/// The largest default interpreter budget of one `--mismatch` run.
+const MAX_STEPS: u64 = 1 << 26;
+
+/// Set the reduction's step budget to four times the smallest power of two
+/// (from 2^14) within which the input runs on the interpreter, so
+/// candidates that spin are given up soon; then whether the input fails.
+fn calibrate(oracle: &mut Oracle, module: &Module) -> bool {
+    let mut budget = 1 << 14;
+    while budget < MAX_STEPS && !oracle.runs_within(module, budget) {
+        budget *= 2;
+    }
+    if let Signature::Mismatch(mm) = &mut oracle.signature {
+        mm.max_steps = (budget * 4).min(MAX_STEPS);
+    }
+    oracle.fails(module)
 }
 
 /// The signature as the error message names it.
