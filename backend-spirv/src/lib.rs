@@ -29,6 +29,8 @@
 pub mod abi;
 pub mod artifact;
 pub mod classify;
+#[cfg(debug_assertions)]
+pub mod debug_invalid;
 pub mod emit;
 pub mod features;
 pub mod handoff;
@@ -153,6 +155,8 @@ pub fn compile_handed_off(
         }
         vec![d]
     })?;
+    #[cfg(debug_assertions)]
+    let words = debug_invalid::apply(module, words);
     if let Err(e) = validate::validate(&words) {
         return Err(vec![diag(
             "spirv-validate",

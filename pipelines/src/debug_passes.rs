@@ -11,6 +11,10 @@
 //!   instruction of that opcode (so `xir-reduce` has something to keep).
 //! - `debug.false_preserves` — Consumes `xir`; Produces same; claims to
 //!   preserve the CFG and dominators but splits the entry block.
+//! - `debug.miscompile` — Consumes `xir`; Produces same; Preserves
+//!   everything. Turns the first `add` (layout order, first function that
+//!   has one) into a `sub`: a wrong result that verifies, for
+//!   `xir-reduce --mismatch`.
 
 use serde::Deserialize;
 use xir::pass::{
@@ -23,6 +27,7 @@ pub fn register(reg: &mut PassRegistry) {
     reg.register(PassDecl { info: BREAK_INFO, options: BREAK_OPTIONS, create: create_break });
     reg.register(PassDecl { info: PANIC_INFO, options: PANIC_OPTIONS, create: create_panic });
     reg.register(PassDecl { info: FALSE_INFO, options: &[], create: |_| Ok(Box::new(FalsePreserves)) });
+    reg.register(PassDecl { info: MISCOMPILE_INFO, options: &[], create: |_| Ok(Box::new(Miscompile)) });
 }
 
 const BREAK_INFO: PassInfo = PassInfo {
@@ -152,5 +157,33 @@ impl Pass for FalsePreserves {
         br.blocks.push(tail);
         func.append_inst(entry, br);
         Ok(PassOutcome::changed(true))
+    }
+}
+
+const MISCOMPILE_INFO: PassInfo = PassInfo {
+    name: "debug.miscompile",
+    doc: "Test aid: turn the first `add` into a `sub` (a planted miscompilation that verifies).",
+    consumes: &["xir"],
+    produces: Produces::Same,
+    preserves: AnalysisKind::ALL,
+    eliminates: &[],
+};
+
+struct Miscompile;
+
+impl Pass for Miscompile {
+    fn info(&self) -> &PassInfo {
+        &MISCOMPILE_INFO
+    }
+    fn run(&self, m: &mut Module, _cx: &mut PassContext) -> Result<PassOutcome, PassError> {
+        for f in m.func_ids().collect::<Vec<_>>() {
+            let func = m.func_mut(f);
+            let Some((_, add)) = func.all_insts().find(|&(_, i)| func.opcode(i) == Opcode::Add) else { continue };
+            let mut sub = func.inst_data(add);
+            sub.opcode = Opcode::Sub;
+            func.replace_inst(add, sub);
+            return Ok(PassOutcome::changed(true));
+        }
+        Ok(PassOutcome::changed(false))
     }
 }

@@ -14,6 +14,7 @@ pub mod dot;
 pub mod io;
 pub mod listing;
 pub mod report;
+pub mod repro;
 pub mod then;
 pub mod workspace;
 

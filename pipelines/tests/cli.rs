@@ -163,6 +163,7 @@ fn a_verifier_failure_writes_a_reproducer_that_replays() {
     assert!(!out.exists());
     let ron = std::fs::read_to_string(repro.join("repro.ron")).unwrap();
     assert!(ron.contains("        Pass(\"debug.break_ir\"),\n        Pass(\"dce\"),\n    ],"), "{ron}");
+    assert!(ron.contains(&format!("// Reduce: xir-reduce {} -o reduced.xir\n", repro.display())), "{ron}");
     // Replay exactly the printed command.
     let args: Vec<&str> = command.split(' ').skip(1).collect();
     let o2 = xir_opt(&args);

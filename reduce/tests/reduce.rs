@@ -1,5 +1,5 @@
 //! `xir-reduce` end to end: a planted crash (`debug.panic` that fires only
-//! on a `bit_xor`) in a corpus kernel shrinks to the exact expected text,
+//! on a given opcode) in corpus kernels shrinks to the exact expected text,
 //! and the CLI's error paths give the documented exit codes.
 
 use std::path::{Path, PathBuf};
@@ -48,6 +48,60 @@ fn planted_crash_shrinks_to_the_expected_text() {
     assert!(want.contains("bit_xor") && !want.contains("store "), "{want}");
 }
 
+/// The reduced text of corpus kernel `name` under a panic on `opcode`,
+/// without the kernel's header comment (which the module keeps).
+fn reduce_panic(name: &str, opcode: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("p.ron");
+    std::fs::write(&p, PIPELINE.replace("bit_xor", opcode)).unwrap();
+    let input = root().join("tests/corpus").join(format!("{name}.xir"));
+    let o = cli(&[input.to_str().unwrap(), "--pipeline", p.to_str().unwrap(), "--panic", "deliberate panic", "-q"]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8(o.stdout).unwrap();
+    text.lines().filter(|l| !l.starts_with("//")).map(|l| format!("{l}\n")).collect()
+}
+
+/// Callables lose their parameters (and the call its arguments), the
+/// kernel that nothing needs goes, and loops and branches are gone.
+#[test]
+fn planted_crash_in_a_call_keeps_the_call_without_arguments() {
+    let want = "\
+callable @square() -> f32 {
+^entry:
+  return f32 0.0
+}
+
+callable @accumulate_square() -> void {
+^entry:
+  %sq = call @square : f32
+  return
+}
+";
+    assert_eq!(reduce_panic("callables", "call"), want);
+}
+
+/// A `switch` that must stay loses its cases; a do-while inside a loop goes.
+#[test]
+fn planted_crash_keeps_a_switch_without_cases_and_loops_unwind() {
+    let want = "\
+kernel @switch(%si: buffer<i32>, %su: buffer<u32>, %sw: buffer<u64>, %out: buffer<i32>) block_size(8, 1, 1) {
+^entry:
+  switch u64 0, merge ^d3, default ^d3
+^d3:
+  return
+}
+";
+    assert_eq!(reduce_panic("switch", "switch"), want);
+    let want = "\
+kernel @simple_loop_continue(%nums: buffer<u32>, %odd: buffer<u32>) block_size(4, 1, 1) {
+^entry:
+  %d = mod u32 0, u32 0 : u32
+  return
+}
+";
+    assert_eq!(reduce_panic("simple_loop_continue", "mod"), want);
+}
+
 #[test]
 fn input_that_does_not_fail_exits_2() {
     let dir = tempfile::tempdir().unwrap();
@@ -90,4 +144,205 @@ fn a_reproducer_directory_brings_its_pipeline() {
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     let want = std::fs::read_to_string(root().join("reduce/tests/bitonic_panic.reduced.xir")).unwrap();
     assert_eq!(String::from_utf8_lossy(&o.stdout), want);
+}
+
+const MISCOMPILE: &str =
+    "Pipeline(name: \"m\", input: \"xir.structured\", output: \"xir.structured\", steps: [Pass(\"debug.miscompile\")])";
+
+/// `xir-reduce NAME.xir --pipeline P --mismatch NAME.inputs.json ARGS` on a
+/// corpus kernel: exit code, stdout without the kernel's header comment, stderr.
+fn reduce_mismatch(name: &str, pipeline: &str, extra: &[&str]) -> (Option<i32>, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("p.ron");
+    std::fs::write(&p, pipeline).unwrap();
+    let corpus = root().join("tests/corpus");
+    let input = corpus.join(format!("{name}.xir"));
+    let inputs = corpus.join(format!("{name}.inputs.json"));
+    let mut args =
+        vec![input.to_str().unwrap(), "--pipeline", p.to_str().unwrap(), "--mismatch", inputs.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let o = cli(&args);
+    let text = String::from_utf8(o.stdout).unwrap();
+    let text = text.lines().filter(|l| !l.starts_with("//")).map(|l| format!("{l}\n")).collect();
+    (o.status.code(), text, String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+/// The planted miscompilation (`debug.miscompile`: the first `add` becomes
+/// a `sub`) in `prefix_sum` (37 instructions, a loop with barriers) shrinks
+/// to the `add` whose result reaches a buffer, with operands that tell
+/// `add` from `sub`: interpreter before against interpreter after the pass.
+#[test]
+fn planted_mismatch_shrinks_to_the_expected_text() {
+    let want = "\
+kernel @prefix_sum(%x: buffer<u32>, %out: buffer<u32>) block_size(64, 1, 1) {
+^entry:
+  %next = add u32 0, u32 1 : u32
+  buffer.write %out, u32 0, %next
+  return
+}
+";
+    let (code, out, err) = reduce_mismatch("prefix_sum", MISCOMPILE, &[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(out, want);
+    assert_eq!(err, "xir-reduce: 37 -> 3 instructions after 77 tests\n");
+    // Floats: -0.0 + 0.0 is +0.0, -0.0 - 0.0 is -0.0; the read of the -0.0 stays.
+    let want = "\
+kernel @saxpy(%a: f32, %x: buffer<f32>, %y: buffer<f32>) block_size(64, 1, 1) {
+^entry:
+  %xi = buffer.read %x, u32 0 : f32
+  %r = add %xi, f32 0.0 : f32
+  buffer.write %y, u32 0, %r
+  return
+}
+";
+    let (code, out, err) = reduce_mismatch("saxpy", MISCOMPILE, &["-q"]);
+    assert_eq!((code, out.as_str()), (Some(0), want), "{err}");
+}
+
+/// A pipeline that computes the same outputs is no mismatch (exit 2).
+#[test]
+fn no_mismatch_exits_2() {
+    let same = MISCOMPILE.replace("debug.miscompile", "dce");
+    let (code, _, err) = reduce_mismatch("prefix_sum", &same, &["-q"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.ends_with("does not fail as asked (--mismatch on @prefix_sum)\n"), "{err}");
+}
+
+/// The same planted miscompilation against Vulkan (lavapipe in CI): the
+/// pipeline takes the kernel to the handoff, the backend compiles at -O0,
+/// the device runs it.
+#[test]
+fn planted_mismatch_against_vulkan() {
+    let pipeline = "Pipeline(name: \"mv\", input: \"xir.structured\", output: \"xir.spirv\", \
+                    steps: [Pass(\"debug.miscompile\"), Include(\"spirv\")])";
+    let (code, out, err) = reduce_mismatch("saxpy", pipeline, &["--vulkan", "-q"]);
+    if code == Some(1) && err.contains("no Vulkan device") {
+        eprintln!("\n!!!!!!!! SKIPPING VULKAN TEST: {err} !!!!!!!!\n");
+        return;
+    }
+    let want = "\
+kernel @saxpy(%a: f32, %x: buffer<f32>, %y: buffer<f32>) block_size(64, 1, 1) {
+^entry:
+  %r = add f32 0.0, f32 1.0 : f32
+  buffer.write %y, u32 0, %r
+  return
+}
+";
+    assert_eq!((code, out.as_str()), (Some(0), want), "{err}");
+}
+
+/// `--max-time`: a spent budget writes the smallest module found so far
+/// (here the input: no test ran) and says so.
+#[test]
+fn max_time_stops_the_reduction() {
+    let (code, out, err) = reduce_mismatch("prefix_sum", MISCOMPILE, &["--max-time", "0.000001"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(err, "xir-reduce: 37 -> 37 instructions after 0 tests (budget spent)\n");
+    let original = std::fs::read_to_string(root().join("tests/corpus/prefix_sum.xir")).unwrap();
+    let original: String = original.lines().filter(|l| !l.starts_with("//")).map(|l| format!("{l}\n")).collect();
+    assert_eq!(out.lines().count(), original.lines().count());
+}
+
+/// `--spirv-val`: no emission bug is known to reduce, so the backend's
+/// debug-only hook plants one (`XIR_DEBUG_INVALID_SPIRV=OPCODE` drops the
+/// `OpMemoryModel` of a module holding that opcode); the `spirv` pipeline
+/// and the backend at -O0 run on each candidate.
+#[test]
+fn planted_validation_failure_shrinks_to_the_expected_text() {
+    // The hook exists where debug assertions are on (the test profile's binaries too).
+    if !cfg!(debug_assertions) {
+        eprintln!("skipped: XIR_DEBUG_INVALID_SPIRV is read by debug builds only");
+        return;
+    }
+    let input = root().join("tests/corpus/bitonic_sort.xir");
+    let run = |var: Option<&str>| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_xir-reduce"));
+        c.args([input.to_str().unwrap(), "--spirv-val", "memory model", "-q"]);
+        if let Some(v) = var {
+            c.env("XIR_DEBUG_INVALID_SPIRV", v);
+        }
+        c.env_remove(if var.is_none() { "XIR_DEBUG_INVALID_SPIRV" } else { "XIR_NO_SUCH_VARIABLE" });
+        c.output().unwrap()
+    };
+    let o = run(Some("bit_xor"));
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let want = std::fs::read_to_string(root().join("reduce/tests/bitonic_panic.reduced.xir")).unwrap();
+    assert_eq!(String::from_utf8_lossy(&o.stdout), want);
+    let o = run(None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("does not fail as asked (--spirv-val \"memory model\")"));
+}
+
+/// Write the reproducer the drivers write (`xir_pipelines::repro`) for
+/// corpus kernel `name` into `dir`.
+fn driver_repro(dir: &Path, name: &str, failure: xir_pipelines::repro::Failure) {
+    let path = root().join("tests/corpus").join(format!("{name}.xir"));
+    let m = xir::text::parse_module(&std::fs::read_to_string(path).unwrap(), name).unwrap();
+    let r = xir_pipelines::repro::Repro { module: &m, kernel: name, pipeline: "spirv", opt_level: 0, failure };
+    xir_pipelines::repro::write(dir, &r).unwrap();
+}
+
+/// What `xir-opt` / `xir-run` write for a validation failure, `xir-reduce
+/// DIR` reduces with no other argument (the planted failure again).
+#[test]
+fn a_driver_reproducer_of_a_validation_failure_reduces() {
+    if !cfg!(debug_assertions) {
+        return eprintln!("skipped: the planted failure exists in debug builds only");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let message = "error:0:0 - EntryPoint cannot appear before the memory model instruction\n  OpEntryPoint ...";
+    driver_repro(dir.path(), "bitonic_sort", xir_pipelines::repro::Failure::SpirvVal { message });
+    let o = Command::new(env!("CARGO_BIN_EXE_xir-reduce"))
+        .args([dir.path().to_str().unwrap(), "-q"])
+        .env("XIR_DEBUG_INVALID_SPIRV", "bit_xor")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let want = std::fs::read_to_string(root().join("reduce/tests/bitonic_panic.reduced.xir")).unwrap();
+    assert_eq!(String::from_utf8_lossy(&o.stdout), want);
+}
+
+/// Likewise an interpreter-vs-Vulkan mismatch (`xir-run --compare`), with
+/// the backend's planted miscompilation (the first addition a subtraction).
+#[test]
+fn a_driver_reproducer_of_a_vulkan_mismatch_reduces() {
+    if !cfg!(debug_assertions) {
+        return eprintln!("skipped: the planted failure exists in debug builds only");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(root().join("tests/corpus/prefix_sum.inputs.json")).unwrap();
+    let inputs = xir::interp::Inputs::from_json(&text).unwrap();
+    driver_repro(dir.path(), "prefix_sum", xir_pipelines::repro::Failure::Mismatch { inputs: &inputs });
+    let o = Command::new(env!("CARGO_BIN_EXE_xir-reduce"))
+        .args([dir.path().to_str().unwrap(), "-q"])
+        .env("XIR_DEBUG_MISCOMPILE_SPIRV", "1")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    if o.status.code() == Some(1) && err.contains("no Vulkan device") {
+        return eprintln!("\n!!!!!!!! SKIPPING VULKAN TEST: {err} !!!!!!!!\n");
+    }
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let want = "\
+kernel @prefix_sum(%x: buffer<u32>, %out: buffer<u32>) block_size(64, 1, 1) {
+^entry:
+  %next = add u32 0, u32 1 : u32
+  buffer.write %out, u32 0, %next
+  return
+}
+";
+    let out = String::from_utf8_lossy(&o.stdout);
+    let out: String = out.lines().filter(|l| !l.starts_with("//")).map(|l| format!("{l}\n")).collect();
+    assert_eq!(out, want);
+}
+
+#[test]
+fn a_bad_failure_file_is_a_located_error() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(root().join("tests/corpus/saxpy.xir"), dir.path().join("input.xir")).unwrap();
+    std::fs::write(dir.path().join("failure.txt"), "signature: spirv-val\ncolour: red\n").unwrap();
+    let o = cli(&[dir.path().to_str().unwrap(), "-q"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr).replace(dir.path().to_str().unwrap(), "DIR");
+    assert_eq!(err, "error: DIR/failure.txt:2: unknown key `colour` (signature, text, kernel, pipeline, opt-level)\n");
 }

@@ -1,7 +1,8 @@
 //! Reproducers. When a pass panics, fails, breaks the IR or makes a false
 //! `preserves` claim, the pass manager writes the IR as it was before that
 //! pass (`input.xir`) and a pipeline of the remaining steps, that pass first
-//! (`repro.ron`), and names the command that replays it.
+//! (`repro.ron`), and names the commands that replay it and that reduce it
+//! (`xir-reduce DIR`, docs/reduce.md).
 //!
 //! The remaining steps are the failing pass, the rest of every enclosing step
 //! list, and, inside a fixed-point group, the group again with its unused
@@ -103,7 +104,8 @@ pub(crate) fn write(
     let level = if opt_level > 0 { format!(" --opt-level {opt_level}") } else { String::new() };
     let command = format!("xir-opt {} --pipeline {} --verify-each{level}", input.display(), ron.display());
     let pipeline = format!(
-        "// Reproducer written by the XIR pass manager: {why}.\n// Replay: {command}\nPipeline(\n    name: {:?},\n    input: {input_dialect:?},\n    output: {output_dialect:?},\n    steps: [\n{steps}    ],\n)\n",
+        "// Reproducer written by the XIR pass manager: {why}.\n// Replay: {command}\n// Reduce: xir-reduce {} -o reduced.xir\nPipeline(\n    name: {:?},\n    input: {input_dialect:?},\n    output: {output_dialect:?},\n    steps: [\n{steps}    ],\n)\n",
+        dir.display(),
         format!("repro-{pipeline_name}")
     );
     std::fs::write(&ron, pipeline)?;

@@ -87,7 +87,8 @@ struct Cli {
     /// Run only the first N pass executions.
     #[arg(long, value_name = "N")]
     bisect_limit: Option<usize>,
-    /// Where to write a reproducer if a pass fails (default: a temporary directory).
+    /// Where to write a reproducer if a pass fails or the backend's output
+    /// fails validation (default: a temporary directory).
     #[arg(long, value_name = "DIR")]
     reproducer_dir: Option<PathBuf>,
     /// Only load and check a pipeline file, then exit.
@@ -456,6 +457,8 @@ fn compile_file(
             if let (Some(_), CacheUse::Off(why), true, false) = (backend_emit, cache, cli.verbose, job.batch) {
                 let _ = writeln!(log, "xir-opt: compile cache: {why}");
             }
+            // The module before the pipeline, for a reproducer of a backend failure.
+            let before = (pipeline.is_some() && backend_emit.is_some()).then(|| module.clone());
             let handoffs = match pipeline {
                 Some(p) => match run_pipeline_logged(job, p, &mut module, input, log) {
                     Ok(h) => h,
@@ -468,6 +471,7 @@ fn compile_file(
                 backend::emit_from(&handoffs, what, cli.opt_level, cli.fast_math, job.device).map_err(|e| match e {
                     backend::BackendError::Compile(d) => {
                         let _ = write!(log, "{}", reporter.render_for(&d, input));
+                        note_backend_failure(job, &d, before.as_ref(), input, log);
                         None
                     }
                     e => Some(e.to_string()),
@@ -497,6 +501,38 @@ fn compile_file(
     }
 }
 
+/// Where a reproducer of `input`'s failure goes: `--reproducer-dir` or a
+/// temporary directory, one subdirectory an input in a batch.
+fn reproducer_dir(job: &Job<'_>, input: &str) -> std::path::PathBuf {
+    let mut dir = job
+        .cli
+        .reproducer_dir
+        .clone()
+        .unwrap_or_else(|| std::env::temp_dir().join(format!("xir-opt-repro-{}", std::process::id())));
+    if job.batch {
+        dir.push(std::path::Path::new(input).file_stem().unwrap_or_default());
+    }
+    dir
+}
+
+/// After the backend refused what the pipeline made of `before` (its output
+/// failed validation): write a reproducer `xir-reduce` takes and say how to
+/// reduce and replay it.
+fn note_backend_failure(
+    job: &Job<'_>,
+    d: &[xir::Diagnostic],
+    before: Option<&xir::Module>,
+    input: &str,
+    log: &mut dyn Write,
+) {
+    if let (Some(before), Some(p)) = (before, &job.cli.pipeline) {
+        let dir = reproducer_dir(job, input);
+        if let Some(note) = xir_pipelines::repro::after_backend_failure(d, before, p, job.cli.opt_level, &dir) {
+            let _ = writeln!(log, "{note}");
+        }
+    }
+}
+
 /// Run `p` over `module` with the instrumentation `cli` asks for, its
 /// printing to `log`; the pipeline's handoff verdicts, or the exit code of
 /// a reported failure.
@@ -508,13 +544,7 @@ fn run_pipeline_logged<'m>(
     log: &mut dyn Write,
 ) -> Result<xir_spirv::handoff::Handoffs<'m>, i32> {
     let (cli, reporter) = (job.cli, job.reporter);
-    let mut repro_dir = cli
-        .reproducer_dir
-        .clone()
-        .unwrap_or_else(|| std::env::temp_dir().join(format!("xir-opt-repro-{}", std::process::id())));
-    if job.batch {
-        repro_dir.push(std::path::Path::new(input).file_stem().unwrap_or_default());
-    }
+    let repro_dir = reproducer_dir(job, input);
     let opts = RunOptions {
         opt_level: cli.opt_level,
         fast_math: cli.fast_math,
@@ -564,6 +594,7 @@ fn cached_backend(
     };
     let key = cache.key(&request, pipeline.as_deref());
     let result = cache.get_or_compile(&key, || {
+        let before = pipeline.is_some().then(|| module.clone());
         let handoffs = match pipeline {
             Some(p) => run_pipeline_logged(job, p, module, input, log).map_err(|_| None::<String>)?,
             None => xir_spirv::handoff::Handoffs::new(module),
@@ -572,6 +603,7 @@ fn cached_backend(
             backend::compile_from(&handoffs, None, cli.opt_level, cli.fast_math, job.device).map_err(|e| match e {
                 backend::BackendError::Compile(d) => {
                     let _ = write!(log, "{}", reporter.render_for(&d, input));
+                    note_backend_failure(job, &d, before.as_ref(), input, log);
                     None
                 }
                 e => Some(e.to_string()),

@@ -132,6 +132,11 @@ struct Args {
     /// How errors about the input are printed (docs/diagnostics.md).
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = DiagnosticsFormat::Human)]
     diagnostics: DiagnosticsFormat,
+    /// Where to write a reproducer for `xir-reduce` when the backend's
+    /// output fails validation or --compare finds a mismatch (default: a
+    /// temporary directory).
+    #[arg(long, value_name = "DIR")]
+    reproducer_dir: Option<std::path::PathBuf>,
 }
 
 /// Why a run failed: located diagnostics (about the module, the inputs, a
@@ -143,6 +148,8 @@ enum Failure {
     /// A pass that failed (its short form is the pass manager's text).
     Pass(Box<xir::pipeline::RunError>, String),
     Message(String),
+    /// A failure and the reproducer note printed after it.
+    Noted(Box<Failure>, String),
 }
 
 impl From<String> for Failure {
@@ -172,25 +179,26 @@ fn main() -> ExitCode {
     };
     match std::panic::catch_unwind(|| run(&args)) {
         Ok(Ok(())) => ExitCode::SUCCESS,
-        Ok(Err(Failure::Message(msg))) => {
-            eprintln!("{}", msg.trim_end());
-            ExitCode::from(1)
-        }
-        Ok(Err(Failure::Diags(diags))) => {
-            eprint!("{}", Reporter::new(args.diagnostics).render(&diags));
-            ExitCode::from(1)
-        }
-        Ok(Err(Failure::Load(f))) => {
-            eprint!("{}", Reporter::new(args.diagnostics).load_failure(&f));
-            ExitCode::from(1)
-        }
-        Ok(Err(Failure::Pass(mut e, input))) => {
-            eprint!("{}", Reporter::new(args.diagnostics).run_error(&mut e, &input));
+        Ok(Err(f)) => {
+            report(f, &args);
             ExitCode::from(1)
         }
         Err(_) => {
             eprintln!("xir-run: internal error (a panic); please report it with the input");
             ExitCode::from(1)
+        }
+    }
+}
+
+fn report(f: Failure, args: &Args) {
+    match f {
+        Failure::Message(msg) => eprintln!("{}", msg.trim_end()),
+        Failure::Diags(diags) => eprint!("{}", Reporter::new(args.diagnostics).render(&diags)),
+        Failure::Load(f) => eprint!("{}", Reporter::new(args.diagnostics).load_failure(&f)),
+        Failure::Pass(mut e, input) => eprint!("{}", Reporter::new(args.diagnostics).run_error(&mut e, &input)),
+        Failure::Noted(f, note) => {
+            report(*f, args);
+            eprintln!("{note}");
         }
     }
 }
@@ -270,8 +278,21 @@ fn run(args: &Args) -> Result<(), Failure> {
         // open); the kernel that runs is compiled for the features that
         // device enabled, so the planner uses what it has (native float
         // atomics, ...).
-        let compile =
-            |features| xir_pipelines::backend::compile(&legal, Some(&name), args.opt_level, args.fast_math, features);
+        let compile = |features| {
+            xir_pipelines::backend::compile(&legal, Some(&name), args.opt_level, args.fast_math, features).map_err(
+                |e| match &e {
+                    xir_pipelines::backend::BackendError::Compile(d) => {
+                        let p = args.pipeline.as_deref().unwrap_or("spirv");
+                        let dir = repro_dir(args);
+                        match xir_pipelines::repro::after_backend_failure(d, &module, p, args.opt_level, &dir) {
+                            Some(note) => Failure::Noted(Box::new(Failure::from(e)), note),
+                            None => Failure::from(e),
+                        }
+                    }
+                    _ => Failure::from(e),
+                },
+            )
+        };
         let device = open_device(!compile(None)?.1.printers.is_empty())?;
         let (k, out) = compile(Some(device.enabled))?;
         let (outputs, timing) = if out.printers.is_empty() {
@@ -314,7 +335,19 @@ fn run(args: &Args) -> Result<(), Failure> {
             None => sorted(&a).compare_bounded(&sorted(&b), exact),
         };
         if let Some(m) = compared.mismatch {
-            return Err(Failure::from(format!("mismatch (interpreter vs Vulkan): {m}")));
+            let failure = Failure::from(format!("mismatch (interpreter vs Vulkan): {m}"));
+            let r = xir_pipelines::repro::Repro {
+                module: &module,
+                kernel: &module.func(kernel).name,
+                pipeline: args.pipeline.as_deref().unwrap_or("spirv"),
+                opt_level: args.opt_level,
+                failure: xir_pipelines::repro::Failure::Mismatch { inputs: &inputs },
+            };
+            let dir = repro_dir(args);
+            return Err(Failure::Noted(
+                Box::new(failure),
+                xir_pipelines::repro::note(xir_pipelines::repro::write(&dir, &r), &dir),
+            ));
         }
         if compared.within > 0 {
             eprintln!(
@@ -449,6 +482,13 @@ fn read_verified(input: &str, overrides: &[(String, f64)]) -> Result<Module, Fai
 /// Load `path` through the artifact codec and run it on Vulkan.
 /// Without a dispatch size (`--dispatch` or the inputs file), one block of
 /// the kernel runs, as the interpreter's API does (docs/inputs-format.md).
+/// Where a reproducer goes: `--reproducer-dir`, else a temporary directory.
+fn repro_dir(args: &Args) -> std::path::PathBuf {
+    args.reproducer_dir
+        .clone()
+        .unwrap_or_else(|| std::env::temp_dir().join(format!("xir-run-repro-{}", std::process::id())))
+}
+
 fn one_block(m: &Module, kernel: xir::FuncId) -> [u32; 3] {
     match m.func(kernel).kind {
         xir::FunctionKind::Kernel { block_size } => block_size,
