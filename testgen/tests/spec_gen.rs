@@ -196,6 +196,28 @@ fn raw_modules_verify_and_lie_in_their_dialect() {
     run(modules("xir.raw"), |p| verified_in(p, "xir.raw"));
 }
 
+/// Every signature the plan has survives the text and JSON formats:
+/// print, parse, print gives the same text; JSON out and back too.
+#[test]
+fn modules_round_trip_through_text_and_json() {
+    run(modules("xir.structured"), |p| {
+        let text = xir::text::print_module(&p.module);
+        let back = xir::text::parse_module(&text, "spec_gen.xir")
+            .map_err(|d| format!("does not parse back:\n{}\n{text}", xir::diag::render(&d)))?;
+        let again = xir::text::print_module(&back);
+        if again != text {
+            return Err(format!("print(parse(print(m))) differs:\n{text}\n---\n{again}"));
+        }
+        let json = xir::text::json::to_json(&p.module);
+        let from = xir::text::json::from_json(&json, "spec_gen.json")
+            .map_err(|d| format!("JSON does not read back:\n{}\n{text}", xir::diag::render(&d)))?;
+        if xir::text::print_module(&from) != text {
+            return Err(format!("JSON round trip differs:\n{text}"));
+        }
+        Ok(())
+    });
+}
+
 /// Safe mode: every program runs in the interpreter without error.
 #[test]
 fn safe_programs_run_in_the_interpreter() {

@@ -44,14 +44,14 @@ impl<'a> Tape<'a> {
     pub fn new(words: &'a [u32]) -> Self {
         Tape { words, pos: 0 }
     }
-    pub fn next(&mut self) -> u32 {
+    pub fn word(&mut self) -> u32 {
         let w = self.words.get(self.pos).copied().unwrap_or(0);
         self.pos += 1;
         w
     }
     /// A number below `n` (`n > 0`).
     pub fn below(&mut self, n: usize) -> usize {
-        self.next() as usize % n.max(1)
+        self.word() as usize % n.max(1)
     }
     pub fn done(&self) -> bool {
         self.pos >= self.words.len()
@@ -294,10 +294,11 @@ impl Gen<'_, '_> {
             if self.ops_left == 0 || self.tape.done() {
                 return;
             }
+            let branches = self.plan.structured.is_some();
             match self.tape.below(16) {
                 11 | 12 => self.keep(),
-                13 if depth < 3 => self.if_(depth),
-                14 if depth < 2 => self.loop_(depth),
+                13 if depth < 3 && branches => self.if_(depth),
+                14 if depth < 2 && branches => self.loop_(depth),
                 _ => self.template(),
             }
         }
@@ -384,10 +385,10 @@ impl Gen<'_, '_> {
     fn constant(&mut self, t: Ty) -> Value {
         let leaves: Vec<u64> = (0..t.leaves())
             .map(|_| {
-                let w = self.tape.next();
+                let w = self.tape.word();
                 match t.scalar() {
                     Scalar::Bool => (w & 1) as u64,
-                    Scalar::I32 | Scalar::U32 if w % 3 == 0 => (w >> 2) as u64 % 8,
+                    Scalar::I32 | Scalar::U32 if w.is_multiple_of(3) => (w >> 2) as u64 % 8,
                     Scalar::I32 | Scalar::U32 => w as u64,
                     Scalar::F32 => ((w % 4096) as f32 / 8.0 - 256.0).to_bits() as u64,
                 }
