@@ -74,7 +74,7 @@ fn gen_builtin(
         writeln!(
             out,
             "        OpcodeSpec {{ name: {}, class: {}, doc: {}, operands: vec![{}], variadic: {}, blocks: {}, \
-             variadic_blocks: {}, result: {}, traits: {}, constraints: {}, payload: {} }},",
+             variadic_blocks: {}, result: {}, traits: {}, constraints: {}, payload: {}, undefined: {} }},",
             s(&o.name),
             s(&o.class),
             s(&o.doc),
@@ -85,7 +85,8 @@ fn gen_builtin(
             s(&o.result),
             list(&o.traits),
             list(&o.constraints),
-            opt(&o.payload)
+            opt(&o.payload),
+            list(&o.undefined)
         )
         .unwrap();
     }

@@ -143,6 +143,25 @@ kernel @k(%s: buffer<struct<align 4>{f32, array<u32, 3>}>, %i: u32, %o: buffer<u
     assert!(e.contains("index 4 out of bounds (length 3)") && e.contains("ops.xir:5:3"), "{e}");
 }
 
+/// Found by the spec-driven generator: a `shuffle` of one lane has the
+/// element type (the verifier's `shuffle_lanes`), but the interpreter gave
+/// a one-lane vector, so the next scalar operation failed with "operand
+/// shapes differ".
+#[test]
+fn shuffle_of_one_lane_is_a_scalar() {
+    let src = r#"
+kernel @k(%o: buffer<i32>) block_size(1, 1, 1) {
+^entry:
+  %v = aggregate i32 5, i32 -3 : vec<i32, 2>
+  %x = shuffle %v, u32 1 : i32
+  %y = shl %x, i32 2 : i32
+  buffer.write %o, u32 0, %y
+  return
+}
+"#;
+    assert_eq!(out(src, json!({"args": {"o": [0]}}), "o"), json!([-12]));
+}
+
 #[test]
 fn half_precision_rounds_once_per_operation() {
     let src = r#"

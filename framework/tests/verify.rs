@@ -450,6 +450,29 @@ fn bitcast_between_different_sizes() {
     expect_rule(&fx.verify(), "bitcast_same_size", Some(c));
 }
 
+/// Found by the spec-driven generator: `vec<f32, 3>` and `vec<i32, 4>`
+/// have the same padded storage size (16 bytes), and the verifier let the
+/// bitcast through; the interpreter refused it at run time and SPIR-V
+/// `OpBitcast` requires equal bit widths (96 and 128 here).
+#[test]
+fn bitcast_between_vectors_of_equal_storage_but_different_bits() {
+    let mut fx = Fixture::kernel();
+    let e = fx.block();
+    let f3 = fx.m.types.vector(TypeTable::F32, 3);
+    let i4 = fx.m.types.vector(TypeTable::I32, 4);
+    let i3 = fx.m.types.vector(TypeTable::I32, 3);
+    let one = fx.m.const_f32(1.0).as_const().expect("a constant");
+    let v = fx.m.const_composite(f3, vec![one; 3]);
+    let mut b = fx.at(e);
+    let bad = b.op(Opcode::CastBitwise, i4, &[v], &[]);
+    b.op(Opcode::CastBitwise, i3, &[v], &[]);
+    b.ret(None);
+    let diags = fx.verify();
+    assert_eq!(diags.len(), 1, "only the 3-to-4-lane bitcast is wrong: {}", xir::diag::render(&diags));
+    let d = expect_rule(&diags, "bitcast_same_size", Some(bad));
+    assert!(d.message.contains("`vec<f32, 3>` is 96 bits but `vec<i32, 4>` is 128"), "{}", d.message);
+}
+
 #[test]
 fn operands_must_name_existing_entities() {
     let mut fx = Fixture::kernel();

@@ -8,35 +8,47 @@
 
 use std::collections::BTreeSet;
 
-use crate::{schema::DialectSpec, OpInfo, Opcode, SpecError, Trait, TypeKindSpec};
+use crate::{schema::DialectSpec, OpData, Opcode, SpecError, Trait, TypeKindSpec};
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct DialectId(pub usize);
 
-/// A set of opcodes, as a bit set indexed by `Opcode::index`.
+/// A set of opcodes, as a bit set indexed by position in the opcode file
+/// (`Opcode::index` for a [`Spec`](crate::Spec), which checks the two agree;
+/// the entry's position for a [`SpecData`](crate::SpecData)).
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct OpSet(Vec<u64>);
 
 impl OpSet {
     pub fn insert(&mut self, op: Opcode) {
-        let i = op.index();
+        self.insert_index(op.index())
+    }
+    pub fn remove(&mut self, op: Opcode) {
+        self.remove_index(op.index())
+    }
+    pub fn contains(&self, op: Opcode) -> bool {
+        self.contains_index(op.index())
+    }
+    pub fn insert_index(&mut self, i: usize) {
         if self.0.len() <= i / 64 {
             self.0.resize(i / 64 + 1, 0);
         }
         self.0[i / 64] |= 1 << (i % 64);
     }
-    pub fn remove(&mut self, op: Opcode) {
-        let i = op.index();
+    pub fn remove_index(&mut self, i: usize) {
         if let Some(w) = self.0.get_mut(i / 64) {
             *w &= !(1 << (i % 64));
         }
     }
-    pub fn contains(&self, op: Opcode) -> bool {
-        let i = op.index();
+    pub fn contains_index(&self, i: usize) -> bool {
         self.0.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0)
     }
+    /// The positions in the set, ascending.
+    pub fn indices(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.0.len() * 64).filter(|&i| self.contains_index(i))
+    }
     pub fn is_subset(&self, other: &OpSet) -> bool {
-        Opcode::ALL.iter().all(|&op| !self.contains(op) || other.contains(op))
+        self.0.iter().enumerate().all(|(k, w)| w & !other.0.get(k).copied().unwrap_or(0) == 0)
     }
     pub fn iter(&self) -> impl Iterator<Item = Opcode> + '_ {
         Opcode::ALL.iter().copied().filter(|&op| self.contains(op))
@@ -88,7 +100,7 @@ impl Dialect {
 pub(crate) fn resolve(
     src: &(String, String),
     specs: Vec<DialectSpec>,
-    ops: &[OpInfo],
+    ops: &[OpData],
     types: &[TypeKindSpec],
 ) -> Result<Vec<Dialect>, SpecError> {
     // Parents first: order by depth, detecting unknown parents and cycles.
@@ -152,7 +164,7 @@ fn resolve_one(
     id: DialectId,
     d: &DialectSpec,
     parent: Option<&Dialect>,
-    ops: &[OpInfo],
+    ops: &[OpData],
     types: &[TypeKindSpec],
 ) -> Result<Dialect, SpecError> {
     let mut op_set = parent.map(|p| p.ops.clone()).unwrap_or_default();
@@ -170,9 +182,9 @@ fn resolve_one(
             })?;
             for op in selected {
                 if add {
-                    op_set.insert(op)
+                    op_set.insert_index(op)
                 } else {
-                    op_set.remove(op)
+                    op_set.remove_index(op)
                 }
             }
         }
@@ -239,18 +251,22 @@ fn resolve_one(
     })
 }
 
-/// Opcodes named by a dialect entry: a name, `@all`, `@<trait>` or `@class:<Class>`.
-fn select_ops(name: &str, ops: &[OpInfo]) -> Option<Vec<Opcode>> {
+/// Positions of the opcodes named by a dialect entry: a name, `@all`,
+/// `@<trait>` or `@class:<Class>`.
+fn select_ops(name: &str, ops: &[OpData]) -> Option<Vec<usize>> {
+    let positions = |keep: &dyn Fn(&OpData) -> bool| -> Vec<usize> {
+        ops.iter().enumerate().filter(|(_, o)| keep(o)).map(|(i, _)| i).collect()
+    };
     if name == "@all" {
-        return Some(ops.iter().map(|o| o.opcode).collect());
+        return Some((0..ops.len()).collect());
     }
     if let Some(class) = name.strip_prefix("@class:") {
-        let v: Vec<_> = ops.iter().filter(|o| o.spec.class == class).map(|o| o.opcode).collect();
+        let v = positions(&|o| o.spec.class == class);
         return (!v.is_empty()).then_some(v);
     }
     if let Some(t) = name.strip_prefix('@') {
         let t = Trait::from_name(t)?;
-        return Some(ops.iter().filter(|o| o.has(t)).map(|o| o.opcode).collect());
+        return Some(positions(&|o| o.traits.contains(t)));
     }
-    Opcode::from_name(name).map(|op| vec![op])
+    ops.iter().position(|o| o.spec.name == name).map(|i| vec![i])
 }

@@ -64,6 +64,147 @@ impl OpInfo {
     }
 }
 
+/// One opcode entry with its traits resolved, not bound to the compiled
+/// [`Opcode`] enum (an entry of a [`SpecData`]).
+#[derive(Clone, Debug)]
+pub struct OpData {
+    pub spec: OpcodeSpec,
+    pub traits: TraitSet,
+}
+
+impl OpData {
+    pub fn has(&self, t: Trait) -> bool {
+        self.traits.contains(t)
+    }
+}
+
+/// A spec checked by name only: the files parsed, names, duplicates,
+/// traits and dialects checked and resolved as [`Spec::load`] does, but
+/// the opcodes not bound to the [`Opcode`] enum of this build. A copy of
+/// the spec with an opcode this build lacks loads here (test generators
+/// derive their plans from it); a [`Dialect`]'s `ops` are positions in
+/// [`SpecData::ops`].
+#[derive(Debug)]
+pub struct SpecData {
+    pub types: Vec<TypeKindSpec>,
+    pub ops: Vec<OpData>,
+    pub registers: Vec<RegisterSpec>,
+    pub dialects: Vec<Dialect>,
+    pub sources: SpecSources,
+}
+
+impl SpecData {
+    /// Parse and check the given sources by name.
+    pub fn load(sources: SpecSources) -> Result<SpecData, SpecError> {
+        let types: Vec<TypeKindSpec> = parse(&sources.types)?;
+        let op_specs: Vec<OpcodeSpec> = parse(&sources.opcodes)?;
+        let registers: Vec<RegisterSpec> = parse(&sources.registers)?;
+        let dialect_specs: Vec<DialectSpec> = parse(&sources.dialects)?;
+        check_data(types, op_specs, registers, dialect_specs, sources, false)
+    }
+
+    /// The built-in spec's entries, checked by name.
+    pub fn builtin() -> Result<SpecData, SpecError> {
+        use builtin::*;
+        check_data(
+            builtin_types(),
+            builtin_opcodes(),
+            builtin_registers(),
+            builtin_dialects(),
+            SpecSources::builtin(),
+            false,
+        )
+    }
+
+    pub fn op_named(&self, name: &str) -> Option<&OpData> {
+        self.ops.iter().find(|o| o.spec.name == name)
+    }
+
+    pub fn dialect(&self, name: &str) -> Option<&Dialect> {
+        self.dialects.iter().find(|d| d.name == name)
+    }
+
+    /// The opcode entries `d` allows, in file order.
+    pub fn dialect_ops<'a>(&'a self, d: &'a Dialect) -> impl Iterator<Item = &'a OpData> + 'a {
+        d.ops.indices().filter_map(|i| self.ops.get(i))
+    }
+}
+
+/// The checks shared by [`Spec`] and [`SpecData`]. With `bind`, each opcode
+/// must also be compiled into this build (checked entry by entry, before
+/// its traits, so the first error in file order is reported).
+fn check_data(
+    types: Vec<TypeKindSpec>,
+    op_specs: Vec<OpcodeSpec>,
+    registers: Vec<RegisterSpec>,
+    dialect_specs: Vec<DialectSpec>,
+    sources: SpecSources,
+    bind: bool,
+) -> Result<SpecData, SpecError> {
+    no_duplicates(&sources.types, types.iter().map(|t| t.name.as_str()), "type kind")?;
+    no_duplicates(&sources.opcodes, op_specs.iter().map(|o| o.name.as_str()), "opcode")?;
+    no_duplicates(&sources.registers, registers.iter().map(|r| r.name.as_str()), "special register")?;
+    no_duplicates(&sources.dialects, dialect_specs.iter().map(|d| d.name.as_str()), "dialect")?;
+
+    let mut ops = Vec::with_capacity(op_specs.len());
+    for spec in op_specs {
+        if bind && Opcode::from_name(&spec.name).is_none() {
+            return Err(SpecError::at(
+                &sources.opcodes,
+                &spec.name,
+                format!(
+                    "opcode `{}` is not compiled into this build (the Opcode enum is generated from the built-in spec)",
+                    spec.name
+                ),
+            ));
+        }
+        let mut traits = TraitSet::default();
+        for t in &spec.traits {
+            match Trait::from_name(t) {
+                Some(t) => traits.insert(t),
+                None => {
+                    return Err(SpecError::at_in_entry(
+                        &sources.opcodes,
+                        &spec.name,
+                        t,
+                        format!("unknown trait `{t}` on opcode `{}`", spec.name),
+                    ))
+                }
+            }
+        }
+        ops.push(OpData { spec, traits });
+    }
+    if bind {
+        // The generated enum and the loaded file must agree position by position.
+        for (i, o) in ops.iter().enumerate() {
+            if Opcode::from_name(&o.spec.name).map(Opcode::index) != Some(i) {
+                return Err(SpecError::at(
+                    &sources.opcodes,
+                    &o.spec.name,
+                    format!("opcode `{}` is out of the order compiled into this build", o.spec.name),
+                ));
+            }
+        }
+        if ops.len() != Opcode::ALL.len() {
+            return Err(SpecError::whole(
+                &sources.opcodes,
+                format!("{} opcodes declared, {} compiled into this build", ops.len(), Opcode::ALL.len()),
+            ));
+        }
+        for r in &registers {
+            if SpecialRegister::from_name(&r.name).is_none() {
+                return Err(SpecError::at(
+                    &sources.registers,
+                    &r.name,
+                    format!("special register `{}` is not compiled into this build", r.name),
+                ));
+            }
+        }
+    }
+    let dialects = dialect::resolve(&sources.dialects, dialect_specs, &ops, &types)?;
+    Ok(SpecData { types, ops, registers, dialects, sources })
+}
+
 /// The loaded, checked spec.
 #[derive(Debug)]
 pub struct Spec {
@@ -100,66 +241,14 @@ impl Spec {
         dialect_specs: Vec<DialectSpec>,
         sources: SpecSources,
     ) -> Result<Spec, SpecError> {
-        no_duplicates(&sources.types, types.iter().map(|t| t.name.as_str()), "type kind")?;
-        no_duplicates(&sources.opcodes, op_specs.iter().map(|o| o.name.as_str()), "opcode")?;
-        no_duplicates(&sources.registers, registers.iter().map(|r| r.name.as_str()), "special register")?;
-        no_duplicates(&sources.dialects, dialect_specs.iter().map(|d| d.name.as_str()), "dialect")?;
-
-        let mut ops = Vec::with_capacity(op_specs.len());
-        for spec in op_specs {
-            let Some(opcode) = Opcode::from_name(&spec.name) else {
-                return Err(SpecError::at(
-                    &sources.opcodes,
-                    &spec.name,
-                    format!(
-                        "opcode `{}` is not compiled into this build (the Opcode enum is generated from the built-in spec)",
-                        spec.name
-                    ),
-                ));
-            };
-            let mut traits = TraitSet::default();
-            for t in &spec.traits {
-                match Trait::from_name(t) {
-                    Some(t) => traits.insert(t),
-                    None => {
-                        return Err(SpecError::at_in_entry(
-                            &sources.opcodes,
-                            &spec.name,
-                            t,
-                            format!("unknown trait `{t}` on opcode `{}`", spec.name),
-                        ))
-                    }
-                }
-            }
-            ops.push(OpInfo { opcode, spec, traits });
-        }
-        // The generated enum and the loaded file must agree position by position.
-        for (i, info) in ops.iter().enumerate() {
-            if info.opcode.index() != i {
-                return Err(SpecError::at(
-                    &sources.opcodes,
-                    &info.spec.name,
-                    format!("opcode `{}` is out of the order compiled into this build", info.spec.name),
-                ));
-            }
-        }
-        if ops.len() != Opcode::ALL.len() {
-            return Err(SpecError::whole(
-                &sources.opcodes,
-                format!("{} opcodes declared, {} compiled into this build", ops.len(), Opcode::ALL.len()),
-            ));
-        }
-        for r in &registers {
-            if SpecialRegister::from_name(&r.name).is_none() {
-                return Err(SpecError::at(
-                    &sources.registers,
-                    &r.name,
-                    format!("special register `{}` is not compiled into this build", r.name),
-                ));
-            }
-        }
-        let dialects = dialect::resolve(&sources.dialects, dialect_specs, &ops, &types)?;
-        Ok(Spec { types, ops, registers, dialects, sources })
+        let d = check_data(types, op_specs, registers, dialect_specs, sources, true)?;
+        let ops = d
+            .ops
+            .into_iter()
+            .zip(Opcode::ALL)
+            .map(|(o, &opcode)| OpInfo { opcode, spec: o.spec, traits: o.traits })
+            .collect();
+        Ok(Spec { types: d.types, ops, registers: d.registers, dialects: d.dialects, sources: d.sources })
     }
 
     pub fn op(&self, op: Opcode) -> &OpInfo {

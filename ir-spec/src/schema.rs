@@ -58,6 +58,14 @@ pub struct OpcodeSpec {
     /// Non-value payload the instruction carries (`cases`, `text`).
     #[serde(default)]
     pub payload: Option<String>,
+    /// Named conditions on the operands under which the result is undefined
+    /// (SPIR-V leaves it so; the interpreter refuses it or picks one value):
+    /// `zero_divisor`, `min_by_minus_one`, `shift_past_width`,
+    /// `float_to_int_out_of_range`, `clamp_bounds_reversed`,
+    /// `smoothstep_edges_reversed`. Generators of well-defined programs
+    /// (`xir-testgen`'s `spec_gen`) guard each name they are given here.
+    #[serde(default)]
+    pub undefined: Vec<String>,
 }
 
 /// `registers.ron`: the special registers.

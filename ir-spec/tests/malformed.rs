@@ -176,3 +176,23 @@ fn opcode_not_compiled_into_this_build() {
     let (e, t) = load_edited(File::Opcodes, "name: \"clock\",", "name: \"clock2\",");
     expect_at(&e, &t, "opcodes.ron", "opcode `clock2` is not compiled into this build", "\"clock2\"", 0);
 }
+
+/// A copy of the spec with an opcode this build lacks is refused by
+/// [`Spec::load`] but loads as [`xir_spec::SpecData`], with the new opcode
+/// in the dialects whose groups select it.
+#[test]
+fn spec_data_loads_an_opcode_this_build_lacks() {
+    let mut src = SpecSources::builtin();
+    let end = src.opcodes.1.rfind(']').expect("the opcode list ends");
+    src.opcodes.1.insert_str(
+        end,
+        "    (name: \"test.new_op\", class: \"ArithmeticOp\", doc: \"x\", result: \"same_as_0\", traits: [\"pure\"]),\n",
+    );
+    assert!(Spec::load(src.clone()).is_err());
+    let data = xir_spec::SpecData::load(src).unwrap_or_else(|e| panic!("{e}"));
+    let structured = data.dialect("xir.structured").expect("xir.structured");
+    assert!(data.dialect_ops(structured).any(|o| o.spec.name == "test.new_op"));
+    let spirv = data.dialect("xir.spirv").expect("xir.spirv");
+    assert!(data.dialect_ops(spirv).any(|o| o.spec.name == "test.new_op"));
+    assert_eq!(data.ops.len(), xir_spec::Opcode::ALL.len() + 1);
+}

@@ -2,13 +2,15 @@
 //! of the libraries so that embedding the compiler pulls in no proptest.
 //! `modules` (proptest strategies) for format round trips, `programs` for
 //! executable structured kernels used by the differential tests of passes
-//! and backends, `nesting` for the deterministic deep kernels of the
+//! and backends, `spec_gen` for kernels derived from the IR spec's opcode
+//! data (the same tests, and the `generated` fuzz target), `nesting` for the deterministic deep kernels of the
 //! stack-depth tests, `wgslsmith` for seeded WGSL programs of the front
 //! end's differential test. Every crate takes it as a dev-dependency only.
 
 pub mod modules;
 pub mod nesting;
 pub mod programs;
+pub mod spec_gen;
 pub mod splitmix;
 pub mod wgslsmith;
 

@@ -303,7 +303,11 @@ pub(crate) fn eval_pure(m: &Module, f: &Function, d: &InstCore, sk: Option<Sk>, 
                 let i = index_value(m, f, d, k + 1, l)?;
                 out.push(src.get(i as usize).ok_or_else(|| format!("shuffle lane {i} out of bounds"))?.clone());
             }
-            Ok(Val::agg(out))
+            // One lane selected gives the element type (`shuffle_lanes`), a scalar.
+            match <[Val; 1]>::try_from(out) {
+                Ok([one]) => Ok(one),
+                Err(out) => Ok(Val::agg(out)),
+            }
         }
         Extract => {
             need(1)?;

@@ -164,6 +164,17 @@ fn bitcast_same_size(cx: &InstCx) -> Result<(), Violation> {
     for x in [from, to] {
         ensure(t.is_data(x) && !has_bool(t, x), || format!("`{}` has no defined bit representation", cx.name(x)))?;
     }
+    // Scalars and vectors by their bits (a 3-lane vector's storage padding
+    // is no bits of its value: `vec<f32, 3>` is not `vec<i32, 4>`); other
+    // data by its storage size.
+    let bits = |x: TypeId| match t.get(x) {
+        Type::Vector { elem, lanes } => Some(*lanes as u64 * t.scalar_bits(*elem) as u64),
+        _ if t.is_scalar(x) => Some(t.scalar_bits(x) as u64),
+        _ => None,
+    };
+    if let (Some(a), Some(b)) = (bits(from), bits(to)) {
+        return ensure(a == b, || format!("`{}` is {a} bits but `{}` is {b}", cx.name(from), cx.name(to)));
+    }
     let (a, b) = (t.size_align(from).0, t.size_align(to).0);
     ensure(a == b, || format!("`{}` is {a} bytes but `{}` is {b}", cx.name(from), cx.name(to)))
 }

@@ -159,14 +159,26 @@ fn step(m: &mut xir::Module, name: &str, dialect: &mut &'static str) -> Result<b
     Ok(out.changed)
 }
 
-/// Every pass of `OURS` after `prefix`, on random programs; returns how many
-/// programs each pass changed.
+/// Every pass of `OURS` after `prefix`, on random programs of both
+/// generators (the hand-written one, and the spec-driven one on half the
+/// cases); returns how many programs each pass changed.
 fn differential_after(prefix: &[&str]) -> Vec<usize> {
     let mut changed = vec![0usize; OURS.len()];
-    let mut runner = TestRunner::new(Config { cases: cases(), failure_persistence: None, ..Config::default() });
-    let counts = std::cell::RefCell::new(&mut changed);
+    differential_with(prefix, xir_testgen::programs::program(), cases(), &mut changed);
+    differential_with(prefix, xir_testgen::spec_gen::programs(), cases() / 2, &mut changed);
+    changed
+}
+
+fn differential_with(
+    prefix: &[&str],
+    strategy: impl proptest::strategy::Strategy<Value = xir_testgen::programs::Program>,
+    cases: u32,
+    changed: &mut [usize],
+) {
+    let mut runner = TestRunner::new(Config { cases, failure_persistence: None, ..Config::default() });
+    let counts = std::cell::RefCell::new(changed);
     runner
-        .run(&xir_testgen::programs::program(), |p| {
+        .run(&strategy, |p| {
             let run = |m: &xir::Module| {
                 let k = m.find_function("main").ok_or("kernel @main disappeared")?;
                 xir::interp::run_kernel(m, k, &p.inputs).map_err(|e| e.to_string())
@@ -185,9 +197,9 @@ fn differential_after(prefix: &[&str]) -> Vec<usize> {
                     step(&mut m, pass, &mut dk).map_err(|e| TestCaseError::fail(format!("{e}\ninput:\n{input}")))?;
                 counts.borrow_mut()[k] += ch as usize;
                 let got = run(&m).map_err(|e| TestCaseError::fail(format!("after {pass}: {e}\ninput:\n{input}")))?;
-                if got != expected {
+                if let Some(why) = expected.first_mismatch(&got, xir::interp::same_value) {
                     return Err(TestCaseError::fail(format!(
-                        "results differ after {pass} (prefix {prefix:?})\ninput:\n{input}\noutput:\n{}",
+                        "results differ after {pass} (prefix {prefix:?}): {why}\ninput:\n{input}\noutput:\n{}",
                         xir::text::print_module(&m)
                     )));
                 }
@@ -195,7 +207,6 @@ fn differential_after(prefix: &[&str]) -> Vec<usize> {
             Ok(())
         })
         .unwrap_or_else(|e| panic!("{e}"));
-    changed
 }
 
 fn assert_all_fired(changed: &[usize], except: &[&str]) {
