@@ -1484,6 +1484,7 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
         let is_bool = types.scalar_of(l.ty) == TypeTable::BOOL;
         let is_int = types.is_int(types.scalar_of(l.ty));
         let bop = match op {
+            BinaryOperator::Add if debug_miscompile() => BinaryOp::Sub,
             BinaryOperator::Add => BinaryOp::Add,
             BinaryOperator::Subtract => BinaryOp::Sub,
             BinaryOperator::Multiply => BinaryOp::Mul,
@@ -1910,4 +1911,12 @@ fn naga_operands(e: &Expression, out: &mut Vec<Handle<Expression>>) {
         Expression::ArrayLength(e) => out.push(e),
         _ => {}
     }
+}
+
+/// Test aid, in debug builds only: with `XIR_DEBUG_MISCOMPILE_FRONTEND`
+/// set, every `+` is lowered as `-`, a planted front-end bug that only
+/// naga's module disagrees with (`xir-reduce --naga-mismatch`'s test,
+/// docs/reduce.md). Release builds do not read the variable.
+fn debug_miscompile() -> bool {
+    cfg!(debug_assertions) && std::env::var_os("XIR_DEBUG_MISCOMPILE_FRONTEND").is_some()
 }

@@ -121,6 +121,28 @@ fn xir_run_checks_a_shader_against_nagas_module() {
     assert!(text(&o.stderr).contains("--oracle naga needs a .wgsl or .comp shader"), "{}", text(&o.stderr));
 }
 
+/// A disagreement with naga's module (planted: debug builds lower `+` as
+/// `-` under `XIR_DEBUG_MISCOMPILE_FRONTEND`) says how to reduce it.
+#[test]
+fn a_naga_mismatch_prints_the_reduce_command() {
+    let k = root().join("tests/wgsl/saxpy.wgsl").display().to_string();
+    let i = root().join("tests/corpus/saxpy.inputs.json").display().to_string();
+    let o = Command::new(env!("CARGO_BIN_EXE_xir-run"))
+        .args([&k, "--inputs", &i, "--oracle", "naga"])
+        .env("XIR_DEBUG_MISCOMPILE_FRONTEND", "1")
+        .output()
+        .unwrap();
+    let err = text(&o.stderr);
+    if err.contains("no Vulkan device") {
+        eprintln!("skipped: {err}");
+        return;
+    }
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("mismatch (interpreter vs naga's SPIR-V on Vulkan): `y`[0]"), "{err}");
+    let note = format!("note: reduce with: xir-reduce {k} --naga-mismatch {i} -o reduced.wgsl\n");
+    assert!(err.ends_with(&note), "{err}");
+}
+
 #[test]
 fn every_emit_takes_a_shader() {
     let d = scratch("emits");

@@ -19,6 +19,7 @@ mod merge;
 mod operands;
 mod oracle;
 mod params;
+pub mod shader;
 mod values;
 
 pub use oracle::{Device, Mismatch, Oracle, Signature};

@@ -346,3 +346,79 @@ fn a_bad_failure_file_is_a_located_error() {
     let err = String::from_utf8_lossy(&o.stderr).replace(dir.path().to_str().unwrap(), "DIR");
     assert_eq!(err, "error: DIR/failure.txt:2: unknown key `colour` (signature, text, kernel, pipeline, opt-level)\n");
 }
+
+/// A planted front-end bug (debug builds lower every `+` as `-` under
+/// `XIR_DEBUG_MISCOMPILE_FRONTEND`) that only naga's module disagrees with:
+/// `--naga-mismatch` reduces the shader's source by lines, keeping what the
+/// disagreement needs (the addition and the store) and dropping the rest
+/// (a helper function, unrelated statements, comments). Vulkan: lavapipe
+/// in CI.
+#[test]
+fn planted_front_end_mismatch_against_naga_reduces_the_source() {
+    const SHADER: &str = "\
+// y = a * x * x, then one more.
+@group(0) @binding(0) var<uniform> a: f32;
+@group(0) @binding(1) var<storage, read> x: array<f32>;
+@group(0) @binding(2) var<storage, read_write> y: array<f32>;
+
+fn square(v: f32) -> f32 {
+    return v * v;
+}
+
+@compute @workgroup_size(64, 1, 1)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    let n = arrayLength(&x);
+    if i < n {
+        let s = square(x[i]);
+        let ax = a * x[i];
+        y[i] = ax * s;
+        y[i] = y[i] + 1.0;
+    }
+}
+";
+    let dir = tempfile::tempdir().unwrap();
+    let shader = dir.path().join("k.wgsl");
+    std::fs::write(&shader, SHADER).unwrap();
+    let inputs = root().join("tests/corpus/saxpy.inputs.json");
+    let run = |planted: bool| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_xir-reduce"));
+        c.arg(&shader).arg("--naga-mismatch").arg(&inputs).arg("-q");
+        if planted {
+            c.env("XIR_DEBUG_MISCOMPILE_FRONTEND", "1");
+        } else {
+            c.env_remove("XIR_DEBUG_MISCOMPILE_FRONTEND");
+        }
+        let o = c.output().unwrap();
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let (code, out, err) = run(true);
+    if code == Some(1) && err.contains("no Vulkan device") {
+        eprintln!("\n!!!!!!!! SKIPPING VULKAN TEST: {err} !!!!!!!!\n");
+        return;
+    }
+    // 21 lines to 11: each line left is needed by another or by the
+    // failure (a brace pair cannot go one line at a time).
+    let want = "\
+@group(0) @binding(0) var<uniform> a: f32;
+@group(0) @binding(1) var<storage, read> x: array<f32>;
+@group(0) @binding(2) var<storage, read_write> y: array<f32>;
+@compute @workgroup_size(64, 1, 1)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    let n = arrayLength(&x);
+    if i < n {
+        y[i] = y[i] + 1.0;
+    }
+}
+";
+    assert_eq!((code, out.as_str()), (Some(0), want), "{err}");
+    // Without the planted bug the two agree: nothing to reduce.
+    let (code, _, err) = run(false);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("does not fail as asked (--naga-mismatch"), "{err}");
+}

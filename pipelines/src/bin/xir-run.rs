@@ -362,7 +362,16 @@ fn run(args: &Args) -> Result<(), Failure> {
             theirs.buffers.retain(|k, _| a.buffers.contains_key(k));
             let c = sorted(&a).compare_bounded(&sorted(&theirs), xir_vulkan::ulp_tolerance(args.ulp));
             if let Some(m) = c.mismatch {
-                return Err(Failure::from(format!("mismatch (interpreter vs naga's SPIR-V on Vulkan): {m}")));
+                let failure = Failure::from(format!("mismatch (interpreter vs naga's SPIR-V on Vulkan): {m}"));
+                // Ours agreed with the interpreter: the disagreement is in
+                // the front end's lowering or in naga, reduced on the source.
+                let ext = std::path::Path::new(input).extension().and_then(|e| e.to_str()).unwrap_or("wgsl");
+                let mut note =
+                    format!("note: reduce with: xir-reduce {input} --naga-mismatch {} -o reduced.{ext}", args.inputs);
+                if !args.overrides.is_empty() {
+                    note.push_str(" (after writing the --override values into the shader: the reducer takes none)");
+                }
+                return Err(Failure::Noted(Box::new(failure), note));
             }
             print_outputs(&a)?;
             eprintln!("xir-run: interpreter, Vulkan and naga's module agree");

@@ -43,6 +43,11 @@ struct Cli {
     /// SPIRV-Tools validation with a message containing SUBSTRING.
     #[arg(long, value_name = "SUBSTRING")]
     spirv_val: Option<String>,
+    /// A WGSL/GLSL shader whose outputs on these inputs differ between our
+    /// front end's lowering on the interpreter and naga's own SPIR-V on
+    /// Vulkan: its source is reduced, by lines (docs/reduce.md).
+    #[arg(long, value_name = "INPUTS.json")]
+    naga_mismatch: Option<PathBuf>,
     /// Optimization level of the pipeline and the backend (0..=3).
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=3))]
     opt_level: u8,
@@ -120,6 +125,9 @@ fn read_failure_file(p: &Path) -> Result<Option<FailureFile>, String> {
 
 fn run() -> i32 {
     let mut cli = Cli::parse();
+    if let Some(inputs) = cli.naga_mismatch.clone() {
+        return naga_mismatch(&cli, &inputs);
+    }
     let reg = xir_pipelines::registry();
     let loader = xir_pipelines::loader(&reg, None);
     let is_dir = cli.input.is_dir();
@@ -320,5 +328,70 @@ fn write(p: &Path, text: &str) -> i32 {
     match std::fs::write(p, text) {
         Ok(()) => 0,
         Err(e) => fail(1, &format!("cannot write {}: {e}", p.display())),
+    }
+}
+
+/// `--naga-mismatch`: the shader's source reduced by lines while our
+/// lowering (interpreter) and naga's module (Vulkan) still disagree.
+fn naga_mismatch(cli: &Cli, inputs_path: &Path) -> i32 {
+    let others = [cli.panic.is_some(), cli.pass_error.is_some(), cli.verifier.is_some(), cli.spirv_val.is_some()];
+    if others.contains(&true) || cli.mismatch.is_some() || cli.pipeline.is_some() {
+        return fail(1, "--naga-mismatch is its own failure signature: give no other, and no --pipeline");
+    }
+    let path = cli.input.to_string_lossy().into_owned();
+    let Some(language) = xir_frontend::Language::from_path(&path) else {
+        return fail(1, &format!("--naga-mismatch needs a .wgsl or .comp shader; {path} is not one"));
+    };
+    let text = match xir_pipelines::io::read_text(&path, "input") {
+        Ok(t) => t,
+        Err(diags) => return fail(1, xir::diag::render(&diags).trim_end()),
+    };
+    let inputs_text = match xir_pipelines::io::read_text(&inputs_path.to_string_lossy(), "inputs") {
+        Ok(t) => t,
+        Err(diags) => return fail(1, xir::diag::render(&diags).trim_end()),
+    };
+    let inputs = match Inputs::from_json(&inputs_text) {
+        Ok(i) => i,
+        Err(e) => return fail(1, &format!("{}:{}:{}: {e}", inputs_path.display(), e.line(), e.column())),
+    };
+    let device = match xir_vulkan::Device::new() {
+        Ok(d) => d,
+        Err(xir_vulkan::RunError::NoVulkan(why)) => {
+            return fail(1, &format!("--naga-mismatch: no Vulkan device ({why}); reduce on a machine that has one"))
+        }
+        Err(e) => return fail(1, &format!("--naga-mismatch: cannot open the Vulkan device: {e}")),
+    };
+    let test = xir_reduce::shader::NagaMismatch {
+        path: path.clone(),
+        language,
+        inputs,
+        device,
+        max_steps: cli.max_steps.unwrap_or(MAX_STEPS),
+    };
+    let silenced = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    if !test.fails(&text) {
+        std::panic::set_hook(silenced);
+        return fail(2, &format!("{path} does not fail as asked (--naga-mismatch: ours and naga's agree, or one does not compile or run)"));
+    }
+    let deadline = (cli.max_time > 0.0).then(|| Instant::now() + Duration::from_secs_f64(cli.max_time));
+    let mut stats = Stats { max_tests: cli.max_tests, deadline, progress: !cli.quiet, ..Stats::default() };
+    let reduced = xir_reduce::shader::reduce_lines(&text, |t| test.fails(t), &mut stats);
+    std::panic::set_hook(silenced);
+    if !cli.quiet {
+        let why = if stats.spent() { " (budget spent)" } else { "" };
+        eprintln!(
+            "xir-reduce: {} -> {} lines after {} tests{why}",
+            text.lines().count(),
+            reduced.lines().count(),
+            stats.tests
+        );
+    }
+    match &cli.output {
+        Some(p) => write(p, &reduced),
+        None => {
+            print!("{reduced}");
+            0
+        }
     }
 }
