@@ -8,50 +8,16 @@
 //! names every value alike, as a legalized module is after mem2reg (where
 //! the printer once spent quadratic time finding `.k` suffixes).
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::time::Instant;
 
 use criterion::{BenchmarkId, Criterion, Throughput};
 use xir::text::json::to_json;
 use xir::text::{parse_module, print_module};
 use xir::{Builder, FunctionKind, Metadata, Module, Opcode, TypeTable};
-
-/// Counts live and peak heap bytes.
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(l) };
-        if !p.is_null() {
-            let now = LIVE.fetch_add(l.size(), Relaxed) + l.size();
-            PEAK.fetch_max(now, Relaxed);
-        }
-        p
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        unsafe { System.dealloc(p, l) };
-        LIVE.fetch_sub(l.size(), Relaxed);
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
-        let q = unsafe { System.realloc(p, l, new) };
-        if !q.is_null() {
-            if new >= l.size() {
-                let now = LIVE.fetch_add(new - l.size(), Relaxed) + new - l.size();
-                PEAK.fetch_max(now, Relaxed);
-            } else {
-                LIVE.fetch_sub(l.size() - new, Relaxed);
-            }
-        }
-        q
-    }
-}
+use xir_testgen::heap::measure;
 
 #[global_allocator]
-static ALLOC: Counting = Counting;
+static ALLOC: xir_testgen::heap::Counting = xir_testgen::heap::Counting;
 
 /// Instructions per function of the generated modules.
 const PER_FUNCTION: usize = 10_000;
@@ -141,14 +107,6 @@ fn bench(c: &mut Criterion) {
         g.bench_with_input(BenchmarkId::new("json_legalized", n), &legal, |b, m| b.iter(|| to_json(m)));
     }
     g.finish();
-}
-
-/// Peak extra heap while running `f`, and the heap its result keeps.
-fn measure<T>(f: impl FnOnce() -> T) -> (T, usize, usize) {
-    let base = LIVE.load(Relaxed);
-    PEAK.store(base, Relaxed);
-    let r = f();
-    (r, PEAK.load(Relaxed) - base, LIVE.load(Relaxed).saturating_sub(base))
 }
 
 /// Best of `runs` wall-clock times, in nanoseconds.

@@ -10,9 +10,6 @@
 //! (sizes in instructions; default 10^4 and 10^5). `XIR_MEMORY_OPT=N` sets
 //! the opt level (default 0). BENCHMARKS.md, "Memory per instruction".
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
-
 use xir::pass::{AnalysisCache, PassContext};
 use xir::pipeline::{PassManager, RunOptions};
 
@@ -20,49 +17,13 @@ use xir::pipeline::{PassManager, RunOptions};
 mod scaling;
 use scaling::{generate, pipeline, steps_at};
 
-/// Counts live and peak heap bytes.
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(l) };
-        if !p.is_null() {
-            let now = LIVE.fetch_add(l.size(), Relaxed) + l.size();
-            PEAK.fetch_max(now, Relaxed);
-        }
-        p
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        unsafe { System.dealloc(p, l) };
-        LIVE.fetch_sub(l.size(), Relaxed);
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
-        let q = unsafe { System.realloc(p, l, new) };
-        if !q.is_null() {
-            if new >= l.size() {
-                let now = LIVE.fetch_add(new - l.size(), Relaxed) + new - l.size();
-                PEAK.fetch_max(now, Relaxed);
-            } else {
-                LIVE.fetch_sub(l.size() - new, Relaxed);
-            }
-        }
-        q
-    }
-}
-
 #[global_allocator]
-static ALLOC: Counting = Counting;
+static ALLOC: xir_testgen::heap::Counting = xir_testgen::heap::Counting;
 
-/// Runs `f` and returns its result with the peak heap above the heap at
-/// the start (the start's own heap is what the caller already holds).
+/// `f`'s result and the peak heap above the heap at its start.
 fn peak_during<T>(f: impl FnOnce() -> T) -> (T, usize) {
-    let base = LIVE.load(Relaxed);
-    PEAK.store(base, Relaxed);
-    let r = f();
-    (r, PEAK.load(Relaxed) - base)
+    let (r, peak, _) = xir_testgen::heap::measure(f);
+    (r, peak)
 }
 
 fn main() {

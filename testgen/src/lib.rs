@@ -5,8 +5,10 @@
 //! and backends, `spec_gen` for kernels derived from the IR spec's opcode
 //! data (the same tests, and the `generated` fuzz target), `nesting` for the deterministic deep kernels of the
 //! stack-depth tests, `wgslsmith` for seeded WGSL programs of the front
-//! end's differential test. Every crate takes it as a dev-dependency only.
+//! end's differential test; `heap`, the counting allocator of the memory
+//! measurements. Every crate takes it as a dev-dependency only.
 
+pub mod heap;
 pub mod modules;
 pub mod nesting;
 pub mod programs;
