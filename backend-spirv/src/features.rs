@@ -149,11 +149,15 @@ pub enum Feature {
     /// (docs/vulkan.md, "Subgroups"). Emission-owned: an execution mode, not
     /// a capability.
     MaximalReconvergence,
+    /// `shaderSubgroupClock` (VK_KHR_shader_clock): `clock`, lowered to
+    /// `OpReadClockKHR` at Subgroup scope (the scope every device with the
+    /// extension supports).
+    ShaderSubgroupClock,
 }
 
 impl Feature {
     /// Every feature, in persisted-bit order (bit *i* = entry *i*; append only).
-    pub const ALL: [Feature; 49] = [
+    pub const ALL: [Feature; 50] = [
         Feature::Int8,
         Feature::Int16,
         Feature::Int64,
@@ -203,6 +207,7 @@ impl Feature {
         Feature::SubgroupShuffle,
         Feature::SubgroupExtendedTypes,
         Feature::MaximalReconvergence,
+        Feature::ShaderSubgroupClock,
     ];
 
     /// The capability that owns this feature one-to-one, if any.
@@ -233,6 +238,7 @@ impl Feature {
             Feature::SubgroupArithmetic => Capability::GroupNonUniformArithmetic,
             Feature::SubgroupBallot => Capability::GroupNonUniformBallot,
             Feature::SubgroupShuffle => Capability::GroupNonUniformShuffle,
+            Feature::ShaderSubgroupClock => Capability::ShaderClockKHR,
             Feature::SubgroupExtendedTypes | Feature::MaximalReconvergence => return None,
             Feature::ShaderNonSemanticInfo
             | Feature::AccelerationStructure
@@ -315,6 +321,7 @@ impl Feature {
             Feature::SubgroupShuffle => "subgroupSupportedOperations SHUFFLE (compute)",
             Feature::SubgroupExtendedTypes => "shaderSubgroupExtendedTypes",
             Feature::MaximalReconvergence => "shaderMaximalReconvergence (VK_KHR_shader_maximal_reconvergence)",
+            Feature::ShaderSubgroupClock => "shaderSubgroupClock (VK_KHR_shader_clock)",
         }
     }
 

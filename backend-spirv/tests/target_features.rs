@@ -255,9 +255,10 @@ fn new_bits_are_pinned_and_unknown_bits_fail_closed() {
     assert_eq!(artifact::feature_bit(Feature::SubgroupShuffle), 1 << 46);
     assert_eq!(artifact::feature_bit(Feature::SubgroupExtendedTypes), 1 << 47);
     assert_eq!(artifact::feature_bit(Feature::MaximalReconvergence), 1 << 48);
-    assert_eq!(Feature::ALL.len(), 49);
+    assert_eq!(artifact::feature_bit(Feature::ShaderSubgroupClock), 1 << 49);
+    assert_eq!(Feature::ALL.len(), 50);
     let (_, bytes, _) = artifact_of(PRINTING);
-    for b in [49u32, 55, 63] {
+    for b in [50u32, 55, 63] {
         for emission in [false, true] {
             let bad = reseal(&bytes, |h| {
                 if emission {

@@ -69,6 +69,7 @@ pub fn lavapipe() -> FeatureSet {
         F::SubgroupShuffle,
         F::SubgroupExtendedTypes,
         F::MaximalReconvergence,
+        F::ShaderSubgroupClock,
     ]
     .into_iter()
     .collect()

@@ -146,6 +146,43 @@ fn flags_that_watch_the_passes_bypass_the_cache() {
     assert_eq!(entries(&cache).len(), 1);
 }
 
+/// A debug build's planted failure (`XIR_DEBUG_*`) changes what the
+/// compiler makes but not the key: the cache is bypassed, so the planted
+/// failure is seen (and a cached good module is not served in its place).
+#[test]
+fn a_planted_debug_failure_bypasses_the_cache() {
+    if !cfg!(debug_assertions) {
+        return eprintln!("skipped: the planted failures exist in debug builds only");
+    }
+    let dir = scratch("cache-cli-debug");
+    let cache = dir.join("cache");
+    let out = dir.join("k.spv");
+    assert!(compile(&cache, "spirv", &out, &[]).status.success());
+    let saxpy = corpus("saxpy.xir");
+    let args = [
+        saxpy.as_str(),
+        "--pipeline",
+        "spirv",
+        "--opt-level",
+        "2",
+        "--emit",
+        "spirv",
+        "-o",
+        out.to_str().unwrap(),
+        "--cache-dir",
+        cache.to_str().unwrap(),
+        "-v",
+    ];
+    let o = xir_opt_env(&args, &[("XIR_DEBUG_MISCOMPILE_SPIRV", Path::new("1"))]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let first = stderr(&o).lines().next().unwrap_or_default().to_string();
+    assert_eq!(
+        first,
+        "xir-opt: compile cache: bypassed: XIR_DEBUG_MISCOMPILE_SPIRV plants a failure, so every kernel is compiled"
+    );
+    assert_eq!(entries(&cache).len(), 1);
+}
+
 #[test]
 fn no_cache_and_non_backend_emits_leave_no_directory() {
     let dir = scratch("cache-cli-none");

@@ -215,6 +215,23 @@ impl Device {
         // Float atomics (`float_atomics.rs`): each supported buffer / shared bit.
         let float_atomics = super::float_atomics::FloatAtomics::probe(&instance, physical, has_ext);
         let (mut fa1, mut fa2) = float_atomics.enable(&mut ext_names, &mut enabled_set);
+        // The shader clock (VK_KHR_shader_clock): `clock` reads it at
+        // Subgroup scope, which every device with the extension has.
+        let shader_clock = c"VK_KHR_shader_clock";
+        let mut clock = has_ext(shader_clock).then(|| {
+            let mut f = vk::PhysicalDeviceShaderClockFeaturesKHR::default();
+            let mut f2 = vk::PhysicalDeviceFeatures2::default().push_next(&mut f);
+            // SAFETY: physical device from this instance; `f` outlives the call.
+            unsafe { instance.get_physical_device_features2(physical, &mut f2) };
+            vk::PhysicalDeviceShaderClockFeaturesKHR::default()
+                .shader_subgroup_clock(f.shader_subgroup_clock == vk::TRUE)
+        });
+        if clock.as_ref().is_some_and(|f| f.shader_subgroup_clock == vk::TRUE) {
+            ext_names.push(shader_clock.as_ptr());
+            enabled_set.insert(xir_spirv::Feature::ShaderSubgroupClock);
+        } else {
+            clock = None;
+        }
         let mut enabled = vk::PhysicalDeviceFeatures2::default().features(core).push_next(&mut v11).push_next(&mut v12);
         if ray.enabled() {
             enabled = enabled.push_next(&mut asf).push_next(&mut rqf);
@@ -226,6 +243,9 @@ impl Device {
             enabled = enabled.push_next(f);
         }
         if let Some(f) = reconvergence.as_mut() {
+            enabled = enabled.push_next(f);
+        }
+        if let Some(f) = clock.as_mut() {
             enabled = enabled.push_next(f);
         }
         let info = vk::DeviceCreateInfo::default()

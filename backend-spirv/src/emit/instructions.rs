@@ -7,7 +7,7 @@
 //! shuffle, with dynamic walks through a temporary variable).
 
 use rspirv::dr::Operand;
-use rspirv::spirv::{Op, StorageClass, Word};
+use rspirv::spirv::{Capability, Op, StorageClass, Word};
 use xir::{Inst, Opcode, Type, Value};
 
 use super::{err, EResult, Emitter, ScalarKind, Shape};
@@ -24,6 +24,7 @@ pub(crate) fn ids(ws: &[Word]) -> Vec<Operand> {
 /// supported has a lowering.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Lowering {
+    Clock,
     Alloca,
     AllocaShared,
     Load,
@@ -77,6 +78,7 @@ pub(crate) fn lowering(op: Opcode) -> Lowering {
         op if crate::plan::bindless::is_bindless_buffer_op(op) => Lowering::BindlessBuffer,
         op if crate::plan::texture_heap::is_bindless_texture_op(op) => Lowering::BindlessTexture,
         Opcode::Print => Lowering::Print,
+        Opcode::Clock => Lowering::Clock,
         op if crate::plan::features::is_atomic(op) => Lowering::Atomic,
         op if super::ray_query::is_ray_op(op) => Lowering::Ray,
         op if crate::plan::features::is_warp_op(op) => Lowering::Warp,
@@ -185,6 +187,15 @@ impl Emitter<'_> {
             Lowering::BindlessBuffer => self.emit_bindless_op(i)?,
             Lowering::BindlessTexture => self.emit_bindless_texture_op(i)?,
             Lowering::Print => self.emit_print(i)?,
+            Lowering::Clock => {
+                // Subgroup scope: the one every device with the extension
+                // has (`shaderSubgroupClock`); a u64 of ticks.
+                let t = self.ty(d.ty)?;
+                let scope = self.u32_const(rspirv::spirv::Scope::Subgroup as u32);
+                self.cap(Capability::ShaderClockKHR);
+                self.exts.insert("SPV_KHR_shader_clock");
+                self.op(Op::ReadClockKHR, Some(t), rid, ids(&[scope]))?;
+            }
             Lowering::Atomic => self.emit_atomic(i)?,
             Lowering::Ray => self.emit_ray(i)?,
             Lowering::Warp => self.emit_warp(i)?,

@@ -126,6 +126,9 @@ pub fn plan_features(
                 if is_warp_op(d.opcode) {
                     warp_features(m, f, i, &mut plan.required);
                 }
+                if d.opcode == Opcode::Clock {
+                    plan.required.insert(Feature::ShaderSubgroupClock);
+                }
                 if !is_atomic(d.opcode) {
                     continue;
                 }

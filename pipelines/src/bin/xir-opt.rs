@@ -384,6 +384,16 @@ fn cache_use(cli: &Cli) -> CacheUse {
     if let Some((_, flag)) = watching.iter().find(|(on, _)| *on) {
         return CacheUse::Off(format!("bypassed: {flag} watches the passes, so every kernel is compiled"));
     }
+    // A debug build's planted failures (`XIR_DEBUG_*`, docs/reduce.md)
+    // change what the compiler makes without changing the key.
+    if cfg!(debug_assertions) {
+        if let Some((var, _)) = std::env::vars_os().find(|(k, _)| k.to_string_lossy().starts_with("XIR_DEBUG_")) {
+            return CacheUse::Off(format!(
+                "bypassed: {} plants a failure, so every kernel is compiled",
+                var.to_string_lossy()
+            ));
+        }
+    }
     match cli.cache_dir.clone().or_else(CompileCache::default_dir) {
         Some(dir) => CacheUse::On(CompileCache::new(dir)),
         None => CacheUse::Off(format!(

@@ -241,6 +241,8 @@ fn run() -> i32 {
             Err(e) => return fail(1, &format!("--vulkan: {e}")),
         }
     }
+    // The budget counts from here: the first check is part of the run.
+    let deadline = (cli.max_time > 0.0).then(|| Instant::now() + Duration::from_secs_f64(cli.max_time));
     let silenced = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
     let fails = match cli.max_steps {
@@ -251,7 +253,6 @@ fn run() -> i32 {
     if !fails {
         return fail(2, &format!("{} does not fail as asked ({})", module_path.display(), describe(&oracle.signature)));
     }
-    let deadline = (cli.max_time > 0.0).then(|| Instant::now() + Duration::from_secs_f64(cli.max_time));
     let mut stats = Stats { max_tests: cli.max_tests, deadline, progress: !cli.quiet, ..Stats::default() };
     let before = module.inst_count();
     let reduced = xir_reduce::reduce(module, &oracle, &mut stats);
@@ -368,13 +369,13 @@ fn naga_mismatch(cli: &Cli, inputs_path: &Path) -> i32 {
         device,
         max_steps: cli.max_steps.unwrap_or(MAX_STEPS),
     };
+    let deadline = (cli.max_time > 0.0).then(|| Instant::now() + Duration::from_secs_f64(cli.max_time));
     let silenced = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
     if !test.fails(&text) {
         std::panic::set_hook(silenced);
         return fail(2, &format!("{path} does not fail as asked (--naga-mismatch: ours and naga's agree, or one does not compile or run)"));
     }
-    let deadline = (cli.max_time > 0.0).then(|| Instant::now() + Duration::from_secs_f64(cli.max_time));
     let mut stats = Stats { max_tests: cli.max_tests, deadline, progress: !cli.quiet, ..Stats::default() };
     let reduced = xir_reduce::shader::reduce_lines(&text, |t| test.fails(t), &mut stats);
     std::panic::set_hook(silenced);
