@@ -54,6 +54,11 @@ fn entries(dir: &Path) -> Vec<PathBuf> {
 
 /// `xir-opt saxpy --pipeline spirv -O2 --emit EMIT -o OUT --cache-dir CACHE -v EXTRA`.
 fn compile(cache: &Path, emit: &str, out: &Path, extra: &[&str]) -> Output {
+    compile_env(cache, emit, out, extra, &[])
+}
+
+/// `compile` with environment variables set.
+fn compile_env(cache: &Path, emit: &str, out: &Path, extra: &[&str], env: &[(&str, &Path)]) -> Output {
     let saxpy = corpus("saxpy.xir");
     let mut args = vec![
         saxpy.as_str(),
@@ -70,7 +75,7 @@ fn compile(cache: &Path, emit: &str, out: &Path, extra: &[&str]) -> Output {
         "-v",
     ];
     args.extend_from_slice(extra);
-    xir_opt_env(&args, &[])
+    xir_opt_env(&args, env)
 }
 
 #[test]
@@ -158,22 +163,7 @@ fn a_planted_debug_failure_bypasses_the_cache() {
     let cache = dir.join("cache");
     let out = dir.join("k.spv");
     assert!(compile(&cache, "spirv", &out, &[]).status.success());
-    let saxpy = corpus("saxpy.xir");
-    let args = [
-        saxpy.as_str(),
-        "--pipeline",
-        "spirv",
-        "--opt-level",
-        "2",
-        "--emit",
-        "spirv",
-        "-o",
-        out.to_str().unwrap(),
-        "--cache-dir",
-        cache.to_str().unwrap(),
-        "-v",
-    ];
-    let o = xir_opt_env(&args, &[("XIR_DEBUG_MISCOMPILE_SPIRV", Path::new("1"))]);
+    let o = compile_env(&cache, "spirv", &out, &[], &[("XIR_DEBUG_MISCOMPILE_SPIRV", Path::new("1"))]);
     assert!(o.status.success(), "{}", stderr(&o));
     let first = stderr(&o).lines().next().unwrap_or_default().to_string();
     assert_eq!(
