@@ -70,8 +70,8 @@ fn the_xir_of_a_function_after_a_pipeline_step() {
     ws.set_file("m.xir", MODULE);
     let parsed = ws.function_after("m.xir", "twice", "spirv", Some(0)).unwrap();
     assert_eq!(parsed, MODULE.split("\n\n").next().unwrap().to_string() + "\n");
-    // Three steps: lower_ray_query_loop, promote_ref_arg, destructure_cfg.
-    let raw = ws.function_after("m.xir", "k", "spirv", Some(3)).unwrap();
+    // Four steps: lower_ray_query_loop, outline, promote_ref_arg, destructure_cfg.
+    let raw = ws.function_after("m.xir", "k", "spirv", Some(4)).unwrap();
     assert_eq!(raw, RAW_K);
     let done = ws.function_after("m.xir", "k", "spirv", None).unwrap();
     assert!(done.contains("call @twice"), "{done}");

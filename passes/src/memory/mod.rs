@@ -9,6 +9,7 @@ pub mod dce;
 pub mod fix_self_referential;
 pub mod inline;
 pub mod mem2reg;
+pub mod outline;
 pub mod phi_cleanup;
 pub mod promote_ref_arg;
 pub mod reg2mem;
@@ -25,5 +26,6 @@ pub fn register(reg: &mut PassRegistry) {
     reg.register(dce::decl());
     reg.register(promote_ref_arg::decl());
     reg.register(inline::decl());
+    reg.register(outline::decl());
     reg.register(unused_callable_removal::decl());
 }
