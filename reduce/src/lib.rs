@@ -20,6 +20,7 @@ mod operands;
 mod oracle;
 mod params;
 pub mod shader;
+mod types;
 mod values;
 
 pub use oracle::{Device, Mismatch, Oracle, Signature};
@@ -98,6 +99,7 @@ const PER_FUNCTION: &[FuncReduction] = &[
     values::replace_values,
     ddmin::delete_insts,
     constants::simplify_constants,
+    types::shrink_arrays,
 ];
 
 fn reduce_inner(mut m: Module, run: &mut Run) -> Module {

@@ -422,3 +422,38 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("does not fail as asked (--naga-mismatch"), "{err}");
 }
+
+/// Types shrink too: a local array indexed only by constants keeps the
+/// elements those indices reach (here, after the constants went to 0, one).
+#[test]
+fn a_local_array_shrinks_to_the_elements_the_failure_reaches() {
+    const MODULE: &str = "kernel @k(%out: buffer<u32>) block_size(1, 1, 1) {
+^entry:
+  %arr = alloca : array<u32, 8>
+  %p5 = gep %arr, u32 5 : u32
+  store %p5, u32 7
+  %p2 = gep %arr, u32 2 : u32
+  store %p2, u32 3
+  %v = load %p5 : u32
+  %w = load %p2 : u32
+  %s = add %v, %w : u32
+  buffer.write %out, u32 0, %s
+  return
+}
+";
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("k.xir");
+    std::fs::write(&input, MODULE).unwrap();
+    let p = dir.path().join("p.ron");
+    std::fs::write(&p, PIPELINE.replace("bit_xor", "gep")).unwrap();
+    let o = cli(&[input.to_str().unwrap(), "--pipeline", p.to_str().unwrap(), "--panic", "deliberate panic", "-q"]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let want = "kernel @k(%out: buffer<u32>) block_size(1, 1, 1) {
+^entry:
+  %arr = alloca : array<u32, 1>
+  %p5 = gep %arr, u32 0 : u32
+  return
+}
+";
+    assert_eq!(String::from_utf8_lossy(&o.stdout), want);
+}
