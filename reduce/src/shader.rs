@@ -35,48 +35,41 @@ impl NagaMismatch {
     }
 
     fn disagree(&self, text: &str) -> bool {
-        let (Some(ours), Some(theirs)) = (self.ours(text), self.theirs(text)) else { return false };
-        let mut theirs = theirs;
+        // Our lowering: the kernel, its dispatch, and its run on the interpreter.
+        let src = Source { path: &self.path, text, language: self.language };
+        let Ok(module) = xir_frontend::compile(&src, &Overrides::default()) else { return false };
+        let Ok(k) = xir_pipelines::backend::select_kernel(&module, None) else { return false };
+        let dispatch = match module.func(k).kind {
+            xir::FunctionKind::Kernel { block_size } => self.inputs.dispatch.unwrap_or(block_size),
+            _ => return false,
+        };
+        let inputs = self.inputs.clone().with_dispatch(dispatch);
+        let (Some(ours), Some(mut theirs)) =
+            (self.ours(&module, k, &inputs), self.theirs(text, &module.func(k).name, &inputs, dispatch))
+        else {
+            return false;
+        };
         // naga's module also reports its uniforms; ours keeps values out.
         theirs.buffers.retain(|k, _| ours.buffers.contains_key(k));
         ours.compare_bounded(&theirs, xir::interp::same_value).mismatch.is_some()
     }
 
     /// Our lowering on the interpreter, at the device's subgroup size.
-    fn ours(&self, text: &str) -> Option<Outputs> {
-        let src = Source { path: &self.path, text, language: self.language };
-        let module = xir_frontend::compile(&src, &Overrides::default()).ok()?;
-        let k = xir_pipelines::backend::select_kernel(&module, None).ok()?;
+    fn ours(&self, module: &xir::Module, k: xir::FuncId, inputs: &Inputs) -> Option<Outputs> {
         let opts = xir::interp::Options {
             max_steps: self.max_steps,
             precision: Some(xir::interp::Precision { contraction: false }),
             warp_size: self.device.subgroups.size,
             ..xir::interp::Options::default()
         };
-        xir::interp::run_kernel_with(&module, k, &self.inputs.clone().with_dispatch(self.dispatch(&module, k)), &opts)
-            .ok()
+        xir::interp::run_kernel_with(module, k, inputs, &opts).ok()
     }
 
-    /// naga's module on the device.
-    fn theirs(&self, text: &str) -> Option<Outputs> {
-        let src = Source { path: &self.path, text, language: self.language };
-        let module = xir_frontend::compile(&src, &Overrides::default()).ok()?;
-        let k = xir_pipelines::backend::select_kernel(&module, None).ok()?;
-        let dispatch = self.dispatch(&module, k);
+    /// naga's module of the same source, on the device.
+    fn theirs(&self, text: &str, entry: &str, inputs: &Inputs, dispatch: [u32; 3]) -> Option<Outputs> {
         let words =
             xir_frontend::oracle::naga_spirv_with(text, self.language, &self.path, &Overrides::default()).ok()?;
-        let entry = module.func(k).name.clone();
-        let inputs = self.inputs.clone().with_dispatch(dispatch);
-        xir_vulkan::run_foreign_on(&self.device, &words, Some(&entry), &inputs, Some(dispatch)).ok().map(|(o, _)| o)
-    }
-
-    /// The inputs' dispatch, or one block of the kernel.
-    fn dispatch(&self, module: &xir::Module, k: xir::FuncId) -> [u32; 3] {
-        let block = match module.func(k).kind {
-            xir::FunctionKind::Kernel { block_size } => block_size,
-            _ => [1, 1, 1],
-        };
-        self.inputs.dispatch.unwrap_or(block)
+        xir_vulkan::run_foreign_on(&self.device, &words, Some(entry), inputs, Some(dispatch)).ok().map(|(o, _)| o)
     }
 }
 

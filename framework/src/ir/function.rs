@@ -276,8 +276,6 @@ impl Function {
     pub fn footprint(&self) -> super::Footprint {
         use super::footprint::{smallvec_bytes, vec_bytes};
         let md = |m: &Metadata| m.heap_bytes();
-        let mut other = self.name.capacity() + vec_bytes(&self.args);
-        other += vec_bytes(&self.arg_uses);
         super::Footprint {
             inst_cores: self.insts.heap_bytes(|_| 0),
             operand_spills: self.insts.iter().map(|c| smallvec_bytes(&c.operands) + smallvec_bytes(&c.blocks)).sum(),
@@ -294,7 +292,7 @@ impl Function {
                 + self.blocks.iter().map(|b| smallvec_bytes(&b.insts)).sum::<usize>()
                 + vec_bytes(&self.layout),
             types_and_consts: 0,
-            other,
+            other: self.name.capacity() + vec_bytes(&self.args) + vec_bytes(&self.arg_uses),
         }
     }
 

@@ -186,7 +186,6 @@ fn outline_region(m: &mut Module, p: &Plan, idx: usize) {
     let src = m.func(p.func).clone();
     let name = format!("{}.outlined.{idx}", src.name);
     let mut g = Function::new(name, FunctionKind::Callable, TypeTable::VOID);
-    g.md = Metadata::default();
     let mut vmap: FxHashMap<Value, Value> = FxHashMap::default();
     for &v in &p.live_ins {
         let ty = src.value_type(m, v);

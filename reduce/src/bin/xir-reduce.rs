@@ -206,13 +206,9 @@ fn run() -> i32 {
     } else if let Some(s) = &cli.spirv_val {
         Signature::SpirvVal(s.clone())
     } else if let Some(path) = &cli.mismatch {
-        let text = match xir_pipelines::io::read_text(&path.to_string_lossy(), "inputs") {
-            Ok(t) => t,
-            Err(diags) => return fail(1, xir::diag::render(&diags).trim_end()),
-        };
-        let inputs = match Inputs::from_json(&text) {
+        let inputs = match read_inputs(path) {
             Ok(i) => i,
-            Err(e) => return fail(1, &format!("{}:{}:{}: {e}", path.display(), e.line(), e.column())),
+            Err(e) => return fail(1, &e),
         };
         let kernel = match xir_pipelines::backend::select_kernel(&module, cli.kernel.as_deref()) {
             Ok(k) => module.func(k).name.clone(),
@@ -301,10 +297,7 @@ fn describe(s: &Signature) -> String {
 /// The Vulkan side of `--mismatch --vulkan`: the pipeline, the backend for
 /// the device's features, a run on the device.
 fn vulkan_device(pipeline: Pipeline, mm: &Mismatch, opt_level: u8) -> Result<Device, String> {
-    let device = xir_vulkan::Device::new().map_err(|e| match e {
-        xir_vulkan::RunError::NoVulkan(why) => format!("no Vulkan device ({why}); reduce on a machine that has one"),
-        e => format!("cannot open the Vulkan device: {e}"),
-    })?;
+    let device = open_device()?;
     let kernel = mm.kernel.clone();
     let inputs = mm.inputs.clone();
     Ok(Box::new(move |m: &Module| -> Result<Outputs, String> {
@@ -347,20 +340,13 @@ fn naga_mismatch(cli: &Cli, inputs_path: &Path) -> i32 {
         Ok(t) => t,
         Err(diags) => return fail(1, xir::diag::render(&diags).trim_end()),
     };
-    let inputs_text = match xir_pipelines::io::read_text(&inputs_path.to_string_lossy(), "inputs") {
-        Ok(t) => t,
-        Err(diags) => return fail(1, xir::diag::render(&diags).trim_end()),
-    };
-    let inputs = match Inputs::from_json(&inputs_text) {
+    let inputs = match read_inputs(inputs_path) {
         Ok(i) => i,
-        Err(e) => return fail(1, &format!("{}:{}:{}: {e}", inputs_path.display(), e.line(), e.column())),
+        Err(e) => return fail(1, &e),
     };
-    let device = match xir_vulkan::Device::new() {
+    let device = match open_device() {
         Ok(d) => d,
-        Err(xir_vulkan::RunError::NoVulkan(why)) => {
-            return fail(1, &format!("--naga-mismatch: no Vulkan device ({why}); reduce on a machine that has one"))
-        }
-        Err(e) => return fail(1, &format!("--naga-mismatch: cannot open the Vulkan device: {e}")),
+        Err(e) => return fail(1, &format!("--naga-mismatch: {e}")),
     };
     let test = xir_reduce::shader::NagaMismatch {
         path: path.clone(),
@@ -395,4 +381,19 @@ fn naga_mismatch(cli: &Cli, inputs_path: &Path) -> i32 {
             0
         }
     }
+}
+
+/// An interpreter inputs file, or its located error.
+fn read_inputs(path: &Path) -> Result<Inputs, String> {
+    let text = xir_pipelines::io::read_text(&path.to_string_lossy(), "inputs")
+        .map_err(|diags| xir::diag::render(&diags).trim_end().to_string())?;
+    Inputs::from_json(&text).map_err(|e| format!("{}:{}:{}: {e}", path.display(), e.line(), e.column()))
+}
+
+/// The Vulkan device the comparisons run on, or why there is none.
+fn open_device() -> Result<xir_vulkan::Device, String> {
+    xir_vulkan::Device::new().map_err(|e| match e {
+        xir_vulkan::RunError::NoVulkan(why) => format!("no Vulkan device ({why}); reduce on a machine that has one"),
+        e => format!("cannot open the Vulkan device: {e}"),
+    })
 }
