@@ -267,3 +267,40 @@ fn without_a_dispatch_size_one_block_runs() {
     let out: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(out["buffers"]["out"], serde_json::json!([1, 2, 3, 4, 5, 6]), "{out}");
 }
+
+/// docs/autodiff.md's scope: `xir-run` interprets it directly (the
+/// interpreter's forward-mode oracle), and a refusal names the file.
+#[test]
+fn an_autodiff_scope_runs_in_the_interpreter() {
+    const SCOPE: &str = "\
+kernel @k(%x: f32, %out: buffer<f32>) block_size(1, 1, 1) {
+^entry:
+  %v = alloca : f32
+  store %v, %x
+  autodiff.scope body ^body, merge ^done
+^body:
+  autodiff.requires_gradient %v
+  %a = load %v : f32
+  %y = mul %a, %a : f32
+  autodiff.backward %y
+  %g = autodiff.gradient %v : f32
+  buffer.write %out, u32 0, %g
+  br target ^done
+^done:
+  return
+}
+";
+    let dir = scratch("autodiff");
+    let k = write(&dir, "k.xir", SCOPE.as_bytes());
+    let inputs = write(&dir, "k.inputs.json", br#"{"args": {"x": 3.0, "out": [0]}}"#);
+    let o = xir_run(&[&k, "--interp", "--inputs", &inputs]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o).trim(), r#"{"buffers":{"out":[6.0]},"printed":[]}"#);
+    let bad = write(&dir, "bad.xir", SCOPE.replace("%y = mul %a, %a : f32", "%y = cast.bitwise %a : f32").as_bytes());
+    let o = xir_run(&[&bad, "--interp", "--inputs", &inputs]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stderr(&o),
+        format!("{bad}:9:3: error: [interp] non-differentiable operation on a gradient path (in @k, bb1, inst5)\n")
+    );
+}

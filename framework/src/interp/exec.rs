@@ -12,6 +12,7 @@ use xir_spec::{Opcode, SpecialRegister};
 use crate::ir::{ArgKind, Block, ConstValue, FuncId, Function, Inst, InstCore, Module, TypeId, Value};
 
 use super::arith::{binop, mask, R};
+use super::autodiff::{self, has_tangent, Scope, NON_DIFFERENTIABLE};
 use super::memory::{Buf, Mem};
 use super::ops::{eval_pure, index_value};
 use super::value::{scalar_kind, undef_of, Ptr, Root, Sk, Val};
@@ -146,6 +147,18 @@ pub(crate) struct Thread {
     pub state: State,
     /// Operands of the warp operation the thread waits at.
     pub pending: SmallVec<[Val; 4]>,
+    /// The autodiff scope the thread runs (`autodiff.rs`), if any.
+    ad: Option<Box<Scope>>,
+}
+
+/// What the autodiff hook did with an instruction.
+enum Scoped {
+    /// Nothing: the ordinary step runs it (with the operands as adjusted).
+    Run,
+    /// It computed the result.
+    Val(Val),
+    /// It ran the instruction, which has no result.
+    Next,
 }
 
 enum Flow {
@@ -271,7 +284,7 @@ impl<'m> Machine<'m> {
             ret_to: None,
             scalars: 0,
         };
-        Thread { frames: vec![frame], locals, regs, state: State::Run, pending: SmallVec::new() }
+        Thread { frames: vec![frame], locals, regs, state: State::Run, pending: SmallVec::new(), ad: None }
     }
 
     pub fn error(&self, func: FuncId, block: Option<Block>, inst: Option<Inst>, msg: impl Into<String>) -> InterpError {
@@ -316,7 +329,12 @@ impl<'m> Machine<'m> {
                     t.state = State::WarpWait(func, block, inst, call_path(t));
                     return Ok(());
                 }
-                Flow::Jump(target) => self.enter(t, target).map_err(|e| located(e, t))?,
+                Flow::Jump(target) => {
+                    self.enter(t, target).map_err(|e| located(e, t))?;
+                    if t.ad.as_ref().is_some_and(|sc| sc.merge == target && sc.depth == t.frames.len()) {
+                        end_scope(t);
+                    }
+                }
                 Flow::Call(callee, args) => {
                     let g = self.m.func(callee);
                     if g.is_external() {
@@ -440,7 +458,8 @@ impl<'m> Machine<'m> {
             return Err(malformed(m, f, inst).unwrap_or_else(|| "malformed instruction".into()));
         }
         let regs = t.regs;
-        let Thread { frames, locals, .. } = t;
+        let Thread { frames, locals, ad, .. } = t;
+        let depth = frames.len();
         let fr = frames.last_mut().expect("frame");
         let mut ops: SmallVec<[Val; 4]> = SmallVec::new();
         for &v in &d.operands {
@@ -452,6 +471,17 @@ impl<'m> Machine<'m> {
                 _ => ops.push(self.value(fr, &regs, v)?),
             }
         }
+        if let Some(sc) = ad.as_deref_mut() {
+            let mem = Mem { locals, shared, bufs: &mut self.bufs };
+            match scoped(m, sc, depth == sc.depth, mem, f, inst, &mut ops)? {
+                Scoped::Run => {}
+                Scoped::Next => return Ok(Flow::Next),
+                Scoped::Val(v) => {
+                    fr.vals[inst.index()] = v;
+                    return Ok(Flow::Next);
+                }
+            }
+        }
         let cond = |v: &Val| -> R<bool> { Ok(v.bits()? != 0) };
         let result = match d.opcode {
             // ---- control flow ------------------------------------------
@@ -459,9 +489,23 @@ impl<'m> Machine<'m> {
                 super::precision::certain(&ops[0], "a branch")?;
                 return Ok(Flow::Jump(d.blocks[if cond(&ops[0])? { 0 } else { 1 }]));
             }
-            Loop | SimpleLoop | Br | Break | Continue | AutodiffScope | Outline | RayQueryLoop => {
-                return Ok(Flow::Jump(d.blocks[0]))
+            AutodiffScope => {
+                if self.opts.precision.is_some() {
+                    return Err("autodiff scopes are not run under the precision shadow".into());
+                }
+                *ad = Some(Box::new(Scope::new(d.blocks[1], depth)));
+                return Ok(Flow::Jump(d.blocks[0]));
             }
+            AutodiffDetach => match &ops[0] {
+                Val::P(p) => Mem { locals, shared, bufs: &mut self.bufs }.read(p)?,
+                v => v.clone(),
+            },
+            AutodiffRequiresGradient
+            | AutodiffGradient
+            | AutodiffGradientMarker
+            | AutodiffAccumulateGradient
+            | AutodiffBackward => return Err(format!("`{}` outside an autodiff scope", d.opcode)),
+            Loop | SimpleLoop | Br | Break | Continue | Outline | RayQueryLoop => return Ok(Flow::Jump(d.blocks[0])),
             RayQueryDispatch => {
                 let role = super::ray::dispatch(&mut self.rays, &ops[0], &mut self.bufs)?;
                 return Ok(Flow::Jump(d.blocks[role]));
@@ -674,4 +718,146 @@ impl<'m> Machine<'m> {
         }
         Ok(Val::P(std::rc::Rc::new(Ptr { root: base, path })))
     }
+}
+
+/// The end of the thread's autodiff scope (its merge): every tangent of the
+/// frame and of local memory is dropped.
+fn end_scope(t: &mut Thread) {
+    t.ad = None;
+    if let Some(fr) = t.frames.last_mut() {
+        fr.vals.iter_mut().for_each(autodiff::strip_in_place);
+    }
+    t.locals.iter_mut().for_each(autodiff::strip_in_place);
+}
+
+/// The step of an instruction inside an autodiff scope (`in_body`: in the
+/// scope's own frame, not a function it calls): the intrinsics, tangents of
+/// the differentiable operations, buffers as constants, and the refusals of
+/// docs/autodiff.md "What a scope may not do" that a run can see.
+fn scoped(
+    m: &Module,
+    sc: &mut Scope,
+    in_body: bool,
+    mut mem: Mem,
+    f: &Function,
+    inst: Inst,
+    ops: &mut [Val],
+) -> R<Scoped> {
+    use super::semantics::{semantics, Semantics};
+    use Opcode::*;
+    let d = f.inst(inst);
+    let types = &m.types;
+    let addr = |v: &Val| -> R<Ptr> {
+        match v {
+            Val::P(p) => Ok((**p).clone()),
+            _ => Err(format!("`{}` of a value that is not an address", d.opcode)),
+        }
+    };
+    match d.opcode {
+        AutodiffScope => return Err("an autodiff scope inside another (scopes do not nest)".into()),
+        AutodiffRequiresGradient
+        | AutodiffGradient
+        | AutodiffGradientMarker
+        | AutodiffAccumulateGradient
+        | AutodiffBackward
+            if !in_body =>
+        {
+            return Err(format!("`{}` in a function called from an autodiff scope", d.opcode))
+        }
+        AutodiffRequiresGradient => {
+            let p = addr(&ops[0])?;
+            if !matches!(p.root, Root::Local(_)) {
+                return Err("`requires_gradient` of an address that is not a local variable".into());
+            }
+            let v = mem.read(&p)?;
+            let v = sc.mark(types, &p, f.value_type(m, d.operands[0]), v)?;
+            mem.modify(&p, |slot| {
+                *slot = v;
+                Ok(())
+            })?;
+            return Ok(Scoped::Next);
+        }
+        AutodiffGradient => return Ok(Scoped::Val(sc.gradient(types, &addr(&ops[0])?, d.ty)?)),
+        AutodiffAccumulateGradient => {
+            sc.accumulate(types, &addr(&ops[0])?, ops[1].clone())?;
+            return Ok(Scoped::Next);
+        }
+        AutodiffGradientMarker => {
+            sc.marker(d.operands[0], inst, ops[1].clone());
+            return Ok(Scoped::Next);
+        }
+        AutodiffBackward => {
+            let y = match &ops[0] {
+                Val::P(p) => mem.read(p)?,
+                v => v.clone(),
+            };
+            if y.all_undef() {
+                return Err("`backward` of an undefined value".into());
+            }
+            sc.backward(types, d.operands[0], f.value_type(m, d.operands[0]), y)?;
+            return Ok(Scoped::Next);
+        }
+        AutodiffDetach => {
+            let v = match &ops[0] {
+                Val::P(p) => mem.read(p)?,
+                v => v.clone(),
+            };
+            return Ok(Scoped::Val(autodiff::strip(&v)));
+        }
+        Return if in_body => return Err("`return` inside an autodiff scope".into()),
+        // Buffers carry no gradient: a write stores the primal value.
+        Store | Load => {
+            if let Val::P(p) = &ops[0] {
+                match p.root {
+                    Root::Buffer(b) => {
+                        sc.touch(b, d.opcode == Store)?;
+                        if d.opcode == Store {
+                            ops[1] = autodiff::strip(&ops[1]);
+                        }
+                    }
+                    Root::Shared(_) if d.opcode == Store && has_tangent(&ops[1]) => {
+                        return Err(NON_DIFFERENTIABLE.into())
+                    }
+                    _ => {}
+                }
+            }
+            return Ok(Scoped::Run);
+        }
+        BufferRead | BufferWrite => {
+            if let Val::R(b) = ops[0] {
+                sc.touch(b, d.opcode == BufferWrite)?;
+            }
+            if d.opcode == BufferWrite {
+                ops[2] = autodiff::strip(&ops[2]);
+            }
+            return Ok(Scoped::Run);
+        }
+        Gep => return Ok(Scoped::Run),
+        _ => {}
+    }
+    if xir_spec::spec().op(d.opcode).has(xir_spec::Trait::Atomic) {
+        match &ops[0] {
+            Val::R(b) => sc.touch(*b, true)?,
+            Val::P(p) => {
+                if let Root::Buffer(b) = p.root {
+                    sc.touch(b, true)?;
+                }
+            }
+            _ => {}
+        }
+    }
+    let tangent = ops.iter().any(|v| match v {
+        // A reference to memory holding tangents (a call argument).
+        Val::P(p) if d.opcode == Call => mem.read(p).is_ok_and(|v| has_tangent(&v)),
+        v => has_tangent(v),
+    });
+    if !tangent || autodiff::moves(d.opcode) {
+        return Ok(Scoped::Run);
+    }
+    if semantics(d.opcode) != Semantics::Pure {
+        return Err(NON_DIFFERENTIABLE.into());
+    }
+    let sks: SmallVec<[Option<Sk>; 4]> = d.operands.iter().map(|&v| scalar_kind(types, f.value_type(m, v))).collect();
+    let primal = eval_pure(m, f, d, sks.first().copied().flatten(), ops)?;
+    Ok(Scoped::Val(autodiff::derive(d.opcode, &sks, scalar_kind(types, d.ty), ops, primal)?))
 }

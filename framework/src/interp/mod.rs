@@ -21,12 +21,14 @@
 //! rules), `limits` (what a run may use), `memory` (storage and host layout), `resource` (byte buffers,
 //! textures, bindless), `sampling` (the 16 samplers on mip chains), `warp` (subgroup rendezvous), `io` (JSON formats),
 //! `print`, `value`, `fold` (the scalar rules offered to constant folding),
-//! `precision` (Vulkan's allowed deviation of each float, `Options::precision`);
+//! `precision` (Vulkan's allowed deviation of each float, `Options::precision`),
+//! `autodiff` (autodiff scopes run in forward mode, docs/autodiff.md);
 //! this file holds the API and the dispatch loop.
 //!
 //! **API boundary:** the interpreter reads a `Module` and never changes it.
 
 mod arith;
+mod autodiff;
 mod exec;
 mod fold;
 mod io;

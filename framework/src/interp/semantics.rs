@@ -2,7 +2,8 @@
 //! the step loop (`exec.rs`: control flow, memory, calls, atomics,
 //! buffers), the warp scheduler (`warp.rs`), the ray-query model
 //! (`ray.rs`), resources (`resource.rs`), the debugging operations, or
-//! the pure evaluator (`ops.rs`) — or a refusal with its reason.
+//! the autodiff oracle (`autodiff.rs`), the pure evaluator (`ops.rs`) — or
+//! a refusal with its reason.
 //!
 //! An opcode added to `opcodes.ron` falls to `Pure` unless listed here,
 //! and the test below then runs it through the pure evaluator: without an
@@ -26,14 +27,14 @@ pub enum Semantics {
     Resource,
     /// `print`, `assert`, `assume`, `debug_break`, `clock`.
     Debug,
+    /// The autodiff intrinsics, against the running scope's state.
+    Autodiff,
     /// A function of the operands (`ops::eval_pure`).
     Pure,
     /// Not interpreted; running it is an error with this reason.
     Refused(&'static str),
 }
 
-/// Why the autodiff intrinsics are refused (issue 27 gives them meaning).
-const AUTODIFF: &str = "autodiff intrinsics have no interpreter semantics yet";
 /// Why raw addresses are refused: buffers are values of the inputs here,
 /// with no address space to point into.
 const ADDRESSES: &str = "the interpreter models buffers as values, without device addresses";
@@ -53,7 +54,7 @@ pub fn semantics(op: Opcode) -> Semantics {
         | AutodiffGradientMarker
         | AutodiffAccumulateGradient
         | AutodiffBackward
-        | AutodiffDetach => Semantics::Refused(AUTODIFF),
+        | AutodiffDetach => Semantics::Autodiff,
         BufferAddress | BindlessBufferAddress | DeviceAddressRead | DeviceAddressWrite => Semantics::Refused(ADDRESSES),
         IndirectSetDispatchCount | IndirectSetDispatchKernel => Semantics::Refused(INDIRECT),
         QuadDdx | QuadDdy | QuadReadAcrossX | QuadReadAcrossY => Semantics::Refused(QUAD),

@@ -21,6 +21,10 @@ pub(crate) enum Val {
     /// `precision.rs`): its exact bits and the largest absolute deviation
     /// Vulkan allows (`f64::INFINITY`: any value).
     E(u64, f64),
+    /// A float scalar on an autodiff scope's gradient path (`autodiff.rs`):
+    /// its bits and its tangent, one f64 per input leaf marked so far (a
+    /// shorter vector is zero-extended). Exists only while a scope runs.
+    D(u64, Rc<Vec<f64>>),
     /// Members of a vector, matrix (columns), array or struct.
     A(Rc<Vec<Val>>),
     /// An address (the result of alloca / gep, a reference argument).
@@ -132,7 +136,7 @@ impl Val {
     /// The bits of a defined scalar.
     pub fn bits(&self) -> Result<u64, ValueError> {
         match self {
-            Val::S(b) | Val::E(b, _) => Ok(*b),
+            Val::S(b) | Val::E(b, _) | Val::D(b, _) => Ok(*b),
             Val::U => Err(ValueError::Undefined),
             _ => Err(ValueError::NotScalar),
         }
