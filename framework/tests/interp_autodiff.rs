@@ -284,15 +284,14 @@ fn a_three_by_three_inverse_matches_the_closed_form() {
     body += "  %i0 = extract %I, u32 0 : vec<f64, 3>\n  %y = extract %i0, u32 0 : f64\n";
     let xs: Vec<f64> = a.iter().flatten().copied().collect();
     let got = grad64(&body, &xs);
-    // inv by hand (rows): det = 2*12 - 0 + 1*(1*1 - 0) ... computed numerically via
-    // Gauss-Jordan in the test, independent of the interpreter's cofactors.
-    let rowm = |r: usize, c: usize| a[c][r];
+    // The inverse by Gauss-Jordan elimination on [A | I] (rows), independent
+    // of the interpreter's cofactors.
     let mut m = [[0.0f64; 6]; 3];
-    for r in 0..3 {
-        for c in 0..3 {
-            m[r][c] = rowm(r, c);
+    for (r, row) in m.iter_mut().enumerate() {
+        for (c, col) in a.iter().enumerate() {
+            row[c] = col[r];
         }
-        m[r][3 + r] = 1.0;
+        row[3 + r] = 1.0;
     }
     for p in 0..3 {
         let piv = (p..3).max_by(|&i, &j| m[i][p].abs().total_cmp(&m[j][p].abs())).unwrap();
@@ -301,10 +300,8 @@ fn a_three_by_three_inverse_matches_the_closed_form() {
         m[p].iter_mut().for_each(|x| *x /= d);
         for r in 0..3 {
             if r != p {
-                let f = m[r][p];
-                for c in 0..6 {
-                    m[r][c] -= f * m[p][c];
-                }
+                let (f, pivot) = (m[r][p], m[p]);
+                m[r].iter_mut().zip(pivot).for_each(|(x, y)| *x -= f * y);
             }
         }
     }

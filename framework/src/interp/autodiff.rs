@@ -36,8 +36,8 @@ pub(crate) struct Scope {
     /// the top one of these).
     pub depth: usize,
     inputs: Vec<Input>,
-    /// The gradient of every input leaf (`None` until `backward` or an
-    /// `accumulate_gradient`; `backward` flags `ran`).
+    /// The gradient of every input leaf so far (`accumulate_gradient` may
+    /// add before the `backward`, which sets `ran`).
     grad: Vec<f64>,
     ran: bool,
     /// The seeds `gradient_marker` set: its operand, the marker, the seed.
@@ -166,10 +166,7 @@ impl Scope {
         if let Some((_, at, _)) = self.markers.iter().find(|m| m.0 != operand) {
             return Err(format!("the `gradient_marker` {at} marks a value that is not this `backward`'s operand"));
         }
-        let mut seed = match self.markers.pop() {
-            Some((_, _, s)) => Some(s),
-            None => None,
-        };
+        let mut seed = self.markers.pop().map(|(_, _, s)| s);
         let mut seeds = Vec::new();
         if let Some(s) = &mut seed {
             walk(types, ty, s, &mut |sk, leaf| {
