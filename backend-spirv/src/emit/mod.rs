@@ -11,7 +11,8 @@
 //! texture heaps, bindless texture reads, sizes and samples), `bytes` (byte-buffer access at
 //! alignment 1, masked CAS stores), `constant_ubo` (placed array constants
 //! read from the constant-data uniform block), `subgroup` (warp operations as
-//! `OpGroupNonUniform*`).
+//! `OpGroupNonUniform*`), `debug` (`-g`: `OpString` / `OpSource` / `OpLine`
+//! from `!loc`, `OpName`s from XIR names).
 //!
 //! **Invariant:** the emitter never repairs: every input it cannot lower
 //! exactly was rejected by the handoff or a plan, so an unexpected shape here
@@ -23,6 +24,7 @@ mod bindless;
 pub(crate) mod bytes;
 mod constant_ubo;
 mod constants;
+mod debug;
 mod fp8;
 mod function;
 mod globals;
@@ -86,6 +88,8 @@ pub(crate) struct FnState {
     pub fused_mul: rustc_hash::FxHashSet<Inst>,
     /// The add that consumes each fused multiply.
     pub fma_of: FxHashMap<Inst, Inst>,
+    /// The `OpLine` in force (debug info only).
+    pub line: debug::LineInForce,
 }
 
 pub struct Emitter<'a> {
@@ -109,6 +113,7 @@ pub struct Emitter<'a> {
     pub(crate) sampling: sampling::SamplingState,
     pub(crate) ubo: constant_ubo::UboState,
     pub(crate) fs: FnState,
+    pub(crate) debug: debug::DebugState,
 }
 
 impl<'a> Emitter<'a> {
@@ -140,6 +145,7 @@ impl<'a> Emitter<'a> {
             sampling: sampling::SamplingState::default(),
             ubo: constant_ubo::UboState::default(),
             fs: FnState::default(),
+            debug: debug::DebugState::default(),
         };
         e.cap(Capability::Shader);
         e
@@ -152,6 +158,7 @@ impl<'a> Emitter<'a> {
     /// Emit the whole module for the planned kernel and return its words.
     pub fn run(mut self) -> EResult<Vec<u32>> {
         use rspirv::binary::Assemble;
+        self.declare_debug_sources();
         self.declare_globals()?;
         self.declare_accels()?;
         self.declare_bindless()?;
