@@ -109,6 +109,10 @@ pub struct Emitter<'a> {
     pub(crate) sampling: sampling::SamplingState,
     pub(crate) ubo: constant_ubo::UboState,
     pub(crate) fs: FnState,
+    /// Set while one volatile buffer access is lowered: every `OpLoad` /
+    /// `OpStore` appended then gets the `Volatile` memory operand (the
+    /// lowering's loads and stores all touch the buffer's element words).
+    pub(crate) volatile: bool,
 }
 
 impl<'a> Emitter<'a> {
@@ -140,6 +144,7 @@ impl<'a> Emitter<'a> {
             sampling: sampling::SamplingState::default(),
             ubo: constant_ubo::UboState::default(),
             fs: FnState::default(),
+            volatile: false,
         };
         e.cap(Capability::Shader);
         e
@@ -186,8 +191,11 @@ impl<'a> Emitter<'a> {
         op: spirv::Op,
         ty: Option<Word>,
         id: Option<Word>,
-        operands: Vec<Operand>,
+        mut operands: Vec<Operand>,
     ) -> EResult<Word> {
+        if self.volatile && matches!(op, spirv::Op::Load | spirv::Op::Store) {
+            operands.push(Operand::MemoryAccess(spirv::MemoryAccess::VOLATILE));
+        }
         let rid = match (ty, id) {
             (Some(_), Some(i)) => Some(i),
             (Some(_), None) => Some(self.b.id()),
