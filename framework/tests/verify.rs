@@ -773,34 +773,3 @@ kernel @k(%out: buffer<u32>) block_size(1, 1, 1) {
           2305843009213693952>}`: its size in bytes does not fit in 64 bits"]
     );
 }
-
-/// A volatile access takes a typed buffer and moves its element type: a
-/// byte buffer, a value or a mistyped element is refused at the
-/// instruction, with its line.
-#[test]
-fn volatile_accesses_are_checked_like_buffer_accesses() {
-    let src = "\
-kernel @k(%b: byte_buffer, %x: u32, %f: buffer<f32>) block_size(1, 1, 1) {
-^entry:
-  %v = buffer.volatile_read %b, u32 0 : u32
-  buffer.volatile_write %x, u32 0, u32 1
-  buffer.volatile_write %f, u32 0, u32 1
-  %w = buffer.volatile_read %f, u32 0 : f32
-  buffer.volatile_write %f, u32 1, %w
-  return
-}
-";
-    let m = xir::text::parse_module(src, "t.xir").expect("parses");
-    let shown: Vec<String> = verify_module(&m).iter().map(|d| d.to_string()).collect();
-    assert_eq!(
-        shown,
-        [
-            "<input>:3:3: error: [operand:buffer] `buffer.volatile_read` operand 0 (`buffer`) must be a `buffer<T>`, \
-             found a value of type `byte_buffer` (in @k, bb0, inst0)",
-            "<input>:4:3: error: [operand:buffer] `buffer.volatile_write` operand 0 (`buffer`) must be a `buffer<T>`, \
-             found a value of type `u32` (in @k, bb0, inst1)",
-            "<input>:5:3: error: [buffer_write_type] `buffer.volatile_write`: the written value has type `u32`, \
-             expected `f32` (in @k, bb0, inst2)",
-        ]
-    );
-}
