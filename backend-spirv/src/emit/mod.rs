@@ -114,6 +114,10 @@ pub struct Emitter<'a> {
     pub(crate) ubo: constant_ubo::UboState,
     pub(crate) fs: FnState,
     pub(crate) debug: debug::DebugState,
+    /// Set while one volatile buffer access is lowered: every `OpLoad` /
+    /// `OpStore` appended then gets the `Volatile` memory operand (the
+    /// lowering's loads and stores all touch the buffer's element words).
+    pub(crate) volatile: bool,
 }
 
 impl<'a> Emitter<'a> {
@@ -146,6 +150,7 @@ impl<'a> Emitter<'a> {
             ubo: constant_ubo::UboState::default(),
             fs: FnState::default(),
             debug: debug::DebugState::default(),
+            volatile: false,
         };
         e.cap(Capability::Shader);
         e
@@ -193,8 +198,11 @@ impl<'a> Emitter<'a> {
         op: spirv::Op,
         ty: Option<Word>,
         id: Option<Word>,
-        operands: Vec<Operand>,
+        mut operands: Vec<Operand>,
     ) -> EResult<Word> {
+        if self.volatile && matches!(op, spirv::Op::Load | spirv::Op::Store) {
+            operands.push(Operand::MemoryAccess(spirv::MemoryAccess::VOLATILE));
+        }
         let rid = match (ty, id) {
             (Some(_), Some(i)) => Some(i),
             (Some(_), None) => Some(self.b.id()),
