@@ -36,7 +36,7 @@ fn text_to_spirv(pipeline: &Pipeline, src: &str, level: u8) -> Option<usize> {
     let run = RunOptions { opt_level: level, ..RunOptions::default() };
     PassManager::new(pipeline, run).run(&mut m, &mut std::io::sink()).ok()?;
     let k = m.func_ids().find(|&f| m.func(f).is_kernel())?;
-    let out = compile(&m, k, &CompileOptions { opt_level: level, fast_math: false, device_features: None }).ok()?;
+    let out = compile(&m, k, &CompileOptions { opt_level: level, ..Default::default() }).ok()?;
     Some(out.words.len())
 }
 

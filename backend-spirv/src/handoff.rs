@@ -350,7 +350,11 @@ impl Cx<'_> {
                     self.err(i, "cast", format!("`cast.bitwise` from `{}` to `{}`: OpBitcast needs non-bool scalars or vectors of equal total width", type_name(t, from), type_name(t, d.ty)));
                 }
             }
-            Opcode::BufferRead | Opcode::BufferWrite | Opcode::BufferSize => {
+            Opcode::BufferRead
+            | Opcode::BufferWrite
+            | Opcode::BufferVolatileRead
+            | Opcode::BufferVolatileWrite
+            | Opcode::BufferSize => {
                 if let Type::Buffer(elem) = t.get(op_ty(0)) {
                     if let Err(e) = layout::plan_buffer(t, *elem) {
                         self.err(i, "layout", e.to_string());
@@ -402,6 +406,8 @@ impl Cx<'_> {
                 | Opcode::Store
                 | Opcode::BufferRead
                 | Opcode::BufferWrite
+                | Opcode::BufferVolatileRead
+                | Opcode::BufferVolatileWrite
                 | Opcode::Call
                 | Opcode::Return
         );

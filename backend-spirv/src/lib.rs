@@ -59,6 +59,10 @@ pub struct CompileOptions {
     /// The logical device's enabled features; `None` = unknown (no check, no
     /// optional native float atomics).
     pub device_features: Option<FeatureSet>,
+    /// `-g`: `!loc` locations as `OpLine`s under `OpString` / `OpSource`,
+    /// and XIR names as `OpName`s (`emit/debug.rs`, docs/debug-info.md).
+    /// Off, the module is exactly what it is without debug info.
+    pub debug_info: bool,
 }
 
 /// A compiled kernel.

@@ -28,7 +28,7 @@ kernel @acc(%c: buffer<i64>, %f: buffer<f32>, %s: f32, %n: u32) block_size(64, 1
 fn real() -> (ShaderArtifact, Vec<u8>) {
     let m = parse(KERNEL);
     let k = kernel_of(&m);
-    let o = CompileOptions { opt_level: 0, fast_math: false, device_features: Some(FeatureSet::all()) };
+    let o = CompileOptions { device_features: Some(FeatureSet::all()), ..CompileOptions::default() };
     let out = xir_spirv::compile(&m, k, &o).expect("compiles");
     let art = ShaderArtifact::from_compiled(&m, k, &out);
     let bytes = art.encode().expect("encodes");

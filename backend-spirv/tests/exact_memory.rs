@@ -120,7 +120,7 @@ fn id_of(o: &Operand) -> u32 {
 struct CompileOptionsExt;
 impl CompileOptionsExt {
     fn device(f: FeatureSet) -> xir_spirv::CompileOptions {
-        xir_spirv::CompileOptions { opt_level: 0, fast_math: false, device_features: Some(f) }
+        xir_spirv::CompileOptions { device_features: Some(f), ..Default::default() }
     }
 }
 

@@ -6,6 +6,7 @@
 //! test generator lives here (`xir-testgen`; proptest is a dev-dependency).
 
 pub mod analysis;
+pub mod autodiff;
 pub mod db;
 pub mod diag;
 pub mod dialect;

@@ -151,6 +151,34 @@ pub fn compile(src: &Source<'_>, overrides: &Overrides) -> Result<xir::ir::Modul
     ast_to_module(src, &ast)
 }
 
+/// [`compile`] with every instruction located: `!loc(path, line, col)`
+/// from the source position of the statement or expression it came from
+/// (what `-g` turns into `OpLine`s, docs/debug-info.md). Off by default:
+/// locations would show in every printed module and in its cache key.
+pub fn compile_located(src: &Source<'_>, overrides: &Overrides) -> Result<xir::ir::Module, Error> {
+    let mut module = compile(src, overrides)?;
+    attach_locations(&mut module, src.path);
+    Ok(module)
+}
+
+/// Give every instruction of `module` that has a source span and no
+/// location the location `file:line:col` of that span.
+pub fn attach_locations(module: &mut xir::ir::Module, file: &str) {
+    let ids: Vec<_> = module.func_ids().collect();
+    for fid in ids {
+        let f = module.func_mut(fid);
+        let located: Vec<_> = f
+            .all_insts()
+            .filter(|&(_, i)| f.inst_md(i).location.is_none())
+            .filter_map(|(_, i)| f.inst_span(i).map(|s| (i, s)))
+            .collect();
+        for (i, s) in located {
+            let loc = xir::ir::Location { file: file.to_string(), line: s.line, col: s.col };
+            f.inst_md_mut(i).location = Some(Box::new(loc));
+        }
+    }
+}
+
 /// Translate an AST made from `src` and verify the result: a failure here is
 /// the front end's fault, reported as `frontend:internal` at the statement.
 pub fn ast_to_module(src: &Source<'_>, ast: &xir_ast::Module<'_>) -> Result<xir::ir::Module, Error> {

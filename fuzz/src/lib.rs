@@ -81,7 +81,7 @@ pub fn all_pipelines(m: &Module) {
 pub fn backend(m: &Module, pipeline: &str) {
     for k in m.func_ids().filter(|&f| m.func(f).is_kernel()) {
         for opt_level in [0, 2] {
-            let opts = xir_spirv::CompileOptions { opt_level, fast_math: false, device_features: None };
+            let opts = xir_spirv::CompileOptions { opt_level, ..Default::default() };
             if let Err(diags) = xir_spirv::compile(m, k, &opts) {
                 for d in &diags {
                     assert!(

@@ -123,10 +123,19 @@ pub fn compile_from(
     fast_math: bool,
     device_features: Option<xir_spirv::FeatureSet>,
 ) -> Result<(FuncId, SpirvOutput), BackendError> {
+    let opts = CompileOptions { opt_level, fast_math, device_features, debug_info: false };
+    compile_with(handoffs, kernel, &opts)
+}
+
+/// [`compile_from`] with every backend option (debug info among them).
+pub fn compile_with(
+    handoffs: &Handoffs<'_>,
+    kernel: Option<&str>,
+    opts: &CompileOptions,
+) -> Result<(FuncId, SpirvOutput), BackendError> {
     let k = select_kernel(handoffs.module(), kernel)?;
-    let opts = CompileOptions { opt_level, fast_math, device_features };
     let handed = handoffs.kernel(k).map_err(BackendError::Compile)?;
-    xir_spirv::compile_handed_off(handed, &opts).map(|out| (k, out)).map_err(BackendError::Compile)
+    xir_spirv::compile_handed_off(handed, opts).map(|out| (k, out)).map_err(BackendError::Compile)
 }
 
 /// Run a pipeline as the drivers do before the backend, keeping its final
@@ -178,7 +187,17 @@ pub fn emit_from(
     fast_math: bool,
     device_features: Option<xir_spirv::FeatureSet>,
 ) -> Result<Vec<u8>, BackendError> {
-    let (k, out) = compile_from(handoffs, None, opt_level, fast_math, device_features)?;
+    let opts = CompileOptions { opt_level, fast_math, device_features, debug_info: false };
+    emit_from_with(handoffs, what, &opts)
+}
+
+/// [`emit_from`] with every backend option (debug info among them).
+pub fn emit_from_with(
+    handoffs: &Handoffs<'_>,
+    what: BackendEmit,
+    opts: &CompileOptions,
+) -> Result<Vec<u8>, BackendError> {
+    let (k, out) = compile_with(handoffs, None, opts)?;
     match what {
         BackendEmit::Spirv => Ok(out.words.iter().flat_map(|w| w.to_le_bytes()).collect()),
         BackendEmit::SpirvAsm => Ok(out.disassembly().into_bytes()),

@@ -69,6 +69,8 @@ pub struct Request<'a> {
     pub fast_math: bool,
     /// The device features planned for (`None`: an unknown device).
     pub device_features: Option<FeatureSet>,
+    /// `-g`: debug info in the SPIR-V.
+    pub debug_info: bool,
 }
 
 /// A cache key: SHA-256 of the canonical key string.
@@ -155,6 +157,10 @@ impl Request<'_> {
             }
         };
         field("device_features", device.as_bytes());
+        // Only when on, so every key made before debug info existed stays valid.
+        if self.debug_info {
+            field("debug_info", &[1]);
+        }
         Key(h.finalize().into())
     }
 }
@@ -400,7 +406,7 @@ fn check_envelope(bytes: &[u8], key: &Key) -> Result<(), EntryError> {
 /// Compile the request's kernel through `pipeline` (if any) and the
 /// backend: its SPIR-V and its artifact.
 pub fn compile_uncached(request: &Request<'_>, pipeline: Option<&mut Pipeline>) -> Result<Compiled, BackendError> {
-    let Request { module, kernel, opt_level, fast_math, device_features } = *request;
+    let Request { module, kernel, opt_level, fast_math, device_features, debug_info } = *request;
     let mut m = module.clone();
     let handoffs = match pipeline {
         Some(p) => {
@@ -409,7 +415,8 @@ pub fn compile_uncached(request: &Request<'_>, pipeline: Option<&mut Pipeline>) 
         }
         None => xir_spirv::handoff::Handoffs::new(&m),
     };
-    let (k, out) = backend::compile_from(&handoffs, kernel, opt_level, fast_math, device_features)?;
+    let opts = xir_spirv::CompileOptions { opt_level, fast_math, device_features, debug_info };
+    let (k, out) = backend::compile_with(&handoffs, kernel, &opts)?;
     let artifact = ShaderArtifact::from_compiled(handoffs.module(), k, &out).encode();
     Ok(Compiled { words: out.words, artifact })
 }

@@ -29,6 +29,16 @@ impl InputFormat {
 /// stdin, input starting with `{` is JSON. A shader becomes structured XIR
 /// through the front end, its `override`s set from `overrides`.
 pub fn read_module_with(path: &str, overrides: &xir_frontend::Overrides) -> Result<Module, Vec<Diagnostic>> {
+    read_module_located(path, overrides, false)
+}
+
+/// [`read_module_with`]; with `located` (`-g`), a shader's instructions
+/// carry their source positions as `!loc` (`xir_frontend::compile_located`).
+pub fn read_module_located(
+    path: &str,
+    overrides: &xir_frontend::Overrides,
+    located: bool,
+) -> Result<Module, Vec<Diagnostic>> {
     let display = display_name(path);
     let text = read_text(path, "input")?;
     match detect(path, &text) {
@@ -36,7 +46,8 @@ pub fn read_module_with(path: &str, overrides: &xir_frontend::Overrides) -> Resu
         InputFormat::Text => xir::text::parse_module(&text, display),
         InputFormat::Shader(language) => {
             let src = xir_frontend::Source { path: display, text: &text, language };
-            xir_frontend::compile(&src, overrides).map_err(|d| vec![*d])
+            let compile = if located { xir_frontend::compile_located } else { xir_frontend::compile };
+            compile(&src, overrides).map_err(|d| vec![*d])
         }
     }
 }

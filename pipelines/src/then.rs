@@ -65,11 +65,11 @@ pub struct Settings<'a> {
 }
 
 /// The text of one version as XIR (a shader or JSON through its reader).
-fn xir_text(path: &str, overrides: &xir_frontend::Overrides) -> Result<String, Vec<Diagnostic>> {
+fn xir_text(path: &str, overrides: &xir_frontend::Overrides, located: bool) -> Result<String, Vec<Diagnostic>> {
     let text = crate::io::read_text(path, "input")?;
     match crate::io::detect(path, &text) {
         crate::io::InputFormat::Text => Ok(text),
-        _ => crate::io::read_module_with(path, overrides).map(|m| xir::text::print_module(&m)),
+        _ => crate::io::read_module_located(path, overrides, located).map(|m| xir::text::print_module(&m)),
     }
 }
 
@@ -85,15 +85,16 @@ pub fn run(
 ) -> Result<Vec<u8>, Failure> {
     let Settings { pipeline_key, options, emit, overrides } = *settings;
     let (compiler, emitter) = compilers(Arc::new(pipeline), options, None);
-    let key = format!("{pipeline_key} -O{} fast_math={}", options.opt_level, options.fast_math);
+    let g = if options.debug_info { " -g" } else { "" };
+    let key = format!("{pipeline_key} -O{} fast_math={}{g}", options.opt_level, options.fast_math);
     let first = versions.first().copied().unwrap_or("-");
     let mut session = Session::new(crate::io::display_name(first), &key, Some(compiler)).with_emitter(emitter);
     let fail = |diags: &[Diagnostic]| Failure { message: reporter.render(diags), code: 1 };
     for path in versions {
         let start = Instant::now();
         let display = crate::io::display_name(path);
-        let text =
-            xir_text(path, overrides).map_err(|d| Failure { message: reporter.render_for(&d, path), code: 1 })?;
+        let text = xir_text(path, overrides, options.debug_info)
+            .map_err(|d| Failure { message: reporter.render_for(&d, path), code: 1 })?;
         let update = session.update_file(display, &text);
         session.take_executed();
         let diags = session.diagnostics();

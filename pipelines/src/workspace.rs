@@ -37,6 +37,8 @@ pub struct Options {
     pub opt_level: u8,
     /// Allow value-changing float rewrites.
     pub fast_math: bool,
+    /// `-g`: debug info in the SPIR-V (`xir_spirv::CompileOptions::debug_info`).
+    pub debug_info: bool,
 }
 
 /// Why a workspace query has no answer.
@@ -370,6 +372,7 @@ pub fn compilers(pipeline: Arc<Pipeline>, options: Options, steps: Option<usize>
             opt_level: options.opt_level,
             fast_math: options.fast_math,
             device_features: None,
+            debug_info: options.debug_info,
         };
         let out = xir_spirv::compile(m, k, &opts)?;
         let artifact = xir_spirv::artifact::ShaderArtifact::from_compiled(m, k, &out).encode().map_err(|e| {

@@ -25,7 +25,7 @@ fn pipeline(name: &str, dir: Option<&Path>) -> Pipeline {
 }
 
 fn request(m: &Module) -> Request<'_> {
-    Request { module: m, kernel: None, opt_level: 0, fast_math: false, device_features: None }
+    Request { module: m, kernel: None, opt_level: 0, fast_math: false, device_features: None, debug_info: false }
 }
 
 /// Compile through the cache; the outcome's kind and the compiled words.
@@ -108,6 +108,7 @@ fn every_other_key_part_misses_when_it_changes() {
         ("fast math", Request { fast_math: true, ..base }),
         ("device features lavapipe", Request { device_features: lavapipe, ..base }),
         ("device features all", Request { device_features: all, ..base }),
+        ("debug info", Request { debug_info: true, ..base }),
     ];
     for (what, r) in &changed {
         assert_eq!(kind(&compile(&c, r, &mut p).1), "miss, stored", "{what}");

@@ -49,6 +49,7 @@ pub const ALL: &[(&str, Check)] = &[
     ("warp_reduce", warp_reduce),
     ("ballot_compact", ballot_compact),
     ("warp_scan", warp_scan),
+    ("volatile_buffer", volatile_buffer),
 ];
 
 /// Check a run of corpus kernel `name`; panics when the kernel has no
@@ -591,4 +592,21 @@ pub fn warp_scan(o: &Outputs) {
     assert_eq!(o.u32s("excl"), excl);
     assert_eq!(o.u32s("incl"), incl);
     assert_eq!(o.u64s("prod"), prod);
+}
+
+pub fn volatile_buffer(o: &Outputs) {
+    let data = |t: u32| t.wrapping_mul(2654435761);
+    let flag: Vec<u32> = (0..64).map(|t| data(t) ^ 0xa5a5_a5a5).collect();
+    assert_eq!(o.u32s("flag"), flag, "flag");
+    let b = |j: &serde_json::Value| j.as_bool().unwrap_or_else(|| panic!("{j} is not a bool"));
+    let seen: Vec<bool> = o.json("seen").iter().map(b).collect();
+    assert_eq!(seen, flag.iter().map(|f| f % 2 == 1).collect::<Vec<_>>(), "seen");
+    // Six bumps x * 3 + k, k = 1, 2, 1, 2, 1, 2, from 0xffffffff - 7t (wrapping).
+    let acc: Vec<u32> = (0..64u32)
+        .map(|t| [1u32, 2, 1, 2, 1, 2].iter().fold(u32::MAX - 7 * t, |x, k| x.wrapping_mul(3).wrapping_add(*k)))
+        .collect();
+    assert_eq!(o.u32s("acc"), acc, "acc");
+    assert_eq!(acc[0], 0u32.wrapping_sub(274), "0xffffffff is -1: six bumps of -1 give -274");
+    let out: Vec<u32> = acc.iter().zip(&flag).map(|(a, f)| a.wrapping_add(*f)).collect();
+    assert_eq!(o.u32s("out"), out, "out");
 }

@@ -223,7 +223,7 @@ fn inputs_the_generated_fuzzer_found_compile() {
             }
             for k in legal.func_ids().filter(|&f| legal.func(f).is_kernel()) {
                 for opt_level in [0, 2] {
-                    let opts = xir_spirv::CompileOptions { opt_level, fast_math: false, device_features: None };
+                    let opts = xir_spirv::CompileOptions { opt_level, ..Default::default() };
                     match xir_spirv::compile(&legal, k, &opts) {
                         Ok(_) => compiled += 1,
                         Err(d) => assert!(

@@ -86,6 +86,7 @@ impl Emitter<'_> {
                         if d.opcode == Opcode::Phi || d.is_terminator() {
                             continue;
                         }
+                        self.debug_line(i);
                         self.emit_inst(i).map_err(|mut e| {
                             e.inst.get_or_insert(i);
                             e
@@ -96,6 +97,7 @@ impl Emitter<'_> {
                         inst: None,
                         message: format!("{b} has no terminator"),
                     })?;
+                    self.debug_line(t);
                     self.emit_terminator(plan, b, t).map_err(|mut e| {
                         e.inst.get_or_insert(t);
                         e
@@ -122,6 +124,7 @@ impl Emitter<'_> {
             self.b.select_block(None).map_err(be)?;
         }
         self.check_predecessors(plan)?;
+        self.debug_names(fid);
         self.b.end_function().map_err(be)?;
         Ok(())
     }
@@ -146,6 +149,7 @@ impl Emitter<'_> {
         for p in plan.phis_in(pid) {
             let d = f.inst(p.inst);
             let ty = self.ty(d.ty)?;
+            self.debug_line(p.inst);
             let mut ops = Vec::new();
             for &(inc, from) in &p.incomings {
                 let v = match inc {
@@ -160,6 +164,7 @@ impl Emitter<'_> {
             self.op(Op::Phi, Some(ty), Some(id), ops)?;
         }
         for (k, fw) in plan.forwards_in(pid) {
+            self.debug_no_line();
             let ty = self.ty(fw.ty)?;
             let mut ops = Vec::new();
             for &(v, from) in &fw.incomings {

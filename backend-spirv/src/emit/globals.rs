@@ -7,7 +7,10 @@
 //! constants), builtin inputs for the special
 //! registers, shared-memory (`Workgroup`) variables, and the `main` entry
 //! point that bounds-checks `dispatch_id < dispatch_size` before calling the
-//! kernel body. Every global goes into the entry point's interface list
+//! kernel body. A buffer is `Aliased` when the kernel has another resource
+//! argument, `NonWritable` only when no reachable instruction writes
+//! user-resource memory (`plan::writes_user_memory`), and `Coherent` exactly
+//! when a volatile access reaches it (`plan::coherence`). Every global goes into the entry point's interface list
 //! (SPIR-V 1.4+). Buffers of one element layout share one `Block` type
 //! (runtime array, struct, pointer and their decorations are declared once:
 //! six instructions per further buffer; the variables carry the per-buffer
@@ -158,6 +161,10 @@ impl Emitter<'_> {
             }
             if !plans.writes_memory {
                 self.decorate(var, Decoration::NonWritable, &[]);
+            }
+            // Exactly the buffers a volatile access reaches (`plan::coherence`).
+            if plans.coherence.is_coherent(plans.kernel, i as u32) {
+                self.decorate(var, Decoration::Coherent, &[]);
             }
             self.globals.buffers.insert(i as u32, BufferVar { var, int_view, storage, elem });
         }

@@ -70,6 +70,8 @@ pub(crate) fn lowering(op: Opcode) -> Lowering {
         Opcode::SyncBlock => Lowering::Barrier,
         Opcode::BufferRead
         | Opcode::BufferWrite
+        | Opcode::BufferVolatileRead
+        | Opcode::BufferVolatileWrite
         | Opcode::BufferSize
         | Opcode::ByteBufferRead
         | Opcode::ByteBufferWrite

@@ -10,9 +10,17 @@
 //! `offset >> 2` as the first word; every other byte access is at alignment 1
 //! (`bytes.rs`). `var` may also be a
 //! pointer to one buffer `Block` of the bindless heap (`emit/bindless.rs`).
+//!
+//! A volatile access (`buffer.volatile_read` / `buffer.volatile_write`) is
+//! the same lowering with every `OpLoad` / `OpStore` of the element carrying
+//! the `Volatile` memory operand, and a device-scope `OpMemoryBarrier`
+//! (acquire-release, uniform memory) before a read and after a write: the
+//! read sees what other invocations published before their fence, and the
+//! write is published by its own. The buffer's declaration is `Coherent`
+//! (`plan::coherence`), so neither is satisfied from a non-coherent cache.
 
 use rspirv::dr::Operand;
-use rspirv::spirv::{Op, StorageClass, Word};
+use rspirv::spirv::{MemorySemantics, Op, Scope, StorageClass, Word};
 use rustc_hash::FxHashMap;
 use xir::{Inst, Opcode, Type, TypeId, Value};
 
@@ -36,7 +44,34 @@ impl Emitter<'_> {
         }
     }
 
+    /// The device fence beside a volatile access (see the module doc).
+    fn volatile_fence(&mut self) -> EResult<()> {
+        let scope = self.u32_const(Scope::Device as u32);
+        let sem = self.u32_const((MemorySemantics::ACQUIRE_RELEASE | MemorySemantics::UNIFORM_MEMORY).bits());
+        self.op(Op::MemoryBarrier, None, None, ids(&[scope, sem]))?;
+        Ok(())
+    }
+
     pub(crate) fn emit_buffer_op(&mut self, i: Inst) -> EResult<()> {
+        let op = self.m.func(self.fs.func.expect("in function")).opcode(i);
+        let volatile = crate::plan::coherence::is_volatile_access(op);
+        if !volatile {
+            return self.emit_buffer_access(i);
+        }
+        if op == Opcode::BufferVolatileRead {
+            self.volatile_fence()?;
+        }
+        self.volatile = true;
+        let r = self.emit_buffer_access(i);
+        self.volatile = false;
+        r?;
+        if op == Opcode::BufferVolatileWrite {
+            self.volatile_fence()?;
+        }
+        Ok(())
+    }
+
+    fn emit_buffer_access(&mut self, i: Inst) -> EResult<()> {
         let m = self.m;
         let f = m.func(self.fs.func.expect("in function"));
         let d = f.inst(i);
@@ -72,7 +107,8 @@ impl Emitter<'_> {
                 };
                 self.int_result(elems, d.ty, rid)?;
             }
-            Opcode::BufferRead | Opcode::BufferWrite => {
+            Opcode::BufferRead | Opcode::BufferWrite | Opcode::BufferVolatileRead | Opcode::BufferVolatileWrite => {
+                let reads = matches!(d.opcode, Opcode::BufferRead | Opcode::BufferVolatileRead);
                 let idx = self.index32(d.operands[1])?;
                 let elem = buf.elem.expect("typed buffer has an element type");
                 match buf.storage {
@@ -83,7 +119,7 @@ impl Emitter<'_> {
                         let zero = self.u32_const(0);
                         let p = self.op(Op::AccessChain, Some(pty), None, ids(&[buf.var, zero, idx]))?;
                         let lt = self.ty(elem)?;
-                        if d.opcode == Opcode::BufferRead {
+                        if reads {
                             let raw = self.op(Op::Load, Some(ut), None, ids(&[p]))?;
                             self.op(Op::Bitcast, Some(lt), rid, ids(&[raw]))?;
                         } else {
@@ -99,7 +135,7 @@ impl Emitter<'_> {
                         let p = self.op(Op::AccessChain, Some(pty), None, ids(&[buf.var, zero, idx]))?;
                         let copy = self.needs_copy_logical(elem);
                         let lt = self.ty(elem)?;
-                        if d.opcode == Opcode::BufferRead {
+                        if reads {
                             if copy {
                                 let raw = self.op(Op::Load, Some(st), None, ids(&[p]))?;
                                 self.op(Op::CopyLogical, Some(lt), rid, ids(&[raw]))?;
@@ -130,7 +166,7 @@ impl Emitter<'_> {
                         match access {
                             TypedAccess::Words => {
                                 let base = scaled(self, elem_size / 4)?;
-                                if d.opcode == Opcode::BufferRead {
+                                if reads {
                                     self.read_words(buf.var, elem, base, 0, rid)?;
                                 } else {
                                     let v = self.val(d.operands[2])?;
@@ -143,7 +179,7 @@ impl Emitter<'_> {
                                 } else {
                                     ElemAt::Byte(scaled(self, elem_size)?)
                                 };
-                                if d.opcode == Opcode::BufferRead {
+                                if reads {
                                     self.read_subword(buf.var, elem, at, 0, &mut FxHashMap::default(), rid)?;
                                 } else {
                                     let v = self.val(d.operands[2])?;

@@ -11,7 +11,8 @@
 //! texture heaps, bindless texture reads, sizes and samples), `bytes` (byte-buffer access at
 //! alignment 1, masked CAS stores), `constant_ubo` (placed array constants
 //! read from the constant-data uniform block), `subgroup` (warp operations as
-//! `OpGroupNonUniform*`).
+//! `OpGroupNonUniform*`), `debug` (`-g`: `OpString` / `OpSource` / `OpLine`
+//! from `!loc`, `OpName`s from XIR names).
 //!
 //! **Invariant:** the emitter never repairs: every input it cannot lower
 //! exactly was rejected by the handoff or a plan, so an unexpected shape here
@@ -23,6 +24,7 @@ mod bindless;
 pub(crate) mod bytes;
 mod constant_ubo;
 mod constants;
+mod debug;
 mod fp8;
 mod function;
 mod globals;
@@ -86,6 +88,8 @@ pub(crate) struct FnState {
     pub fused_mul: rustc_hash::FxHashSet<Inst>,
     /// The add that consumes each fused multiply.
     pub fma_of: FxHashMap<Inst, Inst>,
+    /// The `OpLine` in force (debug info only).
+    pub line: debug::LineInForce,
 }
 
 pub struct Emitter<'a> {
@@ -109,6 +113,11 @@ pub struct Emitter<'a> {
     pub(crate) sampling: sampling::SamplingState,
     pub(crate) ubo: constant_ubo::UboState,
     pub(crate) fs: FnState,
+    pub(crate) debug: debug::DebugState,
+    /// Set while one volatile buffer access is lowered: every `OpLoad` /
+    /// `OpStore` appended then gets the `Volatile` memory operand (the
+    /// lowering's loads and stores all touch the buffer's element words).
+    pub(crate) volatile: bool,
 }
 
 impl<'a> Emitter<'a> {
@@ -140,6 +149,8 @@ impl<'a> Emitter<'a> {
             sampling: sampling::SamplingState::default(),
             ubo: constant_ubo::UboState::default(),
             fs: FnState::default(),
+            debug: debug::DebugState::default(),
+            volatile: false,
         };
         e.cap(Capability::Shader);
         e
@@ -152,6 +163,7 @@ impl<'a> Emitter<'a> {
     /// Emit the whole module for the planned kernel and return its words.
     pub fn run(mut self) -> EResult<Vec<u32>> {
         use rspirv::binary::Assemble;
+        self.declare_debug_sources();
         self.declare_globals()?;
         self.declare_accels()?;
         self.declare_bindless()?;
@@ -186,8 +198,11 @@ impl<'a> Emitter<'a> {
         op: spirv::Op,
         ty: Option<Word>,
         id: Option<Word>,
-        operands: Vec<Operand>,
+        mut operands: Vec<Operand>,
     ) -> EResult<Word> {
+        if self.volatile && matches!(op, spirv::Op::Load | spirv::Op::Store) {
+            operands.push(Operand::MemoryAccess(spirv::MemoryAccess::VOLATILE));
+        }
         let rid = match (ty, id) {
             (Some(_), Some(i)) => Some(i),
             (Some(_), None) => Some(self.b.id()),

@@ -249,11 +249,12 @@ pub fn typed_access(t: &TypeTable, ty: TypeId) -> Result<TypedAccess, LayoutErro
     Ok(TypedAccess::SubWord { word_aligned, masked_write, leaves })
 }
 
-/// Whether `i` is a `buffer.write` to a word-ABI buffer that expands to a
-/// masked CAS loop (a CAS site of the control-flow plan).
+/// Whether `i` is a `buffer.write` (or `buffer.volatile_write`) to a
+/// word-ABI buffer that expands to a masked CAS loop (a CAS site of the
+/// control-flow plan).
 pub fn needs_masked_buffer_write(m: &Module, f: &Function, i: Inst) -> bool {
     let d = f.inst(i);
-    if d.opcode != Opcode::BufferWrite {
+    if !matches!(d.opcode, Opcode::BufferWrite | Opcode::BufferVolatileWrite) {
         return false;
     }
     let Type::Buffer(elem) = m.types.get(f.value_type(m, d.operands[0])) else { return false };

@@ -6,8 +6,8 @@
 //! bindless texture usage and the sampler / texture heaps (`texture_heap`),
 //! target features (`features`; float atomics by the `float_atomics`
 //! table), byte-buffer access paths (`byte_access`), ray-query roles and
-//! guarded reads (`ray_query`), and the constant UBO (`constant_ubo`: large array constants read
-//! from one uniform buffer).
+//! guarded reads (`ray_query`), the constant UBO (`constant_ubo`: large array constants read
+//! from one uniform buffer), and the buffers reached by volatile accesses (`coherence`).
 //! Emission only reads them.
 
 pub mod aggregate;
@@ -15,6 +15,7 @@ pub mod bindings;
 pub mod bindless;
 pub mod byte_access;
 pub mod callgraph;
+pub mod coherence;
 pub mod constant_ubo;
 pub mod control_flow;
 pub mod features;
@@ -44,8 +45,11 @@ pub struct Plans {
     pub features: features::FeaturePlan,
     /// Bindless texture usage: metadata, sampler and texture heaps, divergence, anisotropy.
     pub textures: texture_heap::TexturePlan,
-    /// Whether any reachable instruction writes buffer memory (the alias proof for `NonWritable`).
+    /// Whether any reachable instruction writes user-resource memory (`writes_user_memory`):
+    /// the alias proof for `NonWritable`.
     pub writes_memory: bool,
+    /// The kernel buffer arguments reached by volatile accesses (`Coherent`).
+    pub coherence: coherence::CoherencePlan,
     /// The placed array constants and the constant data (bound in `bindings`).
     pub constant_ubo: constant_ubo::ConstantUboPlan,
 }
@@ -73,17 +77,7 @@ pub fn plan_all(handed: &HandedOff<'_>, device: Option<&FeatureSet>) -> Result<P
         let c = callgraph::structural_closure(f);
         for &b in &c.blocks {
             for &i in f.block(b).insts() {
-                let op = f.opcode(i);
-                if matches!(
-                    op,
-                    Opcode::BufferWrite
-                        | Opcode::ByteBufferWrite
-                        | Opcode::BindlessBufferWrite
-                        | Opcode::AccelSetInstanceTransform
-                        | Opcode::AccelSetInstanceVisibility
-                        | Opcode::AccelSetInstanceUserId
-                ) || features::is_atomic(op)
-                {
+                if writes_user_memory(f.opcode(i)) {
                     writes_memory = true;
                 }
             }
@@ -91,6 +85,7 @@ pub fn plan_all(handed: &HandedOff<'_>, device: Option<&FeatureSet>) -> Result<P
         blocks_of.push((fid, c.blocks.clone()));
         closures.insert(fid, c);
     }
+    let coherence = coherence::plan_coherence(m, &blocks_of);
     let (mut feats, refusals) = features::plan_features(m, &blocks_of, device);
     // Byte-buffer stores not proven word-aligned and sub-word writes of partly covered words
     // (word-ABI buffers, typed bindless elements) are masked CAS loops (`emit::bytes`,
@@ -186,6 +181,19 @@ pub fn plan_all(handed: &HandedOff<'_>, device: Option<&FeatureSet>) -> Result<P
         textures,
         features: feats,
         writes_memory,
+        coherence,
         constant_ubo,
     })
+}
+
+/// Whether `op` may write memory that a user-bindable storage buffer can
+/// alias: every resource write (direct and bindless buffers, storage
+/// textures, accel-instance storage, device addresses, the indirect-dispatch
+/// buffer) and every atomic (shared-memory atomics included: the proof stays
+/// conservative). A module with none may mark its buffers `NonWritable`; a
+/// declaration's own read-only use proves nothing, as another argument may
+/// be the same memory.
+pub fn writes_user_memory(op: Opcode) -> bool {
+    let o = xir_spec::spec().op(op);
+    (o.has(xir::Trait::MemoryWrite) && o.has(xir::Trait::Resource)) || features::is_atomic(op)
 }

@@ -18,7 +18,7 @@ pub fn kernel_of(m: &Module) -> FuncId {
 }
 
 pub fn opts(level: u8, fast_math: bool) -> CompileOptions {
-    CompileOptions { opt_level: level, fast_math, device_features: None }
+    CompileOptions { opt_level: level, fast_math, ..Default::default() }
 }
 
 /// Compile at `o`, panicking with the diagnostics on failure.

@@ -223,8 +223,8 @@ fn exact_typed_memory(m: &Module) -> Vec<Diagnostic> {
             let (moved, storage) = match d.opcode {
                 Opcode::Load => (d.ty, Some(ty(0))),
                 Opcode::Store => (ty(1), Some(ty(0))),
-                Opcode::BufferRead => (d.ty, Some(buffer_elem(t, ty(0)))),
-                Opcode::BufferWrite => (ty(2), Some(buffer_elem(t, ty(0)))),
+                Opcode::BufferRead | Opcode::BufferVolatileRead => (d.ty, Some(buffer_elem(t, ty(0)))),
+                Opcode::BufferWrite | Opcode::BufferVolatileWrite => (ty(2), Some(buffer_elem(t, ty(0)))),
                 Opcode::ByteBufferRead | Opcode::BindlessBufferRead | Opcode::BindlessByteBufferRead => (d.ty, None),
                 Opcode::DeviceAddressRead => (d.ty, None),
                 Opcode::ByteBufferWrite => (ty(2), None),

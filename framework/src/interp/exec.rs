@@ -629,12 +629,14 @@ impl<'m> Machine<'m> {
                     Ok(Val::S(old))
                 })?
             }
-            BufferRead | BufferWrite => {
+            // A volatile access is an ordinary one here: one thread sees its own writes, and
+            // other threads' writes only across a barrier (a race otherwise).
+            BufferRead | BufferWrite | BufferVolatileRead | BufferVolatileWrite => {
                 let Val::R(b) = ops[0] else { return Err("buffer operand is not a buffer".into()) };
                 let i = index_value(m, f, d, 1, &ops[1])?;
                 let p = Ptr { root: Root::Buffer(b), path: SmallVec::from_slice(&[i]) };
                 let mut mem = Mem { locals, shared, bufs: &mut self.bufs };
-                if d.opcode == BufferRead {
+                if matches!(d.opcode, BufferRead | BufferVolatileRead) {
                     mem.read(&p)?
                 } else {
                     let v = ops[2].clone();

@@ -52,6 +52,10 @@ struct Cli {
     /// algebraic rules) in the passes that offer them, and in the backend.
     #[arg(long)]
     fast_math: bool,
+    /// Debug info in the SPIR-V: `!loc` locations (a shader's own source
+    /// lines) as `OpLine`s, XIR names as `OpName`s (docs/debug-info.md).
+    #[arg(short = 'g', long = "debug-info")]
+    debug_info: bool,
     /// The device the SPIR-V is planned for: `unknown` (no check, nothing
     /// optional used), `none`, `all`, `lavapipe`, `vulkan` (the running
     /// device), or a RON file listing feature names.
@@ -442,7 +446,7 @@ fn compile_file(
             Err(diags) => report(log, &diags),
         };
     }
-    let mut module = match io::read_module_with(input, &overrides) {
+    let mut module = match io::read_module_located(input, &overrides, cli.debug_info) {
         Ok(m) => m,
         Err(diags) => return report(log, &diags),
     };
@@ -478,7 +482,7 @@ fn compile_file(
             };
             let module = handoffs.module();
             let mut backend = |what| {
-                backend::emit_from(&handoffs, what, cli.opt_level, cli.fast_math, job.device).map_err(|e| match e {
+                backend::emit_from_with(&handoffs, what, &backend_options(job)).map_err(|e| match e {
                     backend::BackendError::Compile(d) => {
                         let _ = write!(log, "{}", reporter.render_for(&d, input));
                         note_backend_failure(job, &d, before.as_ref(), input, log);
@@ -508,6 +512,17 @@ fn compile_file(
         Ok(Err(e)) => fail(log, &e.to_string()),
         Err(Some(e)) => fail(log, &e),
         Err(None) => 1,
+    }
+}
+
+/// The backend's options for `job`.
+fn backend_options(job: &Job<'_>) -> xir_spirv::CompileOptions {
+    let cli = job.cli;
+    xir_spirv::CompileOptions {
+        opt_level: cli.opt_level,
+        fast_math: cli.fast_math,
+        device_features: job.device,
+        debug_info: cli.debug_info,
     }
 }
 
@@ -601,6 +616,7 @@ fn cached_backend(
         opt_level: cli.opt_level,
         fast_math: cli.fast_math,
         device_features: job.device,
+        debug_info: cli.debug_info,
     };
     let key = cache.key(&request, pipeline.as_deref());
     let result = cache.get_or_compile(&key, || {
@@ -609,15 +625,14 @@ fn cached_backend(
             Some(p) => run_pipeline_logged(job, p, module, input, log).map_err(|_| None::<String>)?,
             None => xir_spirv::handoff::Handoffs::new(module),
         };
-        let (k, out) =
-            backend::compile_from(&handoffs, None, cli.opt_level, cli.fast_math, job.device).map_err(|e| match e {
-                backend::BackendError::Compile(d) => {
-                    let _ = write!(log, "{}", reporter.render_for(&d, input));
-                    note_backend_failure(job, &d, before.as_ref(), input, log);
-                    None
-                }
-                e => Some(e.to_string()),
-            })?;
+        let (k, out) = backend::compile_with(&handoffs, None, &backend_options(job)).map_err(|e| match e {
+            backend::BackendError::Compile(d) => {
+                let _ = write!(log, "{}", reporter.render_for(&d, input));
+                note_backend_failure(job, &d, before.as_ref(), input, log);
+                None
+            }
+            e => Some(e.to_string()),
+        })?;
         let artifact = xir_spirv::artifact::ShaderArtifact::from_compiled(handoffs.module(), k, &out).encode();
         Ok::<_, Option<String>>(Compiled { words: out.words, artifact })
     });
@@ -719,7 +734,11 @@ fn incremental(cli: &Cli, reporter: &Reporter, input: &str, pipeline: xir::pipel
     let overrides: xir_frontend::Overrides = cli.overrides.iter().cloned().collect();
     let settings = Settings {
         pipeline_key: cli.pipeline.as_deref().unwrap_or(""),
-        options: xir_pipelines::workspace::Options { opt_level: cli.opt_level, fast_math: cli.fast_math },
+        options: xir_pipelines::workspace::Options {
+            opt_level: cli.opt_level,
+            fast_math: cli.fast_math,
+            debug_info: cli.debug_info,
+        },
         emit,
         overrides: &overrides,
     };

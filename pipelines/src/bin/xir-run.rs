@@ -99,6 +99,10 @@ struct Args {
     opt_level: u8,
     #[arg(long)]
     fast_math: bool,
+    /// Compile with debug info (`xir-opt -g`): a shader's source lines as
+    /// `OpLine`s, names as `OpName`s; the results do not change.
+    #[arg(short = 'g', long = "debug-info")]
+    debug_info: bool,
     /// Run on the reference interpreter (the default).
     #[arg(long, conflicts_with = "vulkan")]
     interp: bool,
@@ -242,7 +246,7 @@ fn run(args: &Args) -> Result<(), Failure> {
             xir_pipelines::io::display_name(input)
         )));
     }
-    let module = read_verified(input, &args.overrides)?;
+    let module = read_verified(input, &args.overrides, args.debug_info)?;
     let kernel = xir_pipelines::backend::select_kernel(&module, args.kernel.as_deref())?;
     let dispatch = requested.unwrap_or_else(|| one_block(&module, kernel));
     let inputs = inputs.with_dispatch(dispatch);
@@ -279,19 +283,24 @@ fn run(args: &Args) -> Result<(), Failure> {
         // device enabled, so the planner uses what it has (native float
         // atomics, ...).
         let compile = |features| {
-            xir_pipelines::backend::compile(&legal, Some(&name), args.opt_level, args.fast_math, features).map_err(
-                |e| match &e {
-                    xir_pipelines::backend::BackendError::Compile(d) => {
-                        let p = args.pipeline.as_deref().unwrap_or("spirv");
-                        let dir = repro_dir(args);
-                        match xir_pipelines::repro::after_backend_failure(d, &module, p, args.opt_level, &dir) {
-                            Some(note) => Failure::Noted(Box::new(Failure::from(e)), note),
-                            None => Failure::from(e),
-                        }
+            let opts = xir_spirv::CompileOptions {
+                opt_level: args.opt_level,
+                fast_math: args.fast_math,
+                device_features: features,
+                debug_info: args.debug_info,
+            };
+            let handoffs = xir_spirv::handoff::Handoffs::new(&legal);
+            xir_pipelines::backend::compile_with(&handoffs, Some(&name), &opts).map_err(|e| match &e {
+                xir_pipelines::backend::BackendError::Compile(d) => {
+                    let p = args.pipeline.as_deref().unwrap_or("spirv");
+                    let dir = repro_dir(args);
+                    match xir_pipelines::repro::after_backend_failure(d, &module, p, args.opt_level, &dir) {
+                        Some(note) => Failure::Noted(Box::new(Failure::from(e)), note),
+                        None => Failure::from(e),
                     }
-                    _ => Failure::from(e),
-                },
-            )
+                }
+                _ => Failure::from(e),
+            })
         };
         let device = open_device(!compile(None)?.1.printers.is_empty())?;
         let (k, out) = compile(Some(device.enabled))?;
@@ -445,6 +454,7 @@ fn run_spirv(
         (args.pipeline_dir.is_some(), "--pipeline-dir"),
         (args.opt_level != 0, "--opt-level"),
         (args.fast_math, "--fast-math"),
+        (args.debug_info, "-g"),
         (args.interp, "--interp"),
         (args.compare, "--compare (there is no XIR to interpret)"),
         (args.ulp != 0, "--ulp"),
@@ -474,13 +484,13 @@ fn run_spirv(
 }
 
 /// Read and verify the module `input`; every diagnostic names the file.
-fn read_verified(input: &str, overrides: &[(String, f64)]) -> Result<Module, Failure> {
+fn read_verified(input: &str, overrides: &[(String, f64)], located: bool) -> Result<Module, Failure> {
     let file = xir_pipelines::io::display_name(input);
     let render = |diags: Vec<xir::Diagnostic>| {
         Failure::Diags(diags.into_iter().map(|d| if d.file.is_some() { d } else { d.with_file(file) }).collect())
     };
     let overrides = overrides.iter().cloned().collect();
-    let module = xir_pipelines::io::read_module_with(input, &overrides).map_err(render)?;
+    let module = xir_pipelines::io::read_module_located(input, &overrides, located).map_err(render)?;
     let diags = xir::verify::verify_module(&module);
     if diags.iter().any(|d| d.is_error()) {
         return Err(render(diags));
@@ -509,7 +519,7 @@ fn run_artifact(path: &str, args: &Args, inputs: Inputs, requested: Option<[u32;
     use xir_spirv::artifact::{self, LoadRequirements};
     let req = match &args.input {
         Some(input) => {
-            let mut m = read_verified(input, &args.overrides)?;
+            let mut m = read_verified(input, &args.overrides, args.debug_info)?;
             run_pipeline(&mut m, args.pipeline.as_deref().unwrap_or("spirv"), args)?;
             let k = xir_pipelines::backend::select_kernel(&m, args.kernel.as_deref())?;
             LoadRequirements::for_kernel(&m, k)

@@ -1,0 +1,320 @@
+//! The `autodiff` pass against central finite differences, op family by op
+//! family, in `f64` (docs/autodiff.md, "Precision"): each case is a body
+//! computing `%y` from scalar inputs `%a0..`; the pass's gradient (run on
+//! the interpreter) must match `(y(x + h) - y(x - h)) / 2h` within 1e-6
+//! relative error. The interpreter's own forward-mode oracle is compared in
+//! `passes/tests/autodiff_oracle.rs`; exact outputs and refusals are file
+//! tests (`tests/filetests/autodiff/`).
+
+mod control_support;
+
+use control_support::{check, parse, run, run_pass};
+
+/// A kernel with `n` f64 inputs marked in one scope, the body, and the
+/// gradients written to `%out` (one per input), `%y` to `%val`.
+fn kernel(n: usize, body: &str, with_scope: bool) -> String {
+    let params: Vec<String> = (0..n).map(|k| format!("%x{k}: f64")).collect();
+    let mut s = format!(
+        "kernel @k({}, %out: buffer<f64>, %val: buffer<f64>) block_size(1, 1, 1) {{\n^entry:\n",
+        params.join(", ")
+    );
+    for k in 0..n {
+        s += &format!("  %v{k} = alloca : f64\n  store %v{k}, %x{k}\n");
+    }
+    if with_scope {
+        s += "  autodiff.scope body ^body, merge ^done\n^body:\n";
+        for k in 0..n {
+            s += &format!("  autodiff.requires_gradient %v{k}\n");
+        }
+    } else {
+        s += "  br target ^body\n^body:\n";
+    }
+    for k in 0..n {
+        s += &format!("  %a{k} = load %v{k} : f64\n");
+    }
+    s += body;
+    s += "\n  buffer.write %val, u32 0, %y\n";
+    if with_scope {
+        s += "  autodiff.backward %y\n";
+        for k in 0..n {
+            s += &format!("  %g{k} = autodiff.gradient %v{k} : f64\n  buffer.write %out, u32 {k}, %g{k}\n");
+        }
+    }
+    s += "  br target ^done\n^done:\n  return\n}\n";
+    s
+}
+
+fn inputs(xs: &[f64]) -> String {
+    let args: Vec<String> = xs.iter().enumerate().map(|(k, x)| format!("\"x{k}\": {x:?}")).collect();
+    format!(
+        "{{\"args\": {{{}, \"out\": {{\"fill\": 0, \"len\": {}}}, \"val\": {{\"fill\": 0, \"len\": 1}}}}}}",
+        args.join(", "),
+        xs.len().max(1)
+    )
+}
+
+/// The numbers of an output buffer (the JSON value type is not named here:
+/// this crate does not depend on serde_json).
+macro_rules! numbers {
+    ($j:expr) => {
+        $j.as_array().expect("array").iter().map(|x| x.as_f64().expect("number")).collect::<Vec<f64>>()
+    };
+}
+
+/// The pass's gradients at `xs`.
+fn pass_gradients(n: usize, body: &str, xs: &[f64]) -> Vec<f64> {
+    let mut m = parse(&kernel(n, body, true));
+    run_pass(&mut m, xir_passes::autodiff::decl()).unwrap_or_else(|e| panic!("autodiff failed: {e:?}"));
+    check(&m, "xir.structured");
+    let out = run(&m, "k", &inputs(xs));
+    numbers!(out.buffers["out"])
+}
+
+/// `y` at `xs`, without any scope.
+fn value(n: usize, body: &str, xs: &[f64]) -> f64 {
+    let m = parse(&kernel(n, body, false));
+    let out = run(&m, "k", &inputs(xs));
+    numbers!(out.buffers["val"])[0]
+}
+
+fn finite_differences(n: usize, body: &str, xs: &[f64]) -> Vec<f64> {
+    (0..n)
+        .map(|k| {
+            let h = 1e-6 * xs[k].abs().max(1.0);
+            let mut p = xs.to_vec();
+            let mut q = xs.to_vec();
+            p[k] += h;
+            q[k] -= h;
+            (value(n, body, &p) - value(n, body, &q)) / (2.0 * h)
+        })
+        .collect()
+}
+
+fn agree(name: &str, n: usize, body: &str, xs: &[f64]) {
+    let got = pass_gradients(n, body, xs);
+    let want = finite_differences(n, body, xs);
+    assert_eq!(got.len(), n, "{name}: {got:?}");
+    for k in 0..n {
+        let tol = 1e-6 * want[k].abs().max(1.0);
+        assert!((got[k] - want[k]).abs() <= tol, "{name}: d/dx{k}: pass {} vs finite differences {}", got[k], want[k]);
+    }
+}
+
+#[test]
+fn scalar_arithmetic_matches_finite_differences() {
+    let cases: &[(&str, usize, &str, &[f64])] = &[
+        ("mul", 2, "  %y = mul %a0, %a1 : f64", &[1.5, -2.25]),
+        ("div", 2, "  %y = div %a0, %a1 : f64", &[1.5, -2.25]),
+        ("sub-neg", 2, "  %d = sub %a0, %a1 : f64\n  %y = neg %d : f64", &[0.5, 3.0]),
+        ("mod", 2, "  %y = mod %a0, %a1 : f64", &[7.3, 2.1]),
+        ("fma", 3, "  %y = fma %a0, %a1, %a2 : f64", &[0.5, 3.0, -1.0]),
+        ("lerp", 3, "  %y = lerp %a0, %a1, %a2 : f64", &[0.5, 3.0, 0.25]),
+        ("min", 2, "  %y = min %a0, %a1 : f64", &[0.5, 3.0]),
+        ("max", 2, "  %y = max %a0, %a1 : f64", &[0.5, 3.0]),
+        ("clamp-inside", 3, "  %y = clamp %a0, %a1, %a2 : f64", &[0.5, 0.0, 1.0]),
+        ("clamp-below", 3, "  %y = clamp %a0, %a1, %a2 : f64", &[-0.5, 0.0, 1.0]),
+        ("clamp-above", 3, "  %y = clamp %a0, %a1, %a2 : f64", &[1.5, 0.0, 1.0]),
+        ("saturate", 1, "  %y = saturate %a0 : f64", &[0.3]),
+        ("abs", 1, "  %y = abs %a0 : f64", &[-0.7]),
+        ("copysign", 2, "  %y = copysign %a0, %a1 : f64", &[0.7, -2.0]),
+        ("fract", 1, "  %y = fract %a0 : f64", &[2.3]),
+        ("sqrt-rsqrt", 1, "  %s = sqrt %a0 : f64\n  %r = rsqrt %a0 : f64\n  %y = add %s, %r : f64", &[2.5]),
+        ("exp-family", 1, "  %e = exp %a0 : f64\n  %e2 = exp2 %a0 : f64\n  %e10 = exp10 %a0 : f64\n  %s = add %e, %e2 : f64\n  %y = add %s, %e10 : f64", &[0.3]),
+        ("log-family", 1, "  %l = log %a0 : f64\n  %l2 = log2 %a0 : f64\n  %l10 = log10 %a0 : f64\n  %s = add %l, %l2 : f64\n  %y = add %s, %l10 : f64", &[1.7]),
+        ("pow", 2, "  %y = pow %a0, %a1 : f64", &[1.7, 2.3]),
+        ("trig", 1, "  %s = sin %a0 : f64\n  %c = cos %a0 : f64\n  %t = tan %a0 : f64\n  %u = mul %s, %c : f64\n  %y = add %u, %t : f64", &[0.4]),
+        ("inverse-trig", 1, "  %s = asin %a0 : f64\n  %c = acos %a0 : f64\n  %t = atan %a0 : f64\n  %u = mul %s, %c : f64\n  %y = add %u, %t : f64", &[0.4]),
+        ("atan2", 2, "  %y = atan2 %a0, %a1 : f64", &[0.4, -1.3]),
+        ("hyperbolic", 1, "  %s = sinh %a0 : f64\n  %c = cosh %a0 : f64\n  %t = tanh %a0 : f64\n  %u = mul %s, %c : f64\n  %y = add %u, %t : f64", &[0.4]),
+        ("inverse-hyperbolic", 1, "  %s = asinh %a0 : f64\n  %b = add %a0, f64 1.5 : f64\n  %c = acosh %b : f64\n  %t = atanh %a0 : f64\n  %u = mul %s, %c : f64\n  %y = add %u, %t : f64", &[0.4]),
+        ("smoothstep", 3, "  %y = smoothstep %a0, %a1, %a2 : f64", &[0.0, 2.0, 0.7]),
+        ("select", 2, "  %c = lt %a0, %a1 : bool\n  %y = select %c, %a0, %a1 : f64", &[0.5, 3.0]),
+        ("floor-is-flat", 1, "  %f = floor %a0 : f64\n  %y = add %f, %a0 : f64", &[2.3]),
+        ("detach", 1, "  %d = autodiff.detach %a0 : f64\n  %y = mul %d, %a0 : f64", &[2.5]),
+    ];
+    for &(name, n, body, xs) in cases {
+        if name == "detach" {
+            // The detached copy is a constant: d(c x)/dx = c, not 2x.
+            assert_eq!(pass_gradients(n, body, xs), vec![2.5], "{name}");
+            continue;
+        }
+        agree(name, n, body, xs);
+    }
+}
+
+#[test]
+fn vector_and_geometry_ops_match_finite_differences() {
+    // Six inputs: p = (a0, a1, a2), q = (a3, a4, a5).
+    let pq = "  %p = aggregate %a0, %a1, %a2 : vec<f64, 3>\n  %q = aggregate %a3, %a4, %a5 : vec<f64, 3>\n";
+    let xs = [0.3, -1.2, 0.8, 1.1, 0.4, -0.6];
+    let cases: &[(&str, &str)] = &[
+        ("dot", "  %y = dot %p, %q : f64"),
+        ("cross", "  %c = cross %p, %q : vec<f64, 3>\n  %w = mul %c, %c : vec<f64, 3>\n  %y = reduce_sum %w : f64"),
+        ("length", "  %y = length %p : f64"),
+        ("length_squared", "  %y = length_squared %q : f64"),
+        ("normalize", "  %n = normalize %p : vec<f64, 3>\n  %y = dot %n, %q : f64"),
+        ("reflect", "  %r = reflect %p, %q : vec<f64, 3>\n  %y = reduce_sum %r : f64"),
+        ("faceforward", "  %f = faceforward %p, %q, %q : vec<f64, 3>\n  %y = reduce_sum %f : f64"),
+        ("reduce_product", "  %y = reduce_product %p : f64"),
+        ("reduce_min", "  %y = reduce_min %q : f64"),
+        ("reduce_max", "  %y = reduce_max %q : f64"),
+        ("lane-wise", "  %s = sin %p : vec<f64, 3>\n  %m = mul %s, %q : vec<f64, 3>\n  %y = reduce_sum %m : f64"),
+        ("extract-insert", "  %e = extract %p, u32 1 : f64\n  %i = insert %q, %e, u32 2 : vec<f64, 3>\n  %m = mul %i, %p : vec<f64, 3>\n  %y = reduce_sum %m : f64"),
+        ("shuffle", "  %s = shuffle %p, u32 2, u32 2, u32 0 : vec<f64, 3>\n  %y = dot %s, %q : f64"),
+    ];
+    for &(name, body) in cases {
+        agree(name, 6, &format!("{pq}{body}"), &xs);
+    }
+}
+
+#[test]
+fn matrix_ops_match_finite_differences() {
+    // Eight inputs: A = columns (a0, a1), (a2, a3); B = (a4, a5), (a6, a7).
+    let ab = "  %c0 = aggregate %a0, %a1 : vec<f64, 2>\n  %c1 = aggregate %a2, %a3 : vec<f64, 2>\n  %A = aggregate %c0, %c1 : mat<f64, 2>\n  %d0 = aggregate %a4, %a5 : vec<f64, 2>\n  %d1 = aggregate %a6, %a7 : vec<f64, 2>\n  %B = aggregate %d0, %d1 : mat<f64, 2>\n";
+    // y = sum of the entries of a matrix M: v^T M w with v = w = (1, 1).
+    let sum = |m: &str| {
+        format!("  %s0 = extract {m}, u32 0 : vec<f64, 2>\n  %s1 = extract {m}, u32 1 : vec<f64, 2>\n  %t0 = reduce_sum %s0 : f64\n  %t1 = reduce_sum %s1 : f64\n  %y = add %t0, %t1 : f64")
+    };
+    let xs = [1.2, -0.4, 0.3, 0.9, -0.7, 0.5, 1.1, 0.2];
+    let cases: Vec<(&str, String)> = vec![
+        ("linalg-mat-mat", format!("  %M = matrix_linalg_mul %A, %B : mat<f64, 2>\n  %W = matrix_comp_mul %M, %M : mat<f64, 2>\n{}", sum("%W"))),
+        ("linalg-mat-vec", "  %w = matrix_linalg_mul %A, %d1 : vec<f64, 2>\n  %y = dot %w, %d0 : f64".to_string()),
+        ("linalg-vec-mat", "  %w = matrix_linalg_mul %d1, %A : vec<f64, 2>\n  %y = dot %w, %d0 : f64".to_string()),
+        ("outer-vectors", format!("  %M = outer_product %c0, %d1 : mat<f64, 2>\n  %W = matrix_comp_mul %M, %B : mat<f64, 2>\n{}", sum("%W"))),
+        ("outer-matrices", format!("  %M = outer_product %A, %B : mat<f64, 2>\n  %W = matrix_comp_mul %M, %A : mat<f64, 2>\n{}", sum("%W"))),
+        ("transpose", format!("  %T = matrix_transpose %A : mat<f64, 2>\n  %W = matrix_comp_mul %T, %B : mat<f64, 2>\n{}", sum("%W"))),
+        ("inverse", format!("  %I = matrix_inverse %A : mat<f64, 2>\n  %W = matrix_comp_mul %I, %B : mat<f64, 2>\n{}", sum("%W"))),
+        ("determinant", "  %y = matrix_determinant %A : f64".to_string()),
+        ("comp-ops", format!("  %S = matrix_comp_sub %A, %B : mat<f64, 2>\n  %D = matrix_comp_div %S, %B : mat<f64, 2>\n  %N = matrix_comp_neg %D : mat<f64, 2>\n  %P = matrix_comp_add %N, %A : mat<f64, 2>\n{}", sum("%P"))),
+    ];
+    for (name, body) in cases {
+        agree(name, 8, &format!("{ab}{body}"), &xs);
+    }
+}
+
+#[test]
+fn branches_take_the_gradient_of_the_code_that_ran() {
+    // y = a0 > a1 ? a0 * a0 : a1 * a0 * 3, through memory, with a nested if
+    // in the true arm that only sometimes doubles.
+    let body = "  %t = alloca : f64
+  %c = gt %a0, %a1 : bool
+  if %c, true ^then, false ^else, merge ^join
+^then:
+  %sq = mul %a0, %a0 : f64
+  store %t, %sq
+  %big = gt %sq, f64 4.0 : bool
+  if %big, true ^dbl, false ^keep, merge ^inner
+^dbl:
+  %cur = load %t : f64
+  %two = mul %cur, f64 2.0 : f64
+  store %t, %two
+  br target ^inner
+^keep:
+  br target ^inner
+^inner:
+  br target ^join
+^else:
+  %p = mul %a1, %a0 : f64
+  %p3 = mul %p, f64 3.0 : f64
+  store %t, %p3
+  br target ^join
+^join:
+  %y = load %t : f64";
+    for xs in [[3.0, 1.0], [1.5, 1.0], [0.5, 2.0]] {
+        agree("if", 2, body, &xs);
+    }
+}
+
+#[test]
+fn switch_arms_replay_backwards() {
+    let body = "  %t = alloca : f64
+  store %t, %a0
+  %s = cast.static %a1 : i32
+  switch %s, merge ^m, default ^d, case 0 ^z, case 1 ^o
+^z:
+  %u = mul %a0, %a0 : f64
+  store %t, %u
+  br target ^m
+^o:
+  %w = sin %a0 : f64
+  store %t, %w
+  br target ^m
+^d:
+  br target ^m
+^m:
+  %l = load %t : f64
+  %y = mul %l, %a1 : f64";
+    // Selectors away from integers: a finite difference must not cross a case.
+    for xs in [[0.7, 0.5], [0.7, 1.5], [0.7, 5.5]] {
+        agree("switch", 2, body, &xs);
+    }
+}
+
+#[test]
+fn variables_overwritten_after_the_mark_keep_the_inputs_gradient() {
+    // v0 = v0 * v0 after the mark: the gradient is of the input value.
+    let body = "  %sq = mul %a0, %a0 : f64
+  store %v0, %sq
+  %b = load %v0 : f64
+  %y = mul %b, %a0 : f64";
+    // y = x^3: 3 x^2
+    assert_eq!(pass_gradients(1, body, &[2.0]), vec![12.0]);
+}
+
+/// `y = x^n` by a counted loop (`for (i = 0; i < n; i++) acc *= x`).
+fn power_loop(n: u32) -> String {
+    format!(
+        "  %acc = alloca : f64
+  store %acc, f64 1.0
+  %i = alloca : u32
+  store %i, u32 0
+  loop prepare ^p, body ^b, update ^u, merge ^m
+^p:
+  %iv = load %i : u32
+  %more = lt %iv, u32 {n} : bool
+  cond_br %more, true ^b, false ^m
+^b:
+  %av = load %acc : f64
+  %x = load %v0 : f64
+  %prod = mul %av, %x : f64
+  store %acc, %prod
+  br target ^u
+^u:
+  %iv2 = load %i : u32
+  %inext = add %iv2, u32 1 : u32
+  store %i, %inext
+  br target ^p
+^m:
+  %y = load %acc : f64"
+    )
+}
+
+#[test]
+fn bounded_loops_are_expanded_and_differentiated() {
+    for n in [0u32, 1, 3, 7] {
+        let got = pass_gradients(1, &power_loop(n), &[1.25]);
+        let want = if n == 0 { 0.0 } else { f64::from(n) * 1.25f64.powi(n as i32 - 1) };
+        assert!((got[0] - want).abs() <= 1e-12 * want.abs().max(1.0), "x^{n}: {} vs {want}", got[0]);
+    }
+}
+
+#[test]
+fn the_expansion_limit_is_exact() {
+    let run_with = |n: u32| {
+        let mut m = parse(&kernel(1, &power_loop(n), true));
+        let mut reg = xir::pass::PassRegistry::new();
+        xir_passes::register_all(&mut reg);
+        let opts: ron::Value = ron::from_str("(max_unrolled_iterations: 4)").unwrap();
+        let pass = (reg.get("autodiff").unwrap().create)(Some(&opts)).unwrap();
+        let mut cache = xir::pass::AnalysisCache::default();
+        let mut cx = xir::pass::PassContext { analyses: &mut cache, opt_level: 0, fast_math: false };
+        let before = xir::text::print_module(&m);
+        let r = pass.run(&mut m, &mut cx);
+        (r, before == xir::text::print_module(&m))
+    };
+    assert!(run_with(4).0.is_ok(), "4 iterations is the limit");
+    let (r, unchanged) = run_with(5);
+    let e = r.expect_err("5 iterations is one over");
+    assert!(e.diagnostics[0].message.contains("runs more than 4 times"), "{:?}", e.diagnostics);
+    assert!(unchanged, "a refused module is left as it was");
+}
