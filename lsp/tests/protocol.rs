@@ -244,7 +244,7 @@ fn commands_show_xir_after_a_step_and_the_spirv_disassembly() {
     let r = run(&mut c, "xir.showXirAfter", json!({ "uri": URI, "after": 1 }));
     assert_eq!(
         r["step"],
-        "bisect-limit 1: stopped after execution #1, `lower_ray_query_loop` at pipelines/spirv-legalize.ron:13:9"
+        "bisect-limit 1: stopped after execution #1, `lower_ray_query_loop` at pipelines/pre-autodiff.ron:22:9"
     );
     let r = run(&mut c, "xir.spirvDisassembly", json!({ "uri": URI }));
     assert_eq!(r["kernel"], "saxpy");

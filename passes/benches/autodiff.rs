@@ -41,15 +41,15 @@ fn kernel(n: usize) -> String {
         let (a, b, c) = (pick(next(), &names), pick(next(), &names), pick(next(), &names));
         let r = format!("%t{i}");
         match op {
-            "sin" | "exp" | "tanh" => s += &format!("  {r}0 = mul {a}, f32 0.125 : f32\n  {r} = {op} {r}0 : f32\n"),
+            "sin" | "exp" | "tanh" => s += &format!("  %s{i} = mul {a}, f32 0.125 : f32\n  {r} = {op} %s{i} : f32\n"),
             "fma" => s += &format!("  {r} = fma {a}, {b}, {c} : f32\n"),
             _ => s += &format!("  {r} = {op} {a}, {b} : f32\n"),
         }
         names.push(r.clone());
         if i % 16 == 15 {
             let v = (i / 16) % 4;
-            s += &format!("  store %v{v}, {r}\n  {r}l = load %v{v} : f32\n");
-            names.push(format!("{r}l"));
+            s += &format!("  store %v{v}, {r}\n  %l{i} = load %v{v} : f32\n");
+            names.push(format!("%l{i}"));
         }
     }
     s += &format!("  autodiff.backward {}\n", names.last().expect("values"));

@@ -119,7 +119,11 @@ fn malformed_accel_inputs_are_rejected() {
 pub fn legalize(src: &str, kernel: &str, inputs: &str) -> xir::Module {
     let text =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../pipelines/spirv-legalize.ron")).unwrap();
-    assert!(text.contains("Pass(\"lower_ray_query_loop\")"), "spirv-legalize does not lower ray-query loops");
+    let pre = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../pipelines/pre-autodiff.ron")).unwrap();
+    assert!(
+        text.contains("Include(\"pre-autodiff\")") && pre.contains("Pass(\"lower_ray_query_loop\")"),
+        "spirv-legalize does not lower ray-query loops"
+    );
     let m = parse(src);
     let before = run(&m, kernel, inputs);
     let mut reg = xir::pass::PassRegistry::new();

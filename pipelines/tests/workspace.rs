@@ -70,8 +70,9 @@ fn the_xir_of_a_function_after_a_pipeline_step() {
     ws.set_file("m.xir", MODULE);
     let parsed = ws.function_after("m.xir", "twice", "spirv", Some(0)).unwrap();
     assert_eq!(parsed, MODULE.split("\n\n").next().unwrap().to_string() + "\n");
-    // Four steps: lower_ray_query_loop, outline, promote_ref_arg, destructure_cfg.
-    let raw = ws.function_after("m.xir", "k", "spirv", Some(4)).unwrap();
+    // Five steps: lower_ray_query_loop, autodiff (pre-autodiff), outline,
+    // promote_ref_arg, destructure_cfg.
+    let raw = ws.function_after("m.xir", "k", "spirv", Some(5)).unwrap();
     assert_eq!(raw, RAW_K);
     let done = ws.function_after("m.xir", "k", "spirv", None).unwrap();
     assert!(done.contains("call @twice"), "{done}");

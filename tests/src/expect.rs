@@ -52,6 +52,11 @@ pub const ALL: &[(&str, Check)] = &[
     ("volatile_buffer", volatile_buffer),
 ];
 
+/// The autodiff kernels (`tests/autodiff/`, outside the corpus: every
+/// corpus consumer would have to run the `autodiff` pass first) and their
+/// analytic gradients.
+pub const AUTODIFF: &[(&str, Check)] = &[("ad_loss", ad_loss), ("ad_ray_sphere", ad_ray_sphere), ("ad_mlp", ad_mlp)];
+
 /// Check a run of corpus kernel `name`; panics when the kernel has no
 /// expectations.
 pub fn check(name: &str, o: &Outputs) {
@@ -609,4 +614,87 @@ pub fn volatile_buffer(o: &Outputs) {
     assert_eq!(acc[0], 0u32.wrapping_sub(274), "0xffffffff is -1: six bumps of -1 give -274");
     let out: Vec<u32> = acc.iter().zip(&flag).map(|(a, f)| a.wrapping_add(*f)).collect();
     assert_eq!(o.u32s("out"), out, "out");
+}
+
+/// Gradients agree with the analytic ones within `tol` relative error
+/// (transcendentals round differently on devices; docs/autodiff.md,
+/// "Precision").
+fn assert_close(name: &str, got: &[f32], want: &[f64], tol: f64) {
+    assert_eq!(got.len(), want.len(), "{name}: length");
+    for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
+        assert!((f64::from(g) - w).abs() <= tol * w.abs().max(1.0), "{name}[{i}] = {g}, want {w}");
+    }
+}
+
+/// Huber loss of w x + b - y per element, and its gradient in w and b.
+pub fn ad_loss(o: &Outputs) {
+    let (w, b) = (1.5f32, -0.25f32);
+    let x = [0.0f32, 1.0, -1.0, 2.0, 0.5, -2.5, 3.0, 0.25];
+    let y = [0.0f32, 1.0, 1.0, 1.0, -3.0, -4.0, 4.0, 0.125];
+    let (mut loss, mut dw, mut db) = (Vec::new(), Vec::new(), Vec::new());
+    for i in 0..8 {
+        let r = w * x[i] + b - y[i];
+        let (l, dp) = if r.abs() <= 1.0 { (0.5 * r * r, r) } else { (r.abs() - 0.5, r.signum()) };
+        loss.push(f64::from(l));
+        dw.push(f64::from(dp * x[i]));
+        db.push(f64::from(dp));
+    }
+    // Both sides of the kink are taken: |r| = 0.25 (quadratic) and 2.25
+    // (linear, negative).
+    assert_eq!(db[1], 0.25);
+    assert_eq!(db[2], -1.0);
+    assert_close("loss", &o.f32s("loss"), &loss, 1e-6);
+    assert_close("dw", &o.f32s("dw"), &dw, 1e-6);
+    assert_close("db", &o.f32s("db"), &db, 1e-6);
+}
+
+/// Hit distance of rays along +z from (x, 0.25, -5) at the sphere (c, rad),
+/// and its gradient in c and rad: dt/dc = d - (oc - b d) / s,
+/// dt/drad = -rad / s, with s = sqrt(disc); zero on a miss.
+pub fn ad_ray_sphere(o: &Outputs) {
+    let (c, rad) = ([0.5f64, 0.0, 1.0], 2.0f64);
+    let (mut t, mut dc, mut drad) = (Vec::new(), Vec::new(), Vec::new());
+    for x in [0.0f64, 1.5, -1.0, 4.0] {
+        let oc = [x - c[0], 0.25 - c[1], -5.0 - c[2]];
+        let b = oc[2];
+        let disc = b * b - (oc[0] * oc[0] + oc[1] * oc[1] + oc[2] * oc[2]) + rad * rad;
+        if disc > 0.0 {
+            let s = disc.sqrt();
+            t.push(-b - s);
+            dc.extend([-oc[0] / s, -oc[1] / s, 1.0 - (oc[2] - b) / s]);
+            drad.push(-rad / s);
+        } else {
+            t.push(0.0);
+            dc.extend([0.0; 3]);
+            drad.push(0.0);
+        }
+    }
+    assert_eq!(t[3], 0.0, "x = 4 misses");
+    assert_close("t", &o.f32s("t"), &t, 1e-5);
+    assert_close("dc", &o.f32s("dc"), &dc, 1e-5);
+    assert_close("drad", &o.f32s("drad"), &drad, 1e-5);
+}
+
+/// One MLP layer's backward pass: with e = (y - t) (1 - y^2) and
+/// y = tanh(W x + b): dW = e x^T, db = e, dx = W^T e.
+pub fn ad_mlp(o: &Outputs) {
+    let w = [[0.5, -0.25, 0.125, 0.0], [0.25, 0.5, -0.5, 0.25], [-0.125, 0.25, 0.5, -0.25], [0.0, 0.125, 0.25, 0.5]];
+    let b = [0.1f32 as f64, -0.2f32 as f64, 0.05f32 as f64, 0.0];
+    let xs = [1.0, -0.5, 0.25, 2.0, -1.0, 0.75, 1.5, -0.25];
+    let ts = [0.5, 0.0, -0.25, 0.75, -0.5, 0.25, 0.5, 0.0];
+    let (mut dw, mut db, mut dx) = (Vec::new(), Vec::new(), Vec::new());
+    for i in 0..2 {
+        let x = &xs[4 * i..4 * i + 4];
+        let t = &ts[4 * i..4 * i + 4];
+        let z: Vec<f64> = (0..4).map(|r| (0..4).map(|c| w[c][r] * x[c]).sum::<f64>() + b[r]).collect();
+        let e: Vec<f64> = (0..4).map(|r| (z[r].tanh() - t[r]) * (1.0 - z[r].tanh() * z[r].tanh())).collect();
+        for &xc in x {
+            dw.extend(e.iter().map(|er| er * xc));
+        }
+        db.extend(&e);
+        dx.extend((0..4).map(|c| (0..4).map(|r| w[c][r] * e[r]).sum::<f64>()));
+    }
+    assert_close("dw", &o.f32s("dw"), &dw, 1e-5);
+    assert_close("db", &o.f32s("db"), &db, 1e-5);
+    assert_close("dx", &o.f32s("dx"), &dx, 1e-5);
 }

@@ -167,13 +167,15 @@ pub fn scope_shape(m: &Module, f: &Function, header: Block, scope: Inst) -> Resu
                 }
                 cm
             }
-            op => return Err(diag(
-                f,
-                t,
-                format!(
+            op => {
+                return Err(diag(
+                    f,
+                    t,
+                    format!(
                     "`{op}` at the scope's top level; only `br` and structured constructs may end a top-level block"
                 ),
-            )),
+                ))
+            }
         };
         if next == merge {
             break;

@@ -76,6 +76,11 @@ pub fn leaf(sym: &str) -> Option<Leaf> {
     })
 }
 
+/// Why a rule file is refused: the entry and what is wrong with it.
+#[derive(Debug, thiserror::Error, PartialEq)]
+#[error("{0}")]
+pub struct RuleFileError(pub String);
+
 /// The rule table.
 #[derive(Debug, Default)]
 pub struct Rules {
@@ -91,7 +96,11 @@ impl Rules {
     }
 
     /// Parse and check a rule file.
-    pub fn parse(src: &str) -> Result<Rules, String> {
+    pub fn parse(src: &str) -> Result<Rules, RuleFileError> {
+        Self::parse_entries(src).map_err(RuleFileError)
+    }
+
+    fn parse_entries(src: &str) -> Result<Rules, String> {
         let specs: Vec<RuleSpec> = ron::from_str(src).map_err(|e| e.to_string())?;
         let mut rules = Rules::default();
         for s in specs {
@@ -166,7 +175,7 @@ mod tests {
 
     #[test]
     fn malformed_rules_are_refused() {
-        let bad = |src: &str| Rules::parse(src).unwrap_err();
+        let bad = |src: &str| Rules::parse(src).unwrap_err().0;
         assert_eq!(bad(r#"[(op: "nope", adjoints: [], law: "")]"#), "unknown opcode `nope`");
         assert_eq!(
             bad(r#"[(op: "neg", adjoints: [Some("g"), Some("g")], law: "")]"#),

@@ -1,0 +1,173 @@
+//! The `autodiff` pass against the interpreter's own autodiff (forward-mode
+//! dual numbers, an independent implementation of docs/autodiff.md) and
+//! against central finite differences, over generated `f64` programs:
+//! straight-line arithmetic, variables written and read back, `if`s on
+//! comparisons of computed values and counted loops, all before one
+//! `backward`. The three must agree within 1e-6 relative error
+//! (`XIR_PROPTEST_CASES` raises the 64 cases).
+
+mod control_support;
+
+use control_support::{parse, run, run_pass};
+use proptest::prelude::*;
+
+/// The numbers of an output buffer.
+macro_rules! numbers {
+    ($j:expr) => {
+        $j.as_array().expect("array").iter().map(|x| x.as_f64().expect("number")).collect::<Vec<f64>>()
+    };
+}
+
+/// A generated program body over inputs `%a0..%a{n-1}` ending in `%y`,
+/// from a list of choices.
+fn body(n: usize, choices: &[u32]) -> String {
+    let mut s = String::new();
+    let mut vals: Vec<String> = (0..n).map(|k| format!("%a{k}")).collect();
+    let mut fresh = 0;
+    let mut name = |p: &str| {
+        fresh += 1;
+        format!("%{p}.{fresh}")
+    };
+    let mut it = choices.iter().copied();
+    while let Some(c) = it.next() {
+        let r = it.next().unwrap_or(7);
+        let pick = |k: u32, vals: &Vec<String>| vals[vals.len() - 1 - (k as usize % vals.len().min(4))].clone();
+        let (a, b) = (pick(r, &vals), pick(r / 7, &vals));
+        let out = name("t");
+        match c % 10 {
+            0 => s += &format!("  {out} = add {a}, {b} : f64\n"),
+            1 => s += &format!("  {out} = mul {a}, {b} : f64\n"),
+            2 => s += &format!("  {out} = sub {a}, {b} : f64\n"),
+            3 => {
+                // a / (b^2 + 1): never divides by zero.
+                let (q, d) = (name("q"), name("d"));
+                s += &format!(
+                    "  {q} = mul {b}, {b} : f64\n  {d} = add {q}, f64 1.0 : f64\n  {out} = div {a}, {d} : f64\n"
+                );
+            }
+            4 => s += &format!("  {out} = sin {a} : f64\n"),
+            5 => s += &format!("  {out} = tanh {a} : f64\n"),
+            6 => {
+                let sc = name("s");
+                s += &format!("  {sc} = mul {a}, f64 0.25 : f64\n  {out} = exp {sc} : f64\n");
+            }
+            7 => {
+                // A variable written in an `if` on two computed values.
+                let (v, cnd, t1, t2) = (name("v"), name("c"), name("x"), name("x"));
+                let (th, el, jn) = (name("then"), name("else"), name("join"));
+                s += &format!(
+                    "  {v} = alloca : f64\n  {cnd} = lt {a}, {b} : bool\n  if {cnd}, true ^{th}, false ^{el}, merge ^{jn}\n^{th}:\n  {t1} = mul {a}, {b} : f64\n  store {v}, {t1}\n  br target ^{jn}\n^{el}:\n  {t2} = cos {b} : f64\n  store {v}, {t2}\n  br target ^{jn}\n^{jn}:\n  {out} = load {v} : f64\n",
+                    th = &th[1..],
+                    el = &el[1..],
+                    jn = &jn[1..]
+                );
+            }
+            8 => {
+                // acc = acc * 0.5 + a, k times (a counted loop).
+                let k = 1 + r % 4;
+                let (acc, i, iv, more, av, h, nx, iv2, inx) = (
+                    name("acc"),
+                    name("i"),
+                    name("iv"),
+                    name("m"),
+                    name("av"),
+                    name("h"),
+                    name("n"),
+                    name("iv"),
+                    name("in"),
+                );
+                let (p, bd, up, mg) = (name("p"), name("b"), name("u"), name("mg"));
+                s += &format!(
+                    "  {acc} = alloca : f64\n  store {acc}, {b}\n  {i} = alloca : u32\n  store {i}, u32 0\n  loop prepare ^{p}, body ^{bd}, update ^{up}, merge ^{mg}\n^{p}:\n  {iv} = load {i} : u32\n  {more} = lt {iv}, u32 {k} : bool\n  cond_br {more}, true ^{bd}, false ^{mg}\n^{bd}:\n  {av} = load {acc} : f64\n  {h} = mul {av}, f64 0.5 : f64\n  {nx} = add {h}, {a} : f64\n  store {acc}, {nx}\n  br target ^{up}\n^{up}:\n  {iv2} = load {i} : u32\n  {inx} = add {iv2}, u32 1 : u32\n  store {i}, {inx}\n  br target ^{p}\n^{mg}:\n  {out} = load {acc} : f64\n",
+                    p = &p[1..],
+                    bd = &bd[1..],
+                    up = &up[1..],
+                    mg = &mg[1..]
+                );
+            }
+            _ => s += &format!("  {out} = fma {a}, {b}, f64 0.5 : f64\n"),
+        }
+        vals.push(out);
+    }
+    s += &format!("  %y = add {}, f64 0.0 : f64\n", vals.last().expect("values"));
+    s
+}
+
+/// The kernel: inputs marked in one scope (or none), the body, `%y` to
+/// `%val` and the gradients to `%out`.
+fn kernel(n: usize, body: &str, with_scope: bool) -> String {
+    let params: Vec<String> = (0..n).map(|k| format!("%x{k}: f64")).collect();
+    let mut s = format!(
+        "kernel @k({}, %out: buffer<f64>, %val: buffer<f64>) block_size(1, 1, 1) {{\n^entry:\n",
+        params.join(", ")
+    );
+    for k in 0..n {
+        s += &format!("  %v{k} = alloca : f64\n  store %v{k}, %x{k}\n");
+    }
+    s += if with_scope { "  autodiff.scope body ^body, merge ^done\n^body:\n" } else { "  br target ^body\n^body:\n" };
+    if with_scope {
+        for k in 0..n {
+            s += &format!("  autodiff.requires_gradient %v{k}\n");
+        }
+    }
+    for k in 0..n {
+        s += &format!("  %a{k} = load %v{k} : f64\n");
+    }
+    s += body;
+    s += "  buffer.write %val, u32 0, %y\n";
+    if with_scope {
+        s += "  autodiff.backward %y\n";
+        for k in 0..n {
+            s += &format!("  %g{k} = autodiff.gradient %v{k} : f64\n  buffer.write %out, u32 {k}, %g{k}\n");
+        }
+    }
+    s + "  br target ^done\n^done:\n  return\n}\n"
+}
+
+fn inputs(xs: &[f64]) -> String {
+    let args: Vec<String> = xs.iter().enumerate().map(|(k, x)| format!("\"x{k}\": {x:?}")).collect();
+    format!(
+        "{{\"args\": {{{}, \"out\": {{\"fill\": 0, \"len\": {}}}, \"val\": {{\"fill\": 0, \"len\": 1}}}}}}",
+        args.join(", "),
+        xs.len()
+    )
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-6 * a.abs().max(b.abs()).max(1.0)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(
+        std::env::var("XIR_PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(64)))]
+
+    #[test]
+    fn the_pass_the_interpreter_and_finite_differences_agree(
+        n in 1usize..4,
+        choices in proptest::collection::vec(0u32..1000, 2..24),
+        xs in proptest::collection::vec(-1.5f64..1.5, 3),
+    ) {
+        let xs = &xs[..n];
+        let b = body(n, &choices);
+        let src = kernel(n, &b, true);
+        // The interpreter's own autodiff on the scope.
+        let original = parse(&src);
+        let oracle = numbers!(run(&original, "k", &inputs(xs)).buffers["out"]);
+        // The pass's output, run on the interpreter.
+        let mut m = parse(&src);
+        run_pass(&mut m, xir_passes::autodiff::decl()).unwrap_or_else(|e| panic!("{e:?}\n{src}"));
+        let pass = numbers!(run(&m, "k", &inputs(xs)).buffers["out"]);
+        // Central finite differences on the primal program.
+        let primal = parse(&kernel(n, &b, false));
+        let y = |p: &[f64]| numbers!(run(&primal, "k", &inputs(p)).buffers["val"])[0];
+        for k in 0..n {
+            let h = 1e-6 * xs[k].abs().max(1.0);
+            let (mut p, mut q) = (xs.to_vec(), xs.to_vec());
+            p[k] += h;
+            q[k] -= h;
+            let fd = (y(&p) - y(&q)) / (2.0 * h);
+            prop_assert!(close(pass[k], oracle[k]), "d/dx{k}: pass {} vs interpreter {}\n{src}", pass[k], oracle[k]);
+            prop_assert!(close(oracle[k], fd), "d/dx{k}: interpreter {} vs finite differences {fd}\n{src}", oracle[k]);
+        }
+    }
+}
