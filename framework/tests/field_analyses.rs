@@ -211,7 +211,10 @@ fn pointer_usage_flows_around_loops_and_dynamic_stores_do_not_kill() {
     assert_eq!(live("first"), [0, 1, 2, 3]);
     assert_eq!(live("dyn"), [0, 1, 2, 3], "the loop comes back to read element 0");
     assert_eq!(live("back"), [0, 1, 2, 3]);
-    assert_eq!(pu.live_in(block(f, &["entry", "head", "body", "exit"], "head"), named(f, "a")).unwrap().ones(), [0, 1, 2, 3]);
+    assert_eq!(
+        pu.live_in(block(f, &["entry", "head", "body", "exit"], "head"), named(f, "a")).unwrap().ones(),
+        [0, 1, 2, 3]
+    );
     assert!(pu.dead_stores().is_empty());
 }
 
@@ -247,19 +250,24 @@ fn lexical_scopes_nest_constructs_and_give_their_regions() {
     let s = LexicalScopes::compute(f);
     const NAMES: &[&str] = &["entry", "then", "body", "inner", "after_inner", "after", "else", "m"];
     let b = |n: &str| block(f, NAMES, n);
-    let summary: Vec<(Block, Block, bool, Option<usize>)> = s
-        .constructs
-        .iter()
-        .map(|c| (c.header, c.merge, matches!(c.kind, ScopeKind::Loop { .. }), c.parent))
-        .collect();
+    let summary: Vec<(Block, Block, bool, Option<usize>)> =
+        s.constructs.iter().map(|c| (c.header, c.merge, matches!(c.kind, ScopeKind::Loop { .. }), c.parent)).collect();
     assert_eq!(
         summary,
-        [(b("entry"), b("m"), false, None), (b("then"), b("after"), true, Some(0)), (b("body"), b("after_inner"), false, Some(1))]
+        [
+            (b("entry"), b("m"), false, None),
+            (b("then"), b("after"), true, Some(0)),
+            (b("body"), b("after_inner"), false, Some(1))
+        ]
     );
-    let innermost: Vec<Option<usize>> =
-        ["entry", "then", "body", "inner", "after_inner", "after", "else", "m"].iter().map(|n| s.innermost(b(n))).collect();
+    let innermost: Vec<Option<usize>> = ["entry", "then", "body", "inner", "after_inner", "after", "else", "m"]
+        .iter()
+        .map(|n| s.innermost(b(n)))
+        .collect();
     assert_eq!(innermost, [None, Some(0), Some(1), Some(2), Some(1), Some(0), Some(0), None]);
-    let names = |c: usize| s.region(c).iter().map(|&x| NAMES[f.blocks().iter().position(|&y| y == x).unwrap()]).collect::<Vec<_>>();
+    let names = |c: usize| {
+        s.region(c).iter().map(|&x| NAMES[f.blocks().iter().position(|&y| y == x).unwrap()]).collect::<Vec<_>>()
+    };
     assert_eq!(names(0), ["then", "body", "inner", "after_inner", "after", "else"]);
     assert_eq!(names(1), ["body", "inner", "after_inner"]);
     assert_eq!(names(2), ["inner"]);

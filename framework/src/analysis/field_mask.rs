@@ -278,18 +278,17 @@ impl FieldMasks {
             // Depth-first over the gep tree: (address, its path).
             let mut work: Vec<(Inst, Vec<Option<u64>>)> = vec![(slot, Vec::new())];
             while let Some((addr, path)) = work.pop() {
-                let (mask, exact) = if coarse {
-                    (FieldMask::full(1), path.is_empty())
-                } else {
-                    path_mask(&m.types, ty, &path)
-                };
+                let (mask, exact) =
+                    if coarse { (FieldMask::full(1), path.is_empty()) } else { path_mask(&m.types, ty, &path) };
                 for u in f.uses(Value::Inst(addr)) {
                     let d = f.inst(u.user);
                     match d.opcode {
                         Opcode::Gep if u.index == 0 => {
                             let mut p = path.clone();
                             p.extend(
-                                d.operands[1..].iter().map(|&v| m.const_int_value(v).and_then(|c| u64::try_from(c).ok())),
+                                d.operands[1..]
+                                    .iter()
+                                    .map(|&v| m.const_int_value(v).and_then(|c| u64::try_from(c).ok())),
                             );
                             work.push((u.user, p));
                         }

@@ -50,8 +50,10 @@ impl LexicalScopes {
     pub fn compute(f: &Function) -> LexicalScopes {
         let mut r = Self::nesting(f);
         let ancestors = |b: Block| std::iter::successors(r.innermost(b), |&c| r.constructs[c].parent);
-        r.regions =
-            FlatLists::from_pairs(r.constructs.len(), f.blocks().iter().flat_map(|&b| ancestors(b).map(move |c| (c, b))));
+        r.regions = FlatLists::from_pairs(
+            r.constructs.len(),
+            f.blocks().iter().flat_map(|&b| ancestors(b).map(move |c| (c, b))),
+        );
         r
     }
 

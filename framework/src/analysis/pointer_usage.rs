@@ -75,8 +75,12 @@ impl PointerUsage {
                 let Some(a) = masks.access_of(f, i) else { continue };
                 let Some(&(_, n)) = offsets.get(&a.root) else { continue };
                 let u = match f.opcode(i) {
-                    Opcode::Load => InstUsage { root: a.root, kill: FieldMask::empty(n), touch: a.mask.clone(), read: true },
-                    _ if a.exact => InstUsage { root: a.root, kill: a.mask.clone(), touch: FieldMask::empty(n), read: false },
+                    Opcode::Load => {
+                        InstUsage { root: a.root, kill: FieldMask::empty(n), touch: a.mask.clone(), read: true }
+                    }
+                    _ if a.exact => {
+                        InstUsage { root: a.root, kill: a.mask.clone(), touch: FieldMask::empty(n), read: false }
+                    }
                     _ => InstUsage { root: a.root, kill: FieldMask::empty(n), touch: a.mask.clone(), read: false },
                 };
                 usage.insert(i, u);

@@ -57,7 +57,14 @@ pub fn decl() -> PassDecl {
 /// The top-level blocks of the arm starting at `entry` that transfer to
 /// `merge`; `None` if the arm reaches `merge` from a nested construct,
 /// reaches another arm, or loops.
-fn arm_exits(f: &Function, r: &LexicalScopes, sw: usize, entry: Block, merge: Block, arms: &[Block]) -> Option<Vec<Block>> {
+fn arm_exits(
+    f: &Function,
+    r: &LexicalScopes,
+    sw: usize,
+    entry: Block,
+    merge: Block,
+    arms: &[Block],
+) -> Option<Vec<Block>> {
     let mut out = Vec::new();
     let mut cur = entry;
     let mut steps = 0;

@@ -174,7 +174,12 @@ fn whole_loads_splittable(m: &Module, fid: FuncId, slot: Inst) -> bool {
 /// Split slots of one function until none qualifies, each slot with the
 /// leaves of it some load may read (`None`: unknown, keep every member);
 /// returns (slots split, member slots kept, members dropped).
-fn sroa_function(m: &mut Module, fid: FuncId, slots: Vec<(Inst, Option<FieldMask>)>, o: &Options) -> (usize, usize, usize) {
+fn sroa_function(
+    m: &mut Module,
+    fid: FuncId,
+    slots: Vec<(Inst, Option<FieldMask>)>,
+    o: &Options,
+) -> (usize, usize, usize) {
     let mut work = slots;
     let (mut split, mut kept, mut dropped) = (0, 0, 0);
     while let Some((slot, read)) = work.pop() {
