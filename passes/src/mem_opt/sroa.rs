@@ -177,10 +177,9 @@ fn whole_loads_splittable(m: &Module, fid: FuncId, slot: Inst) -> bool {
 fn sroa_function(
     m: &mut Module,
     fid: FuncId,
-    slots: Vec<(Inst, Option<FieldMask>)>,
+    mut work: Vec<(Inst, Option<FieldMask>)>,
     o: &Options,
 ) -> (usize, usize, usize) {
-    let mut work = slots;
     let (mut split, mut kept, mut dropped) = (0, 0, 0);
     while let Some((slot, read)) = work.pop() {
         let ty = m.func(fid).inst(slot).ty;
@@ -338,9 +337,14 @@ fn split_slot(
     }
     f.remove_inst(slot);
     let gone = (0..parts.len()).filter(|&k| dropped[k] && !f.has_uses(Value::Inst(parts[k]))).count();
-    let (used, unused): (Vec<(Inst, Option<FieldMask>)>, Vec<(Inst, Option<FieldMask>)>) =
-        parts.into_iter().zip(reads.iter().cloned()).partition(|(p, _)| f.has_uses(Value::Inst(*p)));
-    let unused: Vec<Inst> = unused.into_iter().map(|(p, _)| p).collect();
+    let (mut used, mut unused) = (Vec::new(), Vec::new());
+    for (p, r) in parts.into_iter().zip(reads.iter().cloned()) {
+        if f.has_uses(Value::Inst(p)) {
+            used.push((p, r));
+        } else {
+            unused.push(p);
+        }
+    }
     f.remove_insts(&unused);
     (used, gone)
 }
