@@ -126,7 +126,7 @@ pub fn lower_function(m: &mut Module, fid: xir::FuncId, r: &LexicalScopes) -> (u
             if !ok {
                 break;
             }
-            match if arm == merge { Some(Vec::new()) } else { arm_exits(f, &r, ci, arm, merge, &arms) } {
+            match if arm == merge { Some(Vec::new()) } else { arm_exits(f, r, ci, arm, merge, &arms) } {
                 Some(e) => exits.push(e),
                 None => ok = false,
             }
