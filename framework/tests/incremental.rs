@@ -301,3 +301,48 @@ fn an_edited_session_agrees_with_a_fresh_one() {
         }
     }
 }
+
+/// Two functions with a local struct each; `k`'s stored constant is `v`.
+fn slots(v: u32) -> String {
+    let body = |name: &str, head: &str, v: u32| {
+        format!(
+            "{head} {{\n^entry:\n  %s = alloca : struct<align 4>{{u32, u32}}\n  %s0 = gep %s, u32 0 : u32\n  \
+             store %s, struct<align 4>{{u32, u32}} [1, 2]\n  store %s0, u32 {v}\n  %r = load %s0 : u32\n  \
+             {name}\n}}\n\n"
+        )
+    };
+    let mut t = body("return %r", "callable @g() -> u32", 3);
+    t.push_str(&body("buffer.write %out, u32 0, %r\n  return", "kernel @k(%out: buffer<u32>) block_size(1, 1, 1)", v));
+    t
+}
+
+#[test]
+fn field_analyses_are_cached_queries() {
+    let mut s = Session::new("m.xir", "identity", None);
+    s.update(&slots(5));
+    assert!(s.diagnostics().is_empty(), "{:?}", s.diagnostics());
+    let query = |s: &Session, name: &str| {
+        let f = s.function(name).unwrap();
+        let pu = xir::db::pointer_usage(s.db(), f).as_ref().expect("a body");
+        let masks = xir::db::field_masks(s.db(), f).as_ref().expect("a body");
+        let scopes = xir::db::lexical_scopes(s.db(), f).as_ref().expect("a body");
+        (pu.dead_stores().len(), masks.roots().len(), scopes.constructs.len())
+    };
+    // The whole store is dead in field 1 (never read) and killed in field 0.
+    assert_eq!(query(&s, "k"), (1, 1, 0));
+    assert_eq!(query(&s, "g"), (1, 1, 0));
+    s.take_executed();
+    query(&s, "k");
+    query(&s, "g");
+    assert_eq!(s.take_executed(), Vec::<String>::new(), "unchanged: nothing recomputes");
+
+    s.update(&slots(7));
+    assert_eq!(query(&s, "k"), (1, 1, 0));
+    query(&s, "g");
+    let executed = s.take_executed();
+    assert_eq!(
+        executed,
+        ["parse_function(@k)", "field_masks(@k)", "pointer_usage(@k)", "lexical_scopes(@k)"],
+        "{executed:?}"
+    );
+}

@@ -31,8 +31,8 @@ use std::sync::{Arc, Mutex};
 
 use crate::{
     analysis::{
-        arg_usage::usage_with, AliasAnalysis, Cfg, Convergence, DomTree, Irreducible, LoopForest, PostDomTree,
-        Uniformity, Usage,
+        arg_usage::usage_with, AliasAnalysis, Cfg, Convergence, DomTree, FieldMasks, Irreducible, LexicalScopes,
+        LoopForest, PointerUsage, PostDomTree, Uniformity, Usage,
     },
     diag::Diagnostic,
     ir::Block,
@@ -279,6 +279,29 @@ pub fn alias_analysis(db: &dyn Db, f: FunctionSource) -> Option<AliasAnalysis> {
     let id = parsed.func?;
     parsed.module.func(id).body()?;
     Some(AliasAnalysis::compute(&parsed.module, id))
+}
+
+/// Field bitmasks of one function's slots (`analysis::field_mask`).
+#[salsa::tracked(returns(ref))]
+pub fn field_masks(db: &dyn Db, f: FunctionSource) -> Option<FieldMasks> {
+    let parsed = parse_function(db, f);
+    let func = parsed.module.func(parsed.func?);
+    func.body()?;
+    Some(FieldMasks::compute(&parsed.module, func))
+}
+
+/// Kill / touch / live of one function's local slots, over the
+/// `field_masks` query (`analysis::pointer_usage`).
+#[salsa::tracked(returns(ref))]
+pub fn pointer_usage(db: &dyn Db, f: FunctionSource) -> Option<PointerUsage> {
+    let masks = field_masks(db, f).as_ref()?;
+    with_body(db, f, |func| PointerUsage::compute(func, masks, &Cfg::compute(func)))
+}
+
+/// The construct nesting and regions of one function (`analysis::lexical_scope`).
+#[salsa::tracked(returns(ref))]
+pub fn lexical_scopes(db: &dyn Db, f: FunctionSource) -> Option<LexicalScopes> {
+    with_body(db, f, LexicalScopes::compute)
 }
 
 /// Converged blocks and divergence regions of one function, from the

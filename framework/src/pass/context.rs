@@ -4,7 +4,7 @@
 
 use std::{any::Any, collections::HashMap, sync::Arc};
 
-use crate::analysis::{Cfg, DomTree};
+use crate::analysis::{Cfg, DomTree, FieldMasks, LexicalScopes, PointerUsage};
 use crate::ir::{FuncId, Module};
 
 /// The analyses the cache knows by name (what `preserves` lists refer to).
@@ -19,6 +19,9 @@ pub enum AnalysisKind {
     ArgumentUsage,
     Uniformity,
     Alias,
+    FieldMasks,
+    PointerUsage,
+    LexicalScopes,
 }
 
 impl AnalysisKind {
@@ -32,6 +35,9 @@ impl AnalysisKind {
         AnalysisKind::ArgumentUsage,
         AnalysisKind::Uniformity,
         AnalysisKind::Alias,
+        AnalysisKind::FieldMasks,
+        AnalysisKind::PointerUsage,
+        AnalysisKind::LexicalScopes,
     ];
     pub fn name(self) -> &'static str {
         match self {
@@ -44,6 +50,9 @@ impl AnalysisKind {
             AnalysisKind::ArgumentUsage => "argument_usage",
             AnalysisKind::Uniformity => "uniformity",
             AnalysisKind::Alias => "alias",
+            AnalysisKind::FieldMasks => "field_masks",
+            AnalysisKind::PointerUsage => "pointer_usage",
+            AnalysisKind::LexicalScopes => "lexical_scopes",
         }
     }
 }
@@ -87,6 +96,26 @@ impl AnalysisCache {
     pub fn dominators(&mut self, module: &Module, func: FuncId) -> Arc<DomTree> {
         let cfg = self.cfg(module, func);
         self.get_or_compute(AnalysisKind::Dominators, Some(func), module, |_| DomTree::from_cfg(&cfg))
+    }
+
+    /// The field bitmasks of `func`'s slots (`analysis::field_mask`).
+    pub fn field_masks(&mut self, module: &Module, func: FuncId) -> Arc<FieldMasks> {
+        self.get_or_compute(AnalysisKind::FieldMasks, Some(func), module, |m| FieldMasks::compute(m, m.func(func)))
+    }
+
+    /// Kill / touch / live of `func`'s local slots, over its field masks
+    /// and CFG (`analysis::pointer_usage`).
+    pub fn pointer_usage(&mut self, module: &Module, func: FuncId) -> Arc<PointerUsage> {
+        let masks = self.field_masks(module, func);
+        let cfg = self.cfg(module, func);
+        self.get_or_compute(AnalysisKind::PointerUsage, Some(func), module, |m| {
+            PointerUsage::compute(m.func(func), &masks, &cfg)
+        })
+    }
+
+    /// The construct nesting of `func` (`analysis::lexical_scope`).
+    pub fn lexical_scopes(&mut self, module: &Module, func: FuncId) -> Arc<LexicalScopes> {
+        self.get_or_compute(AnalysisKind::LexicalScopes, Some(func), module, |m| LexicalScopes::compute(m.func(func)))
     }
 
     /// The cached value of `kind` for `func`, without computing it.

@@ -16,13 +16,12 @@
 //! - Preserves: `call_graph`.
 
 use serde::{Deserialize, Serialize};
-use xir::analysis::FlatLists;
+use xir::analysis::{FlatLists, LexicalScopes, ScopeKind};
 use xir::pass::{
     options_from_ron, AnalysisKind, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces,
 };
 use xir::{Block, Function, Module, Opcode};
 
-use super::structured::{Kind, Regions};
 use super::util::{br, defined_functions, set_terminator, term, unreachable};
 
 /// No options.
@@ -66,13 +65,9 @@ pub fn canonicalize_function(f: &mut Function) -> usize {
 }
 
 fn sweep(f: &mut Function) -> usize {
-    let r = Regions::compute(f);
+    // Recomputed each sweep: the previous one changed the nesting.
+    let r = LexicalScopes::compute(f);
     let nc = r.constructs.len();
-    // Blocks inside each construct, at any depth, in layout order, in one
-    // flat table (a list per construct, grown by pushes, was a quarter of
-    // this pass's work on large functions).
-    let ancestors = |b: Block| std::iter::successors(r.innermost(b), |&c| r.constructs[c].parent);
-    let members = FlatLists::from_pairs(nc, f.blocks().iter().flat_map(|&b| ancestors(b).map(move |c| (c, b))));
     // One walk of the terminators finds all the tests below ask about:
     // - per block, the first block whose terminator names it (roles
     //   included) and whether any other block does ("is it named by a
@@ -85,7 +80,7 @@ fn sweep(f: &mut Function) -> usize {
     let mut other_namer = vec![false; cap];
     let mut wanted = vec![false; cap];
     for c in &r.constructs {
-        if let Kind::Loop { prepare, .. } = c.kind {
+        if let ScopeKind::Loop { prepare, .. } = c.kind {
             wanted[c.merge.index()] = true;
             if let Some(p) = prepare {
                 wanted[p.index()] = true;
@@ -116,7 +111,7 @@ fn sweep(f: &mut Function) -> usize {
     let mut count = 0;
     for ci in 0..nc {
         let c = r.constructs[ci].clone();
-        let Kind::Loop { cont, prepare } = c.kind else { continue };
+        let ScopeKind::Loop { cont, prepare } = c.kind else { continue };
         // Nothing may branch to the continue target (other than the header
         // naming its roles), nor back to `prepare`.
         let first = first_namer[cont.index()];
@@ -167,7 +162,7 @@ fn sweep(f: &mut Function) -> usize {
         done.push(ci);
         count += 1;
         let (header, merge, entry) = (c.header, c.merge, prepare.unwrap_or(cont));
-        for &b in members.get(ci) {
+        for &b in r.region(ci) {
             if let Some(t) = f.terminator(b) {
                 if f.inst(t).opcode == Opcode::Break && f.inst(t).blocks[0] == merge {
                     set_terminator(f, b, br(merge));

@@ -19,14 +19,13 @@
 //! - Preserves: `call_graph`.
 
 use serde::{Deserialize, Serialize};
-use xir::analysis::Cfg;
+use xir::analysis::{Cfg, LexicalScopes};
 use xir::pass::{
     options_from_ron, AnalysisKind, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces,
 };
 use xir::{Block, FuncId, Function, Inst, InstData, Metadata, Module, Opcode, TypeTable, Value};
 
 use super::ssa_repair::repair_dominance;
-use super::structured::Regions;
 use super::util::{br, defined_functions, set_terminator, term};
 
 /// No options.
@@ -65,9 +64,8 @@ fn inst(f: &mut Function, b: Block, op: Opcode, ty: xir::TypeId, operands: &[Val
 }
 
 /// Rewrite one function; `Ok(false)` when it already has a single exit.
-fn eliminate(m: &mut Module, fid: FuncId) -> Result<bool, PassError> {
+fn eliminate(m: &mut Module, fid: FuncId, r: &LexicalScopes) -> Result<bool, PassError> {
     let f0 = m.func(fid);
-    let r = Regions::compute(f0);
     let returns: Vec<Block> = f0
         .blocks()
         .iter()
@@ -201,10 +199,11 @@ impl Pass for EarlyReturnElimination {
     fn info(&self) -> &PassInfo {
         &INFO
     }
-    fn run(&self, module: &mut Module, _cx: &mut PassContext) -> Result<PassOutcome, PassError> {
+    fn run(&self, module: &mut Module, cx: &mut PassContext) -> Result<PassOutcome, PassError> {
         let mut n = 0;
         for fid in defined_functions(module) {
-            n += eliminate(module, fid)? as usize;
+            let scopes = cx.analyses.lexical_scopes(module, fid);
+            n += eliminate(module, fid, &scopes)? as usize;
         }
         let mut out = PassOutcome::changed(n > 0);
         out.stats.push(("functions".into(), n.to_string()));

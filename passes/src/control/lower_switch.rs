@@ -20,13 +20,12 @@
 //! - Preserves: `call_graph`.
 
 use serde::{Deserialize, Serialize};
-use xir::analysis::Cfg;
+use xir::analysis::{Cfg, LexicalScopes};
 use xir::pass::{
     options_from_ron, AnalysisKind, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces,
 };
 use xir::{Block, Function, InstData, Module, Opcode, Trait, TypeTable, Value};
 
-use super::structured::Regions;
 use super::util::{br, defined_functions, set_terminator, term};
 
 /// No options.
@@ -58,7 +57,14 @@ pub fn decl() -> PassDecl {
 /// The top-level blocks of the arm starting at `entry` that transfer to
 /// `merge`; `None` if the arm reaches `merge` from a nested construct,
 /// reaches another arm, or loops.
-fn arm_exits(f: &Function, r: &Regions, sw: usize, entry: Block, merge: Block, arms: &[Block]) -> Option<Vec<Block>> {
+fn arm_exits(
+    f: &Function,
+    r: &LexicalScopes,
+    sw: usize,
+    entry: Block,
+    merge: Block,
+    arms: &[Block],
+) -> Option<Vec<Block>> {
     let mut out = Vec::new();
     let mut cur = entry;
     let mut steps = 0;
@@ -90,9 +96,8 @@ fn has_phis(f: &Function, b: Block) -> bool {
 }
 
 /// Lower every lowerable switch of `f`: `(lowered, skipped)`.
-pub fn lower_function(m: &mut Module, fid: xir::FuncId) -> (usize, usize) {
+pub fn lower_function(m: &mut Module, fid: xir::FuncId, r: &LexicalScopes) -> (usize, usize) {
     let (mut lowered, mut skipped) = (0, 0);
-    let r = Regions::compute(m.func(fid));
     let cfg = Cfg::compute(m.func(fid));
     for (ci, c) in r.constructs.iter().enumerate() {
         let f = m.func(fid);
@@ -121,7 +126,7 @@ pub fn lower_function(m: &mut Module, fid: xir::FuncId) -> (usize, usize) {
             if !ok {
                 break;
             }
-            match if arm == merge { Some(Vec::new()) } else { arm_exits(f, &r, ci, arm, merge, &arms) } {
+            match if arm == merge { Some(Vec::new()) } else { arm_exits(f, r, ci, arm, merge, &arms) } {
                 Some(e) => exits.push(e),
                 None => ok = false,
             }
@@ -191,10 +196,11 @@ impl Pass for LowerSwitch {
     fn info(&self) -> &PassInfo {
         &INFO
     }
-    fn run(&self, module: &mut Module, _cx: &mut PassContext) -> Result<PassOutcome, PassError> {
+    fn run(&self, module: &mut Module, cx: &mut PassContext) -> Result<PassOutcome, PassError> {
         let (mut lowered, mut skipped) = (0, 0);
         for fid in defined_functions(module) {
-            let (l, s) = lower_function(module, fid);
+            let scopes = cx.analyses.lexical_scopes(module, fid);
+            let (l, s) = lower_function(module, fid, &scopes);
             lowered += l;
             skipped += s;
         }

@@ -14,7 +14,6 @@ pub mod lower_switch;
 pub mod restructure;
 pub mod simplify_cfg;
 mod ssa_repair;
-mod structured;
 mod util;
 
 use xir::pass::PassRegistry;

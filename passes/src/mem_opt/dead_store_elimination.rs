@@ -15,11 +15,22 @@
 //!    block that ends in `return`, with no instruction after it in the
 //!    block that may read it, is deleted: the local dies with the call
 //!    (`struct_gep` stores a whole struct back just before returning).
+//! 4. *Dead fields*: a `store` into a thread-private `alloca` none of
+//!    whose fields (`analysis::field_mask` leaves) is live after it —
+//!    every path overwrites each of them (`kill`) before any load reads it,
+//!    or the function returns first — is deleted
+//!    (`analysis::pointer_usage`). Unlike rule 1 this sees across blocks
+//!    and through several partial overwrites (a whole-struct store killed
+//!    field by field). Slots that are never read are left to rule 2.
+//!    Found on the function as the pass gets it, together with rules 1
+//!    and 3: a store whose value is never read stays so when other such
+//!    stores go.
 //!
 //! - Consumes: `xir` (any dialect).
 //! - Produces: the same dialect.
 //! - Preserves: `cfg`, `dominators`, `post_dominators`,
-//!   `dominance_frontiers`, `loops`, `call_graph`.
+//!   `dominance_frontiers`, `loops`, `call_graph`,
+//!   `lexical_scopes`.
 
 use xir::analysis::{AliasAnalysis, Location, ScanRecords};
 use xir::pass::{Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};
@@ -27,7 +38,7 @@ use xir::{FuncId, Function, Inst, Module, Opcode, Value};
 
 const INFO: PassInfo = PassInfo {
     name: "dead_store_elimination",
-    doc: "Delete stores overwritten later in the block before any read, stores to locals dead at return, and slots that are only written",
+    doc: "Delete stores overwritten before any read (in the block, or field by field across blocks for locals), stores to locals dead at return, and slots that are only written",
     consumes: &["xir"],
     produces: Produces::Same,
     eliminates: &["store", "buffer.write"],
@@ -45,21 +56,29 @@ impl Pass for DeadStoreElimination {
     fn info(&self) -> &PassInfo {
         &INFO
     }
-    fn run(&self, module: &mut Module, _cx: &mut PassContext) -> Result<PassOutcome, PassError> {
+    fn run(&self, module: &mut Module, cx: &mut PassContext) -> Result<PassOutcome, PassError> {
         let (mut overwritten, mut at_return, mut slots, mut slot_stores) = (0, 0, 0, 0);
+        let mut fields = 0;
         for f in crate::memory::util::defined_functions(module) {
+            let dead_fields = dead_field_stores(module, f, cx);
             let (o, r) = remove_overwritten(module, f);
             overwritten += o;
             at_return += r;
+            // What rules 1 and 3 did not take already.
+            let func = module.func_mut(f);
+            let rest: Vec<Inst> = dead_fields.into_iter().filter(|&i| func.parent(i).is_some()).collect();
+            fields += rest.len();
+            func.remove_insts(&rest);
             let (s, n) = remove_write_only_slots(module.func_mut(f));
             slots += s;
             slot_stores += n;
         }
-        let mut out = PassOutcome::changed(overwritten + at_return + slots > 0);
+        let mut out = PassOutcome::changed(overwritten + at_return + slots + fields > 0);
         out.stats.push(("overwritten_stores".into(), overwritten.to_string()));
         out.stats.push(("dead_at_return_stores".into(), at_return.to_string()));
         out.stats.push(("write_only_slots".into(), slots.to_string()));
         out.stats.push(("write_only_stores".into(), slot_stores.to_string()));
+        out.stats.push(("dead_field_stores".into(), fields.to_string()));
         Ok(out)
     }
 }
@@ -130,6 +149,17 @@ fn remove_overwritten(m: &mut Module, fid: FuncId) -> (usize, usize) {
     let n = dead.len();
     m.func_mut(fid).remove_insts(&dead);
     (n - at_return, at_return)
+}
+
+/// Rule 4's stores: dead by pointer usage, in slots some load reads.
+fn dead_field_stores(m: &Module, fid: FuncId, cx: &mut PassContext) -> Vec<Inst> {
+    let masks = cx.analyses.field_masks(m, fid);
+    let usage = cx.analyses.pointer_usage(m, fid);
+    usage
+        .dead_stores()
+        .into_iter()
+        .filter(|&i| usage.usage(i).and_then(|u| masks.root(u.root)).is_some_and(|r| !r.read.is_empty()))
+        .collect()
 }
 
 /// Rule 2: returns (slots deleted, stores deleted with them).

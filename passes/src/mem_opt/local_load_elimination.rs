@@ -10,7 +10,8 @@
 //! - Consumes: `xir` (any dialect).
 //! - Produces: the same dialect.
 //! - Preserves: `cfg`, `dominators`, `post_dominators`,
-//!   `dominance_frontiers`, `loops`, `call_graph`
+//!   `dominance_frontiers`, `loops`, `call_graph`,
+//!   `lexical_scopes`
 //!   (only straight-line reads go).
 
 use xir::pass::{Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};

@@ -16,7 +16,8 @@ pub mod trace_gep;
 pub mod transpose_gep;
 
 /// What a pass that only edits straight-line memory code keeps: the CFG and
-/// every analysis derived from it, and the call graph.
+/// every analysis derived from it (the lexical scopes read terminators
+/// only), and the call graph.
 pub(crate) const CFG_ANALYSES: &[AnalysisKind] = &[
     AnalysisKind::Cfg,
     AnalysisKind::Dominators,
@@ -24,6 +25,7 @@ pub(crate) const CFG_ANALYSES: &[AnalysisKind] = &[
     AnalysisKind::DominanceFrontiers,
     AnalysisKind::Loops,
     AnalysisKind::CallGraph,
+    AnalysisKind::LexicalScopes,
 ];
 
 /// Register the memory optimization passes.

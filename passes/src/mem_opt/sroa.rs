@@ -19,6 +19,14 @@
 //!   was stored to would otherwise fail to load where the whole load did
 //!   not. (Undefined contents becoming zero is a refinement.)
 //!
+//! Never-read members are dropped, not split: for a thread-private
+//! `alloca` whose every use is a gep, load or store address (no call, no
+//! atomic), the field bitmask (`analysis::field_mask`) says which leaves
+//! some load may read; a member none of whose leaves is read gets no slot,
+//! and the stores into it (through its geps, or the member's part of a
+//! whole store) go with it. Its sub-slots inherit the member's part of the
+//! mask, so nested members are dropped the same way.
+//!
 //! A slot passed to a call, used by an atomic, or indexed dynamically in its
 //! first index stays whole. Member slots keep the slot's opcode (a shared
 //! slot splits into shared slots: every thread still addresses the same
@@ -28,10 +36,13 @@
 //! - Consumes: `xir` (any dialect).
 //! - Produces: the same dialect.
 //! - Preserves: `cfg`, `dominators`, `post_dominators`,
-//!   `dominance_frontiers`, `loops`, `call_graph`.
+//!   `dominance_frontiers`, `loops`, `call_graph`,
+//!   `lexical_scopes`.
 
 use serde::Deserialize;
 use smallvec::SmallVec;
+use xir::analysis::field_mask::member_range;
+use xir::analysis::FieldMask;
 use xir::pass::{OptionDoc, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};
 use xir::{ConstData, ConstValue, FuncId, Inst, InstData, Module, Opcode, Type, TypeId, TypeTable, Value};
 
@@ -90,16 +101,31 @@ impl Pass for Sroa {
     fn info(&self) -> &PassInfo {
         &INFO
     }
-    fn run(&self, module: &mut Module, _cx: &mut PassContext) -> Result<PassOutcome, PassError> {
-        let (mut split, mut created) = (0, 0);
+    fn run(&self, module: &mut Module, cx: &mut PassContext) -> Result<PassOutcome, PassError> {
+        let (mut split, mut created, mut dropped) = (0, 0, 0);
         for f in crate::memory::util::defined_functions(module) {
-            let (s, c) = sroa_function(module, f, &self.opts);
+            let masks = cx.analyses.field_masks(module, f);
+            let read = |slot: Inst| {
+                let r = masks.root(slot)?;
+                let whole = xir::analysis::field_mask::leaf_count(&module.types, module.func(f).inst(slot).ty);
+                let exact = !r.escapes && module.func(f).opcode(slot) == Opcode::Alloca && whole == r.leaves as u64;
+                exact.then(|| r.read.clone())
+            };
+            let slots: Vec<(Inst, Option<FieldMask>)> = module
+                .func(f)
+                .select_in_layout_order(|op| matches!(op, Opcode::Alloca | Opcode::AllocaShared))
+                .into_iter()
+                .map(|s| (s, read(s)))
+                .collect();
+            let (s, c, d) = sroa_function(module, f, slots, &self.opts);
             split += s;
             created += c;
+            dropped += d;
         }
         let mut out = PassOutcome::changed(split > 0);
         out.stats.push(("split_slots".into(), split.to_string()));
         out.stats.push(("member_slots".into(), created.to_string()));
+        out.stats.push(("dropped_members".into(), dropped.to_string()));
         Ok(out)
     }
 }
@@ -145,30 +171,68 @@ fn whole_loads_splittable(m: &Module, fid: FuncId, slot: Inst) -> bool {
     d.opcode == Opcode::Alloca && f.body().is_some_and(|e| f.parent(slot) == Some(e))
 }
 
-/// Split slots of one function until none qualifies; returns (slots split,
-/// member slots kept).
-fn sroa_function(m: &mut Module, fid: FuncId, o: &Options) -> (usize, usize) {
-    let mut work: Vec<Inst> = {
-        let f = m.func(fid);
-        f.select_in_layout_order(|op| matches!(op, Opcode::Alloca | Opcode::AllocaShared))
-    };
-    let (mut split, mut kept) = (0, 0);
-    while let Some(slot) = work.pop() {
-        let Some(tys) = members(&m.types, m.func(fid).inst(slot).ty, o) else { continue };
+/// Split slots of one function until none qualifies, each slot with the
+/// leaves of it some load may read (`None`: unknown, keep every member);
+/// returns (slots split, member slots kept, members dropped).
+fn sroa_function(
+    m: &mut Module,
+    fid: FuncId,
+    mut work: Vec<(Inst, Option<FieldMask>)>,
+    o: &Options,
+) -> (usize, usize, usize) {
+    let (mut split, mut kept, mut dropped) = (0, 0, 0);
+    while let Some((slot, read)) = work.pop() {
+        let ty = m.func(fid).inst(slot).ty;
+        let Some(tys) = members(&m.types, ty, o) else { continue };
         if !splittable(m, fid, slot, tys.len(), o) {
             continue;
         }
-        let parts = split_slot(m, fid, slot, &tys);
+        // Each member's part of the read mask, in its own numbering.
+        let reads: Vec<Option<FieldMask>> = (0..tys.len())
+            .map(|k| {
+                let r = read.as_ref()?;
+                let range = member_range(&m.types, ty, k as u64)?;
+                Some(r.slice(range.start, range.end - range.start))
+            })
+            .collect();
+        let (parts, d) = split_slot(m, fid, slot, &tys, &reads);
         split += 1;
         kept += parts.len();
+        dropped += d;
         work.extend(parts);
     }
-    (split, kept)
+    (split, kept, dropped)
 }
 
-/// Replace `slot` by one slot per member type; returns the member slots
-/// that have uses (the others are deleted).
-fn split_slot(m: &mut Module, fid: FuncId, slot: Inst, tys: &[TypeId]) -> Vec<Inst> {
+/// The geps and stores under `gep` when they are all it has: what goes with
+/// a member nothing reads (users before what they use).
+fn write_only_tree(f: &xir::Function, gep: Inst) -> Option<Vec<Inst>> {
+    let mut tree = vec![gep];
+    let mut k = 0;
+    while k < tree.len() {
+        for u in f.uses(Value::Inst(tree[k])) {
+            match f.opcode(u.user) {
+                Opcode::Gep | Opcode::Store if u.index == 0 => tree.push(u.user),
+                _ => return None,
+            }
+        }
+        k += 1;
+    }
+    tree.reverse();
+    Some(tree)
+}
+
+/// Replace `slot` by one slot per member type, dropping the members whose
+/// read mask is known and empty; returns the member slots kept with their
+/// read masks, and how many members were dropped.
+fn split_slot(
+    m: &mut Module,
+    fid: FuncId,
+    slot: Inst,
+    tys: &[TypeId],
+    reads: &[Option<FieldMask>],
+) -> (Vec<(Inst, Option<FieldMask>)>, usize) {
+    let never_read = |k: usize| reads[k].as_ref().is_some_and(|r| r.is_empty());
     let index: Vec<Value> = (0..tys.len())
         .map(|k| Value::Const(m.consts.intern(ConstData { ty: TypeTable::U32, value: ConstValue::Scalar(k as u64) })))
         .collect();
@@ -208,9 +272,17 @@ fn split_slot(m: &mut Module, fid: FuncId, slot: Inst, tys: &[TypeId]) -> Vec<In
             insert_before(f, slot, z);
         }
     }
+    let mut dropped = vec![false; tys.len()];
     for (user, k) in uses {
         match f.opcode(user) {
             Opcode::Gep => {
+                if never_read(k) {
+                    if let Some(tree) = write_only_tree(f, user) {
+                        dropped[k] = true;
+                        f.remove_insts(&tree);
+                        continue;
+                    }
+                }
                 let ops = f.inst(user).operands.clone();
                 let part = Value::Inst(parts[k]);
                 if ops.len() == 2 {
@@ -244,6 +316,10 @@ fn split_slot(m: &mut Module, fid: FuncId, slot: Inst, tys: &[TypeId]) -> Vec<In
                 // A whole store: store every member.
                 let v = f.inst(user).operands[1];
                 for (k, &ty) in tys.iter().enumerate() {
+                    if never_read(k) {
+                        dropped[k] = true;
+                        continue;
+                    }
                     let mut e = InstData::new(Opcode::Extract, ty);
                     e.operands.push(v);
                     e.operands.push(index[k]);
@@ -260,7 +336,15 @@ fn split_slot(m: &mut Module, fid: FuncId, slot: Inst, tys: &[TypeId]) -> Vec<In
         }
     }
     f.remove_inst(slot);
-    let (used, unused): (Vec<Inst>, Vec<Inst>) = parts.into_iter().partition(|&p| f.has_uses(Value::Inst(p)));
+    let gone = (0..parts.len()).filter(|&k| dropped[k] && !f.has_uses(Value::Inst(parts[k]))).count();
+    let (mut used, mut unused) = (Vec::new(), Vec::new());
+    for (p, r) in parts.into_iter().zip(reads.iter().cloned()) {
+        if f.has_uses(Value::Inst(p)) {
+            used.push((p, r));
+        } else {
+            unused.push(p);
+        }
+    }
     f.remove_insts(&unused);
-    used
+    (used, gone)
 }
