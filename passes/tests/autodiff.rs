@@ -6,60 +6,18 @@
 //! `passes/tests/autodiff_oracle.rs`; exact outputs and refusals are file
 //! tests (`tests/filetests/autodiff/`).
 
+#[macro_use]
+mod autodiff_support;
 mod control_support;
 
-use control_support::{check, parse, run, run_pass};
+use autodiff_support::inputs;
 
-/// A kernel with `n` f64 inputs marked in one scope, the body, and the
-/// gradients written to `%out` (one per input), `%y` to `%val`.
+/// The shared kernel, for bodies written without a final newline.
 fn kernel(n: usize, body: &str, with_scope: bool) -> String {
-    let params: Vec<String> = (0..n).map(|k| format!("%x{k}: f64")).collect();
-    let mut s = format!(
-        "kernel @k({}, %out: buffer<f64>, %val: buffer<f64>) block_size(1, 1, 1) {{\n^entry:\n",
-        params.join(", ")
-    );
-    for k in 0..n {
-        s += &format!("  %v{k} = alloca : f64\n  store %v{k}, %x{k}\n");
-    }
-    if with_scope {
-        s += "  autodiff.scope body ^body, merge ^done\n^body:\n";
-        for k in 0..n {
-            s += &format!("  autodiff.requires_gradient %v{k}\n");
-        }
-    } else {
-        s += "  br target ^body\n^body:\n";
-    }
-    for k in 0..n {
-        s += &format!("  %a{k} = load %v{k} : f64\n");
-    }
-    s += body;
-    s += "\n  buffer.write %val, u32 0, %y\n";
-    if with_scope {
-        s += "  autodiff.backward %y\n";
-        for k in 0..n {
-            s += &format!("  %g{k} = autodiff.gradient %v{k} : f64\n  buffer.write %out, u32 {k}, %g{k}\n");
-        }
-    }
-    s += "  br target ^done\n^done:\n  return\n}\n";
-    s
+    autodiff_support::kernel(n, &format!("{body}\n"), with_scope)
 }
 
-fn inputs(xs: &[f64]) -> String {
-    let args: Vec<String> = xs.iter().enumerate().map(|(k, x)| format!("\"x{k}\": {x:?}")).collect();
-    format!(
-        "{{\"args\": {{{}, \"out\": {{\"fill\": 0, \"len\": {}}}, \"val\": {{\"fill\": 0, \"len\": 1}}}}}}",
-        args.join(", "),
-        xs.len().max(1)
-    )
-}
-
-/// The numbers of an output buffer (the JSON value type is not named here:
-/// this crate does not depend on serde_json).
-macro_rules! numbers {
-    ($j:expr) => {
-        $j.as_array().expect("array").iter().map(|x| x.as_f64().expect("number")).collect::<Vec<f64>>()
-    };
-}
+use control_support::{check, parse, run, run_pass};
 
 /// The pass's gradients at `xs`.
 fn pass_gradients(n: usize, body: &str, xs: &[f64]) -> Vec<f64> {

@@ -55,7 +55,7 @@ pub const ALL: &[(&str, Check)] = &[
 /// The autodiff kernels (`tests/autodiff/`, outside the corpus: every
 /// corpus consumer would have to run the `autodiff` pass first) and their
 /// analytic gradients.
-pub const AUTODIFF: &[(&str, Check)] = &[("ad_loss", ad_loss), ("ad_ray_sphere", ad_ray_sphere), ("ad_mlp", ad_mlp)];
+pub const AUTODIFF: &[(&str, Check)] = &[("ad_loss", ad_loss), ("ad_mlp", ad_mlp), ("ad_ray_sphere", ad_ray_sphere)];
 
 /// Check a run of corpus kernel `name`; panics when the kernel has no
 /// expectations.

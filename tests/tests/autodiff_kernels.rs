@@ -55,8 +55,9 @@ fn vulkan_gives_the_analytic_gradients_and_the_interpreters() {
         let m = parse(&k);
         let interp = run_module(&m, &k);
         for opt_level in [0u8, 2] {
-            let (vk, _) = xir_tests::device::run_on_vulkan(&dev, &m, kernel_id(&m, &k), &inputs(&k), opt_level)
+            let (vk, ns) = xir_tests::device::run_on_vulkan(&dev, &m, kernel_id(&m, &k), &inputs(&k), opt_level)
                 .unwrap_or_else(|e| panic!("{} -O{opt_level}: {e}", k.name));
+            eprintln!("{} -O{opt_level} on {}: {:.1} us", k.name, dev.name, ns.unwrap_or(0.0) / 1e3);
             let vk = Outputs { name: k.name.clone(), raw: vk };
             check(&k.name, &vk);
             for (buf, _) in AUTODIFF_BUFFERS.iter().filter(|(n, _)| n.starts_with(&format!("{}.", k.name))) {
