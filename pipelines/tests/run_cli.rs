@@ -304,3 +304,22 @@ kernel @k(%x: f32, %out: buffer<f32>) block_size(1, 1, 1) {
         format!("{bad}:9:3: error: [interp] non-differentiable operation on a gradient path (in @k, bb1, inst5)\n")
     );
 }
+
+/// `--compare` on a kernel with an autodiff scope: Vulkan runs the pass's
+/// output, the interpreter its own autodiff, and the floats agree within
+/// docs/autodiff.md's relative tolerance (the precision shadow does not run
+/// scopes).
+#[test]
+fn compare_runs_autodiff_kernels_against_the_interpreters_autodiff() {
+    if let Err(e) = xir_vulkan::Device::new() {
+        eprintln!("\n!!!!!!!! SKIPPING: no Vulkan device ({e}) !!!!!!!!\n");
+        return;
+    }
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/autodiff/");
+    for k in ["ad_loss", "ad_mlp", "ad_ray_sphere"] {
+        let (x, i) = (format!("{root}{k}.xir"), format!("{root}{k}.inputs.json"));
+        let o = xir_run(&[&x, "--inputs", &i, "--compare"]);
+        assert!(o.status.success(), "{k}: {}", stderr(&o));
+        assert!(stderr(&o).contains("autodiff scopes: floats compared within 1e-4 relative"), "{k}: {}", stderr(&o));
+    }
+}
