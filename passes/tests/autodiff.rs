@@ -276,3 +276,39 @@ fn the_expansion_limit_is_exact() {
     assert!(e.diagnostics[0].message.contains("runs more than 4 times"), "{:?}", e.diagnostics);
     assert!(unchanged, "a refused module is left as it was");
 }
+
+#[test]
+fn two_scopes_in_one_function_are_differentiated_independently() {
+    let src = "kernel @k(%x: f64, %out: buffer<f64>) block_size(1, 1, 1) {
+^entry:
+  %v = alloca : f64
+  store %v, %x
+  autodiff.scope body ^s1, merge ^m1
+^s1:
+  autodiff.requires_gradient %v
+  %a = load %v : f64
+  %y = mul %a, %a : f64
+  autodiff.backward %y
+  %g = autodiff.gradient %v : f64
+  buffer.write %out, u32 0, %g
+  br target ^m1
+^m1:
+  autodiff.scope body ^s2, merge ^m2
+^s2:
+  autodiff.requires_gradient %v
+  %b = load %v : f64
+  %z = sin %b : f64
+  autodiff.backward %z
+  %h = autodiff.gradient %v : f64
+  buffer.write %out, u32 1, %h
+  br target ^m2
+^m2:
+  return
+}
+";
+    let mut m = parse(src);
+    run_pass(&mut m, xir_passes::autodiff::decl()).unwrap_or_else(|e| panic!("{e:?}"));
+    check(&m, "xir.structured");
+    let out = run(&m, "k", r#"{"args": {"x": 0.5, "out": {"fill": 0, "len": 2}}}"#);
+    assert_eq!(numbers!(out.buffers["out"]), vec![1.0, 0.5f64.cos()]);
+}

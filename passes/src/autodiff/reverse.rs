@@ -121,7 +121,7 @@ pub fn differentiate(m: &mut Module, func: FuncId, plan: &ScopePlan) {
     let Sweep { m, new_blocks, new_allocas, spill, grad, .. } = s;
     let mut fwd = Rewrite { m, func, src_scope: shape.scope };
     fwd.split_at_backward(shape.backward, bb, start, cont);
-    fwd.replace_intrinsics(plan, &grad, seed_slot);
+    fwd.replace_intrinsics(plan, cont, &grad, seed_slot);
     fwd.store_spills(&spill);
     fwd.initialize(shape.body, &grad, seed_slot, y_ty);
     let f = fwd.m.func_mut(func);
@@ -543,14 +543,23 @@ impl Rewrite<'_> {
     }
 
     /// Each intrinsic becomes ordinary code.
-    fn replace_intrinsics(&mut self, plan: &ScopePlan, grad: &FxHashMap<Value, Value>, seed: Option<Value>) {
+    fn replace_intrinsics(
+        &mut self,
+        plan: &ScopePlan,
+        cont: Block,
+        grad: &FxHashMap<Value, Value>,
+        seed: Option<Value>,
+    ) {
         let insts: Vec<Inst> = {
             let f = self.m.func(self.func);
+            // This scope's blocks and the code after its backward (now in
+            // `cont`); another scope of the function keeps its own.
             plan.shape
                 .blocks
                 .iter()
-                .flat_map(|&(b, _)| f.block(b).insts().to_vec())
-                .chain(f.blocks().iter().flat_map(|&b| f.block(b).insts().to_vec()))
+                .map(|&(b, _)| b)
+                .chain([cont])
+                .flat_map(|b| f.block(b).insts().to_vec())
                 .filter(|&i| f.inst_exists(i) && f.is_live(i) && f.inst(i).has(xir::Trait::Autodiff))
                 .collect()
         };
