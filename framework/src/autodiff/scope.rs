@@ -100,8 +100,9 @@ fn name(f: &Function, b: Block) -> String {
     f.block_md(b).name.clone().unwrap_or_else(|| format!("bb{}", b.index()))
 }
 
-/// The blocks reached from `from` without passing `stop`.
-fn reach(f: &Function, from: &[Block], stop: Block) -> FxHashSet<Block> {
+/// The blocks reached from `from` without passing `stop`: a scope's body,
+/// or one arm or loop of a construct (`stop` its merge).
+pub fn reach(f: &Function, from: &[Block], stop: Block) -> FxHashSet<Block> {
     let mut seen = FxHashSet::default();
     let mut stack: Vec<Block> = from.to_vec();
     while let Some(b) = stack.pop() {

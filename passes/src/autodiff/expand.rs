@@ -18,7 +18,7 @@ use smallvec::SmallVec;
 use xir::autodiff::ScopeShape;
 use xir::{Block, FuncId, Function, Inst, Module, Opcode, Value};
 
-use super::plan::arm_blocks;
+use xir::autodiff::reach;
 
 /// Why a loop cannot be expanded (the caller locates it at the loop).
 pub type Refusal = (Inst, String);
@@ -36,7 +36,7 @@ pub fn innermost_tape_loop(f: &Function, shape: &ScopeShape) -> Option<Inst> {
         .map(|t| {
             let d = f.inst(t);
             let merge = if d.opcode == Opcode::Loop { d.blocks[3] } else { d.blocks[1] };
-            (t, arm_blocks(f, d.blocks[0], merge))
+            (t, reach(f, &[d.blocks[0]], merge))
         })
         .collect();
     loops
@@ -85,7 +85,7 @@ pub fn trip_count(m: &Module, f: &Function, t: Inst, limit: u64) -> Result<u64, 
     let Some(signed) = int_signedness(m, ty) else { return no("the counter is not an integer") };
     let bits = m.types.scalar_bits(ty);
     // The one step: `store %i, add/sub (load %i), S` inside the loop.
-    let region = arm_blocks(f, prep, merge);
+    let region = reach(f, &[prep], merge);
     let mut step: Option<i128> = None;
     for u in f.uses(var) {
         let user = u.user;
@@ -185,7 +185,7 @@ pub fn expand(m: &mut Module, fid: FuncId, t: Inst, n: u64) {
     let (prep, merge) = (d.blocks[0], d.blocks[3]);
     let header = f.parent(t).expect("placed");
     let region: Vec<Block> = {
-        let r = arm_blocks(f, prep, merge);
+        let r = reach(f, &[prep], merge);
         f.blocks().iter().copied().filter(|b| r.contains(b)).collect()
     };
     // Copy k (0..=n): a block map and a value map; the last copy is the

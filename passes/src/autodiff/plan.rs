@@ -140,7 +140,7 @@ pub fn plan_scope(m: &Module, f: &Function, shape: ScopeShape) -> Result<ScopePl
                     if x == merge {
                         continue;
                     }
-                    let arm = arm_blocks(f, x, merge);
+                    let arm = xir::autodiff::reach(f, &[x], merge);
                     if targets.iter().any(|&y| y != x && y != merge && arm.contains(&y)) {
                         return Err(located(
                             f,
@@ -260,16 +260,4 @@ pub fn plan_scope(m: &Module, f: &Function, shape: ScopeShape) -> Result<ScopePl
         }
     }
     Ok(ScopePlan { shape, tape, active, roots })
-}
-
-/// The blocks of a construct arm: reached from `entry` before `merge`.
-pub fn arm_blocks(f: &Function, entry: Block, merge: Block) -> FxHashSet<Block> {
-    let mut seen = FxHashSet::default();
-    let mut stack = vec![entry];
-    while let Some(b) = stack.pop() {
-        if b != merge && seen.insert(b) {
-            stack.extend(f.successors(b));
-        }
-    }
-    seen
 }

@@ -599,15 +599,21 @@ impl Rewrite<'_> {
 
     /// Emit code right before `i`.
     fn before(&mut self, i: Inst, emit: impl FnOnce(&mut Emitter<'_>)) {
+        let f = self.f();
+        let (b, at) = (f.parent(i).expect("placed"), f.position(i).expect("placed"));
+        self.emit_at(b, at, emit);
+    }
+
+    /// Emit code at position `at` of block `b` (the emitter appends, so it
+    /// writes to a scratch block whose instructions then move into place).
+    fn emit_at(&mut self, b: Block, at: usize, emit: impl FnOnce(&mut Emitter<'_>)) {
         let tmp = self.f().add_block();
         let mut e = Emitter { m: self.m, func: self.func, block: tmp };
         emit(&mut e);
         let f = self.f();
-        let b = f.parent(i).expect("placed");
         let moved: Vec<Inst> = f.block(tmp).insts().to_vec();
-        for k in moved {
-            let at = f.position(i).expect("placed");
-            f.move_inst(k, b, at);
+        for (k, i) in moved.into_iter().enumerate() {
+            f.move_inst(i, b, at + k);
         }
         f.remove_block(tmp);
     }
@@ -630,25 +636,19 @@ impl Rewrite<'_> {
 
     /// Where the scope starts: gradients zero, the seed ones.
     fn initialize(&mut self, body: Block, grad: &FxHashMap<Value, Value>, seed: Option<Value>, y_ty: TypeId) {
-        let tmp = self.f().add_block();
-        let mut e = Emitter { m: self.m, func: self.func, block: tmp };
         let mut slots: Vec<Value> = grad.values().copied().collect();
         slots.sort_by_key(|v| v.as_inst().map(|i| i.index()));
-        for g in slots {
-            let ty = e.ty(g);
-            let z = e.zero(ty);
-            e.store(g, z);
-        }
-        if let Some(s) = seed {
-            let one = e.filled(y_ty, 1.0);
-            e.store(s, one);
-        }
-        let f = self.f();
-        let moved: Vec<Inst> = f.block(tmp).insts().to_vec();
-        for (k, i) in moved.into_iter().enumerate() {
-            f.move_inst(i, body, k);
-        }
-        f.remove_block(tmp);
+        self.emit_at(body, 0, |e| {
+            for g in slots {
+                let ty = e.ty(g);
+                let z = e.zero(ty);
+                e.store(g, z);
+            }
+            if let Some(s) = seed {
+                let one = e.filled(y_ty, 1.0);
+                e.store(s, one);
+            }
+        });
     }
 }
 
