@@ -89,11 +89,7 @@ pub fn check_scopes(m: &Module, f: &Function) -> Result<Vec<ScopeShape>, Vec<Dia
 }
 
 fn diag(f: &Function, i: Inst, msg: String) -> Box<Diagnostic> {
-    let mut d = Diagnostic::error(RULE, msg).in_function(&f.name).at_inst(i).with_span(f.inst_span(i));
-    if let Some(b) = f.parent(i) {
-        d = d.at_block(b);
-    }
-    Box::new(d)
+    Box::new(crate::verify::inst_diag(f, i, RULE, msg))
 }
 
 fn name(f: &Function, b: Block) -> String {
@@ -193,11 +189,12 @@ pub fn scope_shape(m: &Module, f: &Function, header: Block, scope: Inst) -> Resu
         .map(|&b| (b, level.get(&b).copied().unwrap_or(usize::MAX)))
         .collect();
     if let Some(&(b, _)) = blocks.iter().find(|&&(_, k)| k == usize::MAX) {
-        return Err(Box::new(
-            Diagnostic::error(RULE, format!("`^{}` is in the scope but on none of its paths", name(f, b)))
-                .in_function(&f.name)
-                .at_block(b),
-        ));
+        return Err(Box::new(crate::verify::block_diag(
+            f,
+            b,
+            RULE,
+            format!("`^{}` is in the scope but on none of its paths", name(f, b)),
+        )));
     }
     // The intrinsics.
     let top = |b: Block| level.get(&b).is_some_and(|&k| top_level[k] == b);

@@ -81,11 +81,7 @@ fn moves_data(op: Opcode) -> bool {
 }
 
 pub fn located(f: &Function, i: Inst, msg: String) -> Box<Diagnostic> {
-    let mut d = Diagnostic::error(RULE, msg).in_function(&f.name).at_inst(i).with_span(f.inst_span(i));
-    if let Some(b) = f.parent(i) {
-        d = d.at_block(b);
-    }
-    Box::new(d)
+    Box::new(xir::verify::inst_diag(f, i, RULE, msg))
 }
 
 /// Decide the differentiation of `shape`, or say why the pass cannot.
