@@ -53,8 +53,11 @@ pub use passes::register_passes;
 pub struct CompileOptions {
     /// Optimizer preset 0..=3 (0 = no optional optimization).
     pub opt_level: u8,
-    /// Allow FMA contraction (one planned FMA per add); otherwise every float
-    /// multiply / add / sub / dot / matrix op is `NoContraction`.
+    /// Allow FMA contraction (one planned FMA per add) and declare no float
+    /// controls (no `SignedZeroInfNanPreserve`, no `RoundingModeRTE`: the
+    /// device may round `+ - *` and conversions either way and ignore the
+    /// sign of zero, infinities and NaNs). Off, every float multiply / add /
+    /// sub / dot / matrix op is `NoContraction` and the controls are declared.
     pub fast_math: bool,
     /// The logical device's enabled features; `None` = unknown (no check, no
     /// optional native float atomics).

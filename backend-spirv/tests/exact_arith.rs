@@ -70,6 +70,25 @@ fn fast_math_contracts_one_planned_fma_and_drops_no_contraction() {
     }
 }
 
+#[test]
+fn fast_math_declares_no_float_controls_and_requires_no_float_control_features() {
+    let exact = compile_with(SCALAR, &opts(0, false));
+    let dis = exact.disassembly_unoptimized();
+    assert_eq!(count(&dis, "RoundingModeRTE 32"), 1, "{dis}");
+    assert_eq!(count(&dis, "SignedZeroInfNanPreserve 32"), 1, "{dis}");
+    assert!(exact.features.contains(xir_spirv::Feature::RoundingModeRte));
+    assert!(exact.features.contains(xir_spirv::Feature::SignedZeroInfNanPreserve));
+    for level in 0..=3 {
+        let fast = compile_with(SCALAR, &opts(level, true));
+        for dis in [fast.disassembly_unoptimized(), fast.disassembly()] {
+            assert_eq!(count(&dis, "RoundingModeRTE"), 0, "-O{level}: {dis}");
+            assert_eq!(count(&dis, "SignedZeroInfNanPreserve"), 0, "-O{level}: {dis}");
+        }
+        assert!(!fast.features.contains(xir_spirv::Feature::RoundingModeRte), "-O{level}");
+        assert!(!fast.features.contains(xir_spirv::Feature::SignedZeroInfNanPreserve), "-O{level}");
+    }
+}
+
 const BITS: &str = r#"
 kernel @k(%x: buffer<u32>, %s: buffer<i32>) block_size(1, 1, 1) {
 ^entry:

@@ -105,7 +105,7 @@ impl Oracle {
     }
 
     fn mismatches(&self, m: &Module, mm: &Mismatch) -> bool {
-        let precision = self.device.as_ref().map(|_| xir::interp::Precision { contraction: false });
+        let precision = self.device.as_ref().map(|_| xir::interp::Precision::default());
         let Some(before) = interpret(m, mm, precision) else { return false };
         let after = match &self.device {
             Some(device) => match catch_unwind(AssertUnwindSafe(|| device(m))) {

@@ -58,7 +58,7 @@ impl NagaMismatch {
     fn ours(&self, module: &xir::Module, k: xir::FuncId, inputs: &Inputs) -> Option<Outputs> {
         let opts = xir::interp::Options {
             max_steps: self.max_steps,
-            precision: Some(xir::interp::Precision { contraction: false }),
+            precision: Some(xir::interp::Precision::default()),
             warp_size: self.device.subgroups.size,
             ..xir::interp::Options::default()
         };

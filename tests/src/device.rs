@@ -27,8 +27,20 @@ pub fn run_on_vulkan(
     inputs: &Inputs,
     opt_level: u8,
 ) -> Result<(Outputs, Option<f64>), String> {
+    run_on_vulkan_with(dev, module, kernel, inputs, opt_level, false)
+}
+
+/// `run_on_vulkan`, compiled with or without `--fast-math`.
+pub fn run_on_vulkan_with(
+    dev: &Device,
+    module: &Module,
+    kernel: FuncId,
+    inputs: &Inputs,
+    opt_level: u8,
+    fast_math: bool,
+) -> Result<(Outputs, Option<f64>), String> {
     let name = module.func(kernel).name.clone();
-    let (legal, kid, out) = xir_pipelines::backend::legalize_and_compile(module, Some(&name), opt_level, false)?;
+    let (legal, kid, out) = xir_pipelines::backend::legalize_and_compile(module, Some(&name), opt_level, fast_math)?;
     let dispatch = inputs.dispatch.ok_or("the inputs give no dispatch size")?;
     xir_vulkan::run_compiled(dev, &legal, kid, (&out).into(), inputs, dispatch)
         .map(|(o, t)| (o, t.dispatch_ns))

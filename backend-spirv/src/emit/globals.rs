@@ -323,9 +323,12 @@ impl Emitter<'_> {
         // of zero, assume no NaN/Inf, and round narrowing conversions any way
         // (or not at all: the H200 skips the f16 rounding of f32 -> f16 -> f32).
         // A kernel without floats declares neither (four instructions, and
-        // two device features it does not need).
+        // two device features it does not need). Fast math declares neither
+        // either: `RoundingModeRTE` is what made `matrix_ops` 2.7x slower on
+        // the H200 (BENCHMARKS.md, "GPU runtime on the H200"), and the
+        // interpreter's precision model widens to match (docs/vulkan.md).
         for width in [16u32, 32, 64] {
-            if super::narrow_caps::declares_float(self.b.module_ref(), width) {
+            if !self.opts.fast_math && super::narrow_caps::declares_float(self.b.module_ref(), width) {
                 self.b.execution_mode(main, ExecutionMode::SignedZeroInfNanPreserve, [width]);
                 self.cap(Capability::SignedZeroInfNanPreserve);
                 self.b.execution_mode(main, ExecutionMode::RoundingModeRTE, [width]);

@@ -52,6 +52,19 @@ pub struct Precision {
     /// The backend may fuse a multiply into the add that uses it
     /// (`--fast-math`): every float product may then stay unrounded.
     pub contraction: bool,
+    /// The module declares no float controls (`--fast-math`: no
+    /// `RoundingModeRTE`, no `SignedZeroInfNanPreserve`). Vulkan then leaves
+    /// the rounding mode open, so a correctly rounded result is one ULP
+    /// away at most (either neighbour), and the device may ignore the sign
+    /// of zero and assume no infinity or NaN is ever an operand or result.
+    pub any_rounding: bool,
+}
+
+impl Precision {
+    /// The model of a build with or without `--fast-math`.
+    pub fn for_fast_math(fast_math: bool) -> Precision {
+        Precision { contraction: fast_math, any_rounding: fast_math }
+    }
 }
 
 /// A device result: the exact value `v` and the device's deviation `e`.
@@ -104,6 +117,8 @@ pub(crate) fn ulp_of(sk: Sk, x: f64) -> f64 {
 #[derive(Copy, Clone)]
 struct Dev {
     sk: Sk,
+    /// [`Precision::any_rounding`].
+    any_rounding: bool,
 }
 
 impl Dev {
@@ -114,9 +129,19 @@ impl Dev {
     fn unit(self, x: f64) -> f64 {
         ulp_of(if self.sk == Sk::F64 { Sk::F32 } else { self.sk }, x)
     }
-    /// A correctly rounded result: half an ULP of the device's value.
+    /// A correctly rounded result: half an ULP of the device's value, or a
+    /// whole one when the rounding mode is open (and then an exact zero
+    /// still carries the smallest ULP, so either sign of zero is accepted).
     fn round(self, v: f64, prop: f64) -> A {
-        A::new(v, prop + 0.5 * ulp_of(self.sk, v.abs() + prop))
+        A::new(v, prop + self.rounding_ulps() * ulp_of(self.sk, v.abs() + prop))
+    }
+    /// How far one rounding may move a result, in ULPs.
+    fn rounding_ulps(self) -> f64 {
+        if self.any_rounding {
+            1.0
+        } else {
+            0.5
+        }
     }
     fn add(self, a: A, b: A) -> A {
         self.round(a.v + b.v, a.e + b.e)
@@ -222,7 +247,12 @@ impl Dev {
         let v = f(a.v);
         A::new(v, (f(a.hi()) - v).max(v - f(a.lo())))
     }
+    /// Exact, but with the rounding mode open the sign of a zero is not
+    /// kept either (the optimizer may rewrite `-(a - b)` as `b - a`).
     fn neg(self, a: A) -> A {
+        if self.any_rounding && a.v == 0.0 {
+            return A::new(-a.v, a.e.max(ulp_of(self.sk, 0.0)));
+        }
         A::new(-a.v, a.e)
     }
     fn c(self, v: f64) -> A {
@@ -237,7 +267,7 @@ impl Dev {
         let v: f64 = p.iter().map(|q| q.v).sum();
         let mag: f64 = p.iter().map(|q| q.mag()).sum();
         let e: f64 = p.iter().map(|q| q.e).sum();
-        A::new(v, e + (p.len() - 1) as f64 * 0.5 * ulp_of(self.sk, mag))
+        A::new(v, e + (p.len() - 1) as f64 * self.rounding_ulps() * ulp_of(self.sk, mag))
     }
     /// The determinant as a sum of products in any grouping: each of the
     /// at most `n! * n` roundings is at most half an ULP of the permanent of
@@ -252,7 +282,7 @@ impl Dev {
         let abs: Vec<Vec<f64>> = vals.iter().map(|c| c.iter().map(|x| x.abs()).collect()).collect();
         let perm = permanent(&abs);
         let ops = (1..=n).product::<usize>() * n;
-        A::new(v, ops as f64 * 0.5 * ulp_of(self.sk, perm))
+        A::new(v, ops as f64 * self.rounding_ulps() * ulp_of(self.sk, perm))
     }
 }
 
@@ -356,6 +386,17 @@ fn zip(ops: &[&Val], r: &Val, g: &mut impl FnMut(&[(u64, f64)], u64) -> f64) -> 
     }
 }
 
+/// The value of an integer's bits (exact in f64 up to 2^53, which is all a
+/// bound needs: the rounding to the target format is far coarser).
+fn int_value(bits: u64, width: u32, signed: bool) -> f64 {
+    let shift = 64 - width.min(64);
+    if signed {
+        (((bits << shift) as i64) >> shift) as f64
+    } else {
+        ((bits << shift) >> shift) as f64
+    }
+}
+
 fn is_float(sk: Option<Sk>) -> bool {
     matches!(sk, Some(Sk::F16 | Sk::F32 | Sk::F64 | Sk::E4M3 | Sk::E5M2))
 }
@@ -366,6 +407,11 @@ fn inexact_op(op: Opcode, sk: Option<Sk>, p: &Precision) -> bool {
     use Opcode::*;
     if !matches!(sk, Some(Sk::F16 | Sk::F32 | Sk::F64)) {
         return false;
+    }
+    if p.any_rounding {
+        // Every rounding may go either way, every zero may change sign and
+        // every infinity or NaN is undefined: only moves stay exact.
+        return !matches!(op, Extract | Insert | Aggregate | Shuffle | Select | CastBitwise);
     }
     match op {
         Div | MatrixCompDiv | Mod | Sqrt | Rsqrt | Sin | Cos | Tan | Asin | Acos | Atan | Sinh | Cosh | Tanh
@@ -551,11 +597,13 @@ pub(crate) fn annotate(
     use Opcode::*;
     let op = d.opcode;
     let inexact_in = ops.iter().any(has_bound);
-    if !inexact_in && !inexact_op(op, sk0, p) {
-        return Ok(result);
-    }
     let types = &m.types;
     let rsk = scalar_kind(types, d.ty);
+    // An integer converted to a float rounds in the open rounding mode.
+    let int_to_float = p.any_rounding && op == CastStatic && !is_float(sk0) && is_float(rsk);
+    if !inexact_in && !inexact_op(op, sk0, p) && !int_to_float {
+        return Ok(result);
+    }
     let refs: Vec<&Val> = ops.iter().collect();
     let float_in = is_float(sk0);
     match op {
@@ -567,11 +615,20 @@ pub(crate) fn annotate(
             zip(&refs, &result, &mut |ins, _| {
                 let (Some(a), Some(b)) = (to_f64(sk, ins[0].0), to_f64(sk, ins[1].0)) else { return ANY };
                 let e = ins[0].1 + ins[1].1;
-                if a.is_nan() || b.is_nan() || (a - b).abs() <= e {
+                let undefined = p.any_rounding && !(a.is_finite() && b.is_finite());
+                if undefined || a.is_nan() || b.is_nan() || (a - b).abs() <= e {
                     ANY
                 } else {
                     0.0
                 }
+            })
+        }
+        // Integer to float in the open rounding mode: either neighbour.
+        CastStatic if int_to_float => {
+            let (Some(Sk::Int { bits, signed }), Some(to)) = (sk0, rsk) else { return Ok(result) };
+            zip(&refs, &result, &mut |ins, r| {
+                let x = int_value(ins[0].0, bits, signed);
+                finish(to, Dev { sk: to, any_rounding: true }.round(x, 0.0), r)
             })
         }
         CastStatic if float_in => {
@@ -580,7 +637,8 @@ pub(crate) fn annotate(
                 let (Some(x), e) = (to_f64(from, ins[0].0), ins[0].1) else { return ANY };
                 if is_float(Some(to)) {
                     let widening = ulp_of(to, 1.0) <= ulp_of(from, 1.0);
-                    let m = if widening { A::new(x, e) } else { Dev { sk: to }.round(x, e) };
+                    let m =
+                        if widening { A::new(x, e) } else { Dev { sk: to, any_rounding: p.any_rounding }.round(x, e) };
                     finish(to, m, r)
                 } else if (x - e).trunc() == (x + e).trunc() && x.is_finite() {
                     0.0
@@ -589,12 +647,20 @@ pub(crate) fn annotate(
                 }
             })
         }
-        _ if float_in && lane_model(op, Dev { sk: sk0.expect("float") }, &[A::exact(1.0); 3], p).is_some() => {
+        _ if float_in
+            && lane_model(
+                op,
+                Dev { sk: sk0.expect("float"), any_rounding: p.any_rounding },
+                &[A::exact(1.0); 3],
+                p,
+            )
+            .is_some() =>
+        {
             let sk = sk0.ok_or("no scalar kind")?;
             let out = rsk.ok_or("no scalar kind")?;
             zip(&refs, &result, &mut |ins, r| {
                 let Ok(a) = vals(sk, ins) else { return ANY };
-                match lane_model(op, Dev { sk }, &a, p) {
+                match lane_model(op, Dev { sk, any_rounding: p.any_rounding }, &a, p) {
                     Some(model) => finish(out, model, r),
                     None => ANY,
                 }
@@ -605,7 +671,7 @@ pub(crate) fn annotate(
             if float_in =>
         {
             let sk = sk0.ok_or("no scalar kind")?;
-            let dv = Dev { sk };
+            let dv = Dev { sk, any_rounding: p.any_rounding };
             let a = vals(sk, &leaves(&ops[0])?)?;
             let b = match ops.get(1) {
                 Some(v) => vals(sk, &leaves(v)?)?,
@@ -659,7 +725,7 @@ pub(crate) fn annotate(
         }
         MatrixLinalgMul | OuterProduct | MatrixDeterminant | MatrixInverse if float_in => {
             let sk = sk0.ok_or("no scalar kind")?;
-            let dv = Dev { sk };
+            let dv = Dev { sk, any_rounding: p.any_rounding };
             let is_mat = |k: usize| matches!(types.get(f.value_type(m, d.operands[k])), Type::Matrix { .. });
             let models: Vec<A> = match op {
                 MatrixDeterminant => vec![dv.det(&mat(sk, &ops[0])?)],
@@ -883,13 +949,22 @@ mod tests {
 
     /// Run the module's only kernel with bounds; `args` are its inputs.
     fn run(src: &str, args: Json) -> Result<Outputs, String> {
+        run_with(src, args, Precision::default())
+    }
+
+    /// `run` under the model of a `--fast-math` build.
+    fn run_fast(src: &str, args: Json) -> Result<Outputs, String> {
+        run_with(src, args, Precision::for_fast_math(true))
+    }
+
+    fn run_with(src: &str, args: Json, precision: Precision) -> Result<Outputs, String> {
         let m = crate::text::parse_module(src, "t.xir").map_err(|d| format!("{d:?}"))?;
         let k = m.func_ids().find(|&f| m.func(f).is_kernel()).ok_or("no kernel")?;
         let mut inputs = Inputs::new().with_dispatch([1, 1, 1]);
         for (name, v) in args.as_object().ok_or("args")? {
             inputs = inputs.with_arg(name, v.clone());
         }
-        let opts = Options { precision: Some(Precision::default()), ..Options::default() };
+        let opts = Options { precision: Some(precision), ..Options::default() };
         run_kernel_with(&m, k, &inputs, &opts).map_err(|e| e.to_string())
     }
 
@@ -911,6 +986,63 @@ mod tests {
         );
         let out = run(&src, json!({"x": 1.7, "out": {"fill": 0, "len": 2}})).unwrap();
         assert!(out.bounds.is_empty(), "{:?}", out.bounds);
+    }
+
+    fn device_out(v: &[f64]) -> Outputs {
+        Outputs { buffers: [("out".to_string(), json!(v))].into(), ..Outputs::default() }
+    }
+
+    #[test]
+    fn without_float_controls_a_rounding_may_go_to_either_neighbour() {
+        // 1 + 2^-24 is a tie in f32: RTE gives 1, RTZ too; 1 + 3 * 2^-25 rounds
+        // up under RTE (1 + 2^-23) and down under RTZ (1).
+        let src = kernel(
+            "f32",
+            "  %a = add %x, f32 0x33c00000 : f32
+  buffer.write %out, u32 0, %a
+",
+        );
+        let args = json!({"x": 1.0, "out": {"fill": 0, "len": 1}});
+        let rte = run(&src, args.clone()).unwrap();
+        assert!(rte.bounds.is_empty(), "exact under RoundingModeRTE: {:?}", rte.bounds);
+        let up = 1.0 + 2f64.powi(-23);
+        assert_eq!(rte.buffers["out"], json!([up]));
+        let rtz = rte.compare_bounded(&device_out(&[1.0]), same_value).mismatch.expect("RTZ refused under RTE");
+        assert_eq!(rtz.bound, 0.0);
+        let fast = run_fast(&src, args).unwrap();
+        let c = fast.compare_bounded(&device_out(&[1.0]), same_value);
+        assert_eq!((c.mismatch, c.within), (None, 1), "the other neighbour");
+        // One more ULP is outside.
+        let below = f32::from_bits(1.0f32.to_bits() - 1) as f64;
+        assert!(fast.compare_bounded(&device_out(&[below]), same_value).mismatch.is_some());
+    }
+
+    #[test]
+    fn without_float_controls_conversions_round_either_way_and_zeros_lose_their_sign() {
+        let src = "kernel @k(%n: u32, %x: f32, %out: buffer<f32>) block_size(1, 1, 1) {\n^entry:\n\
+                   \x20 %f = cast.static %n : f32\n  %z = sub %x, %x : f32\n  %m = neg %z : f32\n\
+                   \x20 buffer.write %out, u32 0, %f\n  buffer.write %out, u32 1, %m\n  return\n}\n";
+        // 2^24 + 3 lies between 2^24 + 2 and 2^24 + 4: RTE rounds up.
+        let args = json!({"n": 16777219u32, "x": 1.5, "out": {"fill": 0, "len": 2}});
+        let exact = run(src, args.clone()).unwrap();
+        assert_eq!(exact.buffers["out"], json!([16777220.0, "-0.0"]));
+        assert!(exact.bounds.is_empty());
+        let device = device_out(&[16777218.0, 0.0]);
+        assert!(exact.compare_bounded(&device, same_value).mismatch.is_some());
+        let fast = run_fast(src, args).unwrap();
+        let c = fast.compare_bounded(&device, same_value);
+        assert_eq!((c.mismatch, c.within), (None, 2), "RTZ conversion and +0 for -0");
+    }
+
+    #[test]
+    fn without_float_controls_a_branch_on_an_infinity_is_refused() {
+        let src = "kernel @k(%x: f32, %out: buffer<f32>) block_size(1, 1, 1) {\n^entry:\n\
+                   \x20 %c = lt %x, f32 0.0 : bool\n  if %c, true ^a, false ^b, merge ^b\n\
+                   ^a:\n  buffer.write %out, u32 0, f32 1.0\n  br target ^b\n^b:\n  return\n}\n";
+        let args = json!({"x": "-inf", "out": {"fill": 0, "len": 1}});
+        run(src, args.clone()).unwrap();
+        let e = run_fast(src, args).unwrap_err();
+        assert!(e.contains("a branch depends on a value Vulkan may compute differently"), "{e}");
     }
 
     #[test]

@@ -49,7 +49,9 @@ struct Cli {
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=3))]
     opt_level: u8,
     /// Allow value-changing float rewrites (reassociation, fast-math-only
-    /// algebraic rules) in the passes that offer them, and in the backend.
+    /// algebraic rules) in the passes that offer them, and in the backend
+    /// (FMA contraction; no float controls: rounding mode, signed zeros,
+    /// infinities and NaNs are left to the device; docs/vulkan.md).
     #[arg(long)]
     fast_math: bool,
     /// Debug info in the SPIR-V: `!loc` locations (a shader's own source

@@ -97,6 +97,8 @@ struct Args {
     /// Optimization level 0..=3.
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=3))]
     opt_level: u8,
+    /// Compile with fast math (as `xir-opt --fast-math`); `--compare` then
+    /// bounds the interpreter's values by the wider fast-math model.
     #[arg(long)]
     fast_math: bool,
     /// Compile with debug info (`xir-opt -g`): a shader's source lines as
@@ -319,7 +321,7 @@ fn run(args: &Args) -> Result<(), Failure> {
     };
     if args.compare || args.oracle.is_some() {
         // The interpreter's run bounds each element by Vulkan's precision.
-        let precision = xir::interp::Precision { contraction: args.fast_math };
+        let precision = xir::interp::Precision::for_fast_math(args.fast_math);
         // The device first: its subgroup size is the interpreter's warp size.
         let b = vulkan()?;
         let warp = subgroup_size.get().unwrap_or(default_warp);
