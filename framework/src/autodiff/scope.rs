@@ -18,6 +18,15 @@ use crate::{Block, Diagnostic, Function, Inst, Module};
 /// Diagnostics of malformed scopes (docs/diagnostics.md).
 const RULE: &str = "autodiff-scope";
 
+/// The refusal of a scope inside another (the interpreter also says it of
+/// a scope that starts in a function a scope calls).
+pub const NESTED_SCOPE: &str = "a scope nested in another autodiff scope";
+
+/// The refusal of a buffer a scope both writes and reads (the pass sees it
+/// in the code, the interpreter when it happens).
+pub const BUFFER_READ_AND_WRITTEN: &str =
+    "a buffer written in the autodiff scope is also read in it; gradients do not flow through buffer memory";
+
 /// One scope, its region and its intrinsics, computed without changing
 /// anything.
 #[derive(Clone, Debug)]
@@ -128,7 +137,7 @@ pub fn scope_shape(m: &Module, f: &Function, header: Block, scope: Inst) -> Resu
             continue;
         }
         match op {
-            Opcode::AutodiffScope => return Err(diag(f, i, "a scope nested in another autodiff scope".into())),
+            Opcode::AutodiffScope => return Err(diag(f, i, NESTED_SCOPE.into())),
             Opcode::Return | Opcode::RasterDiscard | Opcode::Unreachable => {
                 return Err(diag(f, i, format!("`{op}` inside an autodiff scope; the scope must end at its merge")))
             }

@@ -167,12 +167,7 @@ pub fn plan_scope(m: &Module, f: &Function, shape: ScopeShape) -> Result<ScopePl
     let mut writes: Vec<(Value, Inst)> = written.into_iter().collect();
     writes.sort_by_key(|&(_, i)| i.index());
     if let Some(&(_, i)) = writes.iter().find(|(buf, _)| read.contains(buf)) {
-        return Err(located(
-            f,
-            i,
-            "a buffer written in the autodiff scope is also read in it; gradients do not flow through buffer memory"
-                .into(),
-        ));
+        return Err(located(f, i, xir::autodiff::BUFFER_READ_AND_WRITTEN.into()));
     }
     // Activity, to a fixed point (a store makes its variable active for the
     // loads the layout placed before it only through another store, so two
