@@ -485,3 +485,49 @@ callable @down(%p: f64, %n: u32) -> f64 {
     assert_eq!(m.func(m.find_function("k").unwrap()).opcode(call), xir::Opcode::Call);
     assert_eq!(before, xir::text::print_module(&m), "a refused module is left as it was");
 }
+
+#[test]
+fn the_pass_and_the_interpreter_refuse_malformed_scopes_alike() {
+    // Both run `xir::autodiff::check_scopes`: the same words at the same
+    // instruction (the interpreter before the scope starts, the pass before
+    // it changes anything).
+    let bodies = [
+        "  autodiff.scope body ^b2, merge ^d2\n^b2:\n  br target ^d2\n^d2:\n  autodiff.backward %a",
+        "  autodiff.backward %a\n  return",
+        "  autodiff.backward %a\n  autodiff.backward %a",
+        "  %g = autodiff.gradient %v : f64\n  autodiff.backward %a",
+        "  autodiff.backward %a\n  autodiff.requires_gradient %w",
+        "  autodiff.requires_gradient %v\n  autodiff.backward %a",
+        "  autodiff.backward %a\n  %g = autodiff.gradient %w : f64",
+        "  %s = mul %a, %a : f64\n  autodiff.gradient_marker %s, f64 2.0\n  autodiff.backward %a",
+        "  %y = mul %a, %a : f64",
+        "  %u = alloca : u32\n  autodiff.requires_gradient %u\n  autodiff.backward %a",
+    ];
+    for body in bodies {
+        let src = format!(
+            "kernel @k(%x: f64, %out: buffer<f64>) block_size(1, 1, 1) {{
+^entry:
+  %v = alloca : f64
+  %w = alloca : f64
+  store %v, %x
+  store %w, %x
+  autodiff.scope body ^body, merge ^done
+^body:
+  autodiff.requires_gradient %v
+  %a = load %v : f64
+{body}
+  br target ^done
+^done:
+  return
+}}
+"
+        );
+        let mut m = parse(&src);
+        let k = m.find_function("k").unwrap();
+        let inputs = xir::interp::Inputs::from_json(r#"{"args": {"x": 1.5, "out": [0]}}"#).unwrap();
+        let interp = xir::interp::run_kernel(&m, k, &inputs).expect_err(body);
+        let pass = run_pass(&mut m, xir_passes::autodiff::decl()).expect_err(body);
+        let d = &pass.diagnostics[0];
+        assert_eq!((&interp.message, interp.inst), (&d.message, d.inst), "{body}");
+    }
+}
