@@ -386,14 +386,8 @@ fn calls_are_differentiated_through_their_callees() {
             "vector-arg",
             "  %v = aggregate %a0, %a1, %a2 : vec<f64, 3>\n  %l = call @norm, %v : f64\n  %y = mul %l, %a0 : f64",
         ),
-        (
-            "reference-arg",
-            "  %t = alloca : f64\n  store %t, %a2\n  call @scale_into, %t, %a0\n  %y = load %t : f64",
-        ),
-        (
-            "called-twice",
-            "  %u = call @mix, %a0, %a1 : f64\n  %w = call @mix, %u, %a2 : f64\n  %y = mul %u, %w : f64",
-        ),
+        ("reference-arg", "  %t = alloca : f64\n  store %t, %a2\n  call @scale_into, %t, %a0\n  %y = load %t : f64"),
+        ("called-twice", "  %u = call @mix, %a0, %a1 : f64\n  %w = call @mix, %u, %a2 : f64\n  %y = mul %u, %w : f64"),
         ("callee-calls", "  %u = call @outer, %a0, %a1 : f64\n  %y = add %u, %a2 : f64"),
         (
             "in-a-branch",

@@ -86,7 +86,9 @@ fn body(n: usize, choices: &[u32]) -> String {
             11 => {
                 // A variable updated by a callee through a reference.
                 let v = name("v");
-                s += &format!("  {v} = alloca : f64\n  store {v}, {a}\n  call @damp, {v}, {b}\n  {out} = load {v} : f64\n");
+                s += &format!(
+                    "  {v} = alloca : f64\n  store {v}, {a}\n  call @damp, {v}, {b}\n  {out} = load {v} : f64\n"
+                );
             }
             _ => s += &format!("  {out} = fma {a}, {b}, f64 0.5 : f64\n"),
         }

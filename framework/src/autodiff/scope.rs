@@ -45,16 +45,20 @@ pub struct ScopeShape {
     pub backward: Inst,
     /// `autodiff.requires_gradient` instructions, in execution order.
     pub marks: Vec<Inst>,
+    /// `blocks` as a map: the sweep asks for the level of every operand's
+    /// block, so a scan of `blocks` would make it quadratic in scopes with
+    /// many blocks (expanded loops).
+    level: FxHashMap<Block, usize>,
 }
 
 impl ScopeShape {
     /// Whether `b` is a block of the body region.
     pub fn contains(&self, b: Block) -> bool {
-        self.blocks.iter().any(|&(x, _)| x == b)
+        self.level.contains_key(&b)
     }
     /// The top-level index `b` belongs to.
     pub fn level_of(&self, b: Block) -> Option<usize> {
-        self.blocks.iter().find(|&&(x, _)| x == b).map(|&(_, k)| k)
+        self.level.get(&b).copied()
     }
     /// Whether instruction `i` (in body block `b`) runs after the backward:
     /// in a later top-level block, in a construct of the backward's block,
@@ -235,6 +239,7 @@ pub fn scope_shape(m: &Module, f: &Function, header: Block, scope: Inst) -> Resu
         blocks: blocks.clone(),
         backward,
         marks: Vec::new(),
+        level: blocks.iter().copied().collect(),
     };
     let mut marks: Vec<Inst> = Vec::new();
     for &(b, _) in &blocks {

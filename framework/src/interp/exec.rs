@@ -280,9 +280,10 @@ impl<'m> Machine<'m> {
         if self.scope_checks[fid.index()].is_none() {
             let m = self.m;
             let f = m.func(fid);
-            let bad = f.blocks().iter().flat_map(|&b| f.block(b).insts().iter().map(move |&i| (b, i))).find(|&(_, i)| {
-                !f.inst_exists(i) || self.info[fid.index()].bad.get(i.index()).copied().unwrap_or(true)
-            });
+            let bad =
+                f.blocks().iter().flat_map(|&b| f.block(b).insts().iter().map(move |&i| (b, i))).find(|&(_, i)| {
+                    !f.inst_exists(i) || self.info[fid.index()].bad.get(i.index()).copied().unwrap_or(true)
+                });
             let first = match bad {
                 Some((b, i)) => {
                     let msg = if f.inst_exists(i) { malformed(m, f, i) } else { None };

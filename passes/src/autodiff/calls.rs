@@ -20,25 +20,33 @@ use xir::{Block, FuncId, Function, Inst, Module, Opcode, Value};
 use super::plan::located;
 use crate::memory::inline::inline_call;
 
-/// A call of the scope `shape` that runs before its backward, to a callee
-/// with a body, if any (the first in layout order).
-fn tape_call(m: &Module, f: &Function, shape: &ScopeShape) -> Option<(Inst, FuncId)> {
-    let kb = shape.level_of(f.parent(shape.backward)?)?;
-    let before = |b: Block, k: usize, i: Inst| k < kb || (b == shape.top_level[kb] && !shape.after_backward(f, b, i));
-    shape.blocks.iter().filter(|&&(_, k)| k <= kb).find_map(|&(b, k)| {
-        f.block(b).insts().iter().copied().filter(|&i| i != shape.backward && before(b, k, i)).find_map(|i| {
+/// The calls of the scope `shape` that run before its backward, to
+/// callees with a body, in layout order.
+fn tape_calls(m: &Module, f: &Function, shape: &ScopeShape) -> Vec<(Inst, FuncId)> {
+    let Some(kb) = f.parent(shape.backward).and_then(|b| shape.level_of(b)) else { return Vec::new() };
+    let bb = shape.top_level[kb];
+    let mut calls = Vec::new();
+    for &(b, _) in shape.blocks.iter().filter(|&&(b, k)| k < kb || b == bb) {
+        let insts = f.block(b).insts();
+        let before = if b == bb { insts.iter().position(|&i| i == shape.backward).unwrap_or(0) } else { insts.len() };
+        for &i in &insts[..before] {
             let d = f.inst(i);
-            match (d.opcode, d.operands.first()) {
-                (Opcode::Call, Some(&Value::Func(g))) if m.func(g).body().is_some() => Some((i, g)),
-                _ => None,
+            if let (Opcode::Call, Some(&Value::Func(g))) = (d.opcode, d.operands.first()) {
+                if m.func(g).body().is_some() {
+                    calls.push((i, g));
+                }
             }
-        })
-    })
+        }
+    }
+    calls
 }
 
 /// Inline every call before the backward of the scope ending `header` in
 /// function `fid`, callees' own calls included; returns how many were
-/// inlined, or the refusal of the first call that cannot be.
+/// inlined, or the refusal of the first call that cannot be. The calls of
+/// one shape are inlined together (inlining one leaves the others where
+/// they are), and the shape is computed again only for the calls the
+/// inlined code brought: one round per level of calls, not one per call.
 pub fn inline_tape_calls(
     m: &mut Module,
     cg: &CallGraph,
@@ -50,32 +58,37 @@ pub fn inline_tape_calls(
     loop {
         let f = m.func(fid);
         let shape = xir::autodiff::scope_shape(m, f, header, scope)?;
-        let Some((call, g)) = tape_call(m, f, &shape) else {
+        let calls = tape_calls(m, f, &shape);
+        if calls.is_empty() {
             return Ok(inlined);
-        };
-        let callee = m.func(g);
-        if cg.is_recursive(g) {
-            return Err(located(
-                f,
-                call,
-                format!(
-                    "a call to the recursive `@{}` before the backward: the pass differentiates a callee by inlining it",
-                    callee.name
-                ),
-            ));
         }
-        let returns = callee.all_insts().filter(|&(_, i)| callee.opcode(i) == Opcode::Return).count();
-        if returns > 1 {
-            return Err(located(
-                f,
-                call,
-                format!(
-                    "`@{}` returns from {returns} places; the pass inlines callees before the backward, and needs one `return`",
-                    callee.name
-                ),
-            ));
+        for &(call, g) in &calls {
+            let callee = m.func(g);
+            if cg.is_recursive(g) {
+                return Err(located(
+                    f,
+                    call,
+                    format!(
+                        "a call to the recursive `@{}` before the backward: the pass differentiates a callee by inlining it",
+                        callee.name
+                    ),
+                ));
+            }
+            let returns = callee.all_insts().filter(|&(_, i)| callee.opcode(i) == Opcode::Return).count();
+            if returns > 1 {
+                return Err(located(
+                    f,
+                    call,
+                    format!(
+                        "`@{}` returns from {returns} places; the pass inlines callees before the backward, and needs one `return`",
+                        callee.name
+                    ),
+                ));
+            }
         }
-        inline_call(m, fid, call);
-        inlined += 1;
+        for (call, _) in calls {
+            inline_call(m, fid, call);
+            inlined += 1;
+        }
     }
 }
