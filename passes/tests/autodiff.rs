@@ -524,4 +524,33 @@ fn the_pass_and_the_interpreter_refuse_malformed_scopes_alike() {
         let d = &pass.diagnostics[0];
         assert_eq!((&interp.message, interp.inst), (&d.message, d.inst), "{body}");
     }
+    // A scope in a function the scope calls: nested, at the callee's scope.
+    let src = format!(
+        "{}
+callable @f(%p: f64) -> f64 {{
+^entry:
+  %v = alloca : f64
+  store %v, %p
+  autodiff.scope body ^b, merge ^m
+^b:
+  autodiff.requires_gradient %v
+  autodiff.backward %p
+  br target ^m
+^m:
+  return %p
+}}
+",
+        kernel(1, "  %y = call @f, %a0 : f64", true)
+    );
+    let mut m = parse(&src);
+    let interp = xir::interp::run_kernel(
+        &m,
+        m.find_function("k").unwrap(),
+        &xir::interp::Inputs::from_json(&inputs(&[1.5])).unwrap(),
+    )
+    .expect_err("nested");
+    let pass = run_pass(&mut m, xir_passes::autodiff::decl()).expect_err("nested");
+    let d = &pass.diagnostics[0];
+    assert_eq!(interp.message, "a scope nested in another autodiff scope");
+    assert_eq!((&interp.message, interp.function.as_deref(), interp.inst), (&d.message, d.function.as_deref(), d.inst));
 }

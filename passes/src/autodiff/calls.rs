@@ -10,8 +10,9 @@
 //! there), and so are calls to externals (no body: the plan refuses one on
 //! a gradient path). A call to a recursive callable cannot be inlined, and
 //! a callee that returns from more than one place would leave a construct
-//! by a jump once inlined: both are refused at the call, and the caller
-//! restores the module.
+//! by a jump once inlined (one that never returns would not rejoin the
+//! scope): both are refused at the call; a scope in the callee is refused
+//! where it is, nested. The caller restores the module.
 
 use xir::analysis::CallGraph;
 use xir::autodiff::ScopeShape;
@@ -74,13 +75,18 @@ pub fn inline_tape_calls(
                     ),
                 ));
             }
+            // A scope in the callee would be nested once inlined: refused
+            // where it is, as the interpreter refuses it when it starts.
+            if let Some((_, i)) = callee.all_insts().find(|&(_, i)| callee.opcode(i) == Opcode::AutodiffScope) {
+                return Err(located(callee, i, xir::autodiff::NESTED_SCOPE.into()));
+            }
             let returns = callee.all_insts().filter(|&(_, i)| callee.opcode(i) == Opcode::Return).count();
-            if returns > 1 {
+            if returns != 1 {
                 return Err(located(
                     f,
                     call,
                     format!(
-                        "`@{}` returns from {returns} places; the pass inlines callees before the backward, and needs one `return`",
+                        "`@{}` has {returns} `return`s; the pass inlines callees before the backward, and needs exactly one",
                         callee.name
                     ),
                 ));
