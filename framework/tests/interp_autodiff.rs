@@ -666,6 +666,49 @@ callable @g(%t: ref f32, %k: f32) -> void {
 ";
     let o = run(&(refusal(body) + callees), json!({"args": {"x": 3.0, "out": [0], "u": [0]}})).unwrap();
     assert_eq!(floats(&o, "out"), vec![27.0]);
+    // Callees the pass refuses to inline run here: two returns (relu), and
+    // recursion (x / 2 / 2).
+    let body = "  %r = call @relu, %a : f32
+  %h = call @halve, %r, u32 2 : f32
+  autodiff.backward %h
+  %gr = autodiff.gradient %v : f32
+  buffer.write %out, u32 0, %gr";
+    let callees = "
+callable @relu(%p: f32) -> f32 {
+^entry:
+  %pos = gt %p, f32 0.0 : bool
+  if %pos, true ^keep, false ^zero, merge ^join
+^keep:
+  return %p
+^zero:
+  return f32 0.0
+^join:
+  unreachable
+}
+
+callable @halve(%p: f32, %n: u32) -> f32 {
+^entry:
+  %r = alloca : f32
+  store %r, %p
+  %z = eq %n, u32 0 : bool
+  if %z, true ^stop, false ^more, merge ^join
+^stop:
+  br target ^join
+^more:
+  %n1 = sub %n, u32 1 : u32
+  %q = mul %p, f32 0.5 : f32
+  %d = call @halve, %q, %n1 : f32
+  store %r, %d
+  br target ^join
+^join:
+  %v = load %r : f32
+  return %v
+}
+";
+    for (x, g) in [(3.0, 0.25), (-3.0, 0.0)] {
+        let o = run(&(refusal(body) + callees), json!({"args": {"x": x, "out": [9], "u": [0]}})).unwrap();
+        assert_eq!(floats(&o, "out"), vec![g], "x = {x}");
+    }
 }
 
 #[test]
