@@ -312,3 +312,245 @@ fn two_scopes_in_one_function_are_differentiated_independently() {
     let out = run(&m, "k", r#"{"args": {"x": 0.5, "out": {"fill": 0, "len": 2}}}"#);
     assert_eq!(numbers!(out.buffers["out"]), vec![1.0, 0.5f64.cos()]);
 }
+
+/// `agree` for a body that calls the `callables` (text appended after the
+/// kernel), and the interpreter's own forward mode on the same scope held
+/// to finite differences too: both implementations differentiate through
+/// calls (docs/autodiff.md, "Calls").
+fn agree_with_calls(name: &str, n: usize, body: &str, callables: &str, xs: &[f64]) {
+    let with = |scope: bool| format!("{}{callables}", kernel(n, body, scope));
+    let y = |p: &[f64]| numbers!(run(&parse(&with(false)), "k", &inputs(p)).buffers["val"])[0];
+    let mut m = parse(&with(true));
+    let oracle = numbers!(run(&m, "k", &inputs(xs)).buffers["out"]);
+    let out = run_pass(&mut m, xir_passes::autodiff::decl()).unwrap_or_else(|e| panic!("{name}: {e:?}"));
+    check(&m, "xir.structured");
+    assert!(out.stats.iter().any(|(k, v)| k == "calls_inlined" && v != "0"), "{name}: {:?}", out.stats);
+    let pass = numbers!(run(&m, "k", &inputs(xs)).buffers["out"]);
+    for k in 0..n {
+        let h = 1e-6 * xs[k].abs().max(1.0);
+        let (mut p, mut q) = (xs.to_vec(), xs.to_vec());
+        p[k] += h;
+        q[k] -= h;
+        let fd = (y(&p) - y(&q)) / (2.0 * h);
+        let tol = 1e-6 * fd.abs().max(1.0);
+        assert!((pass[k] - fd).abs() <= tol, "{name}: d/dx{k}: pass {} vs finite differences {fd}", pass[k]);
+        assert!((oracle[k] - fd).abs() <= tol, "{name}: d/dx{k}: interpreter {} vs finite differences {fd}", oracle[k]);
+    }
+}
+
+/// Helpers for the call tests: values in and out, a vector, a reference
+/// argument written through, and a callee that calls.
+const HELPERS: &str = "
+callable @mix(%p: f64, %q: f64) -> f64 {
+^entry:
+  %m = mul %p, %q : f64
+  %s = sin %p : f64
+  %r = add %m, %s : f64
+  return %r
+}
+
+callable @norm(%v: vec<f64, 3>) -> f64 {
+^entry:
+  %d = dot %v, %v : f64
+  %l = sqrt %d : f64
+  return %l
+}
+
+callable @scale_into(%acc: ref f64, %k: f64) -> void {
+^entry:
+  %o = load %acc : f64
+  %n = mul %o, %k : f64
+  %t = tanh %n : f64
+  store %acc, %t
+  return
+}
+
+callable @outer(%p: f64, %q: f64) -> f64 {
+^entry:
+  %t = alloca : f64
+  %u = call @mix, %p, %q : f64
+  store %t, %u
+  call @scale_into, %t, %p
+  %w = load %t : f64
+  %r = mul %w, %q : f64
+  return %r
+}
+";
+
+#[test]
+fn calls_are_differentiated_through_their_callees() {
+    let xs = [0.7, -1.3, 0.4];
+    let cases: &[(&str, &str)] = &[
+        ("value-args", "  %y = call @mix, %a0, %a1 : f64"),
+        (
+            "vector-arg",
+            "  %v = aggregate %a0, %a1, %a2 : vec<f64, 3>\n  %l = call @norm, %v : f64\n  %y = mul %l, %a0 : f64",
+        ),
+        ("reference-arg", "  %t = alloca : f64\n  store %t, %a2\n  call @scale_into, %t, %a0\n  %y = load %t : f64"),
+        ("called-twice", "  %u = call @mix, %a0, %a1 : f64\n  %w = call @mix, %u, %a2 : f64\n  %y = mul %u, %w : f64"),
+        ("callee-calls", "  %u = call @outer, %a0, %a1 : f64\n  %y = add %u, %a2 : f64"),
+        (
+            "in-a-branch",
+            "  %t = alloca : f64
+  store %t, %a2
+  %c = lt %a0, %a1 : bool
+  if %c, true ^then, false ^else, merge ^join
+^then:
+  %u = call @mix, %a0, %a2 : f64
+  store %t, %u
+  br target ^join
+^else:
+  call @scale_into, %t, %a1
+  br target ^join
+^join:
+  %y = load %t : f64",
+        ),
+    ];
+    for &(name, body) in cases {
+        agree_with_calls(name, 3, body, HELPERS, &xs);
+        // The other arm of the branch.
+        agree_with_calls(name, 3, body, HELPERS, &[-0.9, 0.3, 1.1]);
+    }
+}
+
+#[test]
+fn a_call_in_a_counted_loop_is_inlined_then_expanded() {
+    // acc = tanh(acc * x), three times, through a reference argument.
+    let body = "  %acc = alloca : f64
+  store %acc, %a1
+  %i = alloca : u32
+  store %i, u32 0
+  loop prepare ^p, body ^b, update ^u, merge ^m
+^p:
+  %iv = load %i : u32
+  %more = lt %iv, u32 3 : bool
+  cond_br %more, true ^b, false ^m
+^b:
+  call @scale_into, %acc, %a0
+  br target ^u
+^u:
+  %iv2 = load %i : u32
+  %inext = add %iv2, u32 1 : u32
+  store %i, %inext
+  br target ^p
+^m:
+  %y = load %acc : f64";
+    agree_with_calls("loop", 2, body, HELPERS, &[0.8, 1.2]);
+}
+
+#[test]
+fn a_recursive_callee_before_the_backward_is_refused_and_nothing_changes() {
+    let recursive = "
+callable @down(%p: f64, %n: u32) -> f64 {
+^entry:
+  %r = alloca : f64
+  store %r, %p
+  %z = eq %n, u32 0 : bool
+  if %z, true ^stop, false ^more, merge ^join
+^stop:
+  br target ^join
+^more:
+  %n1 = sub %n, u32 1 : u32
+  %h = mul %p, f64 0.5 : f64
+  %d = call @down, %h, %n1 : f64
+  store %r, %d
+  br target ^join
+^join:
+  %v = load %r : f64
+  return %v
+}
+";
+    let src = format!("{}{recursive}", kernel(1, "  %y = call @down, %a0, u32 2 : f64", true));
+    // The interpreter runs it: (x / 2) / 2.
+    let original = parse(&src);
+    assert_eq!(numbers!(run(&original, "k", &inputs(&[3.0])).buffers["out"]), vec![0.25]);
+    // The pass refuses it, at the call, and leaves the module as it was.
+    let mut m = parse(&src);
+    let before = xir::text::print_module(&m);
+    let e = run_pass(&mut m, xir_passes::autodiff::decl()).expect_err("recursion is refused");
+    assert_eq!(e.diagnostics.len(), 1, "{:?}", e.diagnostics);
+    let d = &e.diagnostics[0];
+    assert_eq!(
+        d.message,
+        "a call to the recursive `@down` before the backward: the pass differentiates a callee by inlining it"
+    );
+    assert_eq!(d.function.as_deref(), Some("k"));
+    let call = d.inst.expect("located at an instruction");
+    assert_eq!(m.func(m.find_function("k").unwrap()).opcode(call), xir::Opcode::Call);
+    assert_eq!(before, xir::text::print_module(&m), "a refused module is left as it was");
+}
+
+#[test]
+fn the_pass_and_the_interpreter_refuse_malformed_scopes_alike() {
+    // Both run `xir::autodiff::check_scopes`: the same words at the same
+    // instruction (the interpreter before the scope starts, the pass before
+    // it changes anything).
+    let bodies = [
+        "  autodiff.scope body ^b2, merge ^d2\n^b2:\n  br target ^d2\n^d2:\n  autodiff.backward %a",
+        "  autodiff.backward %a\n  return",
+        "  autodiff.backward %a\n  autodiff.backward %a",
+        "  %g = autodiff.gradient %v : f64\n  autodiff.backward %a",
+        "  autodiff.backward %a\n  autodiff.requires_gradient %w",
+        "  autodiff.requires_gradient %v\n  autodiff.backward %a",
+        "  autodiff.backward %a\n  %g = autodiff.gradient %w : f64",
+        "  %s = mul %a, %a : f64\n  autodiff.gradient_marker %s, f64 2.0\n  autodiff.backward %a",
+        "  %y = mul %a, %a : f64",
+        "  %u = alloca : u32\n  autodiff.requires_gradient %u\n  autodiff.backward %a",
+    ];
+    for body in bodies {
+        let src = format!(
+            "kernel @k(%x: f64, %out: buffer<f64>) block_size(1, 1, 1) {{
+^entry:
+  %v = alloca : f64
+  %w = alloca : f64
+  store %v, %x
+  store %w, %x
+  autodiff.scope body ^body, merge ^done
+^body:
+  autodiff.requires_gradient %v
+  %a = load %v : f64
+{body}
+  br target ^done
+^done:
+  return
+}}
+"
+        );
+        let mut m = parse(&src);
+        let k = m.find_function("k").unwrap();
+        let inputs = xir::interp::Inputs::from_json(r#"{"args": {"x": 1.5, "out": [0]}}"#).unwrap();
+        let interp = xir::interp::run_kernel(&m, k, &inputs).expect_err(body);
+        let pass = run_pass(&mut m, xir_passes::autodiff::decl()).expect_err(body);
+        let d = &pass.diagnostics[0];
+        assert_eq!((&interp.message, interp.inst), (&d.message, d.inst), "{body}");
+    }
+    // A scope in a function the scope calls: nested, at the callee's scope.
+    let src = format!(
+        "{}
+callable @f(%p: f64) -> f64 {{
+^entry:
+  %v = alloca : f64
+  store %v, %p
+  autodiff.scope body ^b, merge ^m
+^b:
+  autodiff.requires_gradient %v
+  autodiff.backward %p
+  br target ^m
+^m:
+  return %p
+}}
+",
+        kernel(1, "  %y = call @f, %a0 : f64", true)
+    );
+    let mut m = parse(&src);
+    let interp = xir::interp::run_kernel(
+        &m,
+        m.find_function("k").unwrap(),
+        &xir::interp::Inputs::from_json(&inputs(&[1.5])).unwrap(),
+    )
+    .expect_err("nested");
+    let pass = run_pass(&mut m, xir_passes::autodiff::decl()).expect_err("nested");
+    let d = &pass.diagnostics[0];
+    assert_eq!(interp.message, "a scope nested in another autodiff scope");
+    assert_eq!((&interp.message, interp.function.as_deref(), interp.inst), (&d.message, d.function.as_deref(), d.inst));
+}

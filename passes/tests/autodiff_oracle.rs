@@ -2,8 +2,8 @@
 //! dual numbers, an independent implementation of docs/autodiff.md) and
 //! against central finite differences, over generated `f64` programs:
 //! straight-line arithmetic, variables written and read back, `if`s on
-//! comparisons of computed values and counted loops, all before one
-//! `backward`. The three must agree within 1e-6 relative error
+//! comparisons of computed values, counted loops and calls (by value and
+//! through a reference), all before one `backward`. The three must agree within 1e-6 relative error
 //! (`XIR_PROPTEST_CASES` raises the 64 cases).
 
 #[macro_use]
@@ -31,7 +31,7 @@ fn body(n: usize, choices: &[u32]) -> String {
         let pick = |k: u32, vals: &Vec<String>| vals[vals.len() - 1 - (k as usize % vals.len().min(4))].clone();
         let (a, b) = (pick(r, &vals), pick(r / 7, &vals));
         let out = name("t");
-        match c % 10 {
+        match c % 12 {
             0 => s += &format!("  {out} = add {a}, {b} : f64\n"),
             1 => s += &format!("  {out} = mul {a}, {b} : f64\n"),
             2 => s += &format!("  {out} = sub {a}, {b} : f64\n"),
@@ -82,6 +82,14 @@ fn body(n: usize, choices: &[u32]) -> String {
                     mg = &mg[1..]
                 );
             }
+            10 => s += &format!("  {out} = call @mix, {a}, {b} : f64\n"),
+            11 => {
+                // A variable updated by a callee through a reference.
+                let v = name("v");
+                s += &format!(
+                    "  {v} = alloca : f64\n  store {v}, {a}\n  call @damp, {v}, {b}\n  {out} = load {v} : f64\n"
+                );
+            }
             _ => s += &format!("  {out} = fma {a}, {b}, f64 0.5 : f64\n"),
         }
         vals.push(out);
@@ -89,6 +97,33 @@ fn body(n: usize, choices: &[u32]) -> String {
     s += &format!("  %y = add {}, f64 0.0 : f64\n", vals.last().expect("values"));
     s
 }
+
+/// The callables the generated bodies call (appended to every kernel; the
+/// `mix` callee itself calls).
+const CALLABLES: &str = "
+callable @mix(%p: f64, %q: f64) -> f64 {
+^entry:
+  %m = mul %p, %q : f64
+  %s = call @wave, %p : f64
+  %r = add %m, %s : f64
+  return %r
+}
+
+callable @wave(%p: f64) -> f64 {
+^entry:
+  %s = sin %p : f64
+  return %s
+}
+
+callable @damp(%t: ref f64, %k: f64) -> void {
+^entry:
+  %o = load %t : f64
+  %n = mul %o, %k : f64
+  %h = tanh %n : f64
+  store %t, %h
+  return
+}
+";
 
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-6 * a.abs().max(b.abs()).max(1.0)
@@ -106,7 +141,7 @@ proptest! {
     ) {
         let xs = &xs[..n];
         let b = body(n, &choices);
-        let src = kernel(n, &b, true);
+        let src = kernel(n, &b, true) + CALLABLES;
         // The interpreter's own autodiff on the scope.
         let original = parse(&src);
         let oracle = numbers!(run(&original, "k", &inputs(xs)).buffers["out"]);
@@ -115,7 +150,7 @@ proptest! {
         run_pass(&mut m, xir_passes::autodiff::decl()).unwrap_or_else(|e| panic!("{e:?}\n{src}"));
         let pass = numbers!(run(&m, "k", &inputs(xs)).buffers["out"]);
         // Central finite differences on the primal program.
-        let primal = parse(&kernel(n, &b, false));
+        let primal = parse(&(kernel(n, &b, false) + CALLABLES));
         let y = |p: &[f64]| numbers!(run(&primal, "k", &inputs(p)).buffers["val"])[0];
         for k in 0..n {
             let h = 1e-6 * xs[k].abs().max(1.0);

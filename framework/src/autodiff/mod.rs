@@ -7,4 +7,4 @@
 
 mod scope;
 
-pub use scope::{check_scopes, differentiable, reach, scope_shape, ScopeShape};
+pub use scope::{check_scopes, differentiable, reach, scope_shape, ScopeShape, BUFFER_READ_AND_WRITTEN, NESTED_SCOPE};

@@ -18,6 +18,15 @@ use crate::{Block, Diagnostic, Function, Inst, Module};
 /// Diagnostics of malformed scopes (docs/diagnostics.md).
 const RULE: &str = "autodiff-scope";
 
+/// The refusal of a scope inside another (the interpreter also says it of
+/// a scope that starts in a function a scope calls).
+pub const NESTED_SCOPE: &str = "a scope nested in another autodiff scope";
+
+/// The refusal of a buffer a scope both writes and reads (the pass sees it
+/// in the code, the interpreter when it happens).
+pub const BUFFER_READ_AND_WRITTEN: &str =
+    "a buffer written in the autodiff scope is also read in it; gradients do not flow through buffer memory";
+
 /// One scope, its region and its intrinsics, computed without changing
 /// anything.
 #[derive(Clone, Debug)]
@@ -36,16 +45,20 @@ pub struct ScopeShape {
     pub backward: Inst,
     /// `autodiff.requires_gradient` instructions, in execution order.
     pub marks: Vec<Inst>,
+    /// `blocks` as a map: the sweep asks for the level of every operand's
+    /// block, so a scan of `blocks` would make it quadratic in scopes with
+    /// many blocks (expanded loops).
+    level: FxHashMap<Block, usize>,
 }
 
 impl ScopeShape {
     /// Whether `b` is a block of the body region.
     pub fn contains(&self, b: Block) -> bool {
-        self.blocks.iter().any(|&(x, _)| x == b)
+        self.level.contains_key(&b)
     }
     /// The top-level index `b` belongs to.
     pub fn level_of(&self, b: Block) -> Option<usize> {
-        self.blocks.iter().find(|&&(x, _)| x == b).map(|&(_, k)| k)
+        self.level.get(&b).copied()
     }
     /// Whether instruction `i` (in body block `b`) runs after the backward:
     /// in a later top-level block, in a construct of the backward's block,
@@ -128,7 +141,7 @@ pub fn scope_shape(m: &Module, f: &Function, header: Block, scope: Inst) -> Resu
             continue;
         }
         match op {
-            Opcode::AutodiffScope => return Err(diag(f, i, "a scope nested in another autodiff scope".into())),
+            Opcode::AutodiffScope => return Err(diag(f, i, NESTED_SCOPE.into())),
             Opcode::Return | Opcode::RasterDiscard | Opcode::Unreachable => {
                 return Err(diag(f, i, format!("`{op}` inside an autodiff scope; the scope must end at its merge")))
             }
@@ -226,6 +239,7 @@ pub fn scope_shape(m: &Module, f: &Function, header: Block, scope: Inst) -> Resu
         blocks: blocks.clone(),
         backward,
         marks: Vec::new(),
+        level: blocks.iter().copied().collect(),
     };
     let mut marks: Vec<Inst> = Vec::new();
     for &(b, _) in &blocks {

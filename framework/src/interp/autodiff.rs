@@ -19,7 +19,7 @@ use std::rc::Rc;
 
 use xir_spec::Opcode;
 
-use crate::ir::{Block, Inst, Type, TypeId, TypeTable, Value};
+use crate::ir::{Block, Type, TypeId, TypeTable, Value};
 
 use super::arith::{self, R};
 use super::value::{scalar_kind, undef_of, Ptr, Sk, Val};
@@ -27,6 +27,10 @@ use super::value::{scalar_kind, undef_of, Ptr, Sk, Val};
 /// The error of a differentiable value reaching an operation outside
 /// docs/autodiff.md's lists.
 pub(crate) const NON_DIFFERENTIABLE: &str = "non-differentiable operation on a gradient path";
+
+/// A scope starting in a function its scope calls: the shared check's
+/// words, since the pass, which inlines the callee, sees a nested scope.
+pub(crate) use crate::autodiff::NESTED_SCOPE as NESTED;
 
 /// The state of the autodiff scope a thread is running.
 pub(crate) struct Scope {
@@ -37,11 +41,11 @@ pub(crate) struct Scope {
     pub depth: usize,
     inputs: Vec<Input>,
     /// The gradient of every input leaf so far (`accumulate_gradient` may
-    /// add before the `backward`, which sets `ran`).
+    /// add before the `backward`).
     grad: Vec<f64>,
-    ran: bool,
-    /// The seeds `gradient_marker` set: its operand, the marker, the seed.
-    markers: Vec<(Value, Inst, Val)>,
+    /// The seeds `gradient_marker` set: its operand and the seed (the
+    /// last one executed wins).
+    markers: Vec<(Value, Val)>,
     /// Buffers (dispatch indices) read and written in the scope.
     read: Vec<u32>,
     written: Vec<u32>,
@@ -62,7 +66,6 @@ impl Scope {
             depth,
             inputs: Vec::new(),
             grad: Vec::new(),
-            ran: false,
             markers: Vec::new(),
             read: Vec::new(),
             written: Vec::new(),
@@ -71,16 +74,9 @@ impl Scope {
 
     /// `requires_gradient`: the value `v` of the variable at `ptr` becomes
     /// an input; returns the value with a unit tangent on each float leaf.
+    /// (`xir::autodiff::check_scopes` has made sure that the mark is of a
+    /// whole variable with a float leaf, once, before the backward.)
     pub fn mark(&mut self, types: &TypeTable, ptr: &Ptr, ty: TypeId, mut v: Val) -> R<Val> {
-        if !ptr.path.is_empty() {
-            return Err("`requires_gradient` of a part of a variable: it marks a whole `alloca`".into());
-        }
-        if self.ran {
-            return Err("`requires_gradient` after the scope's `backward`".into());
-        }
-        if self.inputs.iter().any(|i| i.ptr == *ptr) {
-            return Err("variable marked twice by `requires_gradient` in one scope".into());
-        }
         let first = self.grad.len();
         let mut next = first;
         walk(types, ty, &mut v, &mut |sk, leaf| {
@@ -94,14 +90,13 @@ impl Scope {
             }
             Ok(())
         })?;
-        if next == first {
-            return Err("`requires_gradient` of a variable with no float leaf (not differentiable)".into());
-        }
         self.grad.resize(next, 0.0);
         self.inputs.push(Input { ptr: ptr.clone(), ty, first });
         Ok(v)
     }
 
+    /// The input marked at `ptr` (the static checks made sure there is
+    /// one, at the top level before every use).
     fn input(&self, ptr: &Ptr) -> R<&Input> {
         self.inputs
             .iter()
@@ -111,10 +106,8 @@ impl Scope {
 
     /// `gradient %p : T`: the gradient of the input at `ptr` so far, each
     /// leaf rounded to its type (zero in the leaves that are not floats).
+    /// The static checks placed it after the backward.
     pub fn gradient(&self, types: &TypeTable, ptr: &Ptr, ty: TypeId) -> R<Val> {
-        if !self.ran {
-            return Err("`gradient` read before the scope's `backward` has run".into());
-        }
         let input = self.input(ptr)?;
         if input.ty != ty {
             return Err("`gradient` of a type other than the variable's".into());
@@ -152,21 +145,16 @@ impl Scope {
     }
 
     /// `gradient_marker %y, %s`: the seed of the next `backward` of `y`.
-    pub fn marker(&mut self, operand: Value, at: Inst, seed: Val) {
+    pub fn marker(&mut self, operand: Value, seed: Val) {
         self.markers.retain(|m| m.0 != operand);
-        self.markers.push((operand, at, strip(&seed)));
+        self.markers.push((operand, strip(&seed)));
     }
 
-    /// `backward %y` (the value `y` of type `ty`, operand `operand`): adds
-    /// `sum_j seed_j * tangent(y_j)` to the gradient.
-    pub fn backward(&mut self, types: &TypeTable, operand: Value, ty: TypeId, mut y: Val) -> R<()> {
-        if self.ran {
-            return Err("a second `backward` in one autodiff scope".into());
-        }
-        if let Some((_, at, _)) = self.markers.iter().find(|m| m.0 != operand) {
-            return Err(format!("the `gradient_marker` {at} marks a value that is not this `backward`'s operand"));
-        }
-        let mut seed = self.markers.pop().map(|(_, _, s)| s);
+    /// `backward %y` (the value `y` of type `ty`): adds `sum_j seed_j *
+    /// tangent(y_j)` to the gradient. The static checks made it the
+    /// scope's only backward, and every marker's operand its operand.
+    pub fn backward(&mut self, types: &TypeTable, ty: TypeId, mut y: Val) -> R<()> {
+        let mut seed = self.markers.pop().map(|(_, s)| s);
         let mut seeds = Vec::new();
         if let Some(s) = &mut seed {
             walk(types, ty, s, &mut |sk, leaf| {
@@ -189,7 +177,6 @@ impl Scope {
             }
             Ok(())
         })?;
-        self.ran = true;
         Ok(())
     }
 
@@ -198,7 +185,7 @@ impl Scope {
     pub fn touch(&mut self, b: u32, write: bool) -> R<()> {
         let (mine, other) = if write { (&mut self.written, &self.read) } else { (&mut self.read, &self.written) };
         if other.contains(&b) {
-            return Err("a buffer written in an autodiff scope is also read in it".into());
+            return Err(crate::autodiff::BUFFER_READ_AND_WRITTEN.into());
         }
         if !mine.contains(&b) {
             mine.push(b);

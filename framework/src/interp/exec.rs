@@ -12,7 +12,7 @@ use xir_spec::{Opcode, SpecialRegister};
 use crate::ir::{ArgKind, Block, ConstValue, FuncId, Function, Inst, InstCore, Module, TypeId, Value};
 
 use super::arith::{binop, mask, R};
-use super::autodiff::{self, has_tangent, Scope, NON_DIFFERENTIABLE};
+use super::autodiff::{self, has_tangent, Scope, NESTED, NON_DIFFERENTIABLE};
 use super::memory::{Buf, Mem};
 use super::ops::{eval_pure, index_value};
 use super::value::{scalar_kind, undef_of, Ptr, Root, Sk, Val};
@@ -189,6 +189,10 @@ pub(crate) struct Machine<'m> {
     opts: Options,
     pub dispatch_size: [u32; 3],
     pub block_size: [u32; 3],
+    /// The shared static checks of autodiff scopes (`xir::autodiff`), run
+    /// once per function the first time a scope runs in it or a scope
+    /// calls it: `None` until then, then the first refusal, if any.
+    scope_checks: Vec<Option<Option<InterpError>>>,
 }
 
 fn const_val(m: &Module, c: crate::ir::Const) -> Val {
@@ -263,6 +267,46 @@ impl<'m> Machine<'m> {
             opts,
             dispatch_size,
             block_size,
+            scope_checks: vec![None; m.functions.len()],
+        }
+    }
+
+    /// The shared structural checks of autodiff scopes (the `autodiff` pass
+    /// runs the same ones, so both refuse a malformed scope with the same
+    /// words at the same place), for function `fid`; cached. A function
+    /// with an instruction the interpreter cannot run is refused at that
+    /// instruction first: the checks assume well-formed instructions.
+    fn scope_check(&mut self, fid: FuncId) -> Result<(), InterpError> {
+        if self.scope_checks[fid.index()].is_none() {
+            let m = self.m;
+            let f = m.func(fid);
+            let bad =
+                f.blocks().iter().flat_map(|&b| f.block(b).insts().iter().map(move |&i| (b, i))).find(|&(_, i)| {
+                    !f.inst_exists(i) || self.info[fid.index()].bad.get(i.index()).copied().unwrap_or(true)
+                });
+            let first = match bad {
+                Some((b, i)) => {
+                    let msg = if f.inst_exists(i) { malformed(m, f, i) } else { None };
+                    let msg = msg.unwrap_or_else(|| format!("block lists nonexistent instruction {i}"));
+                    Some(self.error(fid, Some(b), Some(i).filter(|&i| f.inst_exists(i)), msg))
+                }
+                None => crate::autodiff::check_scopes(m, f).err().and_then(|ds| ds.into_iter().next()).map(|d| {
+                    InterpError {
+                        message: d.message,
+                        function: Some(f.name.clone()),
+                        block: d.block,
+                        inst: d.inst,
+                        span: d.span,
+                        file: None,
+                        thread: None,
+                    }
+                }),
+            };
+            self.scope_checks[fid.index()] = Some(first);
+        }
+        match &self.scope_checks[fid.index()] {
+            Some(Some(e)) => Err(e.clone()),
+            _ => Ok(()),
         }
     }
 
@@ -313,6 +357,9 @@ impl<'m> Machine<'m> {
                     format!("step limit of {} instructions for the run exceeded (infinite loop?)", self.opts.max_steps);
                 return Err(located(self.error(func, Some(block), Some(inst), msg), t));
             }
+            if f.inst_exists(inst) && f.opcode(inst) == Opcode::AutodiffScope && t.ad.is_none() {
+                self.scope_check(func).map_err(|e| located(e, t))?;
+            }
             let flow = match self.step(t, shared, f, inst) {
                 Ok(fl) => fl,
                 Err(msg) => return Err(located(self.error(func, Some(block), Some(inst), msg), t)),
@@ -350,6 +397,11 @@ impl<'m> Machine<'m> {
                         let msg = format!("callee @{} has no body", g.name);
                         return Err(located(self.error(func, Some(block), Some(inst), msg), t));
                     };
+                    // A callee runs as part of the scope: its intrinsics
+                    // are refused as the pass refuses them.
+                    if t.ad.is_some() {
+                        self.scope_check(callee).map_err(|e| located(e, t))?;
+                    }
                     let base = t.locals.len() as u32;
                     t.locals.resize(base as usize + self.info[callee.index()].n_locals as usize, Val::U);
                     t.frames.push(Frame {
@@ -473,7 +525,7 @@ impl<'m> Machine<'m> {
         }
         if let Some(sc) = ad.as_deref_mut() {
             let mem = Mem { locals, shared, bufs: &mut self.bufs };
-            match scoped(m, sc, depth == sc.depth, mem, f, inst, &mut ops)? {
+            match scoped(m, sc, mem, f, inst, &mut ops)? {
                 Scoped::Run => {}
                 Scoped::Next => return Ok(Flow::Next),
                 Scoped::Val(v) => {
@@ -732,19 +784,13 @@ fn end_scope(t: &mut Thread) {
     t.locals.iter_mut().for_each(autodiff::strip_in_place);
 }
 
-/// The step of an instruction inside an autodiff scope (`in_body`: in the
-/// scope's own frame, not a function it calls): the intrinsics, tangents of
-/// the differentiable operations, buffers as constants, and the refusals of
-/// docs/autodiff.md "What a scope may not do" that a run can see.
-fn scoped(
-    m: &Module,
-    sc: &mut Scope,
-    in_body: bool,
-    mut mem: Mem,
-    f: &Function,
-    inst: Inst,
-    ops: &mut [Val],
-) -> R<Scoped> {
+/// The step of an instruction inside an autodiff scope (its body or a
+/// function it calls): the intrinsics, tangents of the differentiable
+/// operations, buffers as constants, and the refusals of docs/autodiff.md
+/// "What a scope may not do" that only a run can see (the structural ones
+/// are `xir::autodiff`'s, checked before the scope starts: see
+/// `Machine::scope_check`).
+fn scoped(m: &Module, sc: &mut Scope, mut mem: Mem, f: &Function, inst: Inst, ops: &mut [Val]) -> R<Scoped> {
     use super::semantics::{semantics, Semantics};
     use Opcode::*;
     let d = f.inst(inst);
@@ -756,21 +802,11 @@ fn scoped(
         }
     };
     match d.opcode {
-        AutodiffScope => return Err("an autodiff scope inside another (scopes do not nest)".into()),
-        AutodiffRequiresGradient
-        | AutodiffGradient
-        | AutodiffGradientMarker
-        | AutodiffAccumulateGradient
-        | AutodiffBackward
-            if !in_body =>
-        {
-            return Err(format!("`{}` in a function called from an autodiff scope", d.opcode))
-        }
+        // A scope in a function the scope calls (the pass, which inlines
+        // the callee, sees it nested).
+        AutodiffScope => return Err(NESTED.into()),
         AutodiffRequiresGradient => {
             let p = addr(&ops[0])?;
-            if !matches!(p.root, Root::Local(_)) {
-                return Err("`requires_gradient` of an address that is not a local variable".into());
-            }
             let v = mem.read(&p)?;
             let v = sc.mark(types, &p, f.value_type(m, d.operands[0]), v)?;
             mem.modify(&p, |slot| {
@@ -785,7 +821,7 @@ fn scoped(
             return Ok(Scoped::Next);
         }
         AutodiffGradientMarker => {
-            sc.marker(d.operands[0], inst, ops[1].clone());
+            sc.marker(d.operands[0], ops[1].clone());
             return Ok(Scoped::Next);
         }
         AutodiffBackward => {
@@ -796,7 +832,7 @@ fn scoped(
             if y.all_undef() {
                 return Err("`backward` of an undefined value".into());
             }
-            sc.backward(types, d.operands[0], f.value_type(m, d.operands[0]), y)?;
+            sc.backward(types, f.value_type(m, d.operands[0]), y)?;
             return Ok(Scoped::Next);
         }
         AutodiffDetach => {
@@ -806,7 +842,11 @@ fn scoped(
             };
             return Ok(Scoped::Val(autodiff::strip(&v)));
         }
-        Return if in_body => return Err("`return` inside an autodiff scope".into()),
+        // Tangents pass into the callee with its arguments (values, and
+        // addresses of variables holding them) and come back with its
+        // result: the callee's instructions run through this same step.
+        // (A `return` in the scope's own body is refused statically.)
+        Call | Return => return Ok(Scoped::Run),
         // Buffers carry no gradient: a write stores the primal value.
         Store | Load => {
             if let Val::P(p) = &ops[0] {
@@ -848,11 +888,7 @@ fn scoped(
             _ => {}
         }
     }
-    let tangent = ops.iter().any(|v| match v {
-        // A reference to memory holding tangents (a call argument).
-        Val::P(p) if d.opcode == Call => mem.read(p).is_ok_and(|v| has_tangent(&v)),
-        v => has_tangent(v),
-    });
+    let tangent = ops.iter().any(has_tangent);
     if !tangent || autodiff::moves(d.opcode) {
         return Ok(Scoped::Run);
     }

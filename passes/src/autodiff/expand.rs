@@ -258,8 +258,8 @@ pub fn expand(m: &mut Module, fid: FuncId, t: Inst, n: u64) {
     f.replace_inst(t, enter);
     let dead: Vec<Inst> = region.iter().flat_map(|&b| f.block(b).insts().to_vec()).collect();
     f.remove_insts(&dead);
-    let mut layout: Vec<Block> =
-        f.blocks().iter().copied().filter(|b| !region.contains(b) && !new_layout.contains(b)).collect();
+    let gone: FxHashSet<Block> = region.iter().chain(&new_layout).copied().collect();
+    let mut layout: Vec<Block> = f.blocks().iter().copied().filter(|b| !gone.contains(b)).collect();
     let at = layout.iter().position(|&b| b == header).expect("in the layout") + 1;
     layout.splice(at..at, new_layout);
     f.set_layout(layout);

@@ -2,7 +2,9 @@
 //! (semantics: docs/autodiff.md; the interpreter runs the same scopes in
 //! forward mode, independently, and the tests hold the two together).
 //!
-//! For each scope: check its shape (`xir::autodiff`), plan (activity: which
+//! For each scope: check its shape (`xir::autodiff`), inline the calls
+//! before its backward (`calls.rs`), expand its loops (`expand.rs`), plan
+//! (activity: which
 //! values and variables carry gradients; refuse what cannot be
 //! differentiated, with its location), then write the reverse sweep at the
 //! backward's position and replace every intrinsic by ordinary code
@@ -14,6 +16,7 @@
 //! - Produces: the same dialect, without autodiff instructions.
 //! - Preserves: nothing (blocks and variables are added).
 
+mod calls;
 mod emit;
 mod expand;
 mod plan;
@@ -98,12 +101,21 @@ impl Pass for Autodiff {
         if scopes.is_empty() {
             return Ok(PassOutcome::changed(false));
         }
-        // Expanding loops changes the module before every plan is known:
-        // keep the input to restore on a refusal.
+        // Inlining calls and expanding loops change the module before every
+        // plan is known: keep the input to restore on a refusal.
         let before = module.clone();
-        let mut expanded = 0;
+        let cg = xir::analysis::CallGraph::compute(module);
+        let (mut inlined, mut expanded) = (0, 0);
         let mut unexpanded = Vec::new();
         for &(fid, header, scope) in &scopes {
+            match calls::inline_tape_calls(module, &cg, fid, header, scope) {
+                Ok(n) => inlined += n,
+                Err(d) => {
+                    diags.push(*d);
+                    unexpanded.push(scope);
+                    continue;
+                }
+            }
             loop {
                 let f = module.func(fid);
                 let shape = xir::autodiff::scope_shape(module, f, header, scope).map_err(|d| refused(vec![*d]))?;
@@ -142,6 +154,7 @@ impl Pass for Autodiff {
         }
         let mut out = PassOutcome::changed(true);
         out.stats.push(("scopes".into(), scopes.len().to_string()));
+        out.stats.push(("calls_inlined".into(), inlined.to_string()));
         out.stats.push(("loops_expanded".into(), expanded.to_string()));
         Ok(out)
     }

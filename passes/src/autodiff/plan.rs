@@ -25,6 +25,8 @@ pub struct ScopePlan {
     /// Local variables (allocas) that hold gradient-carrying data at some
     /// point of the tape, in first-use order.
     pub roots: Vec<Value>,
+    /// `roots` as a set (asked once per memory access of the tape).
+    root_set: FxHashSet<Value>,
 }
 
 impl ScopePlan {
@@ -32,7 +34,7 @@ impl ScopePlan {
         self.active.contains(&v)
     }
     pub fn root_active(&self, f: &Function, p: Value) -> bool {
-        root(f, p).is_some_and(|r| self.roots.contains(&r))
+        root(f, p).is_some_and(|r| self.root_set.contains(&r))
     }
 }
 
@@ -167,12 +169,7 @@ pub fn plan_scope(m: &Module, f: &Function, shape: ScopeShape) -> Result<ScopePl
     let mut writes: Vec<(Value, Inst)> = written.into_iter().collect();
     writes.sort_by_key(|&(_, i)| i.index());
     if let Some(&(_, i)) = writes.iter().find(|(buf, _)| read.contains(buf)) {
-        return Err(located(
-            f,
-            i,
-            "a buffer written in the autodiff scope is also read in it; gradients do not flow through buffer memory"
-                .into(),
-        ));
+        return Err(located(f, i, xir::autodiff::BUFFER_READ_AND_WRITTEN.into()));
     }
     // Activity, to a fixed point (a store makes its variable active for the
     // loads the layout placed before it only through another store, so two
@@ -181,8 +178,9 @@ pub fn plan_scope(m: &Module, f: &Function, shape: ScopeShape) -> Result<ScopePl
         tape_blocks.iter().flat_map(|&b| f.block(b).insts().iter().copied()).filter(|i| tape.contains(i)).collect();
     let mut active: FxHashSet<Value> = FxHashSet::default();
     let mut roots: Vec<Value> = Vec::new();
+    let mut root_set: FxHashSet<Value> = FxHashSet::default();
     for &i in &order {
-        if f.opcode(i) == Opcode::AutodiffRequiresGradient {
+        if f.opcode(i) == Opcode::AutodiffRequiresGradient && root_set.insert(f.inst(i).operands[0]) {
             roots.push(f.inst(i).operands[0]);
         }
     }
@@ -202,7 +200,7 @@ pub fn plan_scope(m: &Module, f: &Function, shape: ScopeShape) -> Result<ScopePl
                                 "a value that carries a gradient is stored through an address that is not a local variable".into(),
                             ));
                         };
-                        if !roots.contains(&r) {
+                        if root_set.insert(r) {
                             roots.push(r);
                             changed = true;
                         }
@@ -210,7 +208,7 @@ pub fn plan_scope(m: &Module, f: &Function, shape: ScopeShape) -> Result<ScopePl
                 }
                 Opcode::Load => {
                     let p = d.operands[0];
-                    if differentiable(m, d.ty) && root(f, p).is_some_and(|r| roots.contains(&r)) {
+                    if differentiable(m, d.ty) && root(f, p).is_some_and(|r| root_set.contains(&r)) {
                         changed |= active.insert(Value::Inst(i));
                     }
                 }
@@ -255,5 +253,5 @@ pub fn plan_scope(m: &Module, f: &Function, shape: ScopeShape) -> Result<ScopePl
             ));
         }
     }
-    Ok(ScopePlan { shape, tape, active, roots })
+    Ok(ScopePlan { shape, tape, active, roots, root_set })
 }

@@ -43,6 +43,10 @@ struct Sweep<'a> {
     new_allocas: Vec<Inst>,
     adj: FxHashMap<Value, Value>,
     shadow: FxHashMap<Value, Value>,
+    /// The shadow and adjoint slots in creation order: the backward zeroes
+    /// them in this order (kept as they are made rather than sorted from
+    /// the maps, which cost `n log n` on large scopes).
+    zeroed: Vec<Value>,
     spill: FxHashMap<Value, Value>,
     grad: FxHashMap<Value, Value>,
 }
@@ -63,6 +67,7 @@ pub fn differentiate(m: &mut Module, func: FuncId, plan: &ScopePlan) {
         new_allocas: Vec::new(),
         adj: FxHashMap::default(),
         shadow: FxHashMap::default(),
+        zeroed: Vec::new(),
         spill: FxHashMap::default(),
         grad: FxHashMap::default(),
     };
@@ -70,6 +75,7 @@ pub fn differentiate(m: &mut Module, func: FuncId, plan: &ScopePlan) {
         let ty = s.src.value_type(s.m, r);
         let a = s.alloca(ty, r, "adj");
         s.shadow.insert(r, a);
+        s.zeroed.push(a);
     }
     for &mk in &shape.marks {
         let p = s.src.inst(mk).operands[0];
@@ -94,9 +100,7 @@ pub fn differentiate(m: &mut Module, func: FuncId, plan: &ScopePlan) {
     s.emitter().op_blocks(Opcode::Br, &[cont]);
     // The sweep's entry: zero every adjoint, seed the output, go.
     s.cur = start;
-    let mut zeroed: Vec<Value> = s.shadow.values().copied().chain(s.adj.values().copied()).collect();
-    zeroed.sort_by_key(|v| v.as_inst().map(|i| i.index()));
-    for slot in zeroed {
+    for slot in std::mem::take(&mut s.zeroed) {
         let ty = s.src_ty_of_slot(slot);
         let mut e = s.emitter();
         let z = e.zero(ty);
@@ -131,7 +135,8 @@ pub fn differentiate(m: &mut Module, func: FuncId, plan: &ScopePlan) {
     }
     // Layout: the sweep's blocks right after the backward's block, then
     // the code that followed the backward.
-    let mut layout: Vec<Block> = f.blocks().iter().copied().filter(|b| !new_blocks.contains(b)).collect();
+    let fresh: rustc_hash::FxHashSet<Block> = new_blocks.iter().copied().collect();
+    let mut layout: Vec<Block> = f.blocks().iter().copied().filter(|b| !fresh.contains(b)).collect();
     let at = layout.iter().position(|&b| b == bb).expect("in the layout") + 1;
     layout.splice(at..at, new_blocks.iter().copied());
     f.set_layout(layout);
@@ -228,6 +233,7 @@ impl Sweep<'_> {
         let ty = self.src.value_type(self.m, v);
         let s = self.slot(ty, v, "adj");
         self.adj.insert(v, s);
+        self.zeroed.push(s);
         s
     }
 
