@@ -24,7 +24,9 @@
 //! see some initialized part (the interpreter's rule), and a member nothing
 //! was stored to would otherwise fail to load where the whole load did
 //! not. (Undefined contents becoming zero is a refinement.) A member type
-//! without a zero (a resource handle) keeps such a slot whole.
+//! without a zero (a resource handle) keeps such a slot whole, and so does
+//! a store of a value that may have undefined parts (it could make a member
+//! wholly undefined again).
 //!
 //! Never-read members are dropped, not split: for a thread-private
 //! `alloca` whose every use is a gep, load or store address (no call, no
@@ -36,10 +38,10 @@
 //!
 //! A slot passed to a call, used by an atomic, stored as a value (its
 //! address escapes) or indexed dynamically in its first index stays whole;
-//! a member slot indexed dynamically (an array member) stays one slot. Member slots keep the slot's opcode (a shared
-//! slot splits into shared slots: every thread still addresses the same
-//! members), its comments, location and reg2mem spill provenance, and are
-//! named `name.k` after it.
+//! a member slot indexed dynamically (an array member) stays one slot.
+//! Member slots keep the slot's opcode (a shared slot splits into shared
+//! slots: every thread still addresses the same members), its comments,
+//! location and reg2mem spill provenance, and are named `name.k` after it.
 //!
 //! - Consumes: `xir` (any dialect).
 //! - Produces: the same dialect.
@@ -159,18 +161,16 @@ fn splittable(m: &Module, fid: FuncId, slot: Inst, tys: &[TypeId], o: &Options) 
     let member_gep = |d: &xir::InstCore| {
         d.operands.get(1).and_then(|&v| m.const_int_value(v)).is_some_and(|c| c >= 0 && (c as usize) < tys.len())
     };
-    let mut partial = false;
-    let mut whole_load = false;
+    let (mut partial, mut whole, mut whole_load) = (false, false, false);
     for u in uses {
         let d = f.inst(u.user);
         match d.opcode {
             Opcode::Gep if u.index == 0 && member_gep(d) => partial = true,
-            Opcode::Store if u.index == 0 => {}
-            Opcode::Load => whole_load = true,
+            Opcode::Store if u.index == 0 => whole = true,
+            Opcode::Load => (whole, whole_load) = (true, true),
             _ => return false,
         }
     }
-    let whole = uses.iter().any(|u| f.opcode(u.user) != Opcode::Gep);
     !uses.is_empty()
         && (!whole || partial || o.aggressive)
         && (!whole_load || whole_loads_splittable(m, fid, slot, tys))
@@ -178,13 +178,84 @@ fn splittable(m: &Module, fid: FuncId, slot: Inst, tys: &[TypeId], o: &Options) 
 
 /// A whole load becomes per-member loads only for a thread-private slot of
 /// the entry block whose members all have a zero: the member slots are
-/// then zero-initialized (see the file doc).
+/// then zero-initialized (see the file doc). And only when every value
+/// stored into the slot is surely defined: a store of a value with
+/// undefined parts (a member of another slot's partly initialized whole
+/// load) could leave a member wholly undefined, which its own load would
+/// report where the whole load did not.
 fn whole_loads_splittable(m: &Module, fid: FuncId, slot: Inst, tys: &[TypeId]) -> bool {
     let f = m.func(fid);
     let d = f.inst(slot);
     d.opcode == Opcode::Alloca
         && f.body().is_some_and(|e| f.parent(slot) == Some(e))
         && tys.iter().all(|&t| has_zero(&m.types, t))
+        && stored_values(f, slot).into_iter().all(|v| surely_defined(m, f, slot, v))
+}
+
+/// The values stored into `slot`, whole or through its geps.
+fn stored_values(f: &xir::Function, slot: Inst) -> Vec<Value> {
+    let (mut out, mut addrs) = (Vec::new(), vec![slot]);
+    while let Some(a) = addrs.pop() {
+        for u in f.uses(Value::Inst(a)) {
+            match f.opcode(u.user) {
+                Opcode::Gep if u.index == 0 => addrs.push(u.user),
+                Opcode::Store if u.index == 0 => out.push(f.inst(u.user).operands[1]),
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+/// Whether `v` has no undefined part, by how it is made (`false` when
+/// unknown). Arithmetic on an undefined scalar is an error, so its results
+/// are defined; a scalar load of undefined memory is an error too; a whole
+/// load of `slot` itself reads what the zero-initialized member slots hold
+/// (defined, when every store into them is). Values are only moved by
+/// extract / insert / aggregate / shuffle / select / Phi, so those are
+/// defined when what they move is.
+fn surely_defined(m: &Module, f: &xir::Function, slot: Inst, v: Value) -> bool {
+    let (mut work, mut seen) = (vec![v], rustc_hash::FxHashSet::default());
+    while let Some(v) = work.pop() {
+        let i = match v {
+            Value::Const(_) | Value::Reg(_) => continue,
+            Value::Arg(_) if f.is_kernel() => continue,
+            Value::Inst(i) => i,
+            _ => return false,
+        };
+        if !seen.insert(i) {
+            continue;
+        }
+        let d = f.inst(i);
+        match d.opcode {
+            Opcode::Load => {
+                let from_slot = d.operands[0].as_inst().is_some_and(|a| rooted_at(f, a, slot));
+                if !m.types.is_scalar(d.ty) && !from_slot {
+                    return false;
+                }
+            }
+            Opcode::Extract | Opcode::Insert | Opcode::Aggregate | Opcode::Shuffle | Opcode::Select | Opcode::Phi => {
+                work.extend(d.operands.iter().copied());
+            }
+            Opcode::BufferRead => {}
+            op if xir_spec::spec().op(op).has(xir_spec::Trait::Arithmetic) => {}
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// Whether the address `a` is `slot` or a gep chain from it.
+fn rooted_at(f: &xir::Function, mut a: Inst, slot: Inst) -> bool {
+    loop {
+        if a == slot {
+            return true;
+        }
+        match (f.opcode(a), f.inst(a).operands.first()) {
+            (Opcode::Gep, Some(&Value::Inst(b))) => a = b,
+            _ => return false,
+        }
+    }
 }
 
 /// Whether `zero_const` makes a zero of `ty`.
