@@ -9,15 +9,24 @@
 //! Which aggregates split (options):
 //! - structs and arrays (up to `max_members` members) always;
 //! - vectors (into lanes) only with `decompose_vectors`;
-//! - matrices (into columns) only with `decompose_matrices`;
-//! - `aggressive`: a slot that is also loaded or stored *as a whole* splits
-//!   too: a whole load becomes loads of every member and an `aggregate`, a
-//!   whole store becomes an `extract` and a store per member. Whole loads
-//!   split only for a thread-private `alloca` of the entry block, whose
-//!   member slots are then zero-initialized where the slot was: a load must
-//!   see some initialized part (the interpreter's rule), and a member nothing
-//!   was stored to would otherwise fail to load where the whole load did
-//!   not. (Undefined contents becoming zero is a refinement.)
+//! - matrices (into columns) only with `decompose_matrices`.
+//!
+//! A slot also loaded or stored *as a whole* splits when some gep addresses
+//! one of its members (a partial access: that member can then become an
+//! SSA value on its own), or with `aggressive` even without one (a slot
+//! accessed only whole is left to `mem2reg` otherwise: splitting it would
+//! only trade one load for a load per member). A whole load becomes loads
+//! of every member and an `aggregate`, a whole store an `extract` and a
+//! store per member; `const_fold` then reads members of the rebuilt value
+//! straight from the member loads (extract of aggregate / insert). Whole
+//! loads split only for a thread-private `alloca` of the entry block, whose
+//! member slots are then zero-initialized where the slot was: a load must
+//! see some initialized part (the interpreter's rule), and a member nothing
+//! was stored to would otherwise fail to load where the whole load did
+//! not. (Undefined contents becoming zero is a refinement.) A member type
+//! without a zero (a resource handle) keeps such a slot whole, and so does
+//! a store of a value that may have undefined parts (it could make a member
+//! wholly undefined again).
 //!
 //! Never-read members are dropped, not split: for a thread-private
 //! `alloca` whose every use is a gep, load or store address (no call, no
@@ -27,11 +36,12 @@
 //! whole store) go with it. Its sub-slots inherit the member's part of the
 //! mask, so nested members are dropped the same way.
 //!
-//! A slot passed to a call, used by an atomic, or indexed dynamically in its
-//! first index stays whole. Member slots keep the slot's opcode (a shared
-//! slot splits into shared slots: every thread still addresses the same
-//! members), its comments, location and reg2mem spill provenance, and are
-//! named `name.k` after it.
+//! A slot passed to a call, used by an atomic, stored as a value (its
+//! address escapes) or indexed dynamically in its first index stays whole;
+//! a member slot indexed dynamically (an array member) stays one slot.
+//! Member slots keep the slot's opcode (a shared slot splits into shared
+//! slots: every thread still addresses the same members), its comments,
+//! location and reg2mem spill provenance, and are named `name.k` after it.
 //!
 //! - Consumes: `xir` (any dialect).
 //! - Produces: the same dialect.
@@ -84,7 +94,7 @@ const OPTIONS: &[OptionDoc] = &[
         name: "aggressive",
         ty: "bool",
         default: "false",
-        doc: "Also split slots loaded or stored whole (loads rebuild with aggregate, stores extract members)",
+        doc: "Also split slots accessed only whole, through no member gep (loads rebuild with aggregate, stores extract members)",
     },
     OptionDoc { name: "max_members", ty: "u32", default: "64", doc: "Arrays with more elements stay whole" },
 ];
@@ -144,31 +154,118 @@ fn members(t: &TypeTable, ty: TypeId, o: &Options) -> Option<Vec<TypeId>> {
     }
 }
 
-/// Whether every use of `slot` allows splitting it into `n` members.
-fn splittable(m: &Module, fid: FuncId, slot: Inst, n: usize, o: &Options) -> bool {
+/// Whether every use of `slot` allows splitting it into the members `tys`.
+fn splittable(m: &Module, fid: FuncId, slot: Inst, tys: &[TypeId], o: &Options) -> bool {
     let f = m.func(fid);
     let uses = f.uses(Value::Inst(slot));
+    let member_gep = |d: &xir::InstCore| {
+        d.operands.get(1).and_then(|&v| m.const_int_value(v)).is_some_and(|c| c >= 0 && (c as usize) < tys.len())
+    };
+    let (mut partial, mut whole, mut whole_load) = (false, false, false);
+    for u in uses {
+        let d = f.inst(u.user);
+        match d.opcode {
+            Opcode::Gep if u.index == 0 && member_gep(d) => partial = true,
+            Opcode::Store if u.index == 0 => whole = true,
+            Opcode::Load => (whole, whole_load) = (true, true),
+            _ => return false,
+        }
+    }
     !uses.is_empty()
-        && uses.iter().all(|u| {
-            let d = f.inst(u.user);
-            match d.opcode {
-                Opcode::Gep if u.index == 0 => {
-                    d.operands.get(1).and_then(|&v| m.const_int_value(v)).is_some_and(|c| c >= 0 && (c as usize) < n)
-                }
-                Opcode::Store => o.aggressive && u.index == 0,
-                Opcode::Load => o.aggressive && whole_loads_splittable(m, fid, slot),
-                _ => false,
-            }
-        })
+        && (!whole || partial || o.aggressive)
+        && (!whole_load || whole_loads_splittable(m, fid, slot, tys))
 }
 
 /// A whole load becomes per-member loads only for a thread-private slot of
-/// the entry block, whose member slots are then zero-initialized (see the
-/// file doc).
-fn whole_loads_splittable(m: &Module, fid: FuncId, slot: Inst) -> bool {
+/// the entry block whose members all have a zero: the member slots are
+/// then zero-initialized (see the file doc). And only when every value
+/// stored into the slot is surely defined: a store of a value with
+/// undefined parts (a member of another slot's partly initialized whole
+/// load) could leave a member wholly undefined, which its own load would
+/// report where the whole load did not.
+fn whole_loads_splittable(m: &Module, fid: FuncId, slot: Inst, tys: &[TypeId]) -> bool {
     let f = m.func(fid);
     let d = f.inst(slot);
-    d.opcode == Opcode::Alloca && f.body().is_some_and(|e| f.parent(slot) == Some(e))
+    d.opcode == Opcode::Alloca
+        && f.body().is_some_and(|e| f.parent(slot) == Some(e))
+        && tys.iter().all(|&t| has_zero(&m.types, t))
+        && stored_values(f, slot).into_iter().all(|v| surely_defined(m, f, slot, v))
+}
+
+/// The values stored into `slot`, whole or through its geps.
+fn stored_values(f: &xir::Function, slot: Inst) -> Vec<Value> {
+    let (mut out, mut addrs) = (Vec::new(), vec![slot]);
+    while let Some(a) = addrs.pop() {
+        for u in f.uses(Value::Inst(a)) {
+            match f.opcode(u.user) {
+                Opcode::Gep if u.index == 0 => addrs.push(u.user),
+                Opcode::Store if u.index == 0 => out.push(f.inst(u.user).operands[1]),
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+/// Whether `v` has no undefined part, by how it is made (`false` when
+/// unknown). Arithmetic on an undefined scalar is an error, so its results
+/// are defined; a scalar load of undefined memory is an error too; a whole
+/// load of `slot` itself reads what the zero-initialized member slots hold
+/// (defined, when every store into them is). Values are only moved by
+/// extract / insert / aggregate / shuffle / select / Phi, so those are
+/// defined when what they move is.
+fn surely_defined(m: &Module, f: &xir::Function, slot: Inst, v: Value) -> bool {
+    let (mut work, mut seen) = (vec![v], rustc_hash::FxHashSet::default());
+    while let Some(v) = work.pop() {
+        let i = match v {
+            Value::Const(_) | Value::Reg(_) => continue,
+            Value::Arg(_) if f.is_kernel() => continue,
+            Value::Inst(i) => i,
+            _ => return false,
+        };
+        if !seen.insert(i) {
+            continue;
+        }
+        let d = f.inst(i);
+        match d.opcode {
+            Opcode::Load => {
+                let from_slot = d.operands[0].as_inst().is_some_and(|a| rooted_at(f, a, slot));
+                if !m.types.is_scalar(d.ty) && !from_slot {
+                    return false;
+                }
+            }
+            Opcode::Extract | Opcode::Insert | Opcode::Aggregate | Opcode::Shuffle | Opcode::Select | Opcode::Phi => {
+                work.extend(d.operands.iter().copied());
+            }
+            Opcode::BufferRead => {}
+            op if xir_spec::spec().op(op).has(xir_spec::Trait::Arithmetic) => {}
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// Whether the address `a` is `slot` or a gep chain from it.
+fn rooted_at(f: &xir::Function, mut a: Inst, slot: Inst) -> bool {
+    loop {
+        if a == slot {
+            return true;
+        }
+        match (f.opcode(a), f.inst(a).operands.first()) {
+            (Opcode::Gep, Some(&Value::Inst(b))) => a = b,
+            _ => return false,
+        }
+    }
+}
+
+/// Whether `zero_const` makes a zero of `ty`.
+fn has_zero(t: &TypeTable, ty: TypeId) -> bool {
+    match t.get(ty) {
+        Type::Bool | Type::Int { .. } | Type::Float(_) | Type::Vector { .. } | Type::Matrix { .. } => true,
+        Type::Array { elem, .. } => has_zero(t, *elem),
+        Type::Struct { fields, .. } => fields.iter().all(|&f| has_zero(t, f)),
+        _ => false,
+    }
 }
 
 /// Split slots of one function until none qualifies, each slot with the
@@ -184,7 +281,7 @@ fn sroa_function(
     while let Some((slot, read)) = work.pop() {
         let ty = m.func(fid).inst(slot).ty;
         let Some(tys) = members(&m.types, ty, o) else { continue };
-        if !splittable(m, fid, slot, tys.len(), o) {
+        if !splittable(m, fid, slot, &tys, o) {
             continue;
         }
         // Each member's part of the read mask, in its own numbering.
