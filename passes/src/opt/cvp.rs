@@ -298,7 +298,57 @@ impl Ctx<'_> {
         if self.f.opcode(i) == Opcode::Phi {
             return None; // the analysis' interval (a cycle)
         }
-        int_range::transfer(self.m, self.f, i, &mut |w| self.range(w, depth - 1))
+        let t = int_range::transfer(self.m, self.f, i, &mut |w| self.range(w, depth - 1));
+        match (t, self.ordered(i, depth)) {
+            (Some((a, b)), Some((c, e))) => Some((a.max(c), b.min(e))),
+            (t, o) => t.or(o),
+        }
+    }
+
+    /// The orderings of `(x, y)` the facts allow (`LT | EQ | GT` when
+    /// none is known).
+    fn order(&self, x: Value, y: Value) -> u8 {
+        let mut possible = LT | EQ | GT;
+        for fact in self.facts.of(&self.facts.pairs, &pair_key(x, y)) {
+            let Fact::Bool(w, val) = fact else { continue };
+            let Some(j) = w.as_inst() else { continue };
+            let e = self.f.inst(j);
+            let Some(r) = relation(e.opcode) else { continue };
+            let r = match (e.operands.first(), e.operands.get(1)) {
+                (Some(&a), Some(&b)) if (a, b) == (x, y) => r,
+                (Some(&a), Some(&b)) if (a, b) == (y, x) => swap(r),
+                _ => continue,
+            };
+            possible &= if *val { r } else { !r };
+        }
+        possible & (LT | EQ | GT)
+    }
+
+    /// The range of `add` / `sub` instruction `i` from a known ordering of
+    /// its operands: `x - y` with `x >= y` is in `[0, hi(x) - lo(y)]`
+    /// (the index `tid - offset` under `tid >= offset`), `x + y` with
+    /// `x < y` is at most `2 * hi(y) - 1` (the index `tid + stride` under
+    /// `tid < stride`). Exact: the result is claimed only where those
+    /// bounds lie in the type, so the operation cannot have wrapped.
+    fn ordered(&self, i: Inst, depth: u32) -> Option<(i128, i128)> {
+        let d = self.f.inst(i);
+        if !matches!(d.opcode, Opcode::Add | Opcode::Sub) || d.operands.len() != 2 {
+            return None;
+        }
+        let (x, y) = (d.operands[0], d.operands[1]);
+        let (tlo, thi) = bounds(self.m, d.ty)?;
+        let o = self.order(x, y);
+        if o == LT | EQ | GT {
+            return None;
+        }
+        let ((a, b), (c, e)) = (self.range(x, depth - 1)?, self.range(y, depth - 1)?);
+        let (lo, hi) = match d.opcode {
+            Opcode::Sub if o & LT == 0 => ((a - e).max(0), b - c),
+            Opcode::Add if o == LT => (a + c, (b + e).min(2 * e - 1)),
+            Opcode::Add if o == GT => (a + c, (b + e).min(2 * b - 1)),
+            _ => return None,
+        };
+        (lo <= hi && lo >= tlo && hi <= thi).then_some((lo, hi))
     }
 
     /// Decide comparison `i`, if the facts do.
