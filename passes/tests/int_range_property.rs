@@ -71,7 +71,8 @@ fn instrument(m: &mut Module) -> usize {
             };
             let ge = f.insert_before_terminator(b, op(Opcode::Ge, TypeTable::BOOL, &[Value::Inst(i), lo]));
             let le = f.insert_before_terminator(b, op(Opcode::Le, TypeTable::BOOL, &[Value::Inst(i), hi]));
-            let both = f.insert_before_terminator(b, op(Opcode::BitAnd, TypeTable::BOOL, &[Value::Inst(ge), Value::Inst(le)]));
+            let both =
+                f.insert_before_terminator(b, op(Opcode::BitAnd, TypeTable::BOOL, &[Value::Inst(ge), Value::Inst(le)]));
             let mut a = op(Opcode::Assert, TypeTable::VOID, &[Value::Inst(both)]);
             a.payload = Payload::Text(format!("range of {i:?}"));
             f.insert_before_terminator(b, a);

@@ -99,7 +99,8 @@ fn induction_bounds(
         let Some(trips) = ev.trip.as_ref().and_then(|t| t.constant()) else { continue };
         for iv in &ev.ivs {
             let ty = f.inst(iv.phi).ty;
-            let (Some((tlo, thi)), Some(s), Some(d)) = (type_bounds(m, ty), iv.start.as_const(), iv.step.signed_const())
+            let (Some((tlo, thi)), Some(s), Some(d)) =
+                (type_bounds(m, ty), iv.start.as_const(), iv.step.signed_const())
             else {
                 continue;
             };
@@ -172,10 +173,8 @@ fn fixpoint(m: &Module, f: &Function, cfg: &Cfg, bounds: &FxHashMap<Inst, Interv
             }
         }
         if !changed {
-            let ranges = state
-                .into_iter()
-                .filter(|&(i, r)| type_bounds(m, f.inst(i).ty).is_some_and(|w| w != r))
-                .collect();
+            let ranges =
+                state.into_iter().filter(|&(i, r)| type_bounds(m, f.inst(i).ty).is_some_and(|w| w != r)).collect();
             return Some(IntRanges { ranges });
         }
     }
