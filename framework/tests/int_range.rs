@@ -49,8 +49,9 @@ fn counted_loop_bounds_its_induction_variable() {
     let r = ranges(&m);
     // -1, 0, 1, 2: the header runs four times (the last one leaves).
     assert_eq!(of(&m, &r, "i"), Some((-1, 2)));
-    assert_eq!(of(&m, &r, "n"), Some((0, 3)));
-    assert_eq!(of(&m, &r, "w"), Some((0, 9)));
+    // In the body `%i <= 1` (the branch into it): `%n` is at most 2.
+    assert_eq!(of(&m, &r, "n"), Some((0, 2)));
+    assert_eq!(of(&m, &r, "w"), Some((0, 6)));
 }
 
 #[test]
@@ -109,7 +110,8 @@ fn shifted_down_phi_and_thread_index() {
     assert_eq!(of(&m, &r, "q"), Some((64, 127)));
     assert_eq!(of(&m, &r, "s"), Some((0, 32)));
     assert_eq!(of(&m, &r, "n"), Some((0, 16)));
-    assert_eq!(of(&m, &r, "p"), Some((0, 95)));
+    // `%s > 0` in the body.
+    assert_eq!(of(&m, &r, "p"), Some((1, 95)));
 }
 
 #[test]
@@ -193,7 +195,56 @@ fn the_salsa_query_matches_the_plain_function() {
     let plain = ranges(&m);
     assert_eq!(via_db, plain);
     assert_eq!(of(&m, &plain, "i"), Some((0, 10)));
-    // No branch facts here: `%n` is `%i + 1` for any `%i` in [0, 10]
-    // (cvp adds `%i < 10` in the body).
-    assert_eq!(of(&m, &plain, "p"), Some((1, 26)));
+    // `%i < 10` in the body: `%n` in [1, 10].
+    assert_eq!(of(&m, &plain, "p"), Some((1, 25)));
+}
+
+/// `bitonic_sort`'s loops: `k` doubles while `k <= BOUND`, the inner `j`
+/// starts at `k >> 1` and halves; `tid ^ j` indexes 64 slots.
+fn bitonic(bound: u32) -> Module {
+    parse(&format!(
+        "kernel @k(%o: buffer<u32>) block_size(64, 1, 1) {{
+^e:
+  %tid = extract $thread_id, u32 0 : u32
+  br target ^h
+^h:
+  %k = phi [u32 2, ^e], [%k2, ^next] : u32
+  %c = le %k, u32 {bound} : bool
+  cond_br %c, true ^b, false ^x
+^b:
+  %j0 = shr %k, u32 1 : u32
+  br target ^ih
+^ih:
+  %j = phi [%j0, ^b], [%j2, ^ib] : u32
+  %ic = gt %j, u32 0 : bool
+  cond_br %ic, true ^ib, false ^next
+^ib:
+  %partner = bit_xor %tid, %j : u32
+  %j2 = shr %j, u32 1 : u32
+  br target ^ih
+^next:
+  %k2 = shl %k, u32 1 : u32
+  br target ^h
+^x:
+  return
+}}
+"
+    ))
+}
+
+#[test]
+fn operands_are_read_under_the_branches_that_dominate_them() {
+    let m = bitonic(64);
+    let r = ranges(&m);
+    // `k <= 64` holds where `k >> 1` and `k << 1` are computed.
+    assert_eq!(of(&m, &r, "j0"), Some((1, 32)));
+    assert_eq!(of(&m, &r, "k2"), Some((4, 128)));
+    assert_eq!(of(&m, &r, "k"), Some((2, 128)));
+    assert_eq!(of(&m, &r, "j"), Some((0, 32)));
+    assert_eq!(of(&m, &r, "partner"), Some((0, 63)));
+    // One over: with `k <= 128`, `j` reaches 64 and `tid ^ j` 127.
+    let m = bitonic(128);
+    let r = ranges(&m);
+    assert_eq!(of(&m, &r, "j"), Some((0, 64)));
+    assert_eq!(of(&m, &r, "partner"), Some((0, 127)));
 }

@@ -3,8 +3,8 @@
 //! it takes, wherever it is defined. Optimizers read it to drop bounds
 //! clamps (`min(i, n - 1)` with `i <= n - 1` already) and to decide
 //! comparisons; `cvp` narrows it further with the branch conditions that
-//! dominate a use (this analysis has no branch facts: its intervals hold at
-//! the definition, so they hold at every use).
+//! dominate a use (this analysis reads branch facts only about operands,
+//! at the definition: its intervals hold at every use).
 //!
 //! **How.** A forward fixpoint in reverse post order over the executed CFG
 //! (`Cfg`, structured or raw alike). Each instruction's interval comes from
@@ -16,7 +16,12 @@
 //! to be `{s, +, d}` in a loop with a constant trip count `T` also lies in
 //! `[s, s + T * d]` when no value of that sequence wraps (the header runs at
 //! most `T + 1` times per entry). Thread indices (`thread_id` lanes) of a
-//! kernel lie below its block size.
+//! kernel lie below its block size. Operands are read under the branch
+//! edges that dominate the reading block (`x <= 64` true into a block
+//! makes `x >> 1` there at most 32; a Phi's incoming value is read under
+//! the facts at the end of its predecessor); those facts are about the
+//! operand, so the interval of the result still holds wherever the result
+//! is used.
 //!
 //! Fail closed: what is not modelled is the whole type, and a fixpoint that
 //! does not settle within its round budget gives no intervals at all.
@@ -24,7 +29,7 @@
 use rustc_hash::FxHashMap;
 
 use super::{scev, Cfg, DomTree, LoopForest};
-use crate::ir::{Function, FunctionKind, Inst, Module, Opcode, SpecialRegister, Type, TypeId, Value};
+use crate::ir::{Block, Function, FunctionKind, Inst, Module, Opcode, SpecialRegister, Type, TypeId, Value};
 
 /// An inclusive interval `[lo, hi]` of an integer type's values, in its
 /// signedness (an unsigned 32-bit value is in `[0, 2^32 - 1]`).
@@ -33,8 +38,11 @@ pub type Interval = (i128, i128);
 /// Rounds of the fixpoint before it gives up (each visits every block).
 const MAX_ROUNDS: usize = 64;
 
-/// Changes of a Phi's interval before it is widened to the type's bounds.
-const WIDEN_AFTER: u8 = 3;
+/// Changes of a Phi's interval before it is widened to the type's bounds
+/// (enough for a counter doubled up to a bound a few times, or an inner
+/// loop's Phi growing with its outer loop's; from round `MAX_ROUNDS / 2`
+/// on, a Phi is widened at its next change).
+const WIDEN_AFTER: u8 = 8;
 
 /// The interval of a scalar integer type: all its values.
 pub fn type_bounds(m: &Module, ty: TypeId) -> Option<Interval> {
@@ -60,7 +68,8 @@ impl IntRanges {
             Ok(forest) => induction_bounds(m, f, &forest, &scev::analyze(m, f, cfg, dom, &forest)),
             Err(_) => FxHashMap::default(),
         };
-        fixpoint(m, f, cfg, &bounds).unwrap_or_default()
+        let facts = EdgeFacts::compute(m, f, cfg, dom);
+        fixpoint(m, f, cfg, &bounds, &facts).unwrap_or_default()
     }
 
     /// The interval of `v`: a constant's value, an analyzed instruction's
@@ -115,14 +124,133 @@ fn induction_bounds(
     out
 }
 
+/// Intervals that branch edges establish: a block whose one predecessor
+/// ends in a two-way branch on `x <op> c` (a constant) knows an interval of
+/// `x`, and so does every block it dominates. An operand read there is
+/// narrowed by it: in the block it is the instance the branch tested (a new
+/// instance of `x` reaches the block only through the branch again).
+struct EdgeFacts<'a> {
+    dom: &'a DomTree,
+    /// The fact of each block that has one.
+    own: FxHashMap<Block, (Value, Interval)>,
+    /// Per block id, the nearest block on its dominator chain (itself
+    /// included) that has a fact.
+    nearest: Vec<Option<Block>>,
+}
+
+/// Dominator-chain blocks with facts read per query (more are ignored:
+/// less precise, never wrong).
+const MAX_FACTS: usize = 32;
+
+impl<'a> EdgeFacts<'a> {
+    fn compute(m: &Module, f: &Function, cfg: &Cfg, dom: &'a DomTree) -> EdgeFacts<'a> {
+        let mut own = FxHashMap::default();
+        let mut nearest = vec![None; f.block_capacity()];
+        for &b in &cfg.rpo {
+            if let Some(x) = edge_fact(m, f, cfg, b) {
+                own.insert(b, x);
+            }
+            nearest[b.index()] =
+                if own.contains_key(&b) { Some(b) } else { dom.idom(b).and_then(|p| nearest[p.index()]) };
+        }
+        EdgeFacts { dom, own, nearest }
+    }
+
+    /// `r` (an interval of `v`) narrowed by the facts in block `b`.
+    fn narrow(&self, b: Block, v: Value, mut r: Interval) -> Interval {
+        let mut at = self.nearest.get(b.index()).copied().flatten();
+        for _ in 0..MAX_FACTS {
+            let Some(a) = at else { break };
+            if let Some(&(w, (lo, hi))) = self.own.get(&a) {
+                if w == v {
+                    r = (r.0.max(lo), r.1.min(hi));
+                }
+            }
+            at = self.dom.idom(a).and_then(|p| self.nearest.get(p.index()).copied().flatten());
+        }
+        r
+    }
+}
+
+/// The interval the edge into `b` (its only predecessor's two-way branch
+/// on an integer compared with a constant) gives the compared value.
+fn edge_fact(m: &Module, f: &Function, cfg: &Cfg, b: Block) -> Option<(Value, Interval)> {
+    let &[p] = cfg.preds(b) else { return None };
+    let d = f.inst(f.terminator(p)?);
+    if !matches!(d.opcode, Opcode::CondBr | Opcode::If) || d.blocks.len() < 2 || d.blocks[0] == d.blocks[1] {
+        return None;
+    }
+    let taken = if b == d.blocks[0] {
+        true
+    } else if b == d.blocks[1] {
+        false
+    } else {
+        return None;
+    };
+    let c = f.inst(d.operands.first()?.as_inst()?);
+    let (x, y) = (*c.operands.first()?, *c.operands.get(1)?);
+    // x <op> k, the constant on the right.
+    let (x, op, k) = match (m.const_int_value(x), m.const_int_value(y)) {
+        (None, Some(k)) => (x, c.opcode, k),
+        (Some(k), None) => (
+            y,
+            match c.opcode {
+                Opcode::Lt => Opcode::Gt,
+                Opcode::Gt => Opcode::Lt,
+                Opcode::Le => Opcode::Ge,
+                Opcode::Ge => Opcode::Le,
+                o => o,
+            },
+            k,
+        ),
+        _ => return None,
+    };
+    let (tlo, thi) = type_bounds(m, f.value_type(m, x))?;
+    // An instruction's or argument's value (an `undef` may differ between
+    // its uses).
+    if f.is_lvalue(x) || !matches!(x, Value::Inst(_) | Value::Arg(_)) {
+        return None;
+    }
+    // Integers are totally ordered: a false comparison is its negation.
+    let op = if taken {
+        op
+    } else {
+        match op {
+            Opcode::Lt => Opcode::Ge,
+            Opcode::Ge => Opcode::Lt,
+            Opcode::Gt => Opcode::Le,
+            Opcode::Le => Opcode::Gt,
+            Opcode::Eq => Opcode::Ne,
+            Opcode::Ne => Opcode::Eq,
+            _ => return None,
+        }
+    };
+    let r = match op {
+        Opcode::Lt => (tlo, k - 1),
+        Opcode::Le => (tlo, k),
+        Opcode::Gt => (k + 1, thi),
+        Opcode::Ge => (k, thi),
+        Opcode::Eq => (k, k),
+        _ => return None,
+    };
+    (r.0 <= r.1).then_some((x, r))
+}
+
 /// The fixpoint; `None` when it does not settle.
-fn fixpoint(m: &Module, f: &Function, cfg: &Cfg, bounds: &FxHashMap<Inst, Interval>) -> Option<IntRanges> {
+fn fixpoint(
+    m: &Module,
+    f: &Function,
+    cfg: &Cfg,
+    bounds: &FxHashMap<Inst, Interval>,
+    facts: &EdgeFacts,
+) -> Option<IntRanges> {
     // Every reachable scalar integer instruction gets an entry once visited
     // (its whole type when nothing is known); absent means not yet visited.
     let mut state: FxHashMap<Inst, Interval> = FxHashMap::default();
     let mut changes: FxHashMap<Inst, u8> = FxHashMap::default();
     let whole = |v: Value| type_bounds(m, f.value_type(m, v));
-    for _ in 0..MAX_ROUNDS {
+    for round in 0..MAX_ROUNDS {
+        let widen_after = if round < MAX_ROUNDS / 2 { WIDEN_AFTER } else { 0 };
         let mut changed = false;
         for &b in &cfg.rpo {
             for &i in f.block(b).insts() {
@@ -136,8 +264,10 @@ fn fixpoint(m: &Module, f: &Function, cfg: &Cfg, bounds: &FxHashMap<Inst, Interv
                             continue;
                         }
                         let r = match v.as_inst() {
+                            // What flows in along the edge: the facts at
+                            // the predecessor's end hold of it.
                             Some(j) => match state.get(&j) {
-                                Some(&r) => r,
+                                Some(&r) => facts.narrow(d.blocks[k], v, r),
                                 None => continue, // not visited yet (a back edge)
                             },
                             None => m.const_int_value(v).map(|c| (c, c)).or_else(|| whole(v)).unwrap_or((tlo, thi)),
@@ -151,7 +281,7 @@ fn fixpoint(m: &Module, f: &Function, cfg: &Cfg, bounds: &FxHashMap<Inst, Interv
                         if r != old {
                             let n = changes.entry(i).or_default();
                             *n += 1;
-                            if *n > WIDEN_AFTER {
+                            if *n > widen_after {
                                 r = (if r.0 < old.0 { tlo } else { r.0 }, if r.1 > old.1 { thi } else { r.1 });
                             }
                         }
@@ -162,8 +292,8 @@ fn fixpoint(m: &Module, f: &Function, cfg: &Cfg, bounds: &FxHashMap<Inst, Interv
                     }
                 } else {
                     let mut get = |v: Value| match v.as_inst() {
-                        Some(j) => state.get(&j).copied(),
-                        None => None,
+                        Some(j) => state.get(&j).map(|&r| facts.narrow(b, v, r)),
+                        None => whole(v).map(|r| facts.narrow(b, v, r)),
                     };
                     transfer(m, f, i, &mut get).unwrap_or((tlo, thi))
                 };
