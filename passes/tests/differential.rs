@@ -270,6 +270,9 @@ differential! {
     local_load_elimination_raw_ssa => "local_load_elimination" @ RawSsa;
     local_store_forward_raw_ssa => "local_store_forward" @ RawSsa;
     dead_store_elimination_raw_ssa => "dead_store_elimination" @ RawSsa;
+    cvp => "cvp" @ Natural;
+    cvp_raw_ssa => "cvp" @ RawSsa;
+    cvp_legalized => "cvp" @ Legalized;
 }
 
 /// New passes are exercised even before someone lists them above.

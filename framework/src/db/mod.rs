@@ -266,6 +266,17 @@ pub fn scalar_evolution(db: &dyn Db, f: FunctionSource) -> Option<crate::analysi
     Some(crate::analysis::scalar_evolution(&parsed.module, func, &Cfg::compute(func), dom, forest))
 }
 
+/// Integer intervals of one function's SSA values (`analysis::int_range`),
+/// over the `dominators` query.
+#[salsa::tracked(returns(ref))]
+pub fn int_ranges(db: &dyn Db, f: FunctionSource) -> Option<crate::analysis::IntRanges> {
+    let dom = dominators(db, f).as_ref()?;
+    let parsed = parse_function(db, f);
+    let func = parsed.module.func(parsed.func?);
+    func.body()?;
+    Some(crate::analysis::IntRanges::compute(&parsed.module, func, &Cfg::compute(func), dom))
+}
+
 /// Which values of one function may differ between the threads of a block.
 #[salsa::tracked(returns(ref))]
 pub fn uniformity(db: &dyn Db, f: FunctionSource) -> Option<Uniformity> {

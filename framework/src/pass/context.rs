@@ -4,7 +4,7 @@
 
 use std::{any::Any, collections::HashMap, sync::Arc};
 
-use crate::analysis::{Cfg, DomTree, FieldMasks, LexicalScopes, PointerUsage};
+use crate::analysis::{Cfg, DomTree, FieldMasks, IntRanges, LexicalScopes, PointerUsage};
 use crate::ir::{FuncId, Module};
 
 /// The analyses the cache knows by name (what `preserves` lists refer to).
@@ -22,6 +22,7 @@ pub enum AnalysisKind {
     FieldMasks,
     PointerUsage,
     LexicalScopes,
+    IntRanges,
 }
 
 impl AnalysisKind {
@@ -38,6 +39,7 @@ impl AnalysisKind {
         AnalysisKind::FieldMasks,
         AnalysisKind::PointerUsage,
         AnalysisKind::LexicalScopes,
+        AnalysisKind::IntRanges,
     ];
     pub fn name(self) -> &'static str {
         match self {
@@ -53,6 +55,7 @@ impl AnalysisKind {
             AnalysisKind::FieldMasks => "field_masks",
             AnalysisKind::PointerUsage => "pointer_usage",
             AnalysisKind::LexicalScopes => "lexical_scopes",
+            AnalysisKind::IntRanges => "int_ranges",
         }
     }
 }
@@ -116,6 +119,16 @@ impl AnalysisCache {
     /// The construct nesting of `func` (`analysis::lexical_scope`).
     pub fn lexical_scopes(&mut self, module: &Module, func: FuncId) -> Arc<LexicalScopes> {
         self.get_or_compute(AnalysisKind::LexicalScopes, Some(func), module, |m| LexicalScopes::compute(m.func(func)))
+    }
+
+    /// The integer intervals of `func`'s SSA values, over its CFG and
+    /// dominators (`analysis::int_range`).
+    pub fn int_ranges(&mut self, module: &Module, func: FuncId) -> Arc<IntRanges> {
+        let cfg = self.cfg(module, func);
+        let dom = self.dominators(module, func);
+        self.get_or_compute(AnalysisKind::IntRanges, Some(func), module, |m| {
+            IntRanges::compute(m, m.func(func), &cfg, &dom)
+        })
     }
 
     /// The cached value of `kind` for `func`, without computing it.

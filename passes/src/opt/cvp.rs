@@ -16,10 +16,14 @@
 //! - integer ranges come from facts (`x < 10` true gives x in [MIN, 9],
 //!   `x == 7` gives exactly 7, which then replaces `x`; `x != 0`, or a
 //!   switch's default block, excludes values, which decides `x == 0` and
-//!   trims the range's ends) intersected with what
-//!   the definition says (`x & 15`, `x % 8`, `clz`, unsigned shifts and
-//!   divisions by constants, casts from bool, `min` / `max`, `select`, `add`
-//!   and `sub` that cannot wrap);
+//!   trims the range's ends) intersected with the interval analysis'
+//!   (`analysis::int_range`: counted-loop induction variables, thread
+//!   indices, loop Phis, which hold without facts) and with what the
+//!   definition says of its operands under the facts (the analysis'
+//!   transfer function: masks, remainders, shifts, divisions, casts,
+//!   `min` / `max` / `clamp`, `select`, `add` / `sub` / `mul` that cannot
+//!   wrap), a few definitions deep. Blocks with no facts are simplified
+//!   too: the intervals alone drop a clamp of `x & 7` to 7;
 //! - with ranges: `abs x` of a non-negative `x` is `x`; `min` / `max` whose
 //!   operands' ranges are ordered pick one; `x / d` and `x % d` with
 //!   `0 <= x < d` (d known positive) are `0` and `x`;
@@ -42,7 +46,7 @@
 //!   may become constants; no edge is removed).
 
 use rustc_hash::FxHashMap;
-use xir::analysis::{Cfg, DomTree, FlatLists};
+use xir::analysis::{int_range, Cfg, DomTree, FlatLists, IntRanges};
 use xir::pass::{AnalysisKind, Pass, PassContext, PassDecl, PassError, PassInfo, PassOutcome, Produces};
 use xir::{sign_extend, Block, FuncId, Function, Inst, Module, Opcode, Type, TypeId, Value};
 
@@ -82,7 +86,8 @@ impl Pass for Cvp {
         for fid in funcs {
             let cfg = cx.analyses.cfg(module, fid);
             let dom = cx.analyses.dominators(module, fid);
-            cvp_function(module, fid, &cfg, &dom, &mut st);
+            let ranges = cx.analyses.int_ranges(module, fid);
+            cvp_function(module, fid, &cfg, &dom, &ranges, &mut st);
         }
         let n = st.conditions + st.compares + st.constants + st.ranges;
         let mut out = PassOutcome::changed(n > 0);
@@ -131,12 +136,12 @@ fn swap(r: u8) -> u8 {
 
 /// Bounds of an integer type.
 fn bounds(m: &Module, ty: TypeId) -> Option<(i128, i128)> {
-    match m.types.get(ty) {
-        Type::Int { bits, signed: true } => Some((-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)),
-        Type::Int { bits, signed: false } => Some((0, (1i128 << bits) - 1)),
-        _ => None,
-    }
+    int_range::type_bounds(m, ty)
 }
+
+/// How many definitions deep a range under facts is read (each level
+/// narrows its operands by their facts; below it the analysis' interval).
+const RANGE_DEPTH: u32 = 5;
 
 /// The facts that hold in the block being visited: a stack, pushed when
 /// the dominator-tree walk enters a block and cut back when it leaves, with
@@ -233,6 +238,8 @@ struct Ctx<'a> {
     m: &'a Module,
     f: &'a Function,
     facts: &'a Facts,
+    /// Intervals that hold without facts (`analysis::int_range`).
+    ranges: &'a IntRanges,
 }
 
 impl Ctx<'_> {
@@ -243,11 +250,18 @@ impl Ctx<'_> {
         })
     }
 
-    /// The range of integer value `v`: its definition's, narrowed by facts.
+    /// The range of integer value `v`: the interval analysis' (which holds
+    /// everywhere), its definition's under the facts, and the facts about
+    /// `v` itself, intersected.
     fn range(&self, v: Value, depth: u32) -> Option<(i128, i128)> {
-        let ty = self.f.value_type(self.m, v);
-        let (tlo, thi) = bounds(self.m, ty)?;
-        let (mut lo, mut hi) = self.def_range(v, ty, depth).unwrap_or((tlo, thi));
+        let (mut lo, mut hi) = self.ranges.get(self.m, self.f, v)?;
+        if self.facts.len() == 0 {
+            return Some((lo, hi)); // no facts: the analysis already read the definition
+        }
+        if let Some((a, b)) = self.def_range(v, depth) {
+            lo = lo.max(a);
+            hi = hi.min(b);
+        }
         for x in self.facts.of(&self.facts.ranges, &v) {
             if let Fact::Range(_, a, b) = x {
                 lo = lo.max(*a);
@@ -270,7 +284,10 @@ impl Ctx<'_> {
         self.facts.of(&self.facts.nes, &v).any(|x| matches!(x, Fact::Ne(_, k) if *k == c))
     }
 
-    fn def_range(&self, v: Value, ty: TypeId, depth: u32) -> Option<(i128, i128)> {
+    /// The range `v`'s definition gives from its operands' ranges (each
+    /// narrowed by the facts, `depth` definitions deep): the interval
+    /// analysis' transfer function, read under this block's facts.
+    fn def_range(&self, v: Value, depth: u32) -> Option<(i128, i128)> {
         if let Some(c) = self.m.const_int_value(v) {
             return Some((c, c));
         }
@@ -278,64 +295,60 @@ impl Ctx<'_> {
             return None;
         }
         let i = v.as_inst()?;
-        let d = self.f.inst(i);
-        let (tlo, thi) = bounds(self.m, ty)?;
-        let r = |k: usize| self.range(d.operands[k], depth - 1);
-        let k = |n: usize| self.m.const_int_value(d.operands[n]);
-        let fits = |lo: i128, hi: i128| (lo >= tlo && hi <= thi).then_some((lo, hi));
-        match d.opcode {
-            Opcode::BitAnd => {
-                let m = k(1).or(k(0))?;
-                (m >= 0).then_some((0, m))
-            }
-            Opcode::Mod => {
-                let c = k(1)?;
-                if c <= 0 {
-                    return None;
-                }
-                Some(if r(0)?.0 >= 0 { (0, c - 1) } else { (-(c - 1), c - 1) })
-            }
-            Opcode::Div if tlo == 0 => {
-                let (c, (lo, hi)) = (k(1)?, r(0)?);
-                (c > 0).then(|| (lo / c, hi / c))
-            }
-            Opcode::Shr if tlo == 0 => {
-                let bits = self.m.types.scalar_bits(ty) as i128;
-                let s = (k(1)?.rem_euclid(bits)) as u32;
-                let (lo, hi) = r(0)?;
-                Some((lo >> s, hi >> s))
-            }
-            Opcode::Clz | Opcode::Ctz | Opcode::Popcount => Some((0, 32)),
-            Opcode::CastStatic => {
-                let src = self.f.value_type(self.m, d.operands[0]);
-                if self.m.types.is_bool(src) {
-                    return Some((0, 1));
-                }
-                let (lo, hi) = r(0)?;
-                fits(lo, hi)
-            }
-            Opcode::Min | Opcode::Max => {
-                let ((a, b), (c, e)) = (r(0)?, r(1)?);
-                Some(if d.opcode == Opcode::Min { (a.min(c), b.min(e)) } else { (a.max(c), b.max(e)) })
-            }
-            Opcode::Clamp => {
-                let (lo, hi) = (k(1)?, k(2)?);
-                (lo <= hi).then_some((lo, hi))
-            }
-            Opcode::Select if self.m.types.is_scalar(ty) => {
-                let ((a, b), (c, e)) = (r(1)?, r(2)?);
-                Some((a.min(c), b.max(e)))
-            }
-            Opcode::Add => {
-                let ((a, b), (c, e)) = (r(0)?, r(1)?);
-                fits(a + c, b + e)
-            }
-            Opcode::Sub => {
-                let ((a, b), (c, e)) = (r(0)?, r(1)?);
-                fits(a - e, b - c)
-            }
-            _ => None,
+        if self.f.opcode(i) == Opcode::Phi {
+            return None; // the analysis' interval (a cycle)
         }
+        let t = int_range::transfer(self.m, self.f, i, &mut |w| self.range(w, depth - 1));
+        match (t, self.ordered(i, depth)) {
+            (Some((a, b)), Some((c, e))) => Some((a.max(c), b.min(e))),
+            (t, o) => t.or(o),
+        }
+    }
+
+    /// The orderings of `(x, y)` the facts allow (`LT | EQ | GT` when
+    /// none is known).
+    fn order(&self, x: Value, y: Value) -> u8 {
+        let mut possible = LT | EQ | GT;
+        for fact in self.facts.of(&self.facts.pairs, &pair_key(x, y)) {
+            let Fact::Bool(w, val) = fact else { continue };
+            let Some(j) = w.as_inst() else { continue };
+            let e = self.f.inst(j);
+            let Some(r) = relation(e.opcode) else { continue };
+            let r = match (e.operands.first(), e.operands.get(1)) {
+                (Some(&a), Some(&b)) if (a, b) == (x, y) => r,
+                (Some(&a), Some(&b)) if (a, b) == (y, x) => swap(r),
+                _ => continue,
+            };
+            possible &= if *val { r } else { !r };
+        }
+        possible & (LT | EQ | GT)
+    }
+
+    /// The range of `add` / `sub` instruction `i` from a known ordering of
+    /// its operands: `x - y` with `x >= y` is in `[0, hi(x) - lo(y)]`
+    /// (the index `tid - offset` under `tid >= offset`), `x + y` with
+    /// `x < y` is at most `2 * hi(y) - 1` (the index `tid + stride` under
+    /// `tid < stride`). Exact: the result is claimed only where those
+    /// bounds lie in the type, so the operation cannot have wrapped.
+    fn ordered(&self, i: Inst, depth: u32) -> Option<(i128, i128)> {
+        let d = self.f.inst(i);
+        if !matches!(d.opcode, Opcode::Add | Opcode::Sub) || d.operands.len() != 2 {
+            return None;
+        }
+        let (x, y) = (d.operands[0], d.operands[1]);
+        let (tlo, thi) = bounds(self.m, d.ty)?;
+        let o = self.order(x, y);
+        if o == LT | EQ | GT {
+            return None;
+        }
+        let ((a, b), (c, e)) = (self.range(x, depth - 1)?, self.range(y, depth - 1)?);
+        let (lo, hi) = match d.opcode {
+            Opcode::Sub if o & LT == 0 => ((a - e).max(0), b - c),
+            Opcode::Add if o == LT => (a + c, (b + e).min(2 * e - 1)),
+            Opcode::Add if o == GT => (a + c, (b + e).min(2 * b - 1)),
+            _ => return None,
+        };
+        (lo <= hi && lo >= tlo && hi <= thi).then_some((lo, hi))
     }
 
     /// Decide comparison `i`, if the facts do.
@@ -381,7 +394,7 @@ impl Ctx<'_> {
         if pair.is_some_and(|(v, c)| (q == EQ || q == (LT | GT)) && self.excluded(v, c)) {
             return Some(q != EQ);
         }
-        let ((a, b), (c, e)) = (self.range(x, 3)?, self.range(y, 3)?);
+        let ((a, b), (c, e)) = (self.range(x, RANGE_DEPTH)?, self.range(y, RANGE_DEPTH)?);
         if a > b || c > e {
             return None; // an empty range: the block cannot run; leave it alone
         }
@@ -411,7 +424,7 @@ impl Ctx<'_> {
         if !self.m.types.is_scalar(d.ty) || bounds(self.m, d.ty).is_none() {
             return None;
         }
-        let r = |k: usize| self.range(d.operands[k], 3).filter(|(lo, hi)| lo <= hi);
+        let r = |k: usize| self.range(d.operands[k], RANGE_DEPTH).filter(|(lo, hi)| lo <= hi);
         match d.opcode {
             Opcode::Abs => (r(0)?.0 >= 0).then_some(d.operands[0]),
             Opcode::Min if self.below_pred(d.operands[0], d.operands[1]) => Some(d.operands[0]),
@@ -474,7 +487,7 @@ impl Ctx<'_> {
         if d.opcode != Opcode::Div || bounds(self.m, d.ty).is_none() || !self.m.types.is_scalar(d.ty) {
             return false;
         }
-        match (self.range(d.operands[0], 3), self.range(d.operands[1], 3)) {
+        match (self.range(d.operands[0], RANGE_DEPTH), self.range(d.operands[1], RANGE_DEPTH)) {
             (Some((a, b)), Some((c, _))) => c > 0 && a >= 0 && b < c && a <= b,
             _ => false,
         }
@@ -655,7 +668,7 @@ fn single_pred(cfg: &Cfg, b: Block) -> Option<Block> {
     }
 }
 
-fn cvp_function(m: &mut Module, fid: FuncId, cfg: &Cfg, dom: &DomTree, st: &mut Stats) {
+fn cvp_function(m: &mut Module, fid: FuncId, cfg: &Cfg, dom: &DomTree, ranges: &IntRanges, st: &mut Stats) {
     let Some(entry) = cfg.entry else { return };
     // One preorder for all three walks below; walking a list (instead of
     // the tree) lets each ask for the records of blocks a few steps ahead.
@@ -686,10 +699,10 @@ fn cvp_function(m: &mut Module, fid: FuncId, cfg: &Cfg, dom: &DomTree, st: &mut 
     let mut scope = Scope::new(&own);
     let mut walk = m.func(fid).walk(&order, xir::reads::BlockInsts);
     while let Some(b) = walk.next(m.func(fid)) {
+        // Every block: the intervals alone decide some rewrites (a clamp
+        // of `x & 7` to 7), facts or none.
         let facts = scope.enter(dom, b);
-        if facts.len() > 0 || has_assume[b.index()] {
-            simplify_block(m, fid, b, facts, st);
-        }
+        simplify_block(m, fid, b, facts, ranges, st);
     }
     // Phi incomings: a use at the end of the incoming block. Decided with
     // the incoming block's facts, applied in block order. The blocks that
@@ -730,7 +743,7 @@ fn cvp_function(m: &mut Module, fid: FuncId, cfg: &Cfg, dom: &DomTree, st: &mut 
         }
         for &at in by_from.get(from.index()) {
             let (i, k) = incoming[at];
-            known[at] = known_constant(m, f, f.inst(i).operands[k], facts);
+            known[at] = known_constant(m, f, f.inst(i).operands[k], facts, ranges);
         }
     }
     for (&(i, k), kn) in incoming.iter().zip(known) {
@@ -763,11 +776,11 @@ impl Known {
 }
 
 /// The constant `v` is known to equal under `facts`.
-fn known_constant(m: &Module, f: &Function, v: Value, facts: &Facts) -> Option<Known> {
+fn known_constant(m: &Module, f: &Function, v: Value, facts: &Facts, ranges: &IntRanges) -> Option<Known> {
     if !v.is_local() || !facts.knows(&v) {
         return None;
     }
-    let cx = Ctx { m, f, facts };
+    let cx = Ctx { m, f, facts, ranges };
     if let Some(b) = cx.known_bool(v) {
         return Some(Known::Bool(b));
     }
@@ -784,11 +797,11 @@ fn known_constant(m: &Module, f: &Function, v: Value, facts: &Facts) -> Option<K
 
 /// A constant that `v` is known to equal under `facts` (and whether it is a
 /// bool condition).
-fn constant_for(m: &mut Module, fid: FuncId, v: Value, facts: &Facts) -> Option<(Value, bool)> {
-    known_constant(m, m.func(fid), v, facts).map(|k| k.materialize(m))
+fn constant_for(m: &mut Module, fid: FuncId, v: Value, facts: &Facts, ranges: &IntRanges) -> Option<(Value, bool)> {
+    known_constant(m, m.func(fid), v, facts, ranges).map(|k| k.materialize(m))
 }
 
-fn simplify_block(m: &mut Module, fid: FuncId, b: Block, facts: &mut Facts, st: &mut Stats) {
+fn simplify_block(m: &mut Module, fid: FuncId, b: Block, facts: &mut Facts, ranges: &IntRanges, st: &mut Stats) {
     let insts = m.func(fid).block(b).insts().to_vec();
     for i in insts {
         if !m.func(fid).is_live(i) || m.func(fid).opcode(i) == Opcode::Phi {
@@ -810,7 +823,7 @@ fn simplify_block(m: &mut Module, fid: FuncId, b: Block, facts: &mut Facts, st: 
         let n = m.func(fid).inst(i).operands.len();
         for k in 0..n {
             let v = m.func(fid).inst(i).operands[k];
-            if let Some((c, is_bool)) = constant_for(m, fid, v, facts) {
+            if let Some((c, is_bool)) = constant_for(m, fid, v, facts, ranges) {
                 m.func_mut(fid).set_operand(i, k, c);
                 if is_bool {
                     st.conditions += 1;
@@ -821,7 +834,7 @@ fn simplify_block(m: &mut Module, fid: FuncId, b: Block, facts: &mut Facts, st: 
         }
         let f = m.func(fid);
         let d = f.inst(i);
-        let cx = Ctx { m, f, facts };
+        let cx = Ctx { m, f, facts: &*facts, ranges };
         let found = if d.opcode == Opcode::Select && m.types.is_bool(f.value_type(m, d.operands[0])) {
             m.const_bits(d.operands[0]).map(|c| Found::Select(if c & 1 == 1 { d.operands[1] } else { d.operands[2] }))
         } else if relation(d.opcode).is_some() && d.operands.len() == 2 {
