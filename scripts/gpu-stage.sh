@@ -20,7 +20,9 @@ fi
 rm -rf .gpu && mkdir -p .gpu/stage/bin
 cargo build --workspace --bins
 for b in xir-run xir-opt; do strip -o ".gpu/stage/bin/$b" "target/debug/$b"; done
-cargo test --workspace --no-run --message-format=json 2>/dev/null | python3 -c '
+# --all-targets: the very build `scripts/test` makes (profile and features),
+# so staging after a test run rebuilds nothing.
+cargo test --workspace --all-targets --no-run --message-format=json 2>/dev/null | python3 -c '
 import json, sys, subprocess
 want = set(sys.argv[1:])
 for line in sys.stdin:
