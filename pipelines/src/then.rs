@@ -38,7 +38,8 @@ pub enum ThenEmit {
 }
 
 impl ThenEmit {
-    fn is_backend(self) -> bool {
+    /// SPIR-V, its disassembly or an artifact: what the backend makes.
+    pub fn is_backend(self) -> bool {
         matches!(self, ThenEmit::Spirv | ThenEmit::SpirvAsm | ThenEmit::Artifact)
     }
 }

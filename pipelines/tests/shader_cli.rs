@@ -103,6 +103,27 @@ fn opt_level_two_applies_the_spirv_tools_preset() {
     assert!(o2 < o0, "-O2 has {o2} instructions, -O0 {o0}");
 }
 
+/// `--emit spirv` without `--pipeline` legalizes with the `spirv` pipeline
+/// (the backend takes nothing else): a kernel with `break`s compiles, and
+/// exactly as with `--pipeline spirv`, at every level.
+#[test]
+fn a_backend_emit_without_a_pipeline_runs_the_spirv_pipeline() {
+    let vm = root().join("tests/wgsl/bytecode_vm.wgsl").display().to_string();
+    for level in ["0", "2"] {
+        let default = opt(&[&vm, "--opt-level", level, "--emit", "spirv-asm"]);
+        assert!(default.status.success(), "-O{level}: {}", text(&default.stderr));
+        let spirv = opt(&[&vm, "--pipeline", "spirv", "--opt-level", level, "--emit", "spirv-asm"]);
+        assert!(spirv.status.success(), "-O{level}: {}", text(&spirv.stderr));
+        assert_eq!(text(&default.stdout), text(&spirv.stdout), "-O{level}");
+    }
+    // Without a backend emit there is still no default pipeline: the XIR
+    // comes back as parsed (its `break`s included).
+    let xir = root().join("tests/corpus/break_continue.xir").display().to_string();
+    let o = opt(&[&xir]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("break "), "{}", text(&o.stdout));
+}
+
 #[test]
 fn xir_run_checks_a_shader_against_nagas_module() {
     let k = root().join("tests/wgsl/saxpy.wgsl").display().to_string();

@@ -1,9 +1,12 @@
 //! `dce`: dead code elimination, iterated to a fixed point per function.
 //!
 //! - **Static branch folding**: `cond_br`, `br_indexed` (and, unless
-//!   `fold_structured: false`, `if` and `switch`) on a constant become `br`
-//!   to the chosen target; Phis of the targets no longer reached drop the
-//!   incoming from this block.
+//!   `fold_structured: false`, `if`, `switch` and the `cond_br` that ends a
+//!   loop's prepare block) on a constant become `br` to the chosen target;
+//!   Phis of the targets no longer reached drop the incoming from this
+//!   block. A structured loop's prepare block must end in `br` to its body
+//!   or a `cond_br` (the SPIR-V backend's form), so a loop that never runs
+//!   keeps its `cond_br false` when structured code is not folded.
 //! - **Dead instructions**: mark-and-sweep from every instruction that must
 //!   stay (terminators, side effects, memory writes, calls); pure
 //!   computations, Phis and loads not reached from those are deleted (cycles
@@ -33,7 +36,8 @@ use super::util;
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Options {
-    /// Also fold structured `if` / `switch` on constants into `br`.
+    /// Also fold structured `if` / `switch`, and a loop prepare block's
+    /// `cond_br`, on constants into `br`.
     pub fold_structured: bool,
 }
 
@@ -56,7 +60,7 @@ const OPTIONS: &[OptionDoc] = &[OptionDoc {
     name: "fold_structured",
     ty: "bool",
     default: "true",
-    doc: "Also fold structured if/switch on constants into br",
+    doc: "Also fold structured if/switch, and a loop prepare's cond_br, on constants into br",
 }];
 
 pub struct Dce {
@@ -163,6 +167,7 @@ fn constant_target(m: &Module, f: &Function, t: Inst, opts: &Options) -> Option<
 fn fold_branches(m: &mut Module, fid: FuncId, opts: &Options) -> usize {
     let mut n = 0;
     let blocks: Vec<Block> = m.func(fid).blocks().to_vec();
+    let keep = if opts.fold_structured { FxHashSet::default() } else { loop_prepares(m.func(fid), &blocks) };
     // A conditional terminator's record is read (for its selector).
     let mut walk = m.func(fid).walk(&blocks, xir::reads::Terminator);
     while let Some(b) = walk.next(m.func(fid)) {
@@ -170,7 +175,7 @@ fn fold_branches(m: &mut Module, fid: FuncId, opts: &Options) -> usize {
         // Only conditional terminators can fold; the others are recognized
         // from the dense table without reading their records.
         let Some((t, op)) = f.terminator_by_table(b) else { continue };
-        if !matches!(op, Opcode::CondBr | Opcode::If | Opcode::Switch | Opcode::BrIndexed) {
+        if !matches!(op, Opcode::CondBr | Opcode::If | Opcode::Switch | Opcode::BrIndexed) || keep.contains(&b) {
             continue;
         }
         let Some(target) = constant_target(m, f, t, opts) else { continue };
@@ -192,6 +197,16 @@ fn fold_branches(m: &mut Module, fid: FuncId, opts: &Options) -> usize {
         n += 1;
     }
     n
+}
+
+/// The prepare blocks of the structured loops among `blocks`.
+fn loop_prepares(f: &Function, blocks: &[Block]) -> FxHashSet<Block> {
+    blocks
+        .iter()
+        .filter_map(|&b| f.terminator(b))
+        .filter(|&t| f.opcode(t) == Opcode::Loop)
+        .map(|t| f.inst(t).blocks[0])
+        .collect()
 }
 
 /// Blocks named by terminators, transitively from the entry, as a dense

@@ -21,6 +21,9 @@ use xir_pipelines::{device_features, dot, io, listing};
 
 use xir_pipelines::then::ThenEmit as Emit;
 
+/// The pipeline a backend `--emit` runs when no `--pipeline` is given.
+const DEFAULT_BACKEND_PIPELINE: &str = "spirv";
+
 /// XIR optimizer driver: parse, verify, run a pipeline, emit.
 #[derive(Parser, Debug)]
 #[command(name = "xir-opt", version, about)]
@@ -38,7 +41,10 @@ struct Cli {
     /// Value of a shader `override` constant (repeatable).
     #[arg(long = "override", value_name = "NAME=VALUE", value_parser = io::parse_override)]
     overrides: Vec<(String, f64)>,
-    /// Pipeline to run: a shipped name (`pipelines/NAME.ron`) or a `.ron` path.
+    /// Pipeline to run: a shipped name (`pipelines/NAME.ron`) or a `.ron`
+    /// path. Default: none, except with `--emit spirv|spirv-asm|artifact`,
+    /// whose default is `spirv` (the legalization the backend's input
+    /// contract requires, with `--opt-level`'s groups).
     #[arg(long)]
     pipeline: Option<String>,
     /// Directory searched for pipelines by name before the shipped ones,
@@ -126,6 +132,15 @@ struct Cli {
     /// How errors and warnings are printed (docs/diagnostics.md).
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = DiagnosticsFormat::Human)]
     diagnostics: DiagnosticsFormat,
+}
+
+impl Cli {
+    /// The pipeline to run: `--pipeline`, or for a backend `--emit` the
+    /// `spirv` pipeline (the backend takes only legalized XIR: without it
+    /// most kernels, any with a `break`, would be refused).
+    fn pipeline_name(&self) -> Option<&str> {
+        self.pipeline.as_deref().or(self.emit.is_backend().then_some(DEFAULT_BACKEND_PIPELINE))
+    }
 }
 
 static PANIC_LOCATION: Mutex<Option<String>> = Mutex::new(None);
@@ -231,7 +246,7 @@ fn run() -> i32 {
         eprintln!("xir-opt: error: --then takes one INPUT, not a batch");
         return 2;
     }
-    let mut pipeline = match cli.pipeline.as_deref().map(|p| loader.load(p)).transpose() {
+    let mut pipeline = match cli.pipeline_name().map(|p| loader.load(p)).transpose() {
         Ok(p) => p,
         Err(f) => {
             eprint!("{}", reporter.load_failure(&f));
@@ -308,7 +323,7 @@ fn batch(
     // renderer (source texts are not shared between threads).
     let init = || {
         let reg = xir_pipelines::registry();
-        let loaded = cli.pipeline.as_deref().map(|p| xir_pipelines::loader(&reg, cli.pipeline_dir.as_deref()).load(p));
+        let loaded = cli.pipeline_name().map(|p| xir_pipelines::loader(&reg, cli.pipeline_dir.as_deref()).load(p));
         (loaded, Reporter::new(cli.diagnostics))
     };
     let work =
@@ -552,7 +567,7 @@ fn note_backend_failure(
     input: &str,
     log: &mut dyn Write,
 ) {
-    if let (Some(before), Some(p)) = (before, &job.cli.pipeline) {
+    if let (Some(before), Some(p)) = (before, job.cli.pipeline_name()) {
         let dir = reproducer_dir(job, input);
         if let Some(note) = xir_pipelines::repro::after_backend_failure(d, before, p, job.cli.opt_level, &dir) {
             let _ = writeln!(log, "{note}");
@@ -735,7 +750,7 @@ fn incremental(cli: &Cli, reporter: &Reporter, input: &str, pipeline: xir::pipel
     let emit = cli.emit;
     let overrides: xir_frontend::Overrides = cli.overrides.iter().cloned().collect();
     let settings = Settings {
-        pipeline_key: cli.pipeline.as_deref().unwrap_or(""),
+        pipeline_key: cli.pipeline_name().unwrap_or(""),
         options: xir_pipelines::workspace::Options {
             opt_level: cli.opt_level,
             fast_math: cli.fast_math,
