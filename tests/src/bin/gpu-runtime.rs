@@ -11,11 +11,12 @@
 //! is bounded by uniforms, not by the dispatch, or it is memory-bound and fast) is marked so.
 //!
 //! `--fast-math` compiles ours as `xir-opt --fast-math` does (to measure what exact float
-//! semantics cost a kernel).
+//! semantics cost a kernel); `--opt-level N` (default 2) compiles ours at another level (to
+//! tell what our lowering costs from what the optimizer gains).
 //!
 //! ```text
 //! gpu-runtime --wgsl tests/wgsl --corpus tests/corpus --peer DIR [--peer-label TEXT] [--repeats 20]
-//!             [--min-ms 1] [--max-mib 256] [--only KERNEL ...] [--fast-math]
+//!             [--min-ms 1] [--max-mib 256] [--only KERNEL ...] [--fast-math] [--opt-level 2]
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -35,6 +36,7 @@ struct Args {
     max_mib: f64,
     only: Vec<String>,
     fast_math: bool,
+    opt_level: u8,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -48,6 +50,7 @@ fn parse_args() -> Result<Args, String> {
         max_mib: 256.0,
         only: Vec::new(),
         fast_math: false,
+        opt_level: 2,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -63,6 +66,9 @@ fn parse_args() -> Result<Args, String> {
             "--max-mib" => a.max_mib = number(value()?)?,
             "--only" => a.only.push(value()?),
             "--fast-math" => a.fast_math = true,
+            "--opt-level" => {
+                a.opt_level = value()?.parse::<u8>().ok().filter(|l| *l <= 3).ok_or("--opt-level takes 0..=3")?
+            }
             _ => return Err(format!("unknown argument `{flag}` (see the file's doc)")),
         }
     }
@@ -173,8 +179,9 @@ fn measure(dev: &mut Device, a: &Args, name: &str, wgsl: &Path) -> Result<Row, S
         })
         .map(|(_, (n, _))| n.clone())
         .collect();
-    let (legal, kernel, ours) = xir_pipelines::backend::legalize_and_compile(&module, Some("main"), 2, a.fast_math)
-        .map_err(|e| e.to_string())?;
+    let (legal, kernel, ours) =
+        xir_pipelines::backend::legalize_and_compile(&module, Some("main"), a.opt_level, a.fast_math)
+            .map_err(|e| e.to_string())?;
     let block = match legal.func(kernel).kind {
         xir::ir::FunctionKind::Kernel { block_size } => block_size,
         _ => [1, 1, 1],
@@ -232,7 +239,7 @@ fn main() {
         }
     };
     println!("device: {} ({})\n", dev.name, dev.driver);
-    let ours = if a.fast_math { "ours -O2 --fast-math" } else { "ours -O2" };
+    let ours = format!("ours -O{}{}", a.opt_level, if a.fast_math { " --fast-math" } else { "" });
     println!("| kernel | tiles | threads | {ours} ms | {} ms | ours / peer | note |", a.peer_label);
     println!("|---|---:|---:|---:|---:|---:|---|");
     let mut files: Vec<PathBuf> = match std::fs::read_dir(&a.wgsl) {
