@@ -71,24 +71,7 @@ fn close(got: &[f64], want: &[f64], what: &str) {
 
 #[test]
 fn the_documented_scope_gives_two_x() {
-    let src = r#"
-kernel @k(%x: f32, %out: buffer<f32>) block_size(1, 1, 1) {
-^entry:
-  %v = alloca : f32
-  store %v, %x
-  autodiff.scope body ^body, merge ^done
-^body:
-  autodiff.requires_gradient %v
-  %a = load %v : f32
-  %y = mul %a, %a : f32
-  autodiff.backward %y
-  %g = autodiff.gradient %v : f32
-  buffer.write %out, u32 0, %g
-  br target ^done
-^done:
-  return
-}
-"#;
+    let src = include_str!("../../tests/autodiff/fixtures/doc_scope.xir");
     let o = run(src, json!({"args": {"x": 3.0, "out": [0]}})).unwrap();
     assert_eq!(floats(&o, "out"), vec![6.0]);
 }

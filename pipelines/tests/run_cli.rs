@@ -272,24 +272,7 @@ fn without_a_dispatch_size_one_block_runs() {
 /// interpreter's forward-mode oracle), and a refusal names the file.
 #[test]
 fn an_autodiff_scope_runs_in_the_interpreter() {
-    const SCOPE: &str = "\
-kernel @k(%x: f32, %out: buffer<f32>) block_size(1, 1, 1) {
-^entry:
-  %v = alloca : f32
-  store %v, %x
-  autodiff.scope body ^body, merge ^done
-^body:
-  autodiff.requires_gradient %v
-  %a = load %v : f32
-  %y = mul %a, %a : f32
-  autodiff.backward %y
-  %g = autodiff.gradient %v : f32
-  buffer.write %out, u32 0, %g
-  br target ^done
-^done:
-  return
-}
-";
+    const SCOPE: &str = include_str!("../../tests/autodiff/fixtures/doc_scope.xir");
     let dir = scratch("autodiff");
     let k = write(&dir, "k.xir", SCOPE.as_bytes());
     let inputs = write(&dir, "k.inputs.json", br#"{"args": {"x": 3.0, "out": [0]}}"#);
@@ -301,7 +284,7 @@ kernel @k(%x: f32, %out: buffer<f32>) block_size(1, 1, 1) {
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(
         stderr(&o),
-        format!("{bad}:9:3: error: [interp] non-differentiable operation on a gradient path (in @k, bb1, inst5)\n")
+        format!("{bad}:11:3: error: [interp] non-differentiable operation on a gradient path (in @k, bb1, inst5)\n")
     );
 }
 

@@ -134,11 +134,6 @@ fn swap(r: u8) -> u8 {
     (r & (EQ | UN)) | if r & LT != 0 { GT } else { 0 } | if r & GT != 0 { LT } else { 0 }
 }
 
-/// Bounds of an integer type.
-fn bounds(m: &Module, ty: TypeId) -> Option<(i128, i128)> {
-    int_range::type_bounds(m, ty)
-}
-
 /// How many definitions deep a range under facts is read (each level
 /// narrows its operands by their facts; below it the analysis' interval).
 const RANGE_DEPTH: u32 = 5;
@@ -336,7 +331,7 @@ impl Ctx<'_> {
             return None;
         }
         let (x, y) = (d.operands[0], d.operands[1]);
-        let (tlo, thi) = bounds(self.m, d.ty)?;
+        let (tlo, thi) = int_range::type_bounds(self.m, d.ty)?;
         let o = self.order(x, y);
         if o == LT | EQ | GT {
             return None;
@@ -360,7 +355,7 @@ impl Ctx<'_> {
         if !self.m.types.is_scalar(ty) {
             return None;
         }
-        let int = bounds(self.m, ty).is_some();
+        let int = int_range::type_bounds(self.m, ty).is_some();
         let q = if int { q & !UN } else { q };
         // Another comparison of the same operands that is known.
         for fact in self.facts.of(&self.facts.pairs, &pair_key(x, y)).rev() {
@@ -421,7 +416,7 @@ impl Ctx<'_> {
     /// A simpler existing value for `i` proven by ranges.
     fn by_range(&self, i: Inst) -> Option<Value> {
         let d = self.f.inst(i);
-        if !self.m.types.is_scalar(d.ty) || bounds(self.m, d.ty).is_none() {
+        if !self.m.types.is_scalar(d.ty) || int_range::type_bounds(self.m, d.ty).is_none() {
             return None;
         }
         let r = |k: usize| self.range(d.operands[k], RANGE_DEPTH).filter(|(lo, hi)| lo <= hi);
@@ -484,7 +479,7 @@ impl Ctx<'_> {
     /// Whether `div` instruction `i` is 0 by ranges.
     fn div_is_zero(&self, i: Inst) -> bool {
         let d = self.f.inst(i);
-        if d.opcode != Opcode::Div || bounds(self.m, d.ty).is_none() || !self.m.types.is_scalar(d.ty) {
+        if d.opcode != Opcode::Div || int_range::type_bounds(self.m, d.ty).is_none() || !self.m.types.is_scalar(d.ty) {
             return false;
         }
         match (self.range(d.operands[0], RANGE_DEPTH), self.range(d.operands[1], RANGE_DEPTH)) {
@@ -519,7 +514,7 @@ fn assume(m: &Module, f: &Function, v: Value, val: bool, out: &mut Vec<Fact>, de
             let Some(r) = relation(op) else { return };
             let (x, y) = (d.operands[0], d.operands[1]);
             let ty = f.value_type(m, x);
-            let Some((tlo, thi)) = bounds(m, ty) else { return };
+            let Some((tlo, thi)) = int_range::type_bounds(m, ty) else { return };
             if !m.types.is_scalar(ty) {
                 return;
             }
