@@ -122,6 +122,10 @@ struct Dev {
 }
 
 impl Dev {
+    /// The rules of format `sk` under the device model `p`.
+    fn new(sk: Sk, p: &Precision) -> Dev {
+        Dev { sk, any_rounding: p.any_rounding }
+    }
     fn half(self) -> bool {
         self.sk == Sk::F16
     }
@@ -628,7 +632,7 @@ pub(crate) fn annotate(
             let (Some(Sk::Int { bits, signed }), Some(to)) = (sk0, rsk) else { return Ok(result) };
             zip(&refs, &result, &mut |ins, r| {
                 let x = int_value(ins[0].0, bits, signed);
-                finish(to, Dev { sk: to, any_rounding: true }.round(x, 0.0), r)
+                finish(to, Dev::new(to, p).round(x, 0.0), r)
             })
         }
         CastStatic if float_in => {
@@ -637,8 +641,7 @@ pub(crate) fn annotate(
                 let (Some(x), e) = (to_f64(from, ins[0].0), ins[0].1) else { return ANY };
                 if is_float(Some(to)) {
                     let widening = ulp_of(to, 1.0) <= ulp_of(from, 1.0);
-                    let m =
-                        if widening { A::new(x, e) } else { Dev { sk: to, any_rounding: p.any_rounding }.round(x, e) };
+                    let m = if widening { A::new(x, e) } else { Dev::new(to, p).round(x, e) };
                     finish(to, m, r)
                 } else if (x - e).trunc() == (x + e).trunc() && x.is_finite() {
                     0.0
@@ -647,20 +650,12 @@ pub(crate) fn annotate(
                 }
             })
         }
-        _ if float_in
-            && lane_model(
-                op,
-                Dev { sk: sk0.expect("float"), any_rounding: p.any_rounding },
-                &[A::exact(1.0); 3],
-                p,
-            )
-            .is_some() =>
-        {
+        _ if float_in && lane_model(op, Dev::new(sk0.expect("float"), p), &[A::exact(1.0); 3], p).is_some() => {
             let sk = sk0.ok_or("no scalar kind")?;
             let out = rsk.ok_or("no scalar kind")?;
             zip(&refs, &result, &mut |ins, r| {
                 let Ok(a) = vals(sk, ins) else { return ANY };
-                match lane_model(op, Dev { sk, any_rounding: p.any_rounding }, &a, p) {
+                match lane_model(op, Dev::new(sk, p), &a, p) {
                     Some(model) => finish(out, model, r),
                     None => ANY,
                 }
@@ -671,7 +666,7 @@ pub(crate) fn annotate(
             if float_in =>
         {
             let sk = sk0.ok_or("no scalar kind")?;
-            let dv = Dev { sk, any_rounding: p.any_rounding };
+            let dv = Dev::new(sk, p);
             let a = vals(sk, &leaves(&ops[0])?)?;
             let b = match ops.get(1) {
                 Some(v) => vals(sk, &leaves(v)?)?,
@@ -725,7 +720,7 @@ pub(crate) fn annotate(
         }
         MatrixLinalgMul | OuterProduct | MatrixDeterminant | MatrixInverse if float_in => {
             let sk = sk0.ok_or("no scalar kind")?;
-            let dv = Dev { sk, any_rounding: p.any_rounding };
+            let dv = Dev::new(sk, p);
             let is_mat = |k: usize| matches!(types.get(f.value_type(m, d.operands[k])), Type::Matrix { .. });
             let models: Vec<A> = match op {
                 MatrixDeterminant => vec![dv.det(&mat(sk, &ops[0])?)],
