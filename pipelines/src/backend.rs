@@ -10,6 +10,11 @@ use xir::{Diagnostic, FuncId, Module};
 use xir_spirv::handoff::Handoffs;
 use xir_spirv::{CompileOptions, SpirvOutput};
 
+/// The shipped pipeline that takes structured XIR to the backend's input:
+/// what `xir-run` and a backend `--emit` of `xir-opt` run when no
+/// `--pipeline` is named.
+pub const DEFAULT_PIPELINE: &str = "spirv";
+
 /// The backend outputs `--emit` can ask for.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum BackendEmit {
@@ -151,7 +156,7 @@ pub fn legalize_and_compile(
     fast_math: bool,
 ) -> Result<(Module, FuncId, SpirvOutput), BackendError> {
     let reg = crate::registry();
-    let mut pipeline = crate::loader(&reg, None).load("spirv").map_err(BackendError::Pipeline)?;
+    let mut pipeline = crate::loader(&reg, None).load(DEFAULT_PIPELINE).map_err(BackendError::Pipeline)?;
     let mut legal = module.clone();
     let options = RunOptions { opt_level, fast_math, ..RunOptions::default() };
     let (_, handoffs) =

@@ -21,9 +21,6 @@ use xir_pipelines::{device_features, dot, io, listing};
 
 use xir_pipelines::then::ThenEmit as Emit;
 
-/// The pipeline a backend `--emit` runs when no `--pipeline` is given.
-const DEFAULT_BACKEND_PIPELINE: &str = "spirv";
-
 /// XIR optimizer driver: parse, verify, run a pipeline, emit.
 #[derive(Parser, Debug)]
 #[command(name = "xir-opt", version, about)]
@@ -139,7 +136,7 @@ impl Cli {
     /// `spirv` pipeline (the backend takes only legalized XIR: without it
     /// most kernels, any with a `break`, would be refused).
     fn pipeline_name(&self) -> Option<&str> {
-        self.pipeline.as_deref().or(self.emit.is_backend().then_some(DEFAULT_BACKEND_PIPELINE))
+        self.pipeline.as_deref().or(self.emit.is_backend().then_some(backend::DEFAULT_PIPELINE))
     }
 }
 

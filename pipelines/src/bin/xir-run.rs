@@ -279,7 +279,7 @@ fn run(args: &Args) -> Result<(), Failure> {
     let vulkan = || -> Result<Outputs, Failure> {
         let name = module.func(kernel).name.clone();
         let mut legal = module.clone();
-        run_pipeline(&mut legal, args.pipeline.as_deref().unwrap_or("spirv"), args)?;
+        run_pipeline(&mut legal, args.pipeline.as_deref().unwrap_or(xir_pipelines::backend::DEFAULT_PIPELINE), args)?;
         // A first compile tells whether the kernel prints (which device to
         // open); the kernel that runs is compiled for the features that
         // device enabled, so the planner uses what it has (native float
@@ -294,7 +294,7 @@ fn run(args: &Args) -> Result<(), Failure> {
             let handoffs = xir_spirv::handoff::Handoffs::new(&legal);
             xir_pipelines::backend::compile_with(&handoffs, Some(&name), &opts).map_err(|e| match &e {
                 xir_pipelines::backend::BackendError::Compile(d) => {
-                    let p = args.pipeline.as_deref().unwrap_or("spirv");
+                    let p = args.pipeline.as_deref().unwrap_or(xir_pipelines::backend::DEFAULT_PIPELINE);
                     let dir = repro_dir(args);
                     match xir_pipelines::repro::after_backend_failure(d, &module, p, args.opt_level, &dir) {
                         Some(note) => Failure::Noted(Box::new(Failure::from(e)), note),
@@ -363,7 +363,7 @@ fn run(args: &Args) -> Result<(), Failure> {
             let r = xir_pipelines::repro::Repro {
                 module: &module,
                 kernel: &module.func(kernel).name,
-                pipeline: args.pipeline.as_deref().unwrap_or("spirv"),
+                pipeline: args.pipeline.as_deref().unwrap_or(xir_pipelines::backend::DEFAULT_PIPELINE),
                 opt_level: args.opt_level,
                 failure: xir_pipelines::repro::Failure::Mismatch { inputs: &inputs },
             };
@@ -535,7 +535,7 @@ fn run_artifact(path: &str, args: &Args, inputs: Inputs, requested: Option<[u32;
     let req = match &args.input {
         Some(input) => {
             let mut m = read_verified(input, &args.overrides, args.debug_info)?;
-            run_pipeline(&mut m, args.pipeline.as_deref().unwrap_or("spirv"), args)?;
+            run_pipeline(&mut m, args.pipeline.as_deref().unwrap_or(xir_pipelines::backend::DEFAULT_PIPELINE), args)?;
             let k = xir_pipelines::backend::select_kernel(&m, args.kernel.as_deref())?;
             LoadRequirements::for_kernel(&m, k)
         }
