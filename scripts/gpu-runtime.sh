@@ -2,8 +2,10 @@
 # GPU runtime of the WGSL corpus, ours against naga + spirv-opt -O
 # (BENCHMARKS.md, "GPU runtime"). On this machine: build `gpu-runtime`
 # (tests/src/bin/gpu-runtime.rs), make the peer module of each kernel with
-# the naga CLI (`cargo install naga-cli`) and `spirv-opt -O`, check it with
-# `spirv-val`, and pack both into .gpu/runtime.tar.xz (git-ignored). Then run
+# the naga CLI (`cargo install naga-cli`) and `spirv-opt -O` (and, where the
+# foreign runner can bind it, our own -O0 module through `spirv-opt -O`),
+# check it with `spirv-val`, and pack both into .gpu/runtime.tar.xz
+# (git-ignored). Then run
 # the printed command on the GPU machine (the device tool, carry
 # [".gl", ".gpu"]); it writes the Markdown table to $OUT/runtime.md.
 #
@@ -30,6 +32,21 @@ for w in tests/wgsl/*.wgsl; do
   done
 done
 cargo build --workspace --bins
+# peer-ours-opt: our own -O0 module through spirv-opt -O, to tell what our
+# lowering costs on the GPU from what our optimizer gains. Only for kernels
+# whose module the foreign runner binds as naga's (no push constants: no
+# uniform, no dispatch-size read; every argument a descriptor, so binding N
+# is argument N).
+mkdir -p "$stage/peer-ours-opt"
+for w in tests/wgsl/*.wgsl; do
+  n=$(basename "$w" .wgsl)
+  target/debug/xir-opt "$w" --opt-level 0 --emit spirv -o "$stage/$n.o0.spv"
+  if ! spirv-dis "$stage/$n.o0.spv" | grep -q PushConstant; then
+    spirv-opt -O "$stage/$n.o0.spv" -o "$stage/peer-ours-opt/$n.spv"
+    spirv-val --target-env vulkan1.2 "$stage/peer-ours-opt/$n.spv"
+  fi
+  rm "$stage/$n.o0.spv"
+done
 strip -o "$stage/gpu-runtime" target/debug/gpu-runtime
 if [ "${1:-}" = --local ]; then
   exec "$stage/gpu-runtime" --wgsl tests/wgsl --corpus tests/corpus --peer "$stage/peer" --repeats 5 --min-ms 0.5 --max-mib 4
@@ -45,4 +62,6 @@ On the device (carry [".gl", ".gpu"]):
   .gpu/runtime/gpu-runtime --wgsl tests/wgsl --corpus tests/corpus --peer .gpu/runtime/peer > $OUT/runtime.md
   .gpu/runtime/gpu-runtime --wgsl tests/wgsl --corpus tests/corpus --peer .gpu/runtime/peer-restrict \
     --peer-label 'naga (Restrict) + spirv-opt -O' > $OUT/runtime-restrict.md
+  .gpu/runtime/gpu-runtime --wgsl tests/wgsl --corpus tests/corpus --peer .gpu/runtime/peer-ours-opt \
+    --peer-label 'ours -O0 + spirv-opt -O' > $OUT/runtime-ours-opt.md
 RUN

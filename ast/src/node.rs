@@ -263,7 +263,12 @@ impl Variable {
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum FunctionKind {
-    Kernel { block_size: [u32; 3] },
+    /// `whole_blocks`: dispatched in whole blocks (XIR's kernel attribute of
+    /// that name; the WGSL / GLSL model).
+    Kernel {
+        block_size: [u32; 3],
+        whole_blocks: bool,
+    },
     Callable,
 }
 

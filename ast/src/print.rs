@@ -127,8 +127,11 @@ impl Printer<'_, '_> {
             let _ = write!(self.out, "{amp}{}", self.var_name(v));
         }
         self.out.push(')');
-        if let FunctionKind::Kernel { block_size: [x, y, z] } = f.kind {
+        if let FunctionKind::Kernel { block_size: [x, y, z], whole_blocks } = f.kind {
             let _ = write!(self.out, " block_size({x}, {y}, {z})");
+            if whole_blocks {
+                self.out.push_str(" whole_blocks");
+            }
         }
         self.out.push_str(" {\n");
         for (i, v) in f.vars.iter().enumerate().skip(f.param_count) {

@@ -55,7 +55,7 @@ pub fn ast_to_xir(ast: &Module<'_>) -> Result<XModule, TranslateError> {
     m.intern_register_types();
     for f in &ast.functions {
         let kind = match f.kind {
-            FunctionKind::Kernel { block_size } => XKind::Kernel { block_size },
+            FunctionKind::Kernel { block_size, whole_blocks } => XKind::Kernel { block_size, whole_blocks },
             FunctionKind::Callable => XKind::Callable,
         };
         let mut xf = XFunction::new(f.name.clone(), kind, f.ret);

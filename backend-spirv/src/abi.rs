@@ -68,7 +68,12 @@
 //! - **Bounds check at entry**: a thread whose `dispatch_id` (the
 //!   `GlobalInvocationId` builtin) is `>= dispatch_size` in any dimension
 //!   returns immediately, before executing the kernel body. The runner may
-//!   therefore round the workgroup count up freely.
+//!   therefore round the workgroup count up freely. A kernel dispatched in
+//!   whole blocks ([`KernelAbi::whole_blocks`], XIR's `whole_blocks`, which
+//!   the WGSL / GLSL front end sets) has no such check: every thread of the
+//!   `ceil(dispatch_size / block_size)` workgroups runs, and
+//!   `dispatch_size` reads as `NumWorkgroups * LocalSize`, the rounded-up
+//!   count the interpreter runs too.
 //! - **Special registers** map to builtins: `dispatch_id` ->
 //!   `GlobalInvocationId`, `thread_id` -> `LocalInvocationId`, `block_id` ->
 //!   `WorkgroupId`, `block_size` -> the constant `LocalSize`, `dispatch_size` ->
@@ -184,6 +189,14 @@ pub struct KernelAbi {
     pub block_size: [u32; 3],
     /// Bytes of push constants the pipeline layout must declare (never 0: the dispatch size is always present).
     pub push_constant_size: u32,
+    /// The kernel is dispatched in whole blocks (XIR's `whole_blocks`): it has
+    /// no entry bound check, so every thread of every dispatched workgroup
+    /// runs, and it reads its dispatch size from `NumWorkgroups`, not from
+    /// the push constants. A consumer that rounds the workgroup count up
+    /// runs the extra threads. Encoded in the role parameter of the
+    /// dispatch-size property (docs/artifact.md).
+    #[serde(default)]
+    pub whole_blocks: bool,
     /// The canonical property list ([`KernelAbi::check_shape`]).
     pub properties: Vec<Property>,
 }
@@ -641,7 +654,13 @@ mod tests {
     }
 
     fn abi(properties: Vec<Property>, push: u32) -> KernelAbi {
-        KernelAbi { entry_point: ENTRY_POINT_NAME.into(), block_size: [64, 1, 1], push_constant_size: push, properties }
+        KernelAbi {
+            entry_point: ENTRY_POINT_NAME.into(),
+            block_size: [64, 1, 1],
+            push_constant_size: push,
+            whole_blocks: false,
+            properties,
+        }
     }
 
     #[test]

@@ -811,7 +811,11 @@ kernel @k(%r: ref u32, %o: buffer<u32>) block_size(2, 1, 1) {
 fn malformed_instructions_are_reported_not_panicked_on() {
     use xir::{Builder, Function, FunctionKind, Module, Opcode, TypeTable};
     let mut m = Module::new();
-    let f = m.add_function(Function::new("k", FunctionKind::Kernel { block_size: [1, 1, 1] }, TypeTable::VOID));
+    let f = m.add_function(Function::new(
+        "k",
+        FunctionKind::Kernel { block_size: [1, 1, 1], whole_blocks: false },
+        TypeTable::VOID,
+    ));
     let one = m.const_u32(1);
     let mut b = Builder::new(&mut m, f);
     let entry = b.create_block();
@@ -936,4 +940,43 @@ kernel @k(%o: buffer<u32>) block_size(16, 1, 1) {
          16777216 scalars (in @k, bb0, inst0)"
     );
     ok(&src.replace("block_size(16", "block_size(2"), json!({"args": {"o": [0]}}));
+}
+
+const WHOLE_BLOCKS: &str = include_str!("../../backend-spirv/tests/kernels/whole_blocks.xir");
+
+#[test]
+fn a_whole_blocks_kernel_runs_every_thread_of_the_rounded_up_blocks() {
+    // 5 threads in blocks of 4: two whole blocks, eight threads, each seeing a dispatch size of 8.
+    let o = ok(WHOLE_BLOCKS, json!({"dispatch": [5, 1, 1], "args": {"out": {"fill": 99, "len": 18}}}));
+    assert_eq!(buf(&o, "out"), json!([8, 0, 8, 0, 8, 0, 8, 0, 8, 1, 8, 1, 8, 1, 8, 1, 99, 99]));
+    // One block exactly (4): no rounding; one over (9 with blocks of 4 is 12): a third block.
+    let o = ok(WHOLE_BLOCKS, json!({"dispatch": [4, 1, 1], "args": {"out": {"fill": 99, "len": 10}}}));
+    assert_eq!(buf(&o, "out"), json!([4, 0, 4, 0, 4, 0, 4, 0, 99, 99]));
+    let o = ok(WHOLE_BLOCKS, json!({"dispatch": [9, 1, 1], "args": {"out": {"fill": 99, "len": 24}}}));
+    assert_eq!(
+        buf(&o, "out"),
+        json!([12, 0, 12, 0, 12, 0, 12, 0, 12, 1, 12, 1, 12, 1, 12, 1, 12, 2, 12, 2, 12, 2, 12, 2])
+    );
+    // A zero dimension runs no block.
+    let o = ok(WHOLE_BLOCKS, json!({"dispatch": [0, 1, 1], "args": {"out": {"fill": 99, "len": 2}}}));
+    assert_eq!(buf(&o, "out"), json!([99, 99]));
+    // The same kernel checked at entry runs exactly the dispatched threads.
+    let checked = WHOLE_BLOCKS.replace(" whole_blocks", "");
+    let o = ok(&checked, json!({"dispatch": [5, 1, 1], "args": {"out": {"fill": 99, "len": 18}}}));
+    assert_eq!(buf(&o, "out"), json!([5, 0, 5, 0, 5, 0, 5, 0, 5, 1, 99, 99, 99, 99, 99, 99, 99, 99]));
+}
+
+#[test]
+fn a_whole_blocks_dispatch_past_u32_is_refused() {
+    let e = err(WHOLE_BLOCKS, json!({"dispatch": [u32::MAX, 1, 1], "args": {"out": [0]}}));
+    assert!(e.contains("in whole blocks of [4, 1, 1] overflows u32"), "{e}");
+}
+
+#[test]
+fn whole_blocks_round_up_each_dimension() {
+    use xir::interp::whole_block_dispatch;
+    assert_eq!(whole_block_dispatch([5, 3, 1], [4, 2, 1]), Some([8, 4, 1]));
+    assert_eq!(whole_block_dispatch([8, 2, 0], [4, 2, 1]), Some([8, 2, 0]));
+    assert_eq!(whole_block_dispatch([u32::MAX - 3, 1, 1], [4, 1, 1]), Some([u32::MAX - 3, 1, 1]));
+    assert_eq!(whole_block_dispatch([u32::MAX - 2, 1, 1], [4, 1, 1]), None);
 }

@@ -363,7 +363,11 @@ impl<'a, 'n> Lowering<'a, 'n> {
         let (name, kind, info) = match src {
             FnSource::Entry(i) => {
                 let ep = &self.module.entry_points[i];
-                (ep.name.clone(), FunctionKind::Kernel { block_size: ep.workgroup_size }, self.info.get_entry_point(i))
+                (
+                    ep.name.clone(),
+                    FunctionKind::Kernel { block_size: ep.workgroup_size, whole_blocks: true },
+                    self.info.get_entry_point(i),
+                )
             }
             FnSource::Helper(h) => (name_of(&f.name).to_string(), FunctionKind::Callable, &self.info[h]),
         };
@@ -464,11 +468,54 @@ impl<'a, 'n> Lowering<'a, 'n> {
         let mut prologue = Vec::new();
         cx.prologue(matches!(src, FnSource::Entry(_)), &mut prologue)?;
         let mut body = cx.block(&f.body)?;
+        if f.result.is_none() {
+            drop_tail_returns(cx.ar(), &mut body);
+        }
         prologue.append(&mut body);
         let mut af = cx.af;
         af.body = prologue;
         Ok(self.ast.add_function(af))
     }
+}
+
+/// naga's front ends end every path through a function with a `return`
+/// (`naga::proc::ensure_block_returns`), so a trailing `if` or `switch` gets
+/// one at the end of each arm. In a void function such a `return` only falls
+/// off the end; kept, the kernel has a return inside a selection, which
+/// SPIRV-Tools' merge-return pass wraps in a one-case `switch` at -O1 and
+/// up (three instructions and a block). Dropped, every arm runs on to the
+/// function's one final `return`; an `else` arm left empty is no arm.
+fn drop_tail_returns<'a>(ar: &'a Arenas<'a>, scope: &mut Scope<'a>) {
+    let Some(&last) = scope.last() else { return };
+    let kind = match &last.kind {
+        StmtKind::Return(None) => {
+            scope.pop();
+            return;
+        }
+        StmtKind::Scope(inner) => {
+            let mut inner = inner.clone();
+            drop_tail_returns(ar, &mut inner);
+            StmtKind::Scope(inner)
+        }
+        StmtKind::If { cond, then_body, else_body } => {
+            let mut then_body = then_body.clone();
+            drop_tail_returns(ar, &mut then_body);
+            let else_body = else_body.clone().and_then(|mut e| {
+                drop_tail_returns(ar, &mut e);
+                (!e.is_empty()).then_some(e)
+            });
+            StmtKind::If { cond, then_body, else_body }
+        }
+        StmtKind::Switch { value, cases } => {
+            let mut cases = cases.clone();
+            for c in &mut cases {
+                drop_tail_returns(ar, &mut c.body);
+            }
+            StmtKind::Switch { value, cases }
+        }
+        _ => return,
+    };
+    *scope.last_mut().expect("checked above") = ar.stmt(kind, last.span);
 }
 
 #[derive(Copy, Clone)]

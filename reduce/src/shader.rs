@@ -40,7 +40,7 @@ impl NagaMismatch {
         let Ok(module) = xir_frontend::compile(&src, &Overrides::default()) else { return false };
         let Ok(k) = xir_pipelines::backend::select_kernel(&module, None) else { return false };
         let dispatch = match module.func(k).kind {
-            xir::FunctionKind::Kernel { block_size } => self.inputs.dispatch.unwrap_or(block_size),
+            xir::FunctionKind::Kernel { block_size, .. } => self.inputs.dispatch.unwrap_or(block_size),
             _ => return false,
         };
         let inputs = self.inputs.clone().with_dispatch(dispatch);

@@ -208,7 +208,10 @@ impl Gen {
                 1 | 2 => FunctionKind::Callable,
                 _ => {
                     let bs = [1 + self.rng.below(256) as u32, 1 + self.rng.below(4) as u32, 1];
-                    FunctionKind::Kernel { block_size: bs }
+                    // Derived from a draw already made, not drawn: the fuzz targets'
+                    // found inputs (fuzz/artifacts-found) must keep generating the
+                    // modules they were found as.
+                    FunctionKind::Kernel { block_size: bs, whole_blocks: bs[1] == 2 }
                 }
             };
             let rank = self.rng.below(n * 2);

@@ -75,7 +75,10 @@ pub struct GpuTiming {
     pub max_ns: Option<f64>,
 }
 
-/// Workgroup counts covering `dispatch` threads with `block_size` threads per group.
+/// Workgroup counts covering `dispatch` threads with `block_size` threads per
+/// group. A zero dimension dispatches no workgroup (Vulkan allows a zero
+/// count): a kernel dispatched in whole blocks has no entry check that would
+/// keep a rounded-up group idle, and the interpreter runs no thread either.
 pub fn group_counts(dispatch: [u32; 3], block_size: [u32; 3]) -> [u32; 3] {
-    [0, 1, 2].map(|i| dispatch[i].div_ceil(block_size[i].max(1)).max(1))
+    [0, 1, 2].map(|i| dispatch[i].div_ceil(block_size[i].max(1)))
 }

@@ -91,6 +91,7 @@ fn abi() -> KernelAbi {
         entry_point: "main".into(),
         block_size: [64, 1, 1],
         push_constant_size: 20,
+        whole_blocks: false,
         properties: vec![
             Property {
                 kind: PropertyKind::ConstantValue { offset: 0, size: 12 },

@@ -95,7 +95,8 @@ pub fn encode(abi: &KernelAbi) -> Result<Vec<u8>, ArtifactError> {
             BufferStorage::Block { size } => (STORAGE_BLOCK, size, 0),
         };
         let role = code_of(&ROLES, p.role);
-        for v in [kind, k0, k1, role, 0, p.arg_index.unwrap_or(NO_ARG), p.set, p.binding, storage, s0, s1] {
+        let role_param = u32::from(p.role == Role::DispatchSize && abi.whole_blocks);
+        for v in [kind, k0, k1, role, role_param, p.arg_index.unwrap_or(NO_ARG), p.set, p.binding, storage, s0, s1] {
             w.u32(v);
         }
     }
@@ -109,6 +110,7 @@ pub fn decode(bytes: &[u8], entry_point: &str) -> Result<KernelAbi, ArtifactErro
     let push_constant_size = r.u32()?;
     let n = r.count("property", MAX_PROPERTIES)?;
     let mut properties = Vec::with_capacity(n as usize);
+    let mut whole_blocks = false;
     for i in 0..n {
         let mut f = [0u32; RECORD_WORDS];
         for v in &mut f {
@@ -134,9 +136,14 @@ pub fn decode(bytes: &[u8], entry_point: &str) -> Result<KernelAbi, ArtifactErro
                 f[0]
             )));
         };
-        let Some(role) = from_code(&ROLES, role).filter(|_| r0 == 0) else {
-            return Err(r.malformed(format!("property {i}: unknown role code {role} (or role parameter {r0})")));
+        // The dispatch size's role parameter says whether the kernel runs in
+        // whole blocks (1) or checks the dispatch size at entry (0); every
+        // other role takes none.
+        let role = from_code(&ROLES, role);
+        let Some(role) = role.filter(|&x| r0 == 0 || (x == Role::DispatchSize && r0 == 1)) else {
+            return Err(r.malformed(format!("property {i}: unknown role code {} (or role parameter {r0})", f[3])));
         };
+        whole_blocks |= role == Role::DispatchSize && r0 == 1;
         let storage = match storage {
             STORAGE_NOT_A_BUFFER if s0 == 0 && s1 == 0 => BufferStorage::NotABuffer,
             STORAGE_TYPED if s1 == 0 => BufferStorage::Typed { stride: s0 },
@@ -152,7 +159,8 @@ pub fn decode(bytes: &[u8], entry_point: &str) -> Result<KernelAbi, ArtifactErro
         properties.push(Property { kind, role, arg_index, set, binding, storage });
     }
     r.finish()?;
-    let abi = KernelAbi { entry_point: entry_point.to_string(), block_size, push_constant_size, properties };
+    let abi =
+        KernelAbi { entry_point: entry_point.to_string(), block_size, push_constant_size, whole_blocks, properties };
     check_shape(&abi)?;
     Ok(abi)
 }

@@ -7,7 +7,9 @@
 //! constants), builtin inputs for the special
 //! registers, shared-memory (`Workgroup`) variables, and the `main` entry
 //! point that bounds-checks `dispatch_id < dispatch_size` before calling the
-//! kernel body. A buffer is `Aliased` when the kernel has another resource
+//! kernel body (not in a kernel dispatched in whole blocks, which reads its
+//! dispatch size from `NumWorkgroups` and declares no push constants unless
+//! value arguments live there). A buffer is `Aliased` when the kernel has another resource
 //! argument, `NonWritable` only when no reachable instruction writes
 //! user-resource memory (`plan::writes_user_memory`), and `Coherent` exactly
 //! when a volatile access reaches it (`plan::coherence`). Every global goes into the entry point's interface list
@@ -82,10 +84,15 @@ impl Emitter<'_> {
                 _ => None,
             })
             .collect();
-        let block = self.value_block(StorageClass::PushConstant, Some(uvec3), &push_values)?;
-        let pty = self.ptr_ty(StorageClass::PushConstant, block);
-        let pc = self.global_var(pty, StorageClass::PushConstant);
-        self.globals.push = Some(pc);
+        // A kernel dispatched in whole blocks never reads the dispatch size
+        // from them (`dispatch_size`), so without value arguments there it
+        // declares no block (the layout keeps the ABI's 12 bytes either way).
+        if !(plans.bindings.abi.whole_blocks && push_values.is_empty()) {
+            let block = self.value_block(StorageClass::PushConstant, Some(uvec3), &push_values)?;
+            let pty = self.ptr_ty(StorageClass::PushConstant, block);
+            let pc = self.global_var(pty, StorageClass::PushConstant);
+            self.globals.push = Some(pc);
+        }
         // The argument block: the value arguments that did not fit, host-layout packed.
         if let Some(ab) = plans.bindings.argument_block {
             let block_values: Vec<(u32, TypeId)> = plans
@@ -241,10 +248,19 @@ impl Emitter<'_> {
         v
     }
 
-    /// Load the dispatch size (`uvec3`) from the push constants.
+    /// Load the dispatch size (`uvec3`) from the push constants; in whole
+    /// blocks it is `NumWorkgroups * LocalSize`, the rounded-up count every
+    /// thread of which runs (`abi.rs`, "Bounds check at entry").
     pub(crate) fn dispatch_size(&mut self) -> EResult<Word> {
         let u32t = self.u32_ty();
         let uvec3 = self.b.type_vector(u32t, 3);
+        if self.plans.bindings.abi.whole_blocks {
+            let shape = Shape { scalar: ScalarKind::Int { bits: 32, signed: false }, lanes: 3 };
+            let var = self.builtin(BuiltIn::NumWorkgroups, shape);
+            let groups = self.op(Op::Load, Some(uvec3), None, vec![Operand::IdRef(var)])?;
+            let block = self.register(SpecialRegister::BlockSize)?;
+            return self.op(Op::IMul, Some(uvec3), None, vec![Operand::IdRef(groups), Operand::IdRef(block)]);
+        }
         let pty = self.ptr_ty(StorageClass::PushConstant, uvec3);
         let zero = self.u32_const(0);
         let pc = self.globals.push.expect("push constants declared");
@@ -283,30 +299,13 @@ impl Emitter<'_> {
         self.op(Op::Load, Some(ty), None, vec![Operand::IdRef(var)])
     }
 
-    /// `main`: bounds check, then call the kernel body.
+    /// `main`: bounds check, then call the kernel body. A kernel dispatched
+    /// in whole blocks has no check, so its body is the entry point itself
+    /// (no wrapper to call it, and nothing for the optimizer's inliner to
+    /// wrap).
     pub(crate) fn emit_main(&mut self) -> EResult<()> {
-        let void = self.b.type_void();
-        let fnty = self.b.type_function(void, []);
-        let be = |e: rspirv::dr::Error| super::EmitError { func: None, inst: None, message: format!("rspirv: {e:?}") };
-        let main = self.b.begin_function(void, None, spirv::FunctionControl::NONE, fnty).map_err(be)?;
-        let call_l = self.b.id();
-        let merge_l = self.b.id();
-        self.b.begin_block(None).map_err(be)?;
-        let gid = self.register(SpecialRegister::DispatchId)?;
-        let ds = self.dispatch_size()?;
-        let bool_t = self.b.type_bool();
-        let bvec3 = self.b.type_vector(bool_t, 3);
-        let lt = self.op(Op::ULessThan, Some(bvec3), None, vec![Operand::IdRef(gid), Operand::IdRef(ds)])?;
-        let all = self.op(Op::All, Some(bool_t), None, vec![Operand::IdRef(lt)])?;
-        self.b.selection_merge(merge_l, spirv::SelectionControl::NONE).map_err(be)?;
-        self.b.branch_conditional(all, call_l, merge_l, []).map_err(be)?;
-        self.b.begin_block(Some(call_l)).map_err(be)?;
         let body = self.func_ids[&self.plans.kernel];
-        self.op(Op::FunctionCall, Some(void), None, vec![Operand::IdRef(body)])?;
-        self.b.branch(merge_l).map_err(be)?;
-        self.b.begin_block(Some(merge_l)).map_err(be)?;
-        self.b.ret().map_err(be)?;
-        self.b.end_function().map_err(be)?;
+        let main = if self.plans.bindings.abi.whole_blocks { body } else { self.emit_checked_main(body)? };
         let iface = self.globals.interface.clone();
         self.b.entry_point(ExecutionModel::GLCompute, main, crate::abi::ENTRY_POINT_NAME, iface);
         let bs = self.plans.bindings.abi.block_size;
@@ -336,5 +335,32 @@ impl Emitter<'_> {
             }
         }
         Ok(())
+    }
+
+    /// The entry wrapper of a checked kernel: `dispatch_id < dispatch_size`
+    /// in every dimension, then call `body`.
+    fn emit_checked_main(&mut self, body: Word) -> EResult<Word> {
+        let void = self.b.type_void();
+        let fnty = self.b.type_function(void, []);
+        let be = |e: rspirv::dr::Error| super::EmitError { func: None, inst: None, message: format!("rspirv: {e:?}") };
+        let main = self.b.begin_function(void, None, spirv::FunctionControl::NONE, fnty).map_err(be)?;
+        let call_l = self.b.id();
+        let merge_l = self.b.id();
+        self.b.begin_block(None).map_err(be)?;
+        let gid = self.register(SpecialRegister::DispatchId)?;
+        let ds = self.dispatch_size()?;
+        let bool_t = self.b.type_bool();
+        let bvec3 = self.b.type_vector(bool_t, 3);
+        let lt = self.op(Op::ULessThan, Some(bvec3), None, vec![Operand::IdRef(gid), Operand::IdRef(ds)])?;
+        let all = self.op(Op::All, Some(bool_t), None, vec![Operand::IdRef(lt)])?;
+        self.b.selection_merge(merge_l, spirv::SelectionControl::NONE).map_err(be)?;
+        self.b.branch_conditional(all, call_l, merge_l, []).map_err(be)?;
+        self.b.begin_block(Some(call_l)).map_err(be)?;
+        self.op(Op::FunctionCall, Some(void), None, vec![Operand::IdRef(body)])?;
+        self.b.branch(merge_l).map_err(be)?;
+        self.b.begin_block(Some(merge_l)).map_err(be)?;
+        self.b.ret().map_err(be)?;
+        self.b.end_function().map_err(be)?;
+        Ok(main)
     }
 }

@@ -94,7 +94,7 @@ pub fn plan_bindings(
     bindless: &crate::plan::bindless::BindlessPlan,
 ) -> Result<BindingPlan, Vec<String>> {
     let f: &Function = m.func(k);
-    let FunctionKind::Kernel { block_size } = f.kind else {
+    let FunctionKind::Kernel { block_size, whole_blocks } = f.kind else {
         return Err(vec![format!("@{} is not a kernel", f.name)]);
     };
     let t = &m.types;
@@ -294,6 +294,7 @@ pub fn plan_bindings(
         entry_point: ENTRY_POINT_NAME.to_string(),
         block_size,
         push_constant_size: push_total as u32,
+        whole_blocks,
         properties: props,
     };
     abi.check_shape().map_err(|e| vec![format!("internal: the planned kernel ABI is not canonical: {e}")])?;

@@ -470,7 +470,7 @@ pub fn transfer(
         }
         Opcode::Extract => {
             // A lane of the thread index lies below the kernel's block size.
-            let (Some(&Value::Reg(SpecialRegister::ThreadId)), Some(lane), FunctionKind::Kernel { block_size }) =
+            let (Some(&Value::Reg(SpecialRegister::ThreadId)), Some(lane), FunctionKind::Kernel { block_size, .. }) =
                 (d.operands.first(), konst(1), f.kind)
             else {
                 return None;

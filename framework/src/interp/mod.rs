@@ -251,6 +251,18 @@ pub fn arg_names(f: &crate::ir::Function) -> Vec<String> {
         .collect()
 }
 
+/// The threads a `whole_blocks` kernel runs for a requested dispatch: each
+/// dimension rounded up to a multiple of the block size (`None` past
+/// `u32::MAX`). The device runs `ceil(n / block)` workgroups without an
+/// entry check, so it runs exactly these.
+pub fn whole_block_dispatch(dispatch: [u32; 3], block_size: [u32; 3]) -> Option<[u32; 3]> {
+    let mut out = [0u32; 3];
+    for ((o, &n), &b) in out.iter_mut().zip(&dispatch).zip(&block_size) {
+        *o = n.div_ceil(b.max(1)).checked_mul(b)?;
+    }
+    Some(out)
+}
+
 /// Run `kernel` over the dispatch grid.
 pub fn run_kernel_with(
     module: &Module,
@@ -263,7 +275,7 @@ pub fn run_kernel_with(
     }
     let f = module.func(kernel);
     let at_kernel = |msg: String| InterpError { function: Some(f.name.clone()), ..InterpError::plain(msg) };
-    let FunctionKind::Kernel { block_size } = f.kind else {
+    let FunctionKind::Kernel { block_size, whole_blocks } = f.kind else {
         return Err(at_kernel(format!("@{} is not a kernel", f.name)));
     };
     if block_size.contains(&0) {
@@ -280,7 +292,12 @@ pub fn run_kernel_with(
             opts.warp_size
         )));
     }
-    let dispatch = opts.dispatch.or(inputs.dispatch).unwrap_or(block_size);
+    let mut dispatch = opts.dispatch.or(inputs.dispatch).unwrap_or(block_size);
+    if whole_blocks {
+        dispatch = whole_block_dispatch(dispatch, block_size).ok_or_else(|| {
+            at_kernel(format!("a dispatch of {dispatch:?} in whole blocks of {block_size:?} overflows u32"))
+        })?;
+    }
     let total = dispatch.iter().map(|&d| d as u64).product::<u64>();
     if total > opts.max_threads {
         return Err(at_kernel(format!(

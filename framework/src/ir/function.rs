@@ -33,6 +33,15 @@ pub enum FunctionKind {
     /// A dispatch entry point with its block (workgroup) size.
     Kernel {
         block_size: [u32; 3],
+        /// Dispatched in whole blocks (text: `whole_blocks`). A dispatch of
+        /// `n` threads along an axis runs `ceil(n / block_size)` blocks,
+        /// every thread of each, and `$dispatch_size` is that rounded-up
+        /// count: the model of WGSL and GLSL, whose dispatches count
+        /// workgroups, so their kernels do their own bound checks. Without
+        /// it, threads at or past the dispatch size do nothing (the
+        /// backend's entry check), so any thread count may be dispatched.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        whole_blocks: bool,
     },
     Callable,
     /// Declared, defined elsewhere: has no blocks.

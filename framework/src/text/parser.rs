@@ -295,7 +295,11 @@ impl<'a> Parser<'a> {
                     *s = self.u32_literal("a block size")?;
                 }
                 self.expect_punct(')')?;
-                FunctionKind::Kernel { block_size: size }
+                let whole_blocks = self.tok.tok == Tok::Ident("whole_blocks");
+                if whole_blocks {
+                    self.advance();
+                }
+                FunctionKind::Kernel { block_size: size, whole_blocks }
             }
             "callable" => FunctionKind::Callable,
             _ => FunctionKind::External,

@@ -343,12 +343,15 @@ impl Printer<'_, '_> {
         }
         self.out.push(')');
         match f.kind {
-            FunctionKind::Kernel { block_size: [x, y, z] } => {
+            FunctionKind::Kernel { block_size: [x, y, z], whole_blocks } => {
                 if f.ret != TypeTable::VOID {
                     self.out.push_str(" -> ");
                     self.ty(f.ret);
                 }
                 let _ = write!(self.out, " block_size({x}, {y}, {z})");
+                if whole_blocks {
+                    self.out.push_str(" whole_blocks");
+                }
             }
             _ => {
                 self.out.push_str(" -> ");

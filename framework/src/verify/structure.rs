@@ -21,7 +21,7 @@ pub(super) fn check_signature(m: &Module, f: &Function, diags: &mut Vec<Diagnost
         err(format!("functions return plain data or void, not `{}`", type_name(t, f.ret)));
     }
     match f.kind {
-        FunctionKind::Kernel { block_size } => {
+        FunctionKind::Kernel { block_size, .. } => {
             if f.ret != TypeTable::VOID {
                 err("kernels return void".into());
             }

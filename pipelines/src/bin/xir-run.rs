@@ -525,7 +525,7 @@ fn repro_dir(args: &Args) -> std::path::PathBuf {
 
 fn one_block(m: &Module, kernel: xir::FuncId) -> [u32; 3] {
     match m.func(kernel).kind {
-        xir::FunctionKind::Kernel { block_size } => block_size,
+        xir::FunctionKind::Kernel { block_size, .. } => block_size,
         _ => [1, 1, 1],
     }
 }

@@ -308,7 +308,7 @@ fn vulkan_device(pipeline: Pipeline, mm: &Mismatch, opt_level: u8) -> Result<Dev
         let (k, out) = xir_pipelines::backend::compile(&legal, Some(&kernel), opt_level, false, Some(device.enabled))
             .map_err(|e| e.to_string())?;
         let block = match legal.func(k).kind {
-            xir::FunctionKind::Kernel { block_size } => block_size,
+            xir::FunctionKind::Kernel { block_size, .. } => block_size,
             _ => [1, 1, 1],
         };
         let dispatch = inputs.dispatch.unwrap_or(block);

@@ -183,7 +183,7 @@ fn measure(dev: &mut Device, a: &Args, name: &str, wgsl: &Path) -> Result<Row, S
         xir_pipelines::backend::legalize_and_compile(&module, Some("main"), a.opt_level, a.fast_math)
             .map_err(|e| e.to_string())?;
     let block = match legal.func(kernel).kind {
-        xir::ir::FunctionKind::Kernel { block_size } => block_size,
+        xir::ir::FunctionKind::Kernel { block_size, .. } => block_size,
         _ => [1, 1, 1],
     };
 
@@ -254,6 +254,12 @@ fn main() {
     for path in files {
         let name = path.file_stem().unwrap_or_default().to_string_lossy().into_owned();
         if !a.only.is_empty() && !a.only.contains(&name) {
+            continue;
+        }
+        // A peer directory may cover only some kernels (`scripts/gpu-runtime.sh`'s
+        // "ours through spirv-opt" peer exists only where the foreign runner can bind it).
+        if !a.peer.join(format!("{name}.spv")).exists() {
+            println!("| {name} | | | | | | no peer module |");
             continue;
         }
         match measure(&mut dev, &a, &name, &path) {

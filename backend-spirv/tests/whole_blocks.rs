@@ -1,0 +1,105 @@
+//! Kernels dispatched in whole blocks (`whole_blocks`, what the WGSL / GLSL
+//! front end marks): no entry bound check, the kernel body is the entry
+//! point, the dispatch size is `NumWorkgroups * LocalSize`, no push-constant
+//! block without value arguments, and the ABI (and the artifact) says so.
+//! The device half is `vulkan/tests/whole_blocks_vulkan.rs`.
+
+mod common;
+
+use common::*;
+use xir_spirv::abi::Role;
+use xir_spirv::artifact::{self, decode, ArtifactError, LoadRequirements, ShaderArtifact};
+
+const WHOLE: &str = include_str!("kernels/whole_blocks.xir");
+const WHOLE_VALUE: &str = include_str!("kernels/whole_blocks_value.xir");
+
+#[test]
+fn a_whole_blocks_kernel_has_no_entry_check_and_no_wrapper() {
+    for level in 0..=3u8 {
+        let out = compile_with(WHOLE, &opts(level, false));
+        let dis = out.disassembly();
+        assert!(out.abi.whole_blocks);
+        assert_eq!(count(&dis, "OpFunction "), 1, "-O{level}: the body is the entry point:\n{dis}");
+        assert_eq!(count(&dis, "OpFunctionCall"), 0, "-O{level}:\n{dis}");
+        assert_eq!(count(&dis, "OpSelectionMerge"), 0, "-O{level}: no bound check:\n{dis}");
+        assert_eq!(count(&dis, "OpAll"), 0, "-O{level}:\n{dis}");
+        assert_eq!(count(&dis, "PushConstant"), 0, "-O{level}: nothing lives in push constants:\n{dis}");
+        assert_eq!(count(&dis, "BuiltIn NumWorkgroups"), 1, "-O{level}:\n{dis}");
+        // The ABI keeps its layout: the dispatch size is still the first property.
+        assert_eq!(out.abi.properties[0].role, Role::DispatchSize);
+        assert_eq!(out.abi.push_constant_size, 16, "the dispatch size, padded");
+    }
+    compile_all_presets(WHOLE);
+}
+
+#[test]
+fn the_same_kernel_checked_at_entry_keeps_its_wrapper() {
+    let checked = WHOLE.replace(" whole_blocks", "");
+    let out = compile_with(&checked, &opts(0, false));
+    let dis = out.disassembly();
+    assert!(!out.abi.whole_blocks);
+    assert_eq!(count(&dis, "OpFunction "), 2, "{dis}");
+    assert_eq!(count(&dis, "OpAll"), 1, "{dis}");
+    assert_eq!(count(&dis, "BuiltIn NumWorkgroups"), 0, "{dis}");
+    assert_eq!(count(&dis, "OpVariable"), 4, "push block, buffer, two builtins:\n{dis}");
+    assert_eq!(count(&dis, "PushConstant"), 3, "type, pointer and variable:\n{dis}");
+}
+
+#[test]
+fn value_arguments_keep_the_push_constant_layout() {
+    let out = compile_all_presets(WHOLE_VALUE);
+    let dis = out.disassembly();
+    assert!(out.abi.whole_blocks);
+    // The block is `{ uvec3 dispatch size; u32 a }` at offsets 0 and 16, as for a checked kernel.
+    assert!(dis.contains("OpMemberDecorate %") && dis.contains(" 1 Offset 16"), "{dis}");
+    assert_eq!(out.abi.push_constant_size, 20);
+    let checked = compile_with(&WHOLE_VALUE.replace(" whole_blocks", ""), &opts(0, false));
+    assert_eq!(out.abi.properties, checked.abi.properties);
+    assert_eq!(count(&dis, "OpAll"), 0, "{dis}");
+}
+
+fn artifact_of(src: &str) -> (ShaderArtifact, Vec<u8>) {
+    let m = parse(src);
+    let k = kernel_of(&m);
+    let out = compile_with(src, &opts(2, false));
+    let art = ShaderArtifact::from_compiled(&m, k, &out);
+    let bytes = art.encode().expect("encodes");
+    (art, bytes)
+}
+
+/// The dispatch size's role parameter (word 4 of the first record, word 9 of the section).
+fn dispatch_role_parameter(bytes: &[u8]) -> u32 {
+    let (h, _) = artifact::RawHeader::parse(bytes).expect("header parses");
+    let at = artifact::HEADER_LEN + 9 * 4;
+    assert!(h.sections[0].size as usize > 9 * 4);
+    u32::from_le_bytes(bytes[at..at + 4].try_into().expect("four bytes"))
+}
+
+#[test]
+fn the_artifact_records_whole_blocks_and_refuses_other_role_parameters() {
+    let any = LoadRequirements::any_xir_spirv();
+    let (art, bytes) = artifact_of(WHOLE);
+    assert_eq!(dispatch_role_parameter(&bytes), 1);
+    let back = decode(&bytes, &any, None).expect("decodes");
+    assert!(back.abi.whole_blocks);
+    assert_eq!(back, art);
+    let (sig, k) = back.signature_module().expect("signature");
+    assert!(matches!(sig.func(k).kind, xir::FunctionKind::Kernel { whole_blocks: true, .. }));
+    let (checked, bytes) = artifact_of(&WHOLE.replace(" whole_blocks", ""));
+    assert_eq!(dispatch_role_parameter(&bytes), 0);
+    assert!(!decode(&bytes, &any, None).expect("decodes").abi.whole_blocks);
+    assert!(!checked.abi.whole_blocks);
+    // One over: a role parameter of 2 on the dispatch size is no known meaning.
+    let (h, _) = artifact::RawHeader::parse(&bytes).expect("header parses");
+    let mut sections: [Vec<u8>; 5] = Default::default();
+    let mut at = artifact::HEADER_LEN;
+    for (s, e) in sections.iter_mut().zip(h.sections) {
+        *s = bytes[at..at + e.size as usize].to_vec();
+        at += e.size as usize;
+    }
+    sections[0][36..40].copy_from_slice(&2u32.to_le_bytes());
+    let bad = artifact::seal(h, &sections);
+    let e = decode(&bad, &any, None).expect_err("role parameter 2");
+    assert!(matches!(e, ArtifactError::Malformed { .. }), "{e}");
+    assert!(e.to_string().contains("role parameter 2"), "{e}");
+}

@@ -1,0 +1,48 @@
+//! The front end's lowering as a tree: exact `--emit ast` prints of small
+//! shaders, for what the interpreter's outputs cannot show (which returns
+//! stay, the kernel's dispatch model).
+
+use xir_frontend::{to_ast, Language, Overrides, Source};
+
+fn ast(path: &str) -> String {
+    let full = format!("{}/{path}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&full).expect("shader");
+    let arenas = xir_ast::Arenas::default();
+    let src = Source { path: &full, text: &text, language: Language::Wgsl };
+    let m = to_ast(&arenas, &src, &Overrides::new()).unwrap_or_else(|d| panic!("{d}"));
+    xir_ast::print_module(&m)
+}
+
+#[test]
+fn trailing_returns_go_and_every_other_return_stays() {
+    let want = "\
+void mark(u32 i, u32 v, buffer<u32> out) {
+    if (i < buffer.size(out)) {
+        buffer.write(out, min(i, buffer.size(out) - 1u32), v);
+    }
+}
+
+kernel void main(buffer<u32> out) block_size(4, 1, 1) whole_blocks {
+    let u32 i = $dispatch_id.x;
+    if (i == 7u32) {
+        return;
+    }
+    switch (i % 3u32) {
+        case 0: {
+            mark(i, 10u32, out);
+        }
+        case 1: {
+            if (i > 2u32) {
+                mark(i, 20u32, out);
+                return;
+            }
+            mark(i, 21u32, out);
+        }
+        default: {
+            buffer.write(out, min(i, buffer.size(out) - 1u32), 30u32);
+        }
+    }
+}
+";
+    assert_eq!(ast("tests/kernels/tail_returns.wgsl"), want);
+}
