@@ -49,7 +49,9 @@ pub fn xir_to_ast<'a>(arenas: &'a Arenas<'a>, m: &XModule) -> Result<Module<'a>,
     for fid in m.func_ids() {
         let f = m.func(fid);
         let kind = match f.kind {
-            XKind::Kernel { block_size, whole_blocks } => FunctionKind::Kernel { block_size, whole_blocks },
+            XKind::Kernel { block_size, whole_blocks, noalias } => {
+                FunctionKind::Kernel { block_size, whole_blocks, noalias }
+            }
             XKind::Callable => FunctionKind::Callable,
             XKind::External => {
                 return Err(FromXirError {
@@ -71,7 +73,9 @@ pub fn structured_order(m: &XModule, fid: FuncId) -> Result<Vec<Block>, FromXirE
     let arenas = Arenas::default();
     let f = m.func(fid);
     let kind = match f.kind {
-        XKind::Kernel { block_size, whole_blocks } => FunctionKind::Kernel { block_size, whole_blocks },
+        XKind::Kernel { block_size, whole_blocks, noalias } => {
+            FunctionKind::Kernel { block_size, whole_blocks, noalias }
+        }
         _ => FunctionKind::Callable,
     };
     let mut cx = FnCx::new(&arenas, m, fid, Function::new(f.name.clone(), kind, f.ret));

@@ -263,11 +263,12 @@ impl Variable {
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum FunctionKind {
-    /// `whole_blocks`: dispatched in whole blocks (XIR's kernel attribute of
-    /// that name; the WGSL / GLSL model).
+    /// `whole_blocks`, `noalias`: XIR's kernel attributes of those names (the
+    /// WGSL / GLSL dispatch and WebGPU's binding rule).
     Kernel {
         block_size: [u32; 3],
         whole_blocks: bool,
+        noalias: bool,
     },
     Callable,
 }

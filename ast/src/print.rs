@@ -127,10 +127,13 @@ impl Printer<'_, '_> {
             let _ = write!(self.out, "{amp}{}", self.var_name(v));
         }
         self.out.push(')');
-        if let FunctionKind::Kernel { block_size: [x, y, z], whole_blocks } = f.kind {
+        if let FunctionKind::Kernel { block_size: [x, y, z], whole_blocks, noalias } = f.kind {
             let _ = write!(self.out, " block_size({x}, {y}, {z})");
             if whole_blocks {
                 self.out.push_str(" whole_blocks");
+            }
+            if noalias {
+                self.out.push_str(" noalias");
             }
         }
         self.out.push_str(" {\n");

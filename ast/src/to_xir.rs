@@ -55,7 +55,9 @@ pub fn ast_to_xir(ast: &Module<'_>) -> Result<XModule, TranslateError> {
     m.intern_register_types();
     for f in &ast.functions {
         let kind = match f.kind {
-            FunctionKind::Kernel { block_size, whole_blocks } => XKind::Kernel { block_size, whole_blocks },
+            FunctionKind::Kernel { block_size, whole_blocks, noalias } => {
+                XKind::Kernel { block_size, whole_blocks, noalias }
+            }
             FunctionKind::Callable => XKind::Callable,
         };
         let mut xf = XFunction::new(f.name.clone(), kind, f.ret);

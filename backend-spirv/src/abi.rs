@@ -74,6 +74,11 @@
 //!   `ceil(dispatch_size / block_size)` workgroups runs, and
 //!   `dispatch_size` reads as `NumWorkgroups * LocalSize`, the rounded-up
 //!   count the interpreter runs too.
+//! - **Aliasing**: a buffer is decorated `Aliased` when the kernel has
+//!   another resource argument, unless the kernel is `noalias`
+//!   ([`KernelAbi::noalias`], WebGPU's rule, set by the front end): then a
+//!   consumer must not bind a resource the kernel writes so that it
+//!   overlaps another.
 //! - **Special registers** map to builtins: `dispatch_id` ->
 //!   `GlobalInvocationId`, `thread_id` -> `LocalInvocationId`, `block_id` ->
 //!   `WorkgroupId`, `block_size` -> the constant `LocalSize`, `dispatch_size` ->
@@ -197,6 +202,12 @@ pub struct KernelAbi {
     /// dispatch-size property (docs/artifact.md).
     #[serde(default)]
     pub whole_blocks: bool,
+    /// No resource argument the kernel writes overlaps another one (XIR's
+    /// `noalias`, WebGPU's binding rule): its buffers are not decorated
+    /// `Aliased`, and a consumer must not bind overlapping resources to it.
+    /// Encoded in the role parameter of the dispatch-size property.
+    #[serde(default)]
+    pub noalias: bool,
     /// The canonical property list ([`KernelAbi::check_shape`]).
     pub properties: Vec<Property>,
 }
@@ -659,6 +670,7 @@ mod tests {
             block_size: [64, 1, 1],
             push_constant_size: push,
             whole_blocks: false,
+            noalias: false,
             properties,
         }
     }

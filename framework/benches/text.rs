@@ -43,7 +43,7 @@ fn generate_named(n: usize, duplicates: bool) -> Module {
     while left > 0 {
         let fid = m.add_function(xir::Function::new(
             format!("kernel{k}"),
-            FunctionKind::Kernel { block_size: [64, 1, 1], whole_blocks: false },
+            FunctionKind::Kernel { block_size: [64, 1, 1], whole_blocks: false, noalias: false },
             TypeTable::VOID,
         ));
         let budget = left.min(PER_FUNCTION);

@@ -91,6 +91,21 @@ fn buffer_elements() {
     assert_eq!(acc("l"), *aa.location(named(f, "a0")).unwrap(), "a load accesses its address");
 }
 
+#[test]
+fn the_buffer_arguments_of_a_noalias_kernel_are_disjoint() {
+    let m = parse(&LOCALS.replace("block_size(1, 1, 1) {", "block_size(1, 1, 1) noalias {"));
+    let fid = m.find_function("k").unwrap();
+    let f = m.func(fid);
+    let aa = AliasAnalysis::compute(&m, fid);
+    let acc = |x: &str| *aa.access(named(f, x).as_inst().unwrap()).unwrap();
+    let q = |x: &str, y: &str| aa.alias_locations(&acc(x), &acc(y));
+    assert_eq!(q("r0", "o0"), NoAlias, "distinct arguments of a noalias kernel");
+    assert_eq!(q("ri", "o0"), NoAlias, "whatever the index");
+    // One buffer is still one buffer.
+    assert_eq!(q("r0", "r0b"), MustAlias);
+    assert_eq!(q("r0", "ri"), MayAlias);
+}
+
 const REFS: &str = r#"
 callable @c(%p: ref f32, %q: ref f32, %u: ref u32, %st: ref struct<align 4>{f32, u32}) -> void {
 ^entry:

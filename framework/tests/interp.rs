@@ -813,7 +813,7 @@ fn malformed_instructions_are_reported_not_panicked_on() {
     let mut m = Module::new();
     let f = m.add_function(Function::new(
         "k",
-        FunctionKind::Kernel { block_size: [1, 1, 1], whole_blocks: false },
+        FunctionKind::Kernel { block_size: [1, 1, 1], whole_blocks: false, noalias: false },
         TypeTable::VOID,
     ));
     let one = m.const_u32(1);

@@ -677,8 +677,11 @@ kernel @k(%o: buffer<vec<f32, 3>>, %s: buffer<f32>) block_size(1, 1, 1) {
 fn argument_names_follow_the_printer_and_matrices_need_no_column_type() {
     use xir::{ArgKind, Builder, Function, FunctionKind, Metadata, Module, TypeTable};
     let mut m = Module::new();
-    let mut k =
-        Function::new("k", FunctionKind::Kernel { block_size: [1, 1, 1], whole_blocks: false }, TypeTable::VOID);
+    let mut k = Function::new(
+        "k",
+        FunctionKind::Kernel { block_size: [1, 1, 1], whole_blocks: false, noalias: false },
+        TypeTable::VOID,
+    );
     let mat = m.types.matrix(TypeTable::F32, 2);
     let buf = m.types.buffer(mat);
     let a = k.add_arg(mat, ArgKind::Value, Metadata::named("x"));

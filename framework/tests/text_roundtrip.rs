@@ -306,3 +306,30 @@ fn curve_bases_print_as_a_sorted_set_and_survive_json() {
     let err = xir::text::json::from_json(&twice, "k.json").unwrap_err();
     assert!(format!("{err:?}").contains("curve basis `bezier` is given twice"), "{err:?}");
 }
+
+#[test]
+fn kernel_flags_print_in_one_order_survive_json_and_are_given_once() {
+    let src = "kernel @k() block_size(4, 1, 1) noalias whole_blocks {\n^entry:\n  return\n}\n";
+    let m = parse(src);
+    assert!(matches!(
+        m.functions[0].kind,
+        xir::FunctionKind::Kernel { block_size: [4, 1, 1], whole_blocks: true, noalias: true }
+    ));
+    let printed = check_stable(src);
+    assert!(printed.contains("block_size(4, 1, 1) whole_blocks noalias {"), "{printed}");
+    let json = xir::text::json::to_json(&m);
+    let compact: String = json.split_whitespace().collect();
+    assert!(compact.contains(r#""whole_blocks":true,"noalias":true"#), "{json}");
+    let back = xir::text::json::from_json(&json, "k.json").unwrap();
+    assert_eq!(back.functions[0].kind, m.functions[0].kind);
+    // Without flags, JSON carries neither key (older files read the same).
+    let plain = xir::text::json::to_json(&parse(&src.replace(" noalias whole_blocks", "")));
+    assert!(!plain.contains("whole_blocks") && !plain.contains("noalias"), "{plain}");
+    // A flag given twice is an error at the second one.
+    let e = match parse_module(&src.replace("noalias whole_blocks", "noalias noalias"), "k.xir") {
+        Ok(_) => panic!("a repeated flag parsed"),
+        Err(d) => xir::diag::render(&d),
+    };
+    assert!(e.contains("k.xir:1:"), "{e}");
+    assert!(e.contains("noalias"), "{e}");
+}

@@ -20,7 +20,7 @@ impl Fixture {
         Fixture { m, f }
     }
     fn kernel() -> Self {
-        Self::new(FunctionKind::Kernel { block_size: [64, 1, 1], whole_blocks: false }, TypeTable::VOID)
+        Self::new(FunctionKind::Kernel { block_size: [64, 1, 1], whole_blocks: false, noalias: false }, TypeTable::VOID)
     }
     fn arg(&mut self, ty: TypeId, kind: ArgKind) -> Value {
         self.m.func_mut(self.f).add_arg(ty, kind, Metadata::default())
@@ -329,7 +329,10 @@ fn call_with_wrong_arguments() {
 
 #[test]
 fn kernel_signature_rules() {
-    let mut fx = Fixture::new(FunctionKind::Kernel { block_size: [64, 1, 1], whole_blocks: false }, TypeTable::F32);
+    let mut fx = Fixture::new(
+        FunctionKind::Kernel { block_size: [64, 1, 1], whole_blocks: false, noalias: false },
+        TypeTable::F32,
+    );
     let buf = fx.m.types.buffer(TypeTable::F32);
     fx.arg(buf, ArgKind::Value);
     let e = fx.block();

@@ -365,7 +365,7 @@ impl<'a, 'n> Lowering<'a, 'n> {
                 let ep = &self.module.entry_points[i];
                 (
                     ep.name.clone(),
-                    FunctionKind::Kernel { block_size: ep.workgroup_size, whole_blocks: true },
+                    FunctionKind::Kernel { block_size: ep.workgroup_size, whole_blocks: true, noalias: true },
                     self.info.get_entry_point(i),
                 )
             }

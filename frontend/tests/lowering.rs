@@ -22,7 +22,7 @@ void mark(u32 i, u32 v, buffer<u32> out) {
     }
 }
 
-kernel void main(buffer<u32> out) block_size(4, 1, 1) whole_blocks {
+kernel void main(buffer<u32> out) block_size(4, 1, 1) whole_blocks noalias {
     let u32 i = $dispatch_id.x;
     if (i == 7u32) {
         return;

@@ -45,7 +45,7 @@ fn a_wgsl_shader_prints_as_an_ast_and_runs_with_its_overrides() {
     assert!(o.status.success(), "{}", text(&o.stderr));
     assert_eq!(
         text(&o.stdout),
-        "kernel void main(buffer<u32> data) block_size(4, 1, 1) whole_blocks {
+        "kernel void main(buffer<u32> data) block_size(4, 1, 1) whole_blocks noalias {
     buffer.write(data, min($dispatch_id.x, buffer.size(data) - 1u32), buffer.read(data, min($dispatch_id.x, buffer.size(data) - 1u32)) * 3u32 + $dispatch_id.x);
 }
 "

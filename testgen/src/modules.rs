@@ -211,7 +211,7 @@ impl Gen {
                     // Derived from a draw already made, not drawn: the fuzz targets'
                     // found inputs (fuzz/artifacts-found) must keep generating the
                     // modules they were found as.
-                    FunctionKind::Kernel { block_size: bs, whole_blocks: bs[1] == 2 }
+                    FunctionKind::Kernel { block_size: bs, whole_blocks: bs[1] == 2, noalias: bs[1] >= 3 }
                 }
             };
             let rank = self.rng.below(n * 2);

@@ -581,8 +581,11 @@ pub fn lower(a: &Ast) -> Program {
         callables.push(fid);
     }
 
-    let mut f =
-        Function::new("main", FunctionKind::Kernel { block_size: [BLOCK, 1, 1], whole_blocks: false }, TypeTable::VOID);
+    let mut f = Function::new(
+        "main",
+        FunctionKind::Kernel { block_size: [BLOCK, 1, 1], whole_blocks: false, noalias: false },
+        TypeTable::VOID,
+    );
     let inp_ty = m.types.buffer(TypeTable::U32);
     let inp = f.add_arg(inp_ty, ArgKind::Resource, Metadata::named("inp"));
     let out = f.add_arg(inp_ty, ArgKind::Resource, Metadata::named("out"));

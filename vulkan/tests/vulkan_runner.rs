@@ -92,6 +92,7 @@ fn abi() -> KernelAbi {
         block_size: [64, 1, 1],
         push_constant_size: 20,
         whole_blocks: false,
+        noalias: false,
         properties: vec![
             Property {
                 kind: PropertyKind::ConstantValue { offset: 0, size: 12 },

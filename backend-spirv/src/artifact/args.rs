@@ -130,23 +130,20 @@ impl SavedArguments {
         Ok(SavedArguments { kernel_name, args })
     }
 
-    /// A module holding only a kernel with this signature (body: `return`),
-    /// block size `block_size` (dispatched in whole blocks when
-    /// `whole_blocks`), for binding inputs by name and type.
-    pub fn signature_module(
-        &self,
-        block_size: [u32; 3],
-        whole_blocks: bool,
-    ) -> Result<(Module, FuncId), ArtifactError> {
+    /// A module holding only a kernel with this signature (body: `return`)
+    /// and `abi`'s block size and flags, for binding inputs by name and
+    /// type.
+    pub fn signature_module(&self, abi: &crate::abi::KernelAbi) -> Result<(Module, FuncId), ArtifactError> {
         let mut text = String::from("kernel @k(");
         for (i, a) in self.args.iter().enumerate() {
             screen_type(&a.ty).map_err(|m| ArtifactError::Arguments(format!("argument {i}: type `{}`: {m}", a.ty)))?;
             let r = if a.kind == ArgKind::Reference { "ref " } else { "" };
             text.push_str(&format!("{}%a{i}: {r}{}", if i > 0 { ", " } else { "" }, a.ty));
         }
-        let [x, y, z] = block_size;
-        let whole = if whole_blocks { " whole_blocks" } else { "" };
-        text.push_str(&format!(") block_size({x}, {y}, {z}){whole} {{\n^entry:\n  return\n}}\n"));
+        let [x, y, z] = abi.block_size;
+        let whole = if abi.whole_blocks { " whole_blocks" } else { "" };
+        let noalias = if abi.noalias { " noalias" } else { "" };
+        text.push_str(&format!(") block_size({x}, {y}, {z}){whole}{noalias} {{\n^entry:\n  return\n}}\n"));
         let mut module = xir::text::parse_module(&text, "<artifact arguments>").map_err(|d| {
             ArtifactError::Arguments(format!("the signature does not parse: {}", xir::diag::render(&d).trim_end()))
         })?;

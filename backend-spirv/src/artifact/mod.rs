@@ -244,7 +244,7 @@ impl ShaderArtifact {
 
     /// A signature-only module (and its kernel) for the runner to bind inputs against.
     pub fn signature_module(&self) -> Result<(Module, FuncId), ArtifactError> {
-        self.arguments.signature_module(self.abi.block_size, self.abi.whole_blocks)
+        self.arguments.signature_module(&self.abi)
     }
 
     /// The artifact bytes. Checks everything the reader checks except the device.
@@ -472,7 +472,7 @@ pub fn decode(
             "the header's argument-type hash does not match the saved arguments".into(),
         ));
     }
-    let (sig, k) = arguments.signature_module(abi.block_size, abi.whole_blocks)?;
+    let (sig, k) = arguments.signature_module(&abi)?;
     arguments.check_against(&abi, &sig, k)?;
     let printers = printers::decode(body[3])?;
     check_constants(body[4], &abi)?;

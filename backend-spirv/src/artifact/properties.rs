@@ -61,6 +61,15 @@ fn from_code<T: Copy>(table: &[(u32, T)], c: u32) -> Option<T> {
     table.iter().find(|(k, _)| *k == c).map(|(_, x)| *x)
 }
 
+/// Bits of the dispatch-size record's role parameter: the kernel's flags.
+const FLAG_WHOLE_BLOCKS: u32 = 1;
+const FLAG_NOALIAS: u32 = 2;
+const KERNEL_FLAGS: u32 = FLAG_WHOLE_BLOCKS | FLAG_NOALIAS;
+
+fn kernel_flags(abi: &KernelAbi) -> u32 {
+    (if abi.whole_blocks { FLAG_WHOLE_BLOCKS } else { 0 }) | (if abi.noalias { FLAG_NOALIAS } else { 0 })
+}
+
 /// The section bytes of a canonical ABI.
 pub fn encode(abi: &KernelAbi) -> Result<Vec<u8>, ArtifactError> {
     check_shape(abi)?;
@@ -95,7 +104,7 @@ pub fn encode(abi: &KernelAbi) -> Result<Vec<u8>, ArtifactError> {
             BufferStorage::Block { size } => (STORAGE_BLOCK, size, 0),
         };
         let role = code_of(&ROLES, p.role);
-        let role_param = u32::from(p.role == Role::DispatchSize && abi.whole_blocks);
+        let role_param = if p.role == Role::DispatchSize { kernel_flags(abi) } else { 0 };
         for v in [kind, k0, k1, role, role_param, p.arg_index.unwrap_or(NO_ARG), p.set, p.binding, storage, s0, s1] {
             w.u32(v);
         }
@@ -110,7 +119,7 @@ pub fn decode(bytes: &[u8], entry_point: &str) -> Result<KernelAbi, ArtifactErro
     let push_constant_size = r.u32()?;
     let n = r.count("property", MAX_PROPERTIES)?;
     let mut properties = Vec::with_capacity(n as usize);
-    let mut whole_blocks = false;
+    let (mut whole_blocks, mut noalias) = (false, false);
     for i in 0..n {
         let mut f = [0u32; RECORD_WORDS];
         for v in &mut f {
@@ -136,14 +145,16 @@ pub fn decode(bytes: &[u8], entry_point: &str) -> Result<KernelAbi, ArtifactErro
                 f[0]
             )));
         };
-        // The dispatch size's role parameter says whether the kernel runs in
-        // whole blocks (1) or checks the dispatch size at entry (0); every
-        // other role takes none.
+        // The dispatch size's role parameter holds the kernel's flags
+        // (`kernel_flags`); every other role takes none.
         let role = from_code(&ROLES, role);
-        let Some(role) = role.filter(|&x| r0 == 0 || (x == Role::DispatchSize && r0 == 1)) else {
+        let Some(role) = role.filter(|&x| r0 == 0 || (x == Role::DispatchSize && r0 & !KERNEL_FLAGS == 0)) else {
             return Err(r.malformed(format!("property {i}: unknown role code {} (or role parameter {r0})", f[3])));
         };
-        whole_blocks |= role == Role::DispatchSize && r0 == 1;
+        if role == Role::DispatchSize {
+            whole_blocks = r0 & FLAG_WHOLE_BLOCKS != 0;
+            noalias = r0 & FLAG_NOALIAS != 0;
+        }
         let storage = match storage {
             STORAGE_NOT_A_BUFFER if s0 == 0 && s1 == 0 => BufferStorage::NotABuffer,
             STORAGE_TYPED if s1 == 0 => BufferStorage::Typed { stride: s0 },
@@ -159,8 +170,14 @@ pub fn decode(bytes: &[u8], entry_point: &str) -> Result<KernelAbi, ArtifactErro
         properties.push(Property { kind, role, arg_index, set, binding, storage });
     }
     r.finish()?;
-    let abi =
-        KernelAbi { entry_point: entry_point.to_string(), block_size, push_constant_size, whole_blocks, properties };
+    let abi = KernelAbi {
+        entry_point: entry_point.to_string(),
+        block_size,
+        push_constant_size,
+        whole_blocks,
+        noalias,
+        properties,
+    };
     check_shape(&abi)?;
     Ok(abi)
 }

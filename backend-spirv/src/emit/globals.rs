@@ -10,6 +10,7 @@
 //! kernel body (not in a kernel dispatched in whole blocks, which reads its
 //! dispatch size from `NumWorkgroups` and declares no push constants unless
 //! value arguments live there). A buffer is `Aliased` when the kernel has another resource
+//! argument and is not `noalias`
 //! argument, `NonWritable` only when no reachable instruction writes
 //! user-resource memory (`plan::writes_user_memory`), and `Coherent` exactly
 //! when a volatile access reaches it (`plan::coherence`). Every global goes into the entry point's interface list
@@ -72,7 +73,7 @@ impl Emitter<'_> {
     pub(crate) fn declare_globals(&mut self) -> EResult<()> {
         let plans = self.plans;
         let u32t = self.u32_ty();
-        let multi = plans.bindings.args.iter().filter(|a| !a.is_value()).count() > 1;
+        let multi = plans.bindings.may_alias();
         // Push constants: uvec3 dispatch size, then the value arguments that live there.
         let uvec3 = self.b.type_vector(u32t, 3);
         let push_values: Vec<(u32, TypeId)> = plans

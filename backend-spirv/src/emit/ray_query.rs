@@ -111,7 +111,7 @@ impl Emitter<'_> {
     /// role and the instance buffers of those with an instance-property role.
     pub(crate) fn declare_accels(&mut self) -> EResult<()> {
         let plans = self.plans;
-        let multi = plans.bindings.args.iter().filter(|a| !a.is_value()).count() > 1;
+        let multi = plans.bindings.may_alias();
         let mut record_ptr = None;
         for (i, a) in plans.bindings.args.iter().enumerate() {
             let ArgBinding::Accel { binding, instances, .. } = a else { continue };

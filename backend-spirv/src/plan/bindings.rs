@@ -57,6 +57,15 @@ pub struct BindingPlan {
     pub abi: KernelAbi,
 }
 
+impl BindingPlan {
+    /// Whether a resource of the kernel may share memory with another one
+    /// (and is decorated `Aliased`): it has two or more resource arguments
+    /// and does not promise `noalias`.
+    pub fn may_alias(&self) -> bool {
+        !self.abi.noalias && self.args.iter().filter(|a| !a.is_value()).count() > 1
+    }
+}
+
 impl ArgBinding {
     /// True for a value argument (push constant or argument block).
     pub fn is_value(&self) -> bool {
@@ -94,7 +103,7 @@ pub fn plan_bindings(
     bindless: &crate::plan::bindless::BindlessPlan,
 ) -> Result<BindingPlan, Vec<String>> {
     let f: &Function = m.func(k);
-    let FunctionKind::Kernel { block_size, whole_blocks } = f.kind else {
+    let FunctionKind::Kernel { block_size, whole_blocks, noalias } = f.kind else {
         return Err(vec![format!("@{} is not a kernel", f.name)]);
     };
     let t = &m.types;
@@ -295,6 +304,7 @@ pub fn plan_bindings(
         block_size,
         push_constant_size: push_total as u32,
         whole_blocks,
+        noalias,
         properties: props,
     };
     abi.check_shape().map_err(|e| vec![format!("internal: the planned kernel ABI is not canonical: {e}")])?;

@@ -25,7 +25,9 @@
 //!    overlapping objects are one and the same or one is a subobject of the
 //!    other); otherwise `NoAlias`;
 //! 4. elements of two different buffer values `MayAlias` (one resource may be
-//!    bound to two arguments); buffers never alias slots or references;
+//!    bound to two arguments), except two different resource arguments of
+//!    a `noalias` kernel, which are disjoint (`NoAlias`); buffers never
+//!    alias slots or references;
 //! 5. anything undecomposable `MayAlias`.
 //!
 //! `MustAlias` through equal SSA index values holds for accesses evaluated
@@ -174,6 +176,9 @@ pub struct AliasAnalysis {
     /// Ordered type pairs `(outer, inner)` where `inner` is `outer` or one of
     /// its (transitive) members, over the types of this function's locations.
     contains: FxHashSet<(TypeId, TypeId)>,
+    /// The function is a `noalias` kernel: its distinct resource arguments
+    /// are disjoint.
+    disjoint_args: bool,
 }
 
 /// The opcodes `AliasAnalysis::decompose` gives a location (every other
@@ -214,6 +219,7 @@ impl AliasAnalysis {
             paths: Vec::new(),
             args,
             contains: FxHashSet::default(),
+            disjoint_args: matches!(f.kind, crate::FunctionKind::Kernel { noalias: true, .. }),
         };
         // Layout order defines gep bases first in verified code. `decompose`
         // reads only the location of its address operand, so a second round
@@ -426,6 +432,7 @@ impl AliasAnalysis {
         match (a.root, b.root) {
             (Root::Unknown(_), _) | (_, Root::Unknown(_)) => MayAlias,
             (Root::Local(_), _) | (_, Root::Local(_)) => NoAlias,
+            (Root::Buffer(Value::Arg(x)), Root::Buffer(Value::Arg(y))) if self.disjoint_args && x != y => NoAlias,
             (Root::Buffer(_), Root::Buffer(_)) => MayAlias,
             (Root::Buffer(_), _) | (_, Root::Buffer(_)) => NoAlias,
             (Root::Shared(_), Root::Shared(_)) => NoAlias,

@@ -275,7 +275,7 @@ pub fn run_kernel_with(
     }
     let f = module.func(kernel);
     let at_kernel = |msg: String| InterpError { function: Some(f.name.clone()), ..InterpError::plain(msg) };
-    let FunctionKind::Kernel { block_size, whole_blocks } = f.kind else {
+    let FunctionKind::Kernel { block_size, whole_blocks, .. } = f.kind else {
         return Err(at_kernel(format!("@{} is not a kernel", f.name)));
     };
     if block_size.contains(&0) {

@@ -42,6 +42,15 @@ pub enum FunctionKind {
         /// backend's entry check), so any thread count may be dispatched.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         whole_blocks: bool,
+        /// No resource argument the kernel writes shares memory with another
+        /// resource argument (text: `noalias`): WebGPU's rule for the
+        /// bindings of a dispatch, which WGSL kernels get from the front
+        /// end. Alias analysis takes the kernel's distinct resource
+        /// arguments to be disjoint, and the backend decorates no buffer
+        /// `Aliased`. Binding overlapping resources to it is outside its
+        /// contract; without it, any two may overlap.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        noalias: bool,
     },
     Callable,
     /// Declared, defined elsewhere: has no blocks.

@@ -295,11 +295,17 @@ impl<'a> Parser<'a> {
                     *s = self.u32_literal("a block size")?;
                 }
                 self.expect_punct(')')?;
-                let whole_blocks = self.tok.tok == Tok::Ident("whole_blocks");
-                if whole_blocks {
+                // The kernel's promises, each at most once, in any order.
+                let (mut whole_blocks, mut noalias) = (false, false);
+                loop {
+                    match self.tok.tok {
+                        Tok::Ident("whole_blocks") if !whole_blocks => whole_blocks = true,
+                        Tok::Ident("noalias") if !noalias => noalias = true,
+                        _ => break,
+                    }
                     self.advance();
                 }
-                FunctionKind::Kernel { block_size: size, whole_blocks }
+                FunctionKind::Kernel { block_size: size, whole_blocks, noalias }
             }
             "callable" => FunctionKind::Callable,
             _ => FunctionKind::External,

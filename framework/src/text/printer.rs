@@ -343,7 +343,7 @@ impl Printer<'_, '_> {
         }
         self.out.push(')');
         match f.kind {
-            FunctionKind::Kernel { block_size: [x, y, z], whole_blocks } => {
+            FunctionKind::Kernel { block_size: [x, y, z], whole_blocks, noalias } => {
                 if f.ret != TypeTable::VOID {
                     self.out.push_str(" -> ");
                     self.ty(f.ret);
@@ -351,6 +351,9 @@ impl Printer<'_, '_> {
                 let _ = write!(self.out, " block_size({x}, {y}, {z})");
                 if whole_blocks {
                     self.out.push_str(" whole_blocks");
+                }
+                if noalias {
+                    self.out.push_str(" noalias");
                 }
             }
             _ => {

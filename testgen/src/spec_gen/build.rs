@@ -156,8 +156,11 @@ pub(super) fn interpreter_runs(t: &Template) -> Result<(), String> {
     let Some(op) = Opcode::from_name(&t.name) else { return Ok(()) };
     let mut m = Module::new();
     m.intern_register_types();
-    let mut f =
-        Function::new("main", FunctionKind::Kernel { block_size: [1, 1, 1], whole_blocks: false }, TypeTable::VOID);
+    let mut f = Function::new(
+        "main",
+        FunctionKind::Kernel { block_size: [1, 1, 1], whole_blocks: false, noalias: false },
+        TypeTable::VOID,
+    );
     let entry = f.add_block();
     let kid = m.add_function(f);
     let mut e = Emitter { m, f: kid, cur: entry, ids: HashMap::new() };
@@ -222,8 +225,11 @@ struct Gen<'p, 't> {
 pub fn generate(plan: &Plan, words: &[u32], safe: bool, dispatch: u32, input: &[u32], scalar: u32) -> Generated {
     let mut m = Module::new();
     m.intern_register_types();
-    let mut f =
-        Function::new("main", FunctionKind::Kernel { block_size: [BLOCK, 1, 1], whole_blocks: false }, TypeTable::VOID);
+    let mut f = Function::new(
+        "main",
+        FunctionKind::Kernel { block_size: [BLOCK, 1, 1], whole_blocks: false, noalias: false },
+        TypeTable::VOID,
+    );
     let bu = m.types.buffer(TypeTable::U32);
     let bf = m.types.buffer(TypeTable::F32);
     let inp = f.add_arg(bu, ArgKind::Resource, Metadata::named("inp"));

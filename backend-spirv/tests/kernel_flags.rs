@@ -1,8 +1,9 @@
-//! Kernels dispatched in whole blocks (`whole_blocks`, what the WGSL / GLSL
-//! front end marks): no entry bound check, the kernel body is the entry
-//! point, the dispatch size is `NumWorkgroups * LocalSize`, no push-constant
-//! block without value arguments, and the ABI (and the artifact) says so.
-//! The device half is `vulkan/tests/whole_blocks_vulkan.rs`.
+//! The kernel flags the WGSL / GLSL front end sets. `whole_blocks`: no
+//! entry bound check, the kernel body is the entry point, the dispatch size
+//! is `NumWorkgroups * LocalSize`, no push-constant block without value
+//! arguments. `noalias`: no buffer is decorated `Aliased`. The ABI (and the
+//! artifact) says both. The device half is
+//! `vulkan/tests/whole_blocks_vulkan.rs`.
 
 mod common;
 
@@ -89,7 +90,7 @@ fn the_artifact_records_whole_blocks_and_refuses_other_role_parameters() {
     assert_eq!(dispatch_role_parameter(&bytes), 0);
     assert!(!decode(&bytes, &any, None).expect("decodes").abi.whole_blocks);
     assert!(!checked.abi.whole_blocks);
-    // One over: a role parameter of 2 on the dispatch size is no known meaning.
+    // One over the known flags (1 whole blocks, 2 noalias): 4 has no meaning.
     let (h, _) = artifact::RawHeader::parse(&bytes).expect("header parses");
     let mut sections: [Vec<u8>; 5] = Default::default();
     let mut at = artifact::HEADER_LEN;
@@ -97,9 +98,45 @@ fn the_artifact_records_whole_blocks_and_refuses_other_role_parameters() {
         *s = bytes[at..at + e.size as usize].to_vec();
         at += e.size as usize;
     }
-    sections[0][36..40].copy_from_slice(&2u32.to_le_bytes());
+    sections[0][36..40].copy_from_slice(&4u32.to_le_bytes());
     let bad = artifact::seal(h, &sections);
-    let e = decode(&bad, &any, None).expect_err("role parameter 2");
+    let e = decode(&bad, &any, None).expect_err("role parameter 4");
     assert!(matches!(e, ArtifactError::Malformed { .. }), "{e}");
-    assert!(e.to_string().contains("role parameter 2"), "{e}");
+    assert!(e.to_string().contains("role parameter 4"), "{e}");
+}
+
+/// Two buffers, one written: `Aliased` on both unless the kernel is `noalias`.
+const TWO_BUFFERS: &str = r#"
+kernel @k(%src: buffer<u32>, %dst: buffer<u32>) block_size(4, 1, 1) FLAGS {
+^entry:
+  %i = extract $dispatch_id, u32 0 : u32
+  %v = buffer.read %src, %i : u32
+  buffer.write %dst, %i, %v
+  return
+}
+"#;
+
+#[test]
+fn a_noalias_kernel_declares_no_aliased_buffer_and_its_abi_says_so() {
+    let any = LoadRequirements::any_xir_spirv();
+    for (flags, aliased, param) in [("", 2, 0), ("noalias", 0, 2), ("whole_blocks noalias", 0, 3)] {
+        let src = TWO_BUFFERS.replace("FLAGS", flags);
+        for level in [0u8, 2] {
+            let out = compile_with(&src, &opts(level, false));
+            let dis = out.disassembly();
+            assert_eq!(count(&dis, "Aliased"), aliased, "`{flags}` -O{level}:\n{dis}");
+            assert_eq!(out.abi.noalias, flags.contains("noalias"));
+        }
+        let (art, bytes) = artifact_of(&src);
+        assert_eq!(dispatch_role_parameter(&bytes), param, "`{flags}`");
+        let back = decode(&bytes, &any, None).expect("decodes");
+        assert_eq!(back, art);
+        let (sig, k) = back.signature_module().expect("signature");
+        assert!(
+            matches!(sig.func(k).kind, xir::FunctionKind::Kernel { noalias, .. } if noalias == flags.contains("noalias"))
+        );
+    }
+    // A single buffer aliases nothing either way.
+    let one = compile_with(&WHOLE.replace("whole_blocks", ""), &opts(0, false));
+    assert_eq!(count(&one.disassembly(), "Aliased"), 0);
 }
