@@ -302,8 +302,7 @@ impl Emitter<'_> {
 
     /// `main`: bounds check, then call the kernel body. A kernel dispatched
     /// in whole blocks has no check, so its body is the entry point itself
-    /// (no wrapper to call it, and nothing for the optimizer's inliner to
-    /// wrap).
+    /// (no wrapper function, no call for the optimizer to inline).
     pub(crate) fn emit_main(&mut self) -> EResult<()> {
         let body = self.func_ids[&self.plans.kernel];
         let main = if self.plans.bindings.abi.whole_blocks { body } else { self.emit_checked_main(body)? };
