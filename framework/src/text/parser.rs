@@ -298,10 +298,13 @@ impl<'a> Parser<'a> {
                 // The kernel's promises, each at most once, in any order.
                 let (mut whole_blocks, mut noalias) = (false, false);
                 loop {
-                    match self.tok.tok {
-                        Tok::Ident("whole_blocks") if !whole_blocks => whole_blocks = true,
-                        Tok::Ident("noalias") if !noalias => noalias = true,
+                    let (name, flag) = match self.tok.tok {
+                        Tok::Ident(name @ "whole_blocks") => (name, &mut whole_blocks),
+                        Tok::Ident(name @ "noalias") => (name, &mut noalias),
                         _ => break,
+                    };
+                    if std::mem::replace(flag, true) {
+                        return Err(self.error(self.tok.span, format!("kernel flag `{name}` is given twice")));
                     }
                     self.advance();
                 }
