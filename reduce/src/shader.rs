@@ -44,8 +44,10 @@ impl NagaMismatch {
             _ => return false,
         };
         let inputs = self.inputs.clone().with_dispatch(dispatch);
+        // naga's module runs whole workgroups, as the front end's kernel does.
+        let Some(threads) = xir::interp::threads_run(module.func(k).kind, dispatch) else { return false };
         let (Some(ours), Some(mut theirs)) =
-            (self.ours(&module, k, &inputs), self.theirs(text, &module.func(k).name, &inputs, dispatch))
+            (self.ours(&module, k, &inputs), self.theirs(text, &module.func(k).name, &inputs, threads))
         else {
             return false;
         };

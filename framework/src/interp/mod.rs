@@ -263,6 +263,18 @@ pub fn whole_block_dispatch(dispatch: [u32; 3], block_size: [u32; 3]) -> Option<
     Some(out)
 }
 
+/// The threads a function of `kind` runs for a requested `dispatch`: a
+/// `whole_blocks` kernel rounds it up ([`whole_block_dispatch`]; `None` past
+/// `u32::MAX`), any other runs it as given. What a peer module without an
+/// entry check (naga's, for the front end's kernels) must be dispatched
+/// with to run the same threads.
+pub fn threads_run(kind: FunctionKind, dispatch: [u32; 3]) -> Option<[u32; 3]> {
+    match kind {
+        FunctionKind::Kernel { block_size, whole_blocks: true, .. } => whole_block_dispatch(dispatch, block_size),
+        _ => Some(dispatch),
+    }
+}
+
 /// Run `kernel` over the dispatch grid.
 pub fn run_kernel_with(
     module: &Module,
@@ -275,7 +287,7 @@ pub fn run_kernel_with(
     }
     let f = module.func(kernel);
     let at_kernel = |msg: String| InterpError { function: Some(f.name.clone()), ..InterpError::plain(msg) };
-    let FunctionKind::Kernel { block_size, whole_blocks, .. } = f.kind else {
+    let FunctionKind::Kernel { block_size, .. } = f.kind else {
         return Err(at_kernel(format!("@{} is not a kernel", f.name)));
     };
     if block_size.contains(&0) {
@@ -292,12 +304,10 @@ pub fn run_kernel_with(
             opts.warp_size
         )));
     }
-    let mut dispatch = opts.dispatch.or(inputs.dispatch).unwrap_or(block_size);
-    if whole_blocks {
-        dispatch = whole_block_dispatch(dispatch, block_size).ok_or_else(|| {
-            at_kernel(format!("a dispatch of {dispatch:?} in whole blocks of {block_size:?} overflows u32"))
-        })?;
-    }
+    let requested = opts.dispatch.or(inputs.dispatch).unwrap_or(block_size);
+    let dispatch = threads_run(f.kind, requested).ok_or_else(|| {
+        at_kernel(format!("a dispatch of {requested:?} in whole blocks of {block_size:?} overflows u32"))
+    })?;
     let total = dispatch.iter().map(|&d| d as u64).product::<u64>();
     if total > opts.max_threads {
         return Err(at_kernel(format!(

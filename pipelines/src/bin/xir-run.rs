@@ -380,7 +380,11 @@ fn run(args: &Args) -> Result<(), Failure> {
             );
         }
         if args.oracle == Some(Oracle::Naga) {
-            let theirs = naga_run(input, args, &module.func(kernel).name, &inputs, dispatch)?;
+            // The front end's kernels run in whole workgroups, so naga's module
+            // (which has no bound check and is dispatched in whole groups) runs
+            // the same threads: the requested count rounded up.
+            let threads = xir::interp::threads_run(module.func(kernel).kind, dispatch).unwrap_or(dispatch);
+            let theirs = naga_run(input, args, &module.func(kernel).name, &inputs, threads)?;
             // naga's module also reports its uniforms; ours keeps values out.
             let mut theirs = theirs;
             theirs.buffers.retain(|k, _| a.buffers.contains_key(k));
