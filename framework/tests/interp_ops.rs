@@ -443,40 +443,12 @@ kernel @k(%o: buffer<u32>) block_size(96, 1, 1) {
 /// Lanes that reach one callee instruction through different call sites
 /// are different instances (maximal reconvergence): even lanes count
 /// themselves through one call, odd lanes through the other.
-pub const TWO_CALL_SITES: &str = r#"
-callable @count(%p: bool) -> u32 {
-^entry:
-  %c = warp.active_count_bits %p : u32
-  return %c
-}
-
-kernel @k(%o: buffer<u32>) block_size(32, 1, 1) {
-^entry:
-  %r = alloca : u32
-  %t = extract $thread_id, u32 0 : u32
-  %odd = bit_and %t, u32 1 : u32
-  %is_odd = ne %odd, u32 0 : bool
-  if %is_odd, true ^a, false ^b, merge ^done
-^a:
-  %x = call @count, bool true : u32
-  store %r, %x
-  br target ^done
-^b:
-  %y = call @count, bool true : u32
-  %y2 = add %y, u32 100 : u32
-  store %r, %y2
-  br target ^done
-^done:
-  %v = load %r : u32
-  buffer.write %o, %t, %v
-  return
-}
-"#;
+pub const TWO_CALL_SITES: &str = include_str!("../../backend-spirv/tests/kernels/two_call_sites.xir");
 
 #[test]
 fn lanes_calling_from_different_sites_are_different_instances() {
-    let o = out_at(TWO_CALL_SITES, json!({"args": {"o": {"fill": 0, "len": 32}}}), "o", 32).unwrap();
-    let want: Vec<u64> = (0..32).map(|t| if t % 2 == 1 { 16 } else { 116 }).collect();
+    let o = out_at(TWO_CALL_SITES, json!({"args": {"o": {"fill": 0, "len": 64}}}), "o", 32).unwrap();
+    let want: Vec<u64> = (0..64).map(|t| if t % 2 == 1 { 16 } else { 116 }).collect();
     assert_eq!(o, json!(want));
 }
 

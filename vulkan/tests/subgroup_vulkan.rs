@@ -139,35 +139,7 @@ fn a_device_without_an_operation_class_is_refused_before_dispatch() {
 /// One callee's warp operation reached from two call sites in divergent
 /// arms: two instances under maximal reconvergence, on the device as in the
 /// interpreter (each arm counts its own lanes).
-const TWO_CALL_SITES: &str = r#"
-callable @count(%p: bool) -> u32 {
-^entry:
-  %c = warp.active_count_bits %p : u32
-  return %c
-}
-
-kernel @k(%o: buffer<u32>) block_size(64, 1, 1) {
-^entry:
-  %r = alloca : u32
-  %t = extract $thread_id, u32 0 : u32
-  %odd = bit_and %t, u32 1 : u32
-  %is_odd = ne %odd, u32 0 : bool
-  if %is_odd, true ^a, false ^b, merge ^done
-^a:
-  %x = call @count, bool true : u32
-  store %r, %x
-  br target ^done
-^b:
-  %y = call @count, bool true : u32
-  %y2 = add %y, u32 100 : u32
-  store %r, %y2
-  br target ^done
-^done:
-  %v = load %r : u32
-  buffer.write %o, %t, %v
-  return
-}
-"#;
+const TWO_CALL_SITES: &str = include_str!("../../backend-spirv/tests/kernels/two_call_sites.xir");
 
 #[test]
 fn one_callee_from_two_call_sites_is_two_instances_on_the_device_too() {
