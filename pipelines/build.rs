@@ -118,6 +118,11 @@ fn link_drivers() {
         return;
     }
     println!("cargo:rustc-link-arg-bins=-no-pie");
+    // The host's `cc` knows where the host's `libstdc++.a` is, not a
+    // cross target's.
+    if env::var("TARGET").ok() != env::var("HOST").ok() {
+        return;
+    }
     let cc = env::var("CC").unwrap_or_else(|_| "cc".into());
     let found = std::process::Command::new(cc)
         .arg("-print-file-name=libstdc++.a")
