@@ -1,7 +1,9 @@
 //! Embeds every shipped pipeline (`pipelines/*.ron`) in the crate, so the
 //! drivers find them by name wherever the binaries are installed or moved;
-//! nothing is looked up through a build-time path at run time. Also computes
-//! the build identity the compile cache keys on (`XIR_BUILD_ID`, below).
+//! nothing is looked up through a build-time path at run time. Their RON
+//! syntax is checked here, which the loader then skips. Also computes the
+//! build identity the compile cache keys on (`XIR_BUILD_ID`, below), and
+//! links the drivers for a fast start (`link_drivers`).
 
 use std::{env, fmt::Write, fs, path::Path};
 
@@ -86,7 +88,65 @@ fn collect(dir: &Path, rel: &str, out: &mut Vec<(String, std::path::PathBuf)>) {
     }
 }
 
+/// Link arguments of the drivers (`xir-opt`, `xir-run`) on Linux with the
+/// GNU toolchain, for start-up time. Measured with callgrind on `xir-opt
+/// tests/wgsl/saxpy.wgsl --pipeline spirv --emit spirv` (a compile-cache
+/// hit, 8.34 M instructions before; BENCHMARKS.md, "WGSL compile speed"):
+///
+/// - libstdc++ (SPIRV-Tools' runtime) linked statically: the dynamic
+///   loader bound about 3,300 of libstdc++.so's own symbol references at
+///   every start (1.64 M instructions); linked in, the few parts used are
+///   bound by the static linker. `spirv-tools-sys` asks for `-lstdc++`, so
+///   a search directory holding only `libstdc++.a` is put first. Gives up:
+///   the drivers carry their own copy of what they use (0.66 MB more
+///   binary) instead of sharing the system's library and its updates.
+///   Without a `libstdc++.a` they link it dynamically, as before.
+/// - `-no-pie`: a position-dependent executable has no `R_X86_64_RELATIVE`
+///   relocations for the loader to apply (22,661 of them, 0.33 M
+///   instructions). Gives up: address-space layout randomization of the
+///   executable's own code and data (shared libraries, stack and heap are
+///   still randomized).
+///
+/// Lazy binding (`-z lazy`) was measured too and not taken: 0.06 M
+/// instructions for giving up the read-only GOT of full RELRO. Nothing
+/// here changes the library crates, tests or other binaries.
+fn link_drivers() {
+    println!("cargo:rerun-if-env-changed=CC");
+    let linux_gnu = env::var("CARGO_CFG_TARGET_OS").is_ok_and(|o| o == "linux")
+        && env::var("CARGO_CFG_TARGET_ENV").is_ok_and(|e| e == "gnu");
+    if !linux_gnu {
+        return;
+    }
+    println!("cargo:rustc-link-arg-bins=-no-pie");
+    // The host's `cc` knows where the host's `libstdc++.a` is, not a
+    // cross target's.
+    if env::var("TARGET").ok() != env::var("HOST").ok() {
+        return;
+    }
+    let cc = env::var("CC").unwrap_or_else(|_| "cc".into());
+    let found = std::process::Command::new(cc)
+        .arg("-print-file-name=libstdc++.a")
+        .output()
+        .ok()
+        .map(|o| std::path::PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()))
+        .filter(|p| p.is_absolute() && p.is_file());
+    let Some(archive) = found else {
+        println!("cargo:warning=no libstdc++.a found: the drivers link libstdc++ dynamically (slower start-up)");
+        return;
+    };
+    let dir = Path::new(&env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("static-libstdcxx");
+    fs::create_dir_all(&dir).expect("OUT_DIR is writable");
+    let link = dir.join("libstdc++.a");
+    let _ = fs::remove_file(&link);
+    if fs::copy(&archive, &link).is_err() {
+        println!("cargo:warning=cannot copy {}: the drivers link libstdc++ dynamically", archive.display());
+        return;
+    }
+    println!("cargo:rustc-link-arg-bins=-L{}", dir.display());
+}
+
 fn main() {
+    link_drivers();
     let dir = env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
     println!("cargo:rerun-if-changed={dir}");
     println!("cargo:rustc-env=XIR_BUILD_ID={}", build_id(Path::new(&dir)));
@@ -101,6 +161,12 @@ fn main() {
     for name in &names {
         let path = Path::new(&dir).join(format!("{name}.ron"));
         println!("cargo:rerun-if-changed={}", path.display());
+        // `Loader::with_shipped` skips `ron`'s syntax pass for embedded
+        // texts: it runs here, once, instead of at every start.
+        let text = fs::read_to_string(&path).expect("a shipped pipeline is readable");
+        if let Err(e) = ron::from_str::<ron::Value>(&text) {
+            panic!("pipelines/{name}.ron:{e}");
+        }
         writeln!(out, "    ({name:?}, include_str!({:?})),", path.display().to_string()).unwrap();
     }
     out.push_str("];\n");

@@ -277,6 +277,31 @@ fn syntax_errors_carry_rons_position() {
     assert!(e.starts_with("3:3: RON syntax:"), "{e}");
 }
 
+/// Embedded pipelines skip `ron`'s syntax pass (their syntax was checked
+/// when they were embedded); a directory's file that overrides one, by
+/// name or as an include, still gets it, located in that file.
+#[test]
+fn an_override_of_an_embedded_pipeline_keeps_rons_located_syntax_error() {
+    const INNER: &str =
+        "Pipeline(name: \"inner\", input: \"xir.structured\", output: \"xir.raw\", steps: [Pass(\"destructure_cfg\")])";
+    const OUTER: &str =
+        "Pipeline(name: \"outer\", input: \"xir.structured\", output: \"xir.raw\", steps: [Include(\"inner\")])";
+    const SHIPPED: &[(&str, &str)] = &[("inner", INNER), ("outer", OUTER)];
+    let reg = registry();
+    let p = Loader::new(&reg).with_shipped(SHIPPED).load("outer").unwrap_or_else(|f| panic!("{f}"));
+    assert_eq!(p.pass_steps()[0].name, "destructure_cfg");
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("inner.ron"), "Pipeline(\n  name: \"inner\"\n  input: \"xir.structured\",\n)")
+        .unwrap();
+    let loader = Loader::new(&reg).with_search_dir(tmp.path()).with_shipped(SHIPPED);
+    for name in ["inner", "outer"] {
+        let f = loader.load(name).err().unwrap_or_else(|| panic!("`{name}` loaded the broken override"));
+        let e = f.errors().next().unwrap();
+        assert!(e.loc.file.ends_with("inner.ron"), "{}", e.loc.file);
+        assert_eq!((e.loc.line, e.loc.col, e.message.starts_with("RON syntax:")), (3, 3, true), "{}", e.message);
+    }
+}
+
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(400))]
 

@@ -94,14 +94,16 @@ pub(crate) struct Diags {
     pub file: Arc<str>,
     pub text: Arc<str>,
     pub list: Vec<PipelineDiag>,
+    lines: syntax::LineIndex,
 }
 
 impl Diags {
     pub fn new(file: Arc<str>, text: Arc<str>) -> Self {
-        Diags { file, text, list: Vec::new() }
+        let lines = syntax::LineIndex::new(&text);
+        Diags { file, text, list: Vec::new(), lines }
     }
     pub fn loc(&self, offset: usize) -> Loc {
-        let (line, col) = syntax::line_col(&self.text, offset);
+        let (line, col) = self.lines.line_col(&self.text, offset);
         Loc { file: self.file.clone(), line, col }
     }
     pub fn error(&mut self, offset: usize, message: impl Into<String>) {
