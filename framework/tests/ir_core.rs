@@ -21,7 +21,7 @@ kernel @k(%out: buffer<u32>, %n: u32) block_size(1, 1, 1) {
 
 fn named(m: &xir::Module, f: FuncId, name: &str) -> Value {
     let func = m.func(f);
-    func.all_insts().find(|(_, i)| func.inst_md(*i).name.as_deref() == Some(name)).map(|(_, i)| Value::Inst(i)).unwrap()
+    func.all_insts().find(|(_, i)| func.inst_name(*i) == Some(name)).map(|(_, i)| Value::Inst(i)).unwrap()
 }
 
 #[test]
@@ -59,10 +59,7 @@ fn cloning_a_function_keeps_its_metadata() {
     assert_eq!(m.func(g).inst_md(slot).comments, ["a spill slot"]);
     let a = named(&m, g, "a").as_inst().unwrap();
     assert_eq!(m.func(g).inst_md(a).location, Some(Box::new(Location { file: "src.cpp".into(), line: 3, col: 7 })));
-    assert_eq!(
-        m.func(g).md,
-        MetadataFields { name: None, comments: vec!["the kernel".into()], ..(*m.func(g).md).clone() }.into()
-    );
+    assert_eq!(m.func(g).md, MetadataFields { comments: vec!["the kernel".into()], ..(*m.func(g).md).clone() }.into());
     assert_eq!(m.func(g).inst(a).opcode, Opcode::Add);
     // The clone round-trips through text with everything it carries.
     let printed = xir::text::print_module(&m);
@@ -127,15 +124,15 @@ fn replace_inst_keeps_the_slot_and_moves_uses() {
     let next = f.blocks()[1];
     let (a, b) = (f.block(f.blocks()[0]).insts()[0], f.block(next).insts()[0]);
     let before = f.inst_capacity();
-    let md_before = f.inst_md(b).clone();
+    let md_before = f.inst_md(b).to_metadata();
     assert!(!md_before.is_empty(), "the replaced instruction is named");
     let mut d = xir::InstData::new(Opcode::Sub, f.inst(b).ty);
     d.operands = [Value::Arg(1), Value::Inst(a)].into_iter().collect();
     f.replace_inst(b, d.clone());
-    assert_eq!(*f.inst_md(b), md_before, "data without metadata keeps the old");
+    assert_eq!(f.inst_md(b).to_metadata(), md_before, "data without metadata keeps the old");
     d.md = xir::Metadata::named("renamed");
     f.replace_inst(b, d);
-    assert_eq!(f.inst_md(b).name.as_deref(), Some("renamed"), "data with metadata replaces it");
+    assert_eq!(f.inst_name(b), Some("renamed"), "data with metadata replaces it");
     assert_eq!(f.inst_capacity(), before, "no new record");
     assert_eq!(f.block(next).insts()[0], b);
     assert_eq!(f.inst(b).opcode, Opcode::Sub);
@@ -241,7 +238,7 @@ kernel @k(%o: buffer<u32>, %n: u32) block_size(1, 1, 1) {
     // A layout that is not index order, and a block outside the layout.
     let order: Vec<xir::Block> = f.blocks().to_vec();
     let spare = f.add_block();
-    f.block_md_mut(spare).name = Some("spare".into());
+    f.set_block_name(spare, Some("spare"));
     let mut lay = vec![order[0], order[4], order[2], order[3], order[1]];
     f.set_layout(lay.clone());
     let before = xir::text::print_module(&m);

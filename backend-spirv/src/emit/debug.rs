@@ -150,8 +150,8 @@ impl Emitter<'_> {
             }
         }
         for (&i, &w) in &self.fs.values {
-            if let Some(n) = &f.inst_md(i).name {
-                names.push((w, n.clone()));
+            if let Some(n) = f.inst_name(i) {
+                names.push((w, n.to_string()));
             }
         }
         names.retain(|(w, _)| *w == self.func_ids[&fid] || defined.contains(w));

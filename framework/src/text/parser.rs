@@ -465,9 +465,13 @@ impl<'a> Parser<'a> {
                     st.blocks[k].3 = true;
                     st.layout.push(b);
                     let location = self.opt_location()?;
-                    *st.f.block_md_mut(b) =
-                        MetadataFields { name: Some(name.to_string()), comments, location, ..Default::default() }
-                            .into();
+                    st.f.set_block_md(
+                        b,
+                        Metadata::new(
+                            Some(name.to_string()),
+                            MetadataFields { comments, location, ..Default::default() },
+                        ),
+                    );
                     st.f.set_block_span(b, Some(span));
                     current = Some(b);
                 }
