@@ -405,12 +405,15 @@ fn parsed_tables_hold_no_spare_room() {
     assert_eq!(fp.spans, n * 12, "a span slot is 12 bytes");
     // One pointer a payload slot; none of these carries a payload.
     assert_eq!(fp.payloads, n * 8);
-    // One pointer a metadata slot, and a box only where something is set:
-    // `%slot`, `%a`, `%b`, `%c` are named (`%a` also located), the
-    // `store`, `buffer.write` and `return` carry nothing.
-    let boxed = f.all_insts().filter(|(_, i)| !f.inst_md(*i).is_empty()).count();
-    assert_eq!(boxed, 4);
-    assert!(fp.metadata >= n * 8 + boxed * size_of::<MetadataFields>(), "{fp}");
+    // A 4-byte name id an instruction, and a record of the other fields
+    // only where one is set: `%slot`, `%a`, `%b`, `%c` are named, `%slot`
+    // has a comment and `%a` a location; the `store`, `buffer.write` and
+    // `return` carry nothing.
+    let with_md = f.all_insts().filter(|(_, i)| !f.inst_md(*i).is_empty()).count();
+    assert_eq!(with_md, 4);
+    let with_fields = f.all_insts().filter(|(_, i)| !f.inst_md(*i).fields.is_empty()).count();
+    assert_eq!(with_fields, 2);
+    assert!(fp.metadata >= n * 4 + with_fields * size_of::<MetadataFields>(), "{fp}");
     // A function that grew has spare room; `shrink_to_fit` (which the
     // readers and the pass manager call) gives it back.
     let mut f2 = f.clone();
