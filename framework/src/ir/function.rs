@@ -527,18 +527,14 @@ impl Function {
         self.set_block_name(b, name.as_deref());
         set_sparse(&mut self.block_md, b, fields);
     }
-    /// Blocks of the layout that carry metadata, in id order: a sweep of
-    /// the 4-byte name table and the sparse table, no block record read.
+    /// Blocks of the layout whose metadata has more than a name (comments,
+    /// spill provenance), in id order: a sweep of the sparse table, no
+    /// block record read.
     pub fn block_metadata(&self) -> impl Iterator<Item = (Block, MetadataRef<'_>)> + '_ {
         let owned = self.owned_flags();
-        let mut ids: Vec<Block> = (self.block_names.iter().enumerate())
-            .filter(|(_, n)| **n != NameId::NONE)
-            .map(|(k, _)| Block::new(k))
-            .chain(self.block_md.iter().filter(|(_, f)| !f.is_empty()).map(|(b, _)| *b))
-            .filter(|b| owned[b.index()])
-            .collect();
+        let mut ids: Vec<Block> =
+            self.block_md.iter().filter(|(b, f)| !f.is_empty() && owned[b.index()]).map(|(b, _)| *b).collect();
         ids.sort_unstable();
-        ids.dedup();
         ids.into_iter().map(move |b| (b, self.block_md(b)))
     }
     /// Whether `b` is a valid id (owned or not).
@@ -778,6 +774,12 @@ impl Function {
     pub fn set_inst_name(&mut self, i: Inst, name: Option<&str>) {
         self.inst_names[i.index()] = self.name_id(name);
     }
+    /// The metadata of `i` other than its name (no name looked up: for
+    /// walks that read only those fields).
+    #[inline]
+    pub fn inst_fields(&self, i: Inst) -> &MetadataFields {
+        sparse_fields(&self.inst_md, i)
+    }
     /// The metadata of `i` other than its name, to write.
     pub fn inst_md_mut(&mut self, i: Inst) -> &mut MetadataFields {
         assert!(i.index() < self.insts.len(), "no instruction {i}");
@@ -796,29 +798,15 @@ impl Function {
     pub fn set_inst_span(&mut self, i: Inst, span: Option<Span>) {
         self.inst_spans[i.index()] = SpanSlot::new(span);
     }
-    /// Live instructions that carry metadata, in id order: a sweep of the
-    /// 4-byte name table and the sparse table; only the owners' placement
-    /// is looked up.
+    /// Live instructions whose metadata has more than a name (location,
+    /// comments, spill provenance), in id order: a sweep of the sparse
+    /// table; only the owners' placement is looked up.
     pub fn inst_metadata(&self) -> impl Iterator<Item = (Inst, MetadataRef<'_>)> + '_ {
         let owned = self.owned_flags();
         let live = |i: &Inst| is_owned_parent(&owned, self.hot[i.index()].parent);
-        // Chunk by chunk (the tables share their chunking), so each chunk
-        // is a plain slice loop.
-        let mut ids: Vec<Inst> = Vec::new();
-        if self.names.len() > 0 {
-            for (base, names) in self.inst_names.chunks() {
-                ids.extend(
-                    (names.iter().enumerate()).filter(|(_, n)| **n != NameId::NONE).map(|(j, _)| Inst::new(base + j)),
-                );
-            }
-        }
-        ids.retain(live);
-        let named = ids.len();
-        ids.extend(self.inst_md.iter().filter(|(i, f)| !f.is_empty() && live(i)).map(|(i, _)| *i));
-        if ids.len() > named {
-            ids.sort_unstable();
-            ids.dedup();
-        }
+        let mut ids: Vec<Inst> =
+            self.inst_md.iter().filter(|(i, f)| !f.is_empty() && live(i)).map(|(i, _)| *i).collect();
+        ids.sort_unstable();
         ids.into_iter().map(move |i| (i, self.inst_md(i)))
     }
     pub fn inst_exists(&self, i: Inst) -> bool {
