@@ -387,8 +387,9 @@ impl Printer<'_, '_> {
     fn inst(&mut self, i: Inst) {
         let f = self.f;
         let d = f.inst(i);
-        let md = f.inst_md(i);
-        self.comments(&md, "  ");
+        // The name is printed from `self.names` (uniqued); the rest here.
+        let md = f.inst_fields(i);
+        self.comments(md, "  ");
         self.out.push_str("  ");
         if d.ty != TypeTable::VOID {
             write_label(self.out, self.names.insts.get(i.index()), '%', "inst", i.index());
@@ -449,7 +450,7 @@ impl Printer<'_, '_> {
             self.out.push_str(" : ");
             self.ty(d.ty);
         }
-        self.location(&md);
+        self.location(md);
         if let Some(s) = md.spill {
             let _ = write!(self.out, " !spill({})", s.name());
         }

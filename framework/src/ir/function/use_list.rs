@@ -3,8 +3,8 @@
 //! live in the allocation (`ThinVec`), so the slot is one pointer.
 //!
 //! Why: every instruction id has a use list slot, and most values have at
-//! most one use (ids with 0 / 1 / 2 / 3+ uses: 39 / 45 / 7 / 9% over the
-//! parsed corpus, 56 / 41 / 2 / 3% after `spirv-legalize` of the legalize
+//! most one use (ids with 0 / 1 / 2 / 3+ uses: 39 / 46 / 7 / 8% over the
+//! parsed corpus, 55 / 40 / 2 / 3% after `spirv-legalize` of the legalize
 //! bench's kernel; void instructions have none). A `SmallVec` with two
 //! inline uses was 24 bytes a slot; this is 16, and a value of two or more
 //! uses pays a heap list (BENCHMARKS.md, "Memory per instruction").
