@@ -403,9 +403,9 @@ impl Function {
     /// Frees the spare room of the function's tables. The readers call it
     /// on each function they finish: tables grow by doubling, and a parsed
     /// function otherwise kept up to half its tables' room unused
-    /// (BENCHMARKS.md, "Memory per instruction").
-    /// Names no instruction or block holds any more (after renames) are
-    /// dropped, and so are metadata records left empty.
+    /// (BENCHMARKS.md, "Memory per instruction"). Names no instruction or
+    /// block holds any more (after renames) are dropped, and so are
+    /// metadata records left empty.
     pub fn shrink_to_fit(&mut self) {
         self.blocks.shrink_to_fit();
         self.compact_names();
