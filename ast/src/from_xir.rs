@@ -114,7 +114,7 @@ impl<'x, 'a> FnCx<'x, 'a> {
     }
 
     fn name(&self, i: Inst) -> String {
-        self.f.inst_md(i).name.clone().unwrap_or_default()
+        self.f.inst_name(i).map(str::to_string).unwrap_or_default()
     }
 
     /// Parameters, and the entry block's allocas as variables.

@@ -338,8 +338,8 @@ impl<'x, 'a> FnCx<'x, 'a> {
                 };
                 if let (Value::Inst(i), false) = (value, var.name.is_empty()) {
                     let f = self.m.func_mut(self.fid);
-                    if f.inst_md(i).name.is_none() {
-                        f.inst_md_mut(i).name = Some(var.name.clone());
+                    if f.inst_name(i).is_none() {
+                        f.set_inst_name(i, Some(&var.name));
                     }
                 }
                 self.vars[v.0 as usize] = value;

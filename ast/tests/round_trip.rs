@@ -21,11 +21,11 @@ fn canonical(m: &Module) -> String {
             a.md.name = None;
         }
         for b in f.blocks().to_vec() {
-            f.block_md_mut(b).name = None;
+            f.set_block_name(b, None);
         }
         let insts: Vec<_> = f.all_insts().map(|(_, i)| i).collect();
         for i in insts {
-            f.inst_md_mut(i).name = None;
+            f.set_inst_name(i, None);
         }
     }
     xir::text::print_module(&m)

@@ -17,7 +17,7 @@ fn named(f: &Function, name: &str) -> Value {
         return Value::Arg(k as u32);
     }
     f.all_insts()
-        .find(|(_, i)| f.inst_md(*i).name.as_deref() == Some(name))
+        .find(|(_, i)| f.inst_name(*i) == Some(name))
         .map(|(_, i)| Value::Inst(i))
         .unwrap_or_else(|| panic!("no %{name}"))
 }

@@ -14,7 +14,7 @@ fn parse(src: &str) -> Module {
 fn inst_named(m: &Module, f: &str, name: &str) -> Value {
     let func = m.func(m.find_function(f).unwrap());
     func.all_insts()
-        .find(|(_, i)| func.inst_md(*i).name.as_deref() == Some(name))
+        .find(|(_, i)| func.inst_name(*i) == Some(name))
         .map(|(_, i)| Value::Inst(i))
         .unwrap_or_else(|| panic!("no %{name} in @{f}"))
 }
@@ -179,7 +179,7 @@ kernel @k(%n: u32) block_size(1, 1, 1) {
 "#;
     let m = parse(SRC);
     let f = m.func(m.find_function("k").unwrap());
-    let block = |name: &str| *f.blocks().iter().find(|&&b| f.block_md(b).name.as_deref() == Some(name)).unwrap();
+    let block = |name: &str| *f.blocks().iter().find(|&&b| f.block_name(b) == Some(name)).unwrap();
     let cfg = Cfg::compute(f);
     let dom = xir::analysis::DomTree::from_cfg(&cfg);
     let table = dom.frontier_table(&cfg);

@@ -27,10 +27,7 @@ fn store_to(f: &Function, addr: &str, k: usize) -> Inst {
 }
 
 fn named(f: &Function, name: &str) -> Inst {
-    f.all_insts()
-        .find(|(_, i)| f.inst_md(*i).name.as_deref() == Some(name))
-        .map(|(_, i)| i)
-        .unwrap_or_else(|| panic!("no %{name}"))
+    f.all_insts().find(|(_, i)| f.inst_name(*i) == Some(name)).map(|(_, i)| i).unwrap_or_else(|| panic!("no %{name}"))
 }
 
 /// Block `name` of `f`, whose blocks are `names` in layout order (the IR

@@ -21,7 +21,7 @@ fn ranges(m: &Module) -> IntRanges {
 /// The interval of the instruction named `name` in the first function.
 fn of(m: &Module, r: &IntRanges, name: &str) -> Option<Interval> {
     let f = &m.functions[0];
-    let i = f.all_insts().map(|(_, i)| i).find(|&i| f.inst_md(i).name.as_deref() == Some(name)).expect("named value");
+    let i = f.all_insts().map(|(_, i)| i).find(|&i| f.inst_name(i) == Some(name)).expect("named value");
     r.get(m, f, Value::Inst(i))
 }
 

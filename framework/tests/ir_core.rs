@@ -21,7 +21,7 @@ kernel @k(%out: buffer<u32>, %n: u32) block_size(1, 1, 1) {
 
 fn named(m: &xir::Module, f: FuncId, name: &str) -> Value {
     let func = m.func(f);
-    func.all_insts().find(|(_, i)| func.inst_md(*i).name.as_deref() == Some(name)).map(|(_, i)| Value::Inst(i)).unwrap()
+    func.all_insts().find(|(_, i)| func.inst_name(*i) == Some(name)).map(|(_, i)| Value::Inst(i)).unwrap()
 }
 
 #[test]
@@ -59,10 +59,7 @@ fn cloning_a_function_keeps_its_metadata() {
     assert_eq!(m.func(g).inst_md(slot).comments, ["a spill slot"]);
     let a = named(&m, g, "a").as_inst().unwrap();
     assert_eq!(m.func(g).inst_md(a).location, Some(Box::new(Location { file: "src.cpp".into(), line: 3, col: 7 })));
-    assert_eq!(
-        m.func(g).md,
-        MetadataFields { name: None, comments: vec!["the kernel".into()], ..(*m.func(g).md).clone() }.into()
-    );
+    assert_eq!(m.func(g).md, MetadataFields { comments: vec!["the kernel".into()], ..(*m.func(g).md).clone() }.into());
     assert_eq!(m.func(g).inst(a).opcode, Opcode::Add);
     // The clone round-trips through text with everything it carries.
     let printed = xir::text::print_module(&m);
@@ -127,15 +124,15 @@ fn replace_inst_keeps_the_slot_and_moves_uses() {
     let next = f.blocks()[1];
     let (a, b) = (f.block(f.blocks()[0]).insts()[0], f.block(next).insts()[0]);
     let before = f.inst_capacity();
-    let md_before = f.inst_md(b).clone();
+    let md_before = f.inst_md(b).to_metadata();
     assert!(!md_before.is_empty(), "the replaced instruction is named");
     let mut d = xir::InstData::new(Opcode::Sub, f.inst(b).ty);
     d.operands = [Value::Arg(1), Value::Inst(a)].into_iter().collect();
     f.replace_inst(b, d.clone());
-    assert_eq!(*f.inst_md(b), md_before, "data without metadata keeps the old");
+    assert_eq!(f.inst_md(b).to_metadata(), md_before, "data without metadata keeps the old");
     d.md = xir::Metadata::named("renamed");
     f.replace_inst(b, d);
-    assert_eq!(f.inst_md(b).name.as_deref(), Some("renamed"), "data with metadata replaces it");
+    assert_eq!(f.inst_name(b), Some("renamed"), "data with metadata replaces it");
     assert_eq!(f.inst_capacity(), before, "no new record");
     assert_eq!(f.block(next).insts()[0], b);
     assert_eq!(f.inst(b).opcode, Opcode::Sub);
@@ -241,7 +238,7 @@ kernel @k(%o: buffer<u32>, %n: u32) block_size(1, 1, 1) {
     // A layout that is not index order, and a block outside the layout.
     let order: Vec<xir::Block> = f.blocks().to_vec();
     let spare = f.add_block();
-    f.block_md_mut(spare).name = Some("spare".into());
+    f.set_block_name(spare, Some("spare"));
     let mut lay = vec![order[0], order[4], order[2], order[3], order[1]];
     f.set_layout(lay.clone());
     let before = xir::text::print_module(&m);
@@ -340,28 +337,29 @@ fn terminators_in_layout_is_the_terminator_walk() {
 }
 
 /// The metadata sweep the spill audit uses yields exactly the placed
-/// instructions (in owned blocks) whose metadata is not empty: a removed
-/// instruction's metadata stays in the table but is not reported.
+/// instructions (in owned blocks) whose metadata has more than a name: a
+/// removed instruction's metadata stays in the table but is not reported.
 #[test]
 fn inst_metadata_sweep_is_the_placed_metadata_owners() {
     let mut m = parse_module(SRC, "t.xir").unwrap();
     let fid = m.find_function("k").unwrap();
     let owners = |m: &xir::Module| {
         let f = m.func(fid);
-        let mut by_walk: Vec<xir::Inst> = f.all_insts().map(|(_, i)| i).filter(|&i| !f.inst_md(i).is_empty()).collect();
+        let mut by_walk: Vec<xir::Inst> =
+            f.all_insts().map(|(_, i)| i).filter(|&i| !f.inst_md(i).fields.is_empty()).collect();
         by_walk.sort();
         let by_sweep: Vec<xir::Inst> = f.inst_metadata().map(|(i, _)| i).collect();
         assert_eq!(by_sweep, by_walk);
         by_sweep.len()
     };
-    assert_eq!(owners(&m), 4, "%slot, %a, %b and %c carry metadata");
-    let c = named(&m, fid, "c").as_inst().unwrap();
+    assert_eq!(owners(&m), 2, "%slot (a comment, a spill mark) and %a (a location); the others only a name");
+    let a = named(&m, fid, "a").as_inst().unwrap();
     let f = m.func_mut(fid);
-    let ty = f.inst(c).ty;
-    f.replace_all_uses(Value::Inst(c), Value::Undef(ty));
-    f.remove_inst(c);
-    assert!(!m.func(fid).inst_md(c).is_empty(), "the table keeps removed instructions' metadata");
-    assert_eq!(owners(&m), 3);
+    let ty = f.inst(a).ty;
+    f.replace_all_uses(Value::Inst(a), Value::Undef(ty));
+    f.remove_inst(a);
+    assert!(m.func(fid).inst_md(a).location.is_some(), "the table keeps removed instructions' metadata");
+    assert_eq!(owners(&m), 1);
 }
 
 /// `select_in_layout_order` is `all_insts` filtered by opcode, in the same
@@ -408,12 +406,15 @@ fn parsed_tables_hold_no_spare_room() {
     assert_eq!(fp.spans, n * 12, "a span slot is 12 bytes");
     // One pointer a payload slot; none of these carries a payload.
     assert_eq!(fp.payloads, n * 8);
-    // One pointer a metadata slot, and a box only where something is set:
-    // `%slot`, `%a`, `%b`, `%c` are named (`%a` also located), the
-    // `store`, `buffer.write` and `return` carry nothing.
-    let boxed = f.all_insts().filter(|(_, i)| !f.inst_md(*i).is_empty()).count();
-    assert_eq!(boxed, 4);
-    assert!(fp.metadata >= n * 8 + boxed * size_of::<MetadataFields>(), "{fp}");
+    // A 4-byte name id an instruction, and a record of the other fields
+    // only where one is set: `%slot`, `%a`, `%b`, `%c` are named, `%slot`
+    // has a comment and `%a` a location; the `store`, `buffer.write` and
+    // `return` carry nothing.
+    let with_md = f.all_insts().filter(|(_, i)| !f.inst_md(*i).is_empty()).count();
+    assert_eq!(with_md, 4);
+    let with_fields = f.all_insts().filter(|(_, i)| !f.inst_md(*i).fields.is_empty()).count();
+    assert_eq!(with_fields, 2);
+    assert!(fp.metadata >= n * 4 + with_fields * size_of::<MetadataFields>(), "{fp}");
     // A function that grew has spare room; `shrink_to_fit` (which the
     // readers and the pass manager call) gives it back.
     let mut f2 = f.clone();

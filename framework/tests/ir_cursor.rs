@@ -10,7 +10,7 @@ use xir::{reads, CursorPosition, FuncId, Inst, InstData, Metadata, Module, Opcod
 
 fn named(m: &Module, f: FuncId, name: &str) -> Inst {
     let func = m.func(f);
-    func.all_insts().find(|(_, i)| func.inst_md(*i).name.as_deref() == Some(name)).map(|(_, i)| i).unwrap()
+    func.all_insts().find(|(_, i)| func.inst_name(*i) == Some(name)).map(|(_, i)| i).unwrap()
 }
 
 fn add(a: Value, b: Value, name: &str) -> InstData {
@@ -133,7 +133,7 @@ fn splitting_a_block_moves_the_tail_and_its_phi_edges() {
     let f = m.func_mut(fid);
     let entry = f.body().unwrap();
     let tail = f.add_block();
-    *f.block_md_mut(tail) = Metadata::named("tail");
+    f.set_block_name(tail, Some("tail"));
     let mut c = f.cursor().at_inst(a);
     c.split_block(tail);
     assert_eq!(c.position(), CursorPosition::Bottom(entry));

@@ -19,7 +19,7 @@ fn analyze(m: &Module) -> (LoopForest, ScalarEvolution) {
 /// The instruction named `name` in the first function.
 fn named(m: &Module, name: &str) -> Value {
     let f = &m.functions[0];
-    let i = f.all_insts().map(|(_, i)| i).find(|&i| f.inst_md(i).name.as_deref() == Some(name)).expect("named value");
+    let i = f.all_insts().map(|(_, i)| i).find(|&i| f.inst_name(i) == Some(name)).expect("named value");
     Value::Inst(i)
 }
 
@@ -29,7 +29,7 @@ fn show(m: &Module, l: &scev::Lin) -> String {
     let mut s = format!("{}", l.konst);
     for (v, c) in &l.terms {
         let n = match v {
-            Value::Inst(i) => f.inst_md(*i).name.as_deref().unwrap_or("?").to_string(),
+            Value::Inst(i) => f.inst_name(*i).unwrap_or("?").to_string(),
             Value::Arg(a) => format!("arg{a}"),
             other => format!("{other:?}"),
         };
@@ -90,8 +90,7 @@ fn header_phis_and_affine_values_are_add_recurrences() {
     let m = while_loop("lt", "%n", "u32 1", "u32 0");
     let (_, se) = analyze(&m);
     assert_eq!(se.loops.len(), 1);
-    let ivs: Vec<_> =
-        se.loops[0].ivs.iter().map(|iv| m.functions[0].inst_md(iv.phi).name.as_deref().unwrap()).collect();
+    let ivs: Vec<_> = se.loops[0].ivs.iter().map(|iv| m.functions[0].inst_name(iv.phi).unwrap()).collect();
     assert_eq!(ivs, ["i", "j"], "x accumulates i: not an add recurrence");
     assert_eq!(evo(&m, "i"), "{0,+,1}");
     assert_eq!(evo(&m, "j"), "{5,+,3}");
@@ -112,7 +111,7 @@ fn loop_shape_facts() {
     let m = while_loop("lt", "%n", "u32 1", "u32 0");
     let (_, se) = analyze(&m);
     let f = &m.functions[0];
-    let label = |b: xir::Block| f.block_md(b).name.as_deref().map(str::to_string);
+    let label = |b: xir::Block| f.block_name(b).map(str::to_string);
     let l = &se.loops[0];
     assert_eq!(label(l.header).as_deref(), Some("head"));
     assert_eq!(label(l.preheader.unwrap()).as_deref(), Some("entry"));

@@ -21,7 +21,7 @@ pub fn module_to_dot(m: &Module) -> String {
 }
 
 fn block_name(f: &Function, b: Block) -> String {
-    match &f.block_md(b).name {
+    match f.block_name(b) {
         Some(n) => format!("^{n}"),
         None => format!("^{b}"),
     }

@@ -264,7 +264,7 @@ impl Gen {
         if self.rng.chance(40) {
             md.name = Some(self.rng.pick(BLOCK_NAMES).to_string());
         }
-        *self.m.func_mut(cx.f).block_md_mut(b) = md;
+        self.m.func_mut(cx.f).set_block_md(b, md);
         b
     }
 

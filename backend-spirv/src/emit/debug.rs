@@ -61,7 +61,7 @@ impl Emitter<'_> {
             let closure = &plans.closures[&fid];
             for &b in closure.blocks.iter().filter(|b| closure.reachable.contains(b)) {
                 for &i in f.block(b).insts() {
-                    let Some(loc) = f.inst_md(i).location.as_deref() else { continue };
+                    let Some(loc) = f.inst_fields(i).location.as_deref() else { continue };
                     if !self.debug.files.contains_key(&loc.file) {
                         let s = self.b.string(loc.file.clone());
                         let (lang, version) = language(&loc.file);
@@ -83,7 +83,7 @@ impl Emitter<'_> {
         let f = self.m.func(self.fs.func.expect("in function"));
         let Some(block) = self.b.selected_block() else { return };
         let in_force = self.fs.line.filter(|c| c.0 == block);
-        match f.inst_md(i).location.as_deref() {
+        match f.inst_fields(i).location.as_deref() {
             Some(loc) => {
                 let file = self.debug.files[&loc.file];
                 let want = (block, file, loc.line, loc.col);
@@ -150,8 +150,8 @@ impl Emitter<'_> {
             }
         }
         for (&i, &w) in &self.fs.values {
-            if let Some(n) = &f.inst_md(i).name {
-                names.push((w, n.clone()));
+            if let Some(n) = f.inst_name(i) {
+                names.push((w, n.to_string()));
             }
         }
         names.retain(|(w, _)| *w == self.func_ids[&fid] || defined.contains(w));

@@ -106,7 +106,7 @@ fn diag(f: &Function, i: Inst, msg: String) -> Box<Diagnostic> {
 }
 
 fn name(f: &Function, b: Block) -> String {
-    f.block_md(b).name.clone().unwrap_or_else(|| format!("bb{}", b.index()))
+    f.block_name(b).map(str::to_string).unwrap_or_else(|| format!("bb{}", b.index()))
 }
 
 /// The blocks reached from `from` without passing `stop`: a scope's body,

@@ -123,7 +123,7 @@ fn spill_slots_tagged(m: &Module) -> Vec<Diagnostic> {
     for f in &m.functions {
         for (_, i) in f.all_insts() {
             let d = f.inst(i);
-            let Some(kind) = f.inst_md(i).spill else { continue };
+            let Some(kind) = f.inst_fields(i).spill else { continue };
             // Spill slots are function-local: an alloca, never a shared one.
             if !d.has(Trait::Alloca) || d.has(Trait::Shared) {
                 out.push(inst_diag(
@@ -197,7 +197,7 @@ fn no_spill_markers(m: &Module) -> Vec<Diagnostic> {
                 ));
             }
             for &i in f.block(b).insts() {
-                if let Some(k) = f.inst_md(i).spill {
+                if let Some(k) = f.inst_fields(i).spill {
                     out.push(inst_diag(
                         f,
                         i,

@@ -14,19 +14,27 @@ use std::mem::size_of;
 use smallvec::SmallVec;
 
 mod cursor;
+mod names;
 mod prefetch;
 mod rewrite;
 mod table;
+mod use_list;
 mod walk;
 pub use cursor::{Cursor, CursorPosition};
+use names::{NameId, Names};
 pub(crate) use prefetch::prefetch_line;
 pub use prefetch::PREFETCH_MIN_INSTS;
 use prefetch::{prefetch_ahead, PREFETCH_DISTANCE};
 pub use rewrite::Rewriter;
+use rustc_hash::FxHashMap;
 use table::Table;
+use use_list::UseList;
 pub use walk::{reads, Chain, IdsDescending, Reads, Walk};
 
-use super::{Block, Inst, InstCore, InstData, Metadata, Payload, Span, TypeId, Use, Value};
+use super::metadata::NO_FIELDS;
+use super::{
+    Block, Inst, InstCore, InstData, Metadata, MetadataFields, MetadataRef, Payload, Span, TypeId, Use, Value,
+};
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum FunctionKind {
@@ -88,10 +96,9 @@ pub type InstList = SmallVec<[Inst; INLINE_BLOCK_INSTS]>;
 pub const INLINE_BLOCK_INSTS: usize = 8;
 
 /// A block's record: its instructions (and its text position). Its
-/// metadata lives in a side table (`Function::block_md`), so that walks of
+/// metadata lives in side tables (`Function::block_md`), so that walks of
 /// the instruction lists and sweeps of the metadata (the spill audit, the
-/// dialect check) each read only what they need: 8 bytes a block for a
-/// metadata sweep instead of the whole record.
+/// dialect check) each read only what they need.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[repr(align(64))]
 pub struct BlockData {
@@ -175,7 +182,24 @@ impl SpanSlot {
     }
 }
 
-#[derive(Debug, PartialEq)]
+/// The fields `map` holds for `k`, or the empty ones.
+fn sparse_fields<K: std::hash::Hash + Eq>(map: &FxHashMap<K, MetadataFields>, k: K) -> &MetadataFields {
+    if map.is_empty() {
+        return &NO_FIELDS;
+    }
+    map.get(&k).unwrap_or(&NO_FIELDS)
+}
+
+/// Store `fields` for `k` (nothing when empty).
+fn set_sparse<K: std::hash::Hash + Eq>(map: &mut FxHashMap<K, MetadataFields>, k: K, fields: MetadataFields) {
+    if fields.is_empty() {
+        map.remove(&k);
+    } else {
+        map.insert(k, fields);
+    }
+}
+
+#[derive(Debug)]
 pub struct Function {
     pub name: String,
     pub kind: FunctionKind,
@@ -184,19 +208,26 @@ pub struct Function {
     pub md: Metadata,
     /// Every block ever created; only those in `layout` belong to the function.
     blocks: Vec<BlockData>,
-    /// Per block id, its metadata (name, comments, spill provenance).
-    block_md: Vec<Metadata>,
+    /// The names of the instructions and blocks, each distinct one once.
+    names: Names,
+    /// Per block id, its name.
+    block_names: Vec<NameId>,
+    /// The blocks' other metadata (comments, spill provenance), by id,
+    /// for the few that carry any.
+    block_md: FxHashMap<Block, MetadataFields>,
     /// Every instruction ever created (its core: opcode, type, operands,
     /// blocks); removed ones have no parent.
     insts: Table<InstCore>,
     /// Per instruction id, the parts few passes read, out of the core
     /// records so that those stay one cache line each: the payload (case
-    /// literals, message text), the metadata and the source span. The
-    /// metadata table is also what the spill audit sweeps (8 bytes an
-    /// instruction, not the whole record).
+    /// literals, message text), the name and the source span.
     payloads: Table<PayloadSlot>,
-    inst_md: Table<Metadata>,
+    inst_names: Table<NameId>,
     inst_spans: Table<SpanSlot>,
+    /// The instructions' other metadata (location, comments, spill
+    /// provenance), by id, for the few that carry any: a dense slot cost
+    /// every instruction 8 bytes (BENCHMARKS.md, "Memory per instruction").
+    inst_md: FxHashMap<Inst, MetadataFields>,
     /// Per instruction id: its opcode (a copy of `insts[i].opcode`) and its
     /// block. Scans that select instructions by opcode or liveness read this
     /// 8-byte table instead of the 64-byte cores, which on large
@@ -205,8 +236,8 @@ pub struct Function {
     hot: Table<InstHot>,
     /// Owned blocks, in print order; the first is the body (entry) block.
     layout: Vec<Block>,
-    inst_uses: Table<SmallVec<[Use; 2]>>,
-    arg_uses: Vec<SmallVec<[Use; 2]>>,
+    inst_uses: Table<UseList>,
+    arg_uses: Vec<UseList>,
     pub span: Option<Span>,
 }
 
@@ -229,11 +260,14 @@ impl Clone for Function {
             args,
             md,
             blocks,
+            names,
+            block_names,
             block_md,
             insts,
             payloads,
-            inst_md,
+            inst_names,
             inst_spans,
+            inst_md,
             hot,
             layout,
             inst_uses,
@@ -247,17 +281,77 @@ impl Clone for Function {
             args: args.clone(),
             md: md.clone(),
             blocks: with_room(blocks, blocks.capacity()),
-            block_md: with_room(block_md, block_md.capacity()),
+            names: names.clone(),
+            block_names: with_room(block_names, block_names.capacity()),
+            block_md: block_md.clone(),
             insts: insts.clone(),
             payloads: payloads.clone(),
-            inst_md: inst_md.clone(),
+            inst_names: inst_names.clone(),
             inst_spans: inst_spans.clone(),
+            inst_md: inst_md.clone(),
             hot: hot.clone(),
             layout: layout.clone(),
             inst_uses: inst_uses.clone(),
             arg_uses: arg_uses.clone(),
             span: *span,
         }
+    }
+}
+
+/// Equal functions hold the same entities with the same metadata; names
+/// are compared by their text, not by their ids in each function's table
+/// (which depend on the order they were given in).
+impl PartialEq for Function {
+    fn eq(&self, o: &Self) -> bool {
+        // Destructured so that a new field cannot be left out silently.
+        let Function {
+            name,
+            kind,
+            ret,
+            args,
+            md,
+            blocks,
+            names,
+            block_names,
+            block_md,
+            insts,
+            payloads,
+            inst_names,
+            inst_spans,
+            inst_md,
+            hot,
+            layout,
+            inst_uses,
+            arg_uses,
+            span,
+        } = self;
+        fn fields_eq<K: std::hash::Hash + Eq>(
+            a: &FxHashMap<K, MetadataFields>,
+            b: &FxHashMap<K, MetadataFields>,
+        ) -> bool {
+            a.iter().filter(|(_, f)| !f.is_empty()).count() == b.iter().filter(|(_, f)| !f.is_empty()).count()
+                && a.iter().all(|(k, f)| f.is_empty() || b.get(k) == Some(f))
+        }
+        *name == o.name
+            && *kind == o.kind
+            && *ret == o.ret
+            && *args == o.args
+            && *md == o.md
+            && *blocks == o.blocks
+            && block_names.len() == o.block_names.len()
+            && block_names.iter().zip(&o.block_names).all(|(a, b)| names.get(*a) == o.names.get(*b))
+            && fields_eq(block_md, &o.block_md)
+            && *insts == o.insts
+            && *payloads == o.payloads
+            && inst_names.len() == o.inst_names.len()
+            && inst_names.iter().zip(o.inst_names.iter()).all(|(a, b)| names.get(*a) == o.names.get(*b))
+            && *inst_spans == o.inst_spans
+            && fields_eq(inst_md, &o.inst_md)
+            && *hot == o.hot
+            && *layout == o.layout
+            && *inst_uses == o.inst_uses
+            && *arg_uses == o.arg_uses
+            && *span == o.span
     }
 }
 
@@ -270,11 +364,14 @@ impl Function {
             args: Vec::new(),
             md: Metadata::default(),
             blocks: Vec::new(),
-            block_md: Vec::new(),
+            names: Names::default(),
+            block_names: Vec::new(),
+            block_md: FxHashMap::default(),
             insts: Table::default(),
             payloads: Table::default(),
-            inst_md: Table::default(),
+            inst_names: Table::default(),
             inst_spans: Table::default(),
+            inst_md: FxHashMap::default(),
             hot: Table::default(),
             layout: Vec::new(),
             inst_uses: Table::default(),
@@ -292,20 +389,27 @@ impl Function {
 
     /// This function's heap, by part of the core (`Footprint`).
     pub fn footprint(&self) -> super::Footprint {
-        use super::footprint::{smallvec_bytes, vec_bytes};
+        use super::footprint::{hash_map_bytes, smallvec_bytes, vec_bytes};
+        fn sparse_md<K>(map: &FxHashMap<K, MetadataFields>) -> usize {
+            hash_map_bytes(map.capacity(), size_of::<(K, MetadataFields)>())
+                + map.values().map(MetadataFields::heap_bytes).sum::<usize>()
+        }
         let md = |m: &Metadata| m.heap_bytes();
         super::Footprint {
             inst_cores: self.insts.heap_bytes(|_| 0),
             operand_spills: self.insts.iter().map(|c| smallvec_bytes(&c.operands) + smallvec_bytes(&c.blocks)).sum(),
             payloads: self.payloads.heap_bytes(|p| p.as_ref().map_or(0, |p| size_of::<Payload>() + p.heap_bytes())),
-            metadata: self.inst_md.heap_bytes(md)
-                + vec_bytes(&self.block_md)
-                + self.block_md.iter().map(md).sum::<usize>()
+            metadata: self.names.heap_bytes()
+                + self.inst_names.heap_bytes(|_| 0)
+                + sparse_md(&self.inst_md)
+                + vec_bytes(&self.block_names)
+                + sparse_md(&self.block_md)
                 + self.args.iter().map(|a| md(&a.md)).sum::<usize>()
                 + md(&self.md),
             spans: self.inst_spans.heap_bytes(|_| 0),
             dense: self.hot.heap_bytes(|_| 0),
-            uses: self.inst_uses.heap_bytes(smallvec_bytes) + self.arg_uses.iter().map(smallvec_bytes).sum::<usize>(),
+            uses: self.inst_uses.heap_bytes(UseList::heap_bytes)
+                + self.arg_uses.iter().map(UseList::heap_bytes).sum::<usize>(),
             blocks: vec_bytes(&self.blocks)
                 + self.blocks.iter().map(|b| smallvec_bytes(&b.insts)).sum::<usize>()
                 + vec_bytes(&self.layout),
@@ -317,12 +421,20 @@ impl Function {
     /// Frees the spare room of the function's tables. The readers call it
     /// on each function they finish: tables grow by doubling, and a parsed
     /// function otherwise kept up to half its tables' room unused
-    /// (BENCHMARKS.md, "Memory per instruction").
+    /// (BENCHMARKS.md, "Memory per instruction"). Names no instruction or
+    /// block holds any more (after renames) are dropped, and so are
+    /// metadata records left empty.
     pub fn shrink_to_fit(&mut self) {
         self.blocks.shrink_to_fit();
+        self.compact_names();
+        self.names.shrink_to_fit();
+        self.block_names.shrink_to_fit();
+        self.block_md.retain(|_, f| !f.is_empty());
         self.block_md.shrink_to_fit();
         self.insts.shrink_to_fit();
         self.payloads.shrink_to_fit();
+        self.inst_names.shrink_to_fit();
+        self.inst_md.retain(|_, f| !f.is_empty());
         self.inst_md.shrink_to_fit();
         self.inst_spans.shrink_to_fit();
         self.hot.shrink_to_fit();
@@ -332,9 +444,42 @@ impl Function {
         self.args.shrink_to_fit();
     }
 
+    /// The id of `name` in the function's names (added if new).
+    fn name_id(&mut self, name: Option<&str>) -> NameId {
+        name.map_or(NameId::NONE, |n| self.names.intern(n))
+    }
+
+    /// Drop the names no instruction or block holds (left by renames): one
+    /// sweep of the name tables, and a rebuild only when there are any.
+    fn compact_names(&mut self) {
+        let mut used = vec![false; self.names.len()];
+        let mut n_used = 0;
+        let ids = self.inst_names.iter().chain(self.block_names.iter());
+        for k in ids.filter_map(|id| id.index()) {
+            if !std::mem::replace(&mut used[k], true) {
+                n_used += 1;
+            }
+        }
+        if n_used == used.len() {
+            return;
+        }
+        let ids = self.inst_names.iter().chain(self.block_names.iter()).copied();
+        let (names, map) = self.names.compacted(ids);
+        let remap = |id: &mut NameId| {
+            if let Some(k) = id.index() {
+                *id = map[k];
+            }
+        };
+        for k in 0..self.inst_names.len() {
+            remap(&mut self.inst_names[k]);
+        }
+        self.block_names.iter_mut().for_each(remap);
+        self.names = names;
+    }
+
     pub fn add_arg(&mut self, ty: TypeId, kind: ArgKind, md: Metadata) -> Value {
         self.args.push(ArgData { ty, kind, md });
-        self.arg_uses.push(SmallVec::new());
+        self.arg_uses.push(UseList::default());
         Value::Arg((self.args.len() - 1) as u32)
     }
 
@@ -344,7 +489,7 @@ impl Function {
     pub fn add_block(&mut self) -> Block {
         let b = Block::new(self.blocks.len());
         self.blocks.push(BlockData::default());
-        self.block_md.push(Metadata::default());
+        self.block_names.push(NameId::NONE);
         self.layout.push(b);
         b
     }
@@ -378,21 +523,37 @@ impl Function {
         self.blocks[b.index()].span = span;
     }
     /// Metadata of block `b` (name, comments, spill provenance).
-    pub fn block_md(&self, b: Block) -> &Metadata {
-        &self.block_md[b.index()]
+    pub fn block_md(&self, b: Block) -> MetadataRef<'_> {
+        MetadataRef { name: self.block_name(b), fields: sparse_fields(&self.block_md, b) }
     }
-    pub fn block_md_mut(&mut self, b: Block) -> &mut Metadata {
-        &mut self.block_md[b.index()]
+    /// The name of block `b`, if it has one.
+    pub fn block_name(&self, b: Block) -> Option<&str> {
+        self.names.get(self.block_names[b.index()])
     }
-    /// Blocks of the layout that carry metadata, in id order: a sweep of
-    /// the 8-byte metadata table, no block record read.
-    pub fn block_metadata(&self) -> impl Iterator<Item = (Block, &Metadata)> + '_ {
+    /// Name block `b` (or take its name away).
+    pub fn set_block_name(&mut self, b: Block, name: Option<&str>) {
+        self.block_names[b.index()] = self.name_id(name);
+    }
+    /// The metadata of block `b` other than its name, to write.
+    pub fn block_md_mut(&mut self, b: Block) -> &mut MetadataFields {
+        assert!(b.index() < self.blocks.len(), "no block {b}");
+        self.block_md.entry(b).or_default()
+    }
+    /// Replace the metadata of block `b` (its name too).
+    pub fn set_block_md(&mut self, b: Block, md: Metadata) {
+        let (name, fields) = md.into_parts();
+        self.set_block_name(b, name.as_deref());
+        set_sparse(&mut self.block_md, b, fields);
+    }
+    /// Blocks of the layout whose metadata has more than a name (comments,
+    /// spill provenance), in id order: a sweep of the sparse table, no
+    /// block record read.
+    pub fn block_metadata(&self) -> impl Iterator<Item = (Block, MetadataRef<'_>)> + '_ {
         let owned = self.owned_flags();
-        self.block_md
-            .iter()
-            .enumerate()
-            .filter(move |(k, md)| !md.is_empty() && owned[*k])
-            .map(|(k, md)| (Block::new(k), md))
+        let mut ids: Vec<Block> =
+            self.block_md.iter().filter(|(b, f)| !f.is_empty() && owned[b.index()]).map(|(b, _)| *b).collect();
+        ids.sort_unstable();
+        ids.into_iter().map(move |b| (b, self.block_md(b)))
     }
     /// Whether `b` is a valid id (owned or not).
     pub fn block_exists(&self, b: Block) -> bool {
@@ -526,9 +687,14 @@ impl Function {
         // owns no heap memory, so nothing leaks and nothing is read again.
         unsafe { old.set_len(0) };
         drop(old);
-        let mut old = std::mem::take(&mut self.block_md);
-        self.block_md = Vec::with_capacity(old.capacity());
-        self.block_md.extend(order.iter().map(|&o| std::mem::take(&mut old[o])));
+        let old = std::mem::take(&mut self.block_names);
+        self.block_names = Vec::with_capacity(old.capacity());
+        self.block_names.extend(order.iter().map(|&o| old[o]));
+        let old = std::mem::take(&mut self.block_md);
+        self.block_md = old
+            .into_iter()
+            .filter_map(|(b, f)| (map[b.index()] != UNSET).then(|| (Block(map[b.index()]), f)))
+            .collect();
         for b in &mut self.layout {
             if let Some(&m) = map.get(b.index()) {
                 *b = Block(m);
@@ -594,7 +760,7 @@ impl Function {
         InstData {
             core: self.insts[k].clone(),
             payload: self.payload(i).clone(),
-            md: self.inst_md[k].clone(),
+            md: self.inst_md(i).to_metadata(),
             span: self.inst_spans[k].get(),
         }
     }
@@ -614,11 +780,34 @@ impl Function {
         self.payload(i).text()
     }
     /// Metadata of `i` (name, location, comments, spill provenance).
-    pub fn inst_md(&self, i: Inst) -> &Metadata {
-        &self.inst_md[i.index()]
+    pub fn inst_md(&self, i: Inst) -> MetadataRef<'_> {
+        MetadataRef { name: self.inst_name(i), fields: sparse_fields(&self.inst_md, i) }
     }
-    pub fn inst_md_mut(&mut self, i: Inst) -> &mut Metadata {
-        &mut self.inst_md[i.index()]
+    /// The name of `i`'s result, if it has one.
+    #[inline]
+    pub fn inst_name(&self, i: Inst) -> Option<&str> {
+        self.names.get(self.inst_names[i.index()])
+    }
+    /// Name `i`'s result (or take its name away).
+    pub fn set_inst_name(&mut self, i: Inst, name: Option<&str>) {
+        self.inst_names[i.index()] = self.name_id(name);
+    }
+    /// The metadata of `i` other than its name (no name looked up: for
+    /// walks that read only those fields).
+    #[inline]
+    pub fn inst_fields(&self, i: Inst) -> &MetadataFields {
+        sparse_fields(&self.inst_md, i)
+    }
+    /// The metadata of `i` other than its name, to write.
+    pub fn inst_md_mut(&mut self, i: Inst) -> &mut MetadataFields {
+        assert!(i.index() < self.insts.len(), "no instruction {i}");
+        self.inst_md.entry(i).or_default()
+    }
+    /// Replace the metadata of `i` (its name too).
+    pub fn set_inst_md(&mut self, i: Inst, md: Metadata) {
+        let (name, fields) = md.into_parts();
+        self.set_inst_name(i, name.as_deref());
+        set_sparse(&mut self.inst_md, i, fields);
     }
     /// Source span of `i` in the XIR text it was parsed from.
     pub fn inst_span(&self, i: Inst) -> Option<Span> {
@@ -627,20 +816,16 @@ impl Function {
     pub fn set_inst_span(&mut self, i: Inst, span: Option<Span>) {
         self.inst_spans[i.index()] = SpanSlot::new(span);
     }
-    /// Live instructions that carry metadata, in id order: a sweep of the
-    /// 8-byte metadata table; only the owners' placement is looked up.
-    pub fn inst_metadata(&self) -> impl Iterator<Item = (Inst, &Metadata)> + '_ {
-        // Chunk by chunk (the two tables share their chunking), so each
-        // chunk is a plain slice loop.
-        let owned = std::rc::Rc::new(self.owned_flags());
-        self.inst_md.chunks().zip(self.hot.chunks()).flat_map(move |((base, mds), (_, hots))| {
-            let owned = owned.clone();
-            mds.iter()
-                .zip(hots)
-                .enumerate()
-                .filter(move |(_, (md, h))| !md.is_empty() && is_owned_parent(&owned, h.parent))
-                .map(move |(j, (md, _))| (Inst::new(base + j), md))
-        })
+    /// Live instructions whose metadata has more than a name (location,
+    /// comments, spill provenance), in id order: a sweep of the sparse
+    /// table; only the owners' placement is looked up.
+    pub fn inst_metadata(&self) -> impl Iterator<Item = (Inst, MetadataRef<'_>)> + '_ {
+        let owned = self.owned_flags();
+        let live = |i: &Inst| is_owned_parent(&owned, self.hot[i.index()].parent);
+        let mut ids: Vec<Inst> =
+            self.inst_md.iter().filter(|(i, f)| !f.is_empty() && live(i)).map(|(i, _)| *i).collect();
+        ids.sort_unstable();
+        ids.into_iter().map(move |i| (i, self.inst_md(i)))
     }
     pub fn inst_exists(&self, i: Inst) -> bool {
         i.index() < self.insts.len()
@@ -672,9 +857,12 @@ impl Function {
         self.hot.push(InstHot { opcode: core.opcode, parent: NO_PARENT });
         self.insts.push(core);
         self.payloads.push(payload_slot(payload));
-        self.inst_md.push(md.compacted());
+        self.inst_names.push(NameId::NONE);
         self.inst_spans.push(SpanSlot::new(span));
-        self.inst_uses.push(SmallVec::new());
+        if !md.is_empty() {
+            self.set_inst_md(i, md);
+        }
+        self.inst_uses.push(UseList::default());
         i
     }
 
@@ -855,7 +1043,7 @@ impl Function {
             self.payloads[k] = payload_slot(payload);
         }
         if !md.is_empty() {
-            self.inst_md[k] = md;
+            self.set_inst_md(i, md);
         }
         if span.is_some() {
             self.inst_spans[k] = SpanSlot::new(span);
@@ -970,7 +1158,7 @@ impl Function {
                 map.push(Some(next));
                 next += 1;
             } else {
-                debug_assert!(self.arg_uses[k].is_empty(), "a dropped argument has no uses");
+                debug_assert!(self.arg_uses[k].as_slice().is_empty(), "a dropped argument has no uses");
                 map.push(None);
             }
         }
@@ -989,7 +1177,7 @@ impl Function {
             })
             .collect();
         for list in &self.arg_uses {
-            for u in list.iter() {
+            for u in list.as_slice() {
                 let v = &mut self.insts[u.user.index()].operands[u.index as usize];
                 if let Value::Arg(a) = *v {
                     *v = Value::Arg(map[a as usize].expect("a used argument is kept"));
@@ -1050,8 +1238,8 @@ impl Function {
     /// Uses of a local value (instruction result or argument).
     pub fn uses(&self, v: Value) -> &[Use] {
         match v {
-            Value::Inst(i) => self.inst_uses.get(i.index()).map(|u| u.as_slice()).unwrap_or(&[]),
-            Value::Arg(a) => self.arg_uses.get(a as usize).map(|u| u.as_slice()).unwrap_or(&[]),
+            Value::Inst(i) => self.inst_uses.get(i.index()).map(UseList::as_slice).unwrap_or(&[]),
+            Value::Arg(a) => self.arg_uses.get(a as usize).map(UseList::as_slice).unwrap_or(&[]),
             _ => &[],
         }
     }
@@ -1066,12 +1254,12 @@ impl Function {
             return;
         }
         // Linear: the whole use list moves at once.
-        let uses: SmallVec<[Use; 2]> = match old {
+        let uses: UseList = match old {
             Value::Inst(i) => self.inst_uses.get_mut(i.index()).map(std::mem::take).unwrap_or_default(),
             Value::Arg(a) => self.arg_uses.get_mut(a as usize).map(std::mem::take).unwrap_or_default(),
             _ => return,
         };
-        for u in uses {
+        for &u in uses.as_slice() {
             self.insts[u.user.index()].operands[u.index as usize] = new;
             self.add_use(new, u);
         }
@@ -1109,8 +1297,8 @@ impl Function {
     /// scratch (after deserializing): an instruction is placed iff a block of
     /// the layout lists it.
     pub fn rebuild_uses(&mut self) {
-        self.inst_uses = Table::from_fn(self.insts.len(), |_| SmallVec::new());
-        self.arg_uses = vec![SmallVec::new(); self.args.len()];
+        self.inst_uses = Table::from_fn(self.insts.len(), |_| UseList::default());
+        self.arg_uses = vec![UseList::default(); self.args.len()];
         self.hot = self.insts.iter().map(|d| InstHot { opcode: d.opcode, parent: NO_PARENT }).collect();
         for &b in &self.layout {
             for &i in &self.blocks[b.index()].insts {
@@ -1257,9 +1445,7 @@ impl Function {
             _ => None,
         };
         if let Some(list) = list {
-            if let Some(p) = list.iter().position(|x| *x == u) {
-                list.swap_remove(p);
-            }
+            list.remove(u);
         }
     }
 }

@@ -4,12 +4,14 @@
 //! post-restructure audit depends on it) and survives cloning and every
 //! serialization.
 //!
-//! `Metadata` is one pointer wide: its fields (`MetadataFields`) live in a
-//! box that exists only when something is set, and are reached through
-//! `Deref` / `DerefMut` (`md.name`, `md.spill = ..`). Most instructions carry
-//! none, and an inline 88-byte record made every `InstData` 208 bytes, so a
-//! pass sweeping a million-instruction function dragged 80 cold bytes per
-//! instruction through the cache (BENCHMARKS.md, legalization).
+//! Storage (BENCHMARKS.md, "Memory per instruction"): a function keeps its
+//! instructions' and blocks' names as ids into one table of its own
+//! (`ir/function/names.rs`: a name costs 4 bytes an instruction and one
+//! shared copy of the string), and the other, rare fields
+//! (`MetadataFields`) in a sparse table keyed by id; it lends both out as
+//! a `MetadataRef`. `Metadata` is the value form (name and a box of the
+//! fields that exists only when one is set), which instructions are built
+//! from and arguments and functions hold.
 
 use std::fmt;
 use std::hash::{Hash, Hasher};
@@ -132,13 +134,12 @@ pub struct Location {
     pub col: u32,
 }
 
-/// The contents of a `Metadata`.
+/// The fields of a `Metadata` other than the name: what is rare (most
+/// metadata is a name alone), kept out of the way in a box or a sparse
+/// table.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct MetadataFields {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    /// Boxed: most metadata is a name alone, and an inline location cost
-    /// every metadata box 24 more bytes.
+    /// Boxed: an inline location cost every record 24 more bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub location: Option<Box<Location>>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -152,96 +153,97 @@ pub struct MetadataFields {
 
 impl MetadataFields {
     pub fn is_empty(&self) -> bool {
-        self.name.is_none()
-            && self.location.is_none()
-            && self.comments.is_empty()
-            && self.spill.is_none()
-            && self.curve_basis.is_empty()
+        self.location.is_none() && self.comments.is_empty() && self.spill.is_none() && self.curve_basis.is_empty()
+    }
+
+    /// Heap bytes the fields own (not counting their own record).
+    pub(crate) fn heap_bytes(&self) -> usize {
+        use crate::ir::footprint::vec_bytes;
+        self.location.as_ref().map_or(0, |l| std::mem::size_of::<Location>() + l.file.capacity())
+            + vec_bytes(&self.comments)
+            + self.comments.iter().map(String::capacity).sum::<usize>()
     }
 }
 
-/// What an absent box reads as.
-static EMPTY: MetadataFields =
-    MetadataFields { name: None, location: None, comments: Vec::new(), spill: None, curve_basis: CurveBasisSet::EMPTY };
+/// What absent fields read as.
+pub(crate) static NO_FIELDS: MetadataFields =
+    MetadataFields { location: None, comments: Vec::new(), spill: None, curve_basis: CurveBasisSet::EMPTY };
 
-/// Metadata of an entity: empty (no allocation) or a boxed `MetadataFields`.
-/// Equality, hashing, `Debug` and serialization see only the fields, so an
-/// empty box and no box are the same metadata.
+/// Metadata of an entity, as a value: its name and its other fields (a box
+/// that exists only when one is set, reached through `Deref` / `DerefMut`:
+/// `md.comments`, `md.spill = ..`). This is what instructions are built
+/// from (`InstData::md`) and what arguments and functions hold; a function
+/// stores its instructions' and blocks' metadata apart (names interned,
+/// the other fields in a sparse table) and lends it out as a
+/// `MetadataRef`. Equality, hashing, `Debug` and serialization see only
+/// the name and the fields, so an empty box and no box are the same
+/// metadata.
 #[derive(Default)]
-pub struct Metadata(Option<Box<MetadataFields>>);
+pub struct Metadata {
+    pub name: Option<String>,
+    fields: Option<Box<MetadataFields>>,
+}
 
 impl Metadata {
     pub fn named(name: impl Into<String>) -> Self {
-        MetadataFields { name: Some(name.into()), ..Default::default() }.into()
+        Metadata { name: Some(name.into()), fields: None }
     }
-    /// Metadata carrying only `name`, if any (no allocation for `None`).
+    /// Metadata carrying only `name`, if any.
     pub fn with_name(name: Option<String>) -> Self {
-        match name {
-            Some(n) => Metadata::named(n),
-            None => Metadata::default(),
-        }
+        Metadata { name, fields: None }
+    }
+    /// `name` and `fields` (no box when the fields are empty).
+    pub fn new(name: Option<String>, fields: MetadataFields) -> Self {
+        Metadata { name, fields: (!fields.is_empty()).then(|| Box::new(fields)) }
     }
     pub fn is_empty(&self) -> bool {
-        self.0.as_deref().is_none_or(MetadataFields::is_empty)
+        self.name.is_none() && self.fields().is_empty()
     }
-    /// The same metadata without an empty box (what a table stores:
-    /// writing through `DerefMut` allocates a box even to write nothing).
-    pub(crate) fn compacted(self) -> Self {
-        if self.is_empty() {
-            Metadata(None)
-        } else {
-            self
-        }
+    /// The fields other than the name.
+    pub fn fields(&self) -> &MetadataFields {
+        self.fields.as_deref().unwrap_or(&NO_FIELDS)
     }
-    /// The fields by value (a copy of the empty record when there are none).
-    pub fn into_fields(self) -> MetadataFields {
-        self.0.map(|b| *b).unwrap_or_default()
+    /// The name and the other fields, by value.
+    pub fn into_parts(self) -> (Option<String>, MetadataFields) {
+        (self.name, self.fields.map(|b| *b).unwrap_or_default())
     }
-}
-
-impl Metadata {
-    /// Heap bytes this metadata owns (its box and the box's strings).
+    /// Heap bytes this metadata owns (its name, its box and what that owns).
     pub(crate) fn heap_bytes(&self) -> usize {
-        use crate::ir::footprint::vec_bytes;
-        let Some(f) = self.0.as_deref() else { return 0 };
-        std::mem::size_of::<MetadataFields>()
-            + f.name.as_ref().map_or(0, String::capacity)
-            + f.location.as_ref().map_or(0, |l| std::mem::size_of::<Location>() + l.file.capacity())
-            + vec_bytes(&f.comments)
-            + f.comments.iter().map(String::capacity).sum::<usize>()
+        self.name.as_ref().map_or(0, String::capacity)
+            + self.fields.as_deref().map_or(0, |f| std::mem::size_of::<MetadataFields>() + f.heap_bytes())
     }
 }
 
 impl From<MetadataFields> for Metadata {
     fn from(f: MetadataFields) -> Self {
-        Metadata((!f.is_empty()).then(|| Box::new(f)))
+        Metadata::new(None, f)
     }
 }
 
 impl Deref for Metadata {
     type Target = MetadataFields;
     fn deref(&self) -> &MetadataFields {
-        self.0.as_deref().unwrap_or(&EMPTY)
+        self.fields()
     }
 }
 
 /// Writing through the handle allocates the box on first use.
 impl DerefMut for Metadata {
     fn deref_mut(&mut self) -> &mut MetadataFields {
-        self.0.get_or_insert_with(Default::default)
+        self.fields.get_or_insert_with(Default::default)
     }
 }
 
-/// A clone of empty metadata allocates nothing (even if a box was made).
+/// A clone of empty fields allocates nothing (even if a box was made).
 impl Clone for Metadata {
     fn clone(&self) -> Self {
-        Metadata(self.0.as_ref().filter(|b| !b.is_empty()).cloned())
+        Metadata { name: self.name.clone(), fields: self.fields.as_ref().filter(|b| !b.is_empty()).cloned() }
     }
 }
 
 impl PartialEq for Metadata {
     fn eq(&self, other: &Self) -> bool {
-        **self == **other
+        self.name == other.name && self.fields() == other.fields()
     }
 }
 
@@ -249,15 +251,56 @@ impl Eq for Metadata {}
 
 impl Hash for Metadata {
     fn hash<H: Hasher>(&self, h: &mut H) {
-        (**self).hash(h)
+        self.name.hash(h);
+        self.fields().hash(h)
     }
 }
 
 impl fmt::Debug for Metadata {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let m = &**self;
+        self.as_ref().fmt(f)
+    }
+}
+
+impl Metadata {
+    /// This metadata lent out as a function lends its entities'.
+    pub fn as_ref(&self) -> MetadataRef<'_> {
+        MetadataRef { name: self.name.as_deref(), fields: self.fields() }
+    }
+}
+
+/// The metadata of an instruction or block, as its function lends it out:
+/// the name (interned by the function) and the other fields, read as
+/// `md.name` and `md.comments` / `md.spill` / ... (through `Deref`).
+/// `to_metadata` copies it into a value, to build another entity with it.
+#[derive(Copy, Clone, PartialEq, Eq)]
+pub struct MetadataRef<'a> {
+    pub name: Option<&'a str>,
+    pub fields: &'a MetadataFields,
+}
+
+impl<'a> MetadataRef<'a> {
+    pub fn is_empty(&self) -> bool {
+        self.name.is_none() && self.fields.is_empty()
+    }
+    /// An owned copy (the name's string and the fields).
+    pub fn to_metadata(&self) -> Metadata {
+        Metadata::new(self.name.map(str::to_string), self.fields.clone())
+    }
+}
+
+impl Deref for MetadataRef<'_> {
+    type Target = MetadataFields;
+    fn deref(&self) -> &MetadataFields {
+        self.fields
+    }
+}
+
+impl fmt::Debug for MetadataRef<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let m = self.fields;
         f.debug_struct("Metadata")
-            .field("name", &m.name)
+            .field("name", &self.name)
             .field("location", &m.location)
             .field("comments", &m.comments)
             .field("spill", &m.spill)
@@ -266,15 +309,64 @@ impl fmt::Debug for Metadata {
     }
 }
 
+/// The serialized form: the name and the fields side by side, each left
+/// out when unset (as before names were kept apart).
+#[derive(Serialize)]
+struct MetadataSer<'a> {
+    #[serde(skip_serializing_if = "is_none")]
+    name: &'a Option<String>,
+    #[serde(skip_serializing_if = "is_none")]
+    location: &'a Option<Box<Location>>,
+    #[serde(skip_serializing_if = "no_comments")]
+    comments: &'a [String],
+    #[serde(skip_serializing_if = "is_none")]
+    spill: &'a Option<SpillKind>,
+    #[serde(skip_serializing_if = "no_bases")]
+    curve_basis: &'a CurveBasisSet,
+}
+
+fn is_none<T>(x: &&Option<T>) -> bool {
+    x.is_none()
+}
+fn no_comments(x: &&[String]) -> bool {
+    x.is_empty()
+}
+fn no_bases(x: &&CurveBasisSet) -> bool {
+    x.is_empty()
+}
+
+#[derive(Deserialize)]
+struct MetadataDe {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    location: Option<Box<Location>>,
+    #[serde(default)]
+    comments: Vec<String>,
+    #[serde(default)]
+    spill: Option<SpillKind>,
+    #[serde(default)]
+    curve_basis: CurveBasisSet,
+}
+
 impl Serialize for Metadata {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        (**self).serialize(s)
+        let f = self.fields();
+        MetadataSer {
+            name: &self.name,
+            location: &f.location,
+            comments: &f.comments,
+            spill: &f.spill,
+            curve_basis: &f.curve_basis,
+        }
+        .serialize(s)
     }
 }
 
 impl<'de> Deserialize<'de> for Metadata {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        MetadataFields::deserialize(d).map(Metadata::from)
+        let MetadataDe { name, location, comments, spill, curve_basis } = MetadataDe::deserialize(d)?;
+        Ok(Metadata::new(name, MetadataFields { location, comments, spill, curve_basis }))
     }
 }
 
@@ -310,10 +402,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn one_pointer_wide_and_empty_without_allocation() {
-        assert_eq!(std::mem::size_of::<Metadata>(), std::mem::size_of::<usize>());
+    fn no_box_without_fields() {
+        assert_eq!(std::mem::size_of::<Metadata>(), 4 * std::mem::size_of::<usize>());
         let mut md = Metadata::default();
-        assert!(md.is_empty() && md.0.is_none());
+        assert!(md.is_empty() && md.fields.is_none());
         assert_eq!(md.name, None);
         md.spill = Some(SpillKind::Phi);
         assert!(!md.is_empty());
@@ -321,23 +413,34 @@ mod tests {
         md.spill = None;
         // An emptied box equals no box and clones to none.
         assert_eq!(md, Metadata::default());
-        assert!(md.clone().0.is_none());
-        assert!(Metadata::from(MetadataFields::default()).0.is_none());
-        assert!(Metadata::with_name(None).0.is_none());
-        assert_eq!(Metadata::with_name(Some("x".into())).name.as_deref(), Some("x"));
+        assert!(md.clone().fields.is_none());
+        assert!(Metadata::from(MetadataFields::default()).fields.is_none());
+        assert!(Metadata::with_name(None).is_empty());
+        let named = Metadata::with_name(Some("x".into()));
+        assert_eq!((named.name.as_deref(), named.fields.is_none()), (Some("x"), true), "a name alone is no box");
+        assert_eq!(named.heap_bytes(), 1);
+        assert_eq!(named.as_ref().to_metadata(), named);
     }
 
     #[test]
     fn serializes_as_its_fields() {
-        let md = Metadata::from(MetadataFields {
-            name: Some("a".into()),
-            comments: vec!["c".into()],
-            spill: Some(SpillKind::CrossBlock),
-            curve_basis: [CurveBasis::CubicBspline, CurveBasis::Bezier].into_iter().collect(),
-            ..Default::default()
-        });
+        let md = Metadata::new(
+            Some("a".into()),
+            MetadataFields {
+                comments: vec!["c".into()],
+                spill: Some(SpillKind::CrossBlock),
+                curve_basis: [CurveBasis::CubicBspline, CurveBasis::Bezier].into_iter().collect(),
+                ..Default::default()
+            },
+        );
+        let text = serde_json::to_string(&md).unwrap();
+        assert_eq!(
+            text,
+            r#"{"name":"a","comments":["c"],"spill":"CrossBlock","curve_basis":["cubic_bspline","bezier"]}"#
+        );
+        assert_eq!(serde_json::from_str::<Metadata>(&text).unwrap(), md);
         let text = ron::to_string(&md).unwrap();
         assert_eq!(ron::from_str::<Metadata>(&text).unwrap(), md);
-        assert_eq!(ron::to_string(&Metadata::default()).unwrap(), ron::to_string(&MetadataFields::default()).unwrap());
+        assert_eq!(serde_json::to_string(&Metadata::default()).unwrap(), "{}");
     }
 }

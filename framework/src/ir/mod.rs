@@ -25,7 +25,7 @@ pub use function::{
     Reads, Rewriter, Walk, INLINE_BLOCK_INSTS, PREFETCH_MIN_INSTS,
 };
 pub use inst::{InstCore, InstData, Payload};
-pub use metadata::{CurveBasis, CurveBasisSet, Location, Metadata, MetadataFields, Span, SpillKind};
+pub use metadata::{CurveBasis, CurveBasisSet, Location, Metadata, MetadataFields, MetadataRef, Span, SpillKind};
 pub use module::{sign_extend, Module};
 pub use types::{FloatFormat, Type, TypeTable};
 pub use value::{Use, Value};

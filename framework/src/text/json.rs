@@ -110,7 +110,7 @@ fn compact_function(f: &Function) -> FunctionJson {
                     d
                 })
                 .collect();
-            BlockJson { md: f.block_md(b).clone(), insts }
+            BlockJson { md: f.block_md(b).to_metadata(), insts }
         })
         .collect();
     FunctionJson { name: f.name.clone(), kind: f.kind, ret: f.ret, args: f.args.clone(), md: f.md.clone(), blocks }
@@ -319,7 +319,7 @@ fn build(doc: ModuleJson) -> Module {
         }
         let blocks: Vec<Block> = fj.blocks.iter().map(|_| f.add_block()).collect();
         for (b, bj) in blocks.iter().zip(fj.blocks) {
-            *f.block_md_mut(*b) = bj.md;
+            f.set_block_md(*b, bj.md);
             for mut d in bj.insts {
                 d.ty = tmap[d.ty.index()];
                 for v in d.operands.iter_mut() {

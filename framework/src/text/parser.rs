@@ -18,7 +18,7 @@ use super::{is_ident, type_to_string};
 use crate::diag::{Diagnostic, Rule};
 use crate::ir::{
     ArgKind, Block, CurveBasis, CurveBasisSet, FuncId, Function, FunctionKind, Inst, InstData, Location, Metadata,
-    MetadataFields, Module, Payload, Span, SpillKind, TypeTable, Value,
+    Module, Payload, Span, SpillKind, TypeTable, Value,
 };
 
 /// Boxed: the error path is cold, and a small `Result` keeps the hot path lean.
@@ -478,9 +478,11 @@ impl<'a> Parser<'a> {
                     st.blocks[k].3 = true;
                     st.layout.push(b);
                     let location = self.opt_location()?;
-                    *st.f.block_md_mut(b) =
-                        MetadataFields { name: Some(name.to_string()), comments, location, ..Default::default() }
-                            .into();
+                    st.f.set_block_name(b, Some(name));
+                    if !comments.is_empty() || location.is_some() {
+                        let md = st.f.block_md_mut(b);
+                        (md.comments, md.location) = (comments, location);
+                    }
                     st.f.set_block_span(b, Some(span));
                     current = Some(b);
                 }
@@ -607,10 +609,10 @@ impl<'a> Parser<'a> {
             }
             _ => {}
         }
-        // Written only when set: writing through the handle allocates.
-        if let Some(name) = result.and_then(|r| r.1) {
-            data.md.name = Some(name.to_string());
-        }
+        // The name is interned once the instruction exists (no `String`
+        // for it); the other fields are written only when set: writing
+        // through the handle allocates.
+        let name = result.and_then(|r| r.1);
         if !comments.is_empty() {
             data.md.comments = comments;
         }
@@ -621,6 +623,9 @@ impl<'a> Parser<'a> {
             data.payload = Payload::Cases(Vec::new());
         }
         let inst = st.f.append_inst(block, data);
+        if name.is_some() {
+            st.f.set_inst_name(inst, name);
+        }
         for (k, p, s) in items.pending {
             match p {
                 Pending::Local(n) => st.fixups.push((inst, k, n, s)),

@@ -13,8 +13,8 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use super::lexer::escape_str;
 use super::{is_ident, sanitize_name};
 use crate::ir::{
-    sign_extend, Block, ConstValue, FloatFormat, Function, FunctionKind, Inst, Metadata, Module, Payload, Type, TypeId,
-    TypeTable, Value,
+    sign_extend, Block, ConstValue, FloatFormat, Function, FunctionKind, Inst, MetadataFields, Module, Payload, Type,
+    TypeId, TypeTable, Value,
 };
 
 /// Print a whole module.
@@ -216,34 +216,34 @@ struct FnNames<'f> {
     blocks: Vec<Label<'f>>,
 }
 
-fn named<'f>(md: &'f Metadata) -> Option<Cow<'f, str>> {
-    md.name.as_deref().and_then(sanitize_name)
+fn named(name: Option<&str>) -> Option<Cow<'_, str>> {
+    name.and_then(sanitize_name)
 }
 
 impl<'f> FnNames<'f> {
     fn new(f: &'f Function) -> Self {
         let mut seen = Uniquer::default();
         let mut next = 0u32;
-        let mut label = |md: &'f Metadata| match named(md) {
+        let mut label = |name: Option<&'f str>| match named(name) {
             Some(n) => Label::Name(seen.unique(n)),
             None => {
                 next += 1;
                 Label::Num(next - 1)
             }
         };
-        let args = f.args.iter().map(|a| label(&a.md)).collect();
+        let args = f.args.iter().map(|a| label(a.md.name.as_deref())).collect();
         let mut insts = vec![Label::None; f.inst_capacity()];
         for i in placed_insts(f) {
             let d = f.inst(i);
             if d.ty != TypeTable::VOID {
-                insts[i.index()] = label(f.inst_md(i));
+                insts[i.index()] = label(f.inst_name(i));
             }
         }
         let mut seen = Uniquer::default();
         let mut blocks = vec![Label::None; f.block_capacity()];
         let owned: Vec<Block> = f.blocks().iter().copied().filter(|b| f.block_exists(*b)).collect();
         for &b in &owned {
-            if let Some(n) = named(f.block_md(b)) {
+            if let Some(n) = named(f.block_name(b)) {
                 if matches!(blocks[b.index()], Label::None) {
                     blocks[b.index()] = Label::Name(seen.unique(n));
                 }
@@ -290,7 +290,7 @@ struct Printer<'a, 'f> {
 }
 
 impl Printer<'_, '_> {
-    fn comments(&mut self, md: &Metadata, indent: &str) {
+    fn comments(&mut self, md: &MetadataFields, indent: &str) {
         for c in &md.comments {
             for line in c.split('\n') {
                 self.out.push_str(indent);
@@ -304,7 +304,7 @@ impl Printer<'_, '_> {
         }
     }
 
-    fn location(&mut self, md: &Metadata) {
+    fn location(&mut self, md: &MetadataFields) {
         if let Some(loc) = &md.location {
             self.out.push_str(" !loc(");
             escape_str(&loc.file, self.out);
@@ -376,10 +376,10 @@ impl Printer<'_, '_> {
                 continue;
             }
             let data = f.block(b);
-            self.comments(f.block_md(b), "");
+            self.comments(&f.block_md(b), "");
             self.block_ref(b);
             self.out.push(':');
-            self.location(f.block_md(b));
+            self.location(&f.block_md(b));
             self.out.push('\n');
             for &i in data.insts() {
                 if f.inst_exists(i) {
@@ -393,7 +393,8 @@ impl Printer<'_, '_> {
     fn inst(&mut self, i: Inst) {
         let f = self.f;
         let d = f.inst(i);
-        let md = f.inst_md(i);
+        // The name is printed from `self.names` (uniqued); the rest here.
+        let md = f.inst_fields(i);
         self.comments(md, "  ");
         self.out.push_str("  ");
         if d.ty != TypeTable::VOID {

@@ -8,7 +8,7 @@
 use std::fmt::Write;
 
 use crate::diag::Diagnostic;
-use crate::ir::{Function, Metadata, Module};
+use crate::ir::{Function, MetadataFields, Module};
 use crate::text::print_function;
 
 /// Render `diags` on the printed functions of `m` they point into.
@@ -80,7 +80,7 @@ impl Anchors {
     }
 }
 
-fn comment_lines(md: &Metadata) -> usize {
+fn comment_lines(md: &MetadataFields) -> usize {
     md.comments.iter().map(|c| c.split('\n').count()).sum()
 }
 
@@ -95,12 +95,12 @@ fn anchors(f: &Function) -> Anchors {
             if !f.block_exists(b) {
                 continue;
             }
-            n += comment_lines(f.block_md(b));
+            n += comment_lines(&f.block_md(b));
             blocks[b.index()] = Some(n);
             n += 1;
             for &i in f.block(b).insts() {
                 if f.inst_exists(i) {
-                    n += comment_lines(f.inst_md(i));
+                    n += comment_lines(&f.inst_md(i));
                     insts[i.index()] = Some(n);
                     n += 1;
                 }

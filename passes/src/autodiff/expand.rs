@@ -198,7 +198,7 @@ pub fn expand(m: &mut Module, fid: FuncId, t: Inst, n: u64) {
         let blocks: Vec<Block> = if k == n { vec![prep] } else { region.clone() };
         let bmap: FxHashMap<Block, Block> = blocks.iter().map(|&b| (b, f.add_block())).collect();
         for &b in &blocks {
-            *f.block_md_mut(bmap[&b]) = f.block_md(b).clone();
+            f.set_block_md(bmap[&b], f.block_md(b).to_metadata());
         }
         new_layout.extend(blocks.iter().map(|b| bmap[b]));
         firsts.push(bmap[&prep]);

@@ -151,7 +151,7 @@ impl Sweep<'_> {
     fn block(&mut self, name: &str) -> Block {
         let f = self.m.func_mut(self.func);
         let b = f.add_block();
-        f.block_md_mut(b).name = Some(name.into());
+        f.set_block_name(b, Some(name));
         self.new_blocks.push(b);
         b
     }
@@ -165,7 +165,7 @@ impl Sweep<'_> {
 
     fn name_of(&self, v: Value, suffix: &str) -> String {
         let base = match v {
-            Value::Inst(i) => self.src.inst_md(i).name.clone(),
+            Value::Inst(i) => self.src.inst_name(i).map(str::to_string),
             Value::Arg(a) => self.src.args[a as usize].md.name.clone(),
             _ => None,
         };

@@ -174,9 +174,9 @@ fn lower_site(m: &mut Module, fid: xir::FuncId, s: &Site) {
     let body = f.add_block();
     let join = f.add_block();
     let update = f.add_block();
-    *f.block_md_mut(body) = Metadata::named("rq.candidate");
-    *f.block_md_mut(join) = Metadata::named("rq.handled");
-    *f.block_md_mut(update) = Metadata::named("rq.next");
+    f.set_block_md(body, Metadata::named("rq.candidate"));
+    f.set_block_md(join, Metadata::named("rq.handled"));
+    f.set_block_md(update, Metadata::named("rq.next"));
 
     // Every non-structured branch to the dispatch block now goes through
     // the join block (the candidate `if`'s merge), then the update block.
@@ -262,7 +262,7 @@ fn lower_trace(m: &mut Module, fid: xir::FuncId, trace: Inst) {
     let [prepare, body, confirm, join, update, tail] =
         ["rq.proceed", "rq.candidate", "rq.commit", "rq.handled", "rq.next", "rq.done"].map(|n| {
             let x = f.add_block();
-            *f.block_md_mut(x) = Metadata::named(n);
+            f.set_block_md(x, Metadata::named(n));
             x
         });
     // Split: everything after the trace moves to the tail, and Phi edges

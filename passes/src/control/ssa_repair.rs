@@ -130,7 +130,7 @@ pub fn repair_dominance_in(types: &TypeTable, f: &mut Function, cfg: &Cfg) -> Re
     let mut slots = Vec::with_capacity(defs.len());
     for &def in &defs {
         let mut a = InstData::new(Opcode::Alloca, f.inst(def).ty);
-        a.md = Metadata::named(format!("{}.slot", f.inst_md(def).name.as_deref().unwrap_or("v")));
+        a.md = Metadata::named(format!("{}.slot", f.inst_name(def).unwrap_or("v")));
         slots.push(f.create_inst(a));
     }
     // Each slot used to be inserted at the top in turn: the last one first.

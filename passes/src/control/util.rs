@@ -41,7 +41,7 @@ pub fn set_terminator(f: &mut Function, b: Block, data: InstData) -> Inst {
 
 /// The text label of a block for messages: its name, else its id.
 pub fn label(f: &Function, b: Block) -> String {
-    match &f.block_md(b).name {
+    match f.block_name(b) {
         Some(n) => format!("^{n}"),
         None => format!("^{b}"),
     }

@@ -353,8 +353,7 @@ fn split_slot(
         .enumerate()
         .map(|(k, &ty)| {
             let mut p = InstData::new(d.opcode, ty);
-            p.md =
-                xir::MetadataFields { name: d.md.name.as_ref().map(|n| format!("{n}.{k}")), ..(*d.md).clone() }.into();
+            p.md = xir::Metadata::new(d.md.name.as_ref().map(|n| format!("{n}.{k}")), (*d.md).clone());
             let p = f.create_inst(p);
             insert_before(f, slot, p);
             p
@@ -403,7 +402,7 @@ fn split_slot(
                 }
                 let mut agg = InstData::new(Opcode::Aggregate, d.ty);
                 agg.operands = loads;
-                agg.md = f.inst_md(user).clone();
+                agg.md = f.inst_md(user).to_metadata();
                 let agg = f.create_inst(agg);
                 insert_before(f, user, agg);
                 f.replace_all_uses(Value::Inst(user), Value::Inst(agg));

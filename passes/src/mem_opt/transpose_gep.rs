@@ -182,7 +182,7 @@ fn transpose_function(m: &mut Module, fid: FuncId, o: &Options) -> (usize, usize
                     let mut e = InstData::new(Opcode::Extract, elem_ty);
                     e.operands.push(whole);
                     e.operands.extend(indices.iter().copied());
-                    e.md = f.inst_md(access).clone();
+                    e.md = f.inst_md(access).to_metadata();
                     let e = f.create_inst(e);
                     insert_before(f, access, e);
                     f.replace_all_uses(Value::Inst(access), Value::Inst(e));

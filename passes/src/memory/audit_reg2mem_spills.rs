@@ -78,9 +78,9 @@ pub fn surviving_spills(m: &Module) -> Vec<Diagnostic> {
                 );
             }
         }
-        // Sweeps of the functions' metadata tables (8 bytes a block or an
-        // instruction; an owner's opcode and block come from the dense
-        // table), not walks of every block and instruction record.
+        // Sweeps of the functions' sparse metadata tables (only entities
+        // with more than a name; an owner's opcode and block come from the
+        // dense table), not walks of every block and instruction record.
         for (b, md) in f.block_metadata() {
             if let Some(k) = md.spill {
                 out.push(

@@ -183,7 +183,7 @@ fn fold_branches(m: &mut Module, fid: FuncId, opts: &Options) -> usize {
         let f = m.func_mut(fid);
         let mut br = InstData::new(Opcode::Br, TypeTable::VOID);
         br.blocks.push(target);
-        br.md = f.inst_md(t).clone();
+        br.md = f.inst_md(t).to_metadata();
         br.span = f.inst_span(t);
         f.remove_inst(t);
         f.append_inst(b, br);

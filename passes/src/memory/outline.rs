@@ -178,7 +178,7 @@ fn plan_region(f: &Function, func: FuncId, at: Block, i: Inst) -> Result<Plan, S
 }
 
 fn block_name(f: &Function, b: Block) -> String {
-    f.block_md(b).name.clone().unwrap_or_else(|| format!("bb{}", b.index()))
+    f.block_name(b).map(str::to_string).unwrap_or_else(|| format!("bb{}", b.index()))
 }
 
 /// Move the planned region into a new callable and call it in its place.
@@ -197,7 +197,7 @@ fn outline_region(m: &mut Module, p: &Plan, idx: usize) {
             ArgKind::Value
         };
         let md = match v {
-            Value::Inst(x) => Metadata::with_name(src.inst_md(x).name.clone()),
+            Value::Inst(x) => Metadata::with_name(src.inst_name(x).map(str::to_string)),
             Value::Arg(k) => Metadata::with_name(src.args[k as usize].md.name.clone()),
             _ => Metadata::default(),
         };
@@ -209,7 +209,7 @@ fn outline_region(m: &mut Module, p: &Plan, idx: usize) {
     order.extend(p.blocks.iter().copied().filter(|&b| b != p.target));
     let bmap: FxHashMap<Block, Block> = order.iter().map(|&b| (b, g.add_block())).collect();
     for &b in &order {
-        *g.block_md_mut(bmap[&b]) = src.block_md(b).clone();
+        g.set_block_md(bmap[&b], src.block_md(b).to_metadata());
     }
     let insts: Vec<(Block, Inst)> =
         order.iter().flat_map(|&b| src.block(b).insts().iter().map(move |&k| (b, k))).collect();

@@ -5,7 +5,8 @@
 use smallvec::SmallVec;
 use xir::analysis::Cfg;
 use xir::{
-    Block, FuncId, Function, Inst, InstCore, InstData, Metadata, Module, Opcode, Trait, TypeId, TypeTable, Value,
+    Block, FuncId, Function, Inst, InstCore, InstData, Metadata, MetadataRef, Module, Opcode, Trait, TypeId, TypeTable,
+    Value,
 };
 
 /// The comment that marks an alloca as not promotable (`// no_promote` above
@@ -138,8 +139,8 @@ pub fn promotable(types: &TypeTable, f: &Function, alloca: Inst) -> bool {
 }
 
 /// Name a derived value after `md`'s name (no other metadata is copied).
-pub fn name_like(md: &Metadata) -> Metadata {
-    Metadata::with_name(md.name.clone())
+pub fn name_like(md: MetadataRef<'_>) -> Metadata {
+    Metadata::with_name(md.name.map(str::to_string))
 }
 
 /// The type of a function-local value (instruction result or argument).

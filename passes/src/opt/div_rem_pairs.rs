@@ -84,7 +84,7 @@ fn pair_function(m: &mut Module, fid: FuncId, entry: Block, dom: &xir::analysis:
             let Some(&q) = divs.get(&key) else { continue };
             let (ty, a, bv) = key;
             let span = f.inst_span(i);
-            let md = f.inst_md(i).clone();
+            let md = f.inst_md(i).to_metadata();
             let f = m.func_mut(fid);
             let mut mul = InstData::new(Opcode::Mul, ty);
             mul.operands.extend([Value::Inst(q), bv]);

@@ -525,7 +525,7 @@ fn reassociate_block(m: &mut Module, fid: FuncId, b: Block, fast: bool, rank: &F
 /// the old tree. False (nothing changed) when a Phi would refer to itself.
 fn apply(m: &mut Module, fid: FuncId, b: Block, root: Inst, ty: TypeId, result: &Outcome, nodes: &[Inst]) -> bool {
     let span = m.func(fid).inst_span(root);
-    let md = m.func(fid).inst_md(root).clone();
+    let md = m.func(fid).inst_md(root).to_metadata();
     let new = match result {
         Outcome::Leaf(v) => *v,
         Outcome::Const(k) => m.const_scalar(ty, *k),

@@ -157,7 +157,7 @@ fn scalarize_function(m: &mut Module, fid: FuncId, ops: &[Opcode]) -> (usize, us
         if d.opcode != Opcode::Select && is_vec.iter().any(|x| !x) {
             continue;
         }
-        let (opcode, ty, span, md) = (d.opcode, d.ty, f.inst_span(i), f.inst_md(i).clone());
+        let (opcode, ty, span, md) = (d.opcode, d.ty, f.inst_span(i), f.inst_md(i).to_metadata());
         let elem = m.types.scalar_of(ty);
         let b = f.parent(i).expect("live");
         let mut lane_vals = Vec::with_capacity(n as usize);

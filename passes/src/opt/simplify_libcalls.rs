@@ -105,7 +105,7 @@ fn simplify_function(m: &mut Module, fid: FuncId, fired: &mut BTreeMap<&'static 
                     let mut d = InstData::new(op, old.ty);
                     d.operands = ops.into_iter().collect();
                     d.span = f.inst_span(i);
-                    d.md = f.inst_md(i).clone();
+                    d.md = f.inst_md(i).to_metadata();
                     let b = f.parent(i).expect("live");
                     let n = f.create_inst(d);
                     let pos = f.position(i).expect("placed");
