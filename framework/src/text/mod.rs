@@ -11,6 +11,7 @@
 //! **Invariant:** neither reader panics on any input; every malformed input
 //! is a located [`Diagnostic`](crate::diag::Diagnostic) with rule `parse`.
 
+mod header;
 pub mod json;
 mod lexer;
 mod literal;

@@ -17,8 +17,8 @@ use super::literal::{case_bits, parse_uint};
 use super::{is_ident, type_to_string};
 use crate::diag::{Diagnostic, Rule};
 use crate::ir::{
-    ArgKind, Block, CurveBasis, CurveBasisSet, FuncId, Function, FunctionKind, Inst, InstData, Location, Metadata,
-    Module, Payload, Span, SpillKind, TypeTable, Value,
+    ArgKind, Block, FuncId, Function, FunctionKind, Inst, InstData, Metadata, Module, Payload, Span, SpillKind,
+    TypeTable, Value,
 };
 
 /// Boxed: the error path is cold, and a small `Result` keeps the hot path lean.
@@ -183,7 +183,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn expect_keyword(&mut self, kw: &str) -> PResult<()> {
+    pub(super) fn expect_keyword(&mut self, kw: &str) -> PResult<()> {
         if self.tok.tok == Tok::Ident(kw) {
             self.advance();
             Ok(())
@@ -284,32 +284,7 @@ impl<'a> Parser<'a> {
             return Err(self.unexpected("`->`"));
         }
         st.f.kind = match kw {
-            "kernel" => {
-                self.expect_keyword("block_size")?;
-                self.expect_punct('(')?;
-                let mut size = [0u32; 3];
-                for (k, s) in size.iter_mut().enumerate() {
-                    if k > 0 {
-                        self.expect_punct(',')?;
-                    }
-                    *s = self.u32_literal("a block size")?;
-                }
-                self.expect_punct(')')?;
-                // The kernel's promises, each at most once, in any order.
-                let (mut whole_blocks, mut noalias) = (false, false);
-                loop {
-                    let (name, flag) = match self.tok.tok {
-                        Tok::Ident(name @ "whole_blocks") => (name, &mut whole_blocks),
-                        Tok::Ident(name @ "noalias") => (name, &mut noalias),
-                        _ => break,
-                    };
-                    if std::mem::replace(flag, true) {
-                        return Err(self.error(self.tok.span, format!("kernel flag `{name}` is given twice")));
-                    }
-                    self.advance();
-                }
-                FunctionKind::Kernel { block_size: size, whole_blocks, noalias }
-            }
+            "kernel" => self.kernel_kind()?,
             "callable" => FunctionKind::Callable,
             _ => FunctionKind::External,
         };
@@ -386,7 +361,7 @@ impl<'a> Parser<'a> {
         Ok(v)
     }
 
-    fn string_literal(&mut self, what: &str) -> PResult<String> {
+    pub(super) fn string_literal(&mut self, what: &str) -> PResult<String> {
         match &mut self.tok.tok {
             Tok::Str(s) => {
                 let s = std::mem::take(s);
@@ -395,51 +370,6 @@ impl<'a> Parser<'a> {
             }
             _ => Err(self.unexpected(what)),
         }
-    }
-
-    /// `!curve_basis(name, ...)` if present: a non-empty set of distinct
-    /// bases.
-    fn opt_curve_basis(&mut self) -> PResult<CurveBasisSet> {
-        if self.tok.tok != Tok::Meta("curve_basis") {
-            return Ok(CurveBasisSet::EMPTY);
-        }
-        self.advance();
-        self.expect_punct('(')?;
-        let mut set = CurveBasisSet::EMPTY;
-        loop {
-            let Tok::Ident(name) = self.tok.tok else { return Err(self.unexpected("a curve basis name")) };
-            let Some(basis) = CurveBasis::from_name(name) else {
-                let known: Vec<&str> = CurveBasis::ALL.iter().map(|b| b.name()).collect();
-                let message = format!("unknown curve basis `{name}` (one of: {})", known.join(", "));
-                return Err(self.error(self.tok.span, message));
-            };
-            if !set.insert(basis) {
-                return Err(self.error(self.tok.span, format!("curve basis `{name}` is given twice")));
-            }
-            self.advance();
-            if !self.is_punct(',') {
-                break;
-            }
-            self.advance();
-        }
-        self.expect_punct(')')?;
-        Ok(set)
-    }
-
-    /// `!loc("file", line, col)` if present.
-    fn opt_location(&mut self) -> PResult<Option<Box<Location>>> {
-        if self.tok.tok != Tok::Meta("loc") {
-            return Ok(None);
-        }
-        self.advance();
-        self.expect_punct('(')?;
-        let file = self.string_literal("a file name string")?;
-        self.expect_punct(',')?;
-        let line = self.u32_literal("a line number")?;
-        self.expect_punct(',')?;
-        let col = self.u32_literal("a column number")?;
-        self.expect_punct(')')?;
-        Ok(Some(Box::new(Location { file, line, col })))
     }
 
     // ---- function bodies ------------------------------------------------
