@@ -195,7 +195,7 @@ pub(crate) struct Machine<'m> {
     scope_checks: Vec<Option<Option<InterpError>>>,
 }
 
-fn const_val(m: &Module, c: crate::ir::Const) -> Val {
+pub(crate) fn const_val(m: &Module, c: crate::ir::Const) -> Val {
     match &m.consts.get(c).value {
         ConstValue::Scalar(b) => Val::S(*b),
         ConstValue::Composite(ms) => Val::agg(ms.iter().map(|&x| const_val(m, x)).collect()),

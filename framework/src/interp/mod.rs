@@ -54,7 +54,7 @@ pub use io::{
     Outputs,
 };
 
-pub use fold::fold_scalar;
+pub use fold::{fold_constant, fold_scalar};
 pub use precision::{BoundedMismatch, Comparison, Precision};
 pub use print::{format_value_bits, FormatError};
 pub use ray::{

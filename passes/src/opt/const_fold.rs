@@ -1,7 +1,9 @@
-//! `const_fold`: replace pure instructions whose operands are all scalar
+//! `const_fold`: replace pure instructions whose operands are all
 //! constants by their value, computed with the interpreter's own arithmetic
-//! (`xir::interp::fold_scalar`), so folding never changes a result the
-//! interpreter gives. What the interpreter reports as an error (integer
+//! (`xir::interp::fold_scalar` for scalars, `xir::interp::fold_constant` for
+//! vectors, matrices and aggregates: an `aggregate` of constants becomes a
+//! constant composite, a vector `add` of two constants the lane-wise sums),
+//! so folding never changes a result the interpreter gives. What the interpreter reports as an error (integer
 //! division by zero, an op undefined on a type) is left alone, and so are
 //! transcendental functions (devices compute them within an error bound,
 //! folding would pin the host's value) unless `fold_transcendental` is on.
@@ -40,7 +42,7 @@ pub struct Options {
 
 const INFO: PassInfo = PassInfo {
     name: "const_fold",
-    doc: "Fold pure scalar instructions on constants with the interpreter's exact arithmetic",
+    doc: "Fold pure instructions on constants (scalars, vectors, aggregates) with the interpreter's exact arithmetic",
     consumes: &["xir"],
     produces: Produces::Same,
     eliminates: &["@pure"],
@@ -97,17 +99,22 @@ fn fold_inst(m: &mut Module, fid: FuncId, i: Inst, opts: &Options) -> Option<Val
             let bits = m.const_bits(c)?;
             return Some(if bits & 1 == 1 { d.operands[1] } else { d.operands[2] });
         }
-        return None;
+        return xir::interp::fold_constant(m, fid, i);
     }
     if spec.has(Trait::Transcendental) && !opts.fold_transcendental {
         return None;
     }
     let bits: Option<Vec<u64>> = d.operands.iter().map(|&v| m.const_bits(v)).collect();
-    let bits = bits?;
     let op_ty = f.value_type(m, d.operands[0]);
-    let r = xir::interp::fold_scalar(&m.types, d.opcode, op_ty, d.ty, &bits)?;
-    let ty = d.ty;
-    Some(m.const_scalar(ty, r))
+    match bits.and_then(|bits| xir::interp::fold_scalar(&m.types, d.opcode, op_ty, d.ty, &bits)) {
+        Some(r) => {
+            let ty = d.ty;
+            Some(m.const_scalar(ty, r))
+        }
+        // Vectors, matrices and aggregates (an operand or the result): the
+        // interpreter's own evaluation, lane by lane.
+        None => xir::interp::fold_constant(m, fid, i),
+    }
 }
 
 /// Where the `extract` `i` reads from once the values its base was built
