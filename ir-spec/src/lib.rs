@@ -223,41 +223,25 @@ impl Spec {
         let op_specs: Vec<OpcodeSpec> = parse(&sources.opcodes)?;
         let registers: Vec<RegisterSpec> = parse(&sources.registers)?;
         let dialect_specs: Vec<DialectSpec> = parse(&sources.dialects)?;
-        Self::check(types, op_specs, registers, dialect_specs, sources, true)
+        Self::check(types, op_specs, registers, dialect_specs, sources)
     }
 
     /// The built-in spec: the entries `build.rs` read from the RON files,
     /// compiled in (nothing is parsed at start-up), checked as [`Spec::load`]
-    /// checks parsed ones except for the binding of each opcode and
-    /// register to the compiled enums by name: `build.rs` generates the
-    /// enums and these entries from the same files in the same order, and a
-    /// test (`compiled_in_spec_is_the_parsed_spec`) holds them equal to
-    /// the bound, parsed spec. Those lookups were most of the check's cost
-    /// at every start of a driver (BENCHMARKS.md, "WGSL compile speed").
+    /// checks parsed ones.
     pub fn builtin() -> Result<Spec, SpecError> {
         use builtin::*;
-        let (types, ops, registers, dialects) =
-            (builtin_types(), builtin_opcodes(), builtin_registers(), builtin_dialects());
-        Self::check(types, ops, registers, dialects, SpecSources::builtin(), false)
+        Self::check(builtin_types(), builtin_opcodes(), builtin_registers(), builtin_dialects(), SpecSources::builtin())
     }
 
-    /// `bind`: check each opcode and register against the compiled enums
-    /// by name (what a parsed file needs).
     fn check(
         types: Vec<TypeKindSpec>,
         op_specs: Vec<OpcodeSpec>,
         registers: Vec<RegisterSpec>,
         dialect_specs: Vec<DialectSpec>,
         sources: SpecSources,
-        bind: bool,
     ) -> Result<Spec, SpecError> {
-        let d = check_data(types, op_specs, registers, dialect_specs, sources, bind)?;
-        if d.ops.len() != Opcode::ALL.len() {
-            return Err(SpecError::whole(
-                &d.sources.opcodes,
-                format!("{} opcodes declared, {} compiled into this build", d.ops.len(), Opcode::ALL.len()),
-            ));
-        }
+        let d = check_data(types, op_specs, registers, dialect_specs, sources, true)?;
         let ops = d
             .ops
             .into_iter()
