@@ -10,8 +10,7 @@ mod common;
 use common::*;
 use proptest::prelude::*;
 use xir_spirv::artifact::{
-    self, decode, ArtifactError, Dialect, LoadRequirements, PrinterRecord, RawHeader, Section, ShaderArtifact,
-    HEADER_LEN,
+    self, decode, ArtifactError, Dialect, LoadRequirements, PrinterRecord, Section, ShaderArtifact,
 };
 use xir_spirv::{CompileOptions, Feature, FeatureSet};
 
@@ -37,25 +36,6 @@ fn real() -> (ShaderArtifact, Vec<u8>) {
 
 fn unconstrained() -> LoadRequirements {
     LoadRequirements::any_xir_spirv()
-}
-
-/// The parsed header fields and the five sections of an artifact.
-fn split(bytes: &[u8]) -> (RawHeader, [Vec<u8>; 5]) {
-    let (h, _) = RawHeader::parse(bytes).expect("header parses");
-    let mut at = HEADER_LEN;
-    let sections = h.sections.map(|e| {
-        let s = bytes[at..at + e.size as usize].to_vec();
-        at += e.size as usize;
-        s
-    });
-    (h, sections)
-}
-
-/// Edit a real artifact's fields or sections and re-seal it (all digests correct).
-fn reseal(bytes: &[u8], edit: impl FnOnce(&mut RawHeader, &mut [Vec<u8>; 5])) -> Vec<u8> {
-    let (mut h, mut s) = split(bytes);
-    edit(&mut h, &mut s);
-    artifact::seal(h, &s)
 }
 
 fn bit(f: Feature) -> u64 {

@@ -9,7 +9,7 @@ mod common;
 
 use common::*;
 use xir_spirv::abi::Role;
-use xir_spirv::artifact::{self, decode, ArtifactError, LoadRequirements, ShaderArtifact};
+use xir_spirv::artifact::{decode, ArtifactError, LoadRequirements, ShaderArtifact};
 
 const WHOLE: &str = include_str!("kernels/whole_blocks.xir");
 const WHOLE_VALUE: &str = include_str!("kernels/whole_blocks_value.xir");
@@ -70,10 +70,8 @@ fn artifact_of(src: &str) -> (ShaderArtifact, Vec<u8>) {
 
 /// The dispatch size's role parameter (word 4 of the first record, word 9 of the section).
 fn dispatch_role_parameter(bytes: &[u8]) -> u32 {
-    let (h, _) = artifact::RawHeader::parse(bytes).expect("header parses");
-    let at = artifact::HEADER_LEN + 9 * 4;
-    assert!(h.sections[0].size as usize > 9 * 4);
-    u32::from_le_bytes(bytes[at..at + 4].try_into().expect("four bytes"))
+    let (_, s) = split(bytes);
+    u32::from_le_bytes(s[0][36..40].try_into().expect("four bytes"))
 }
 
 #[test]
@@ -91,15 +89,7 @@ fn the_artifact_records_whole_blocks_and_refuses_other_role_parameters() {
     assert!(!decode(&bytes, &any, None).expect("decodes").abi.whole_blocks);
     assert!(!checked.abi.whole_blocks);
     // One over the known flags (1 whole blocks, 2 noalias): 4 has no meaning.
-    let (h, _) = artifact::RawHeader::parse(&bytes).expect("header parses");
-    let mut sections: [Vec<u8>; 5] = Default::default();
-    let mut at = artifact::HEADER_LEN;
-    for (s, e) in sections.iter_mut().zip(h.sections) {
-        *s = bytes[at..at + e.size as usize].to_vec();
-        at += e.size as usize;
-    }
-    sections[0][36..40].copy_from_slice(&4u32.to_le_bytes());
-    let bad = artifact::seal(h, &sections);
+    let bad = reseal(&bytes, |_, s| s[0][36..40].copy_from_slice(&4u32.to_le_bytes()));
     let e = decode(&bad, &any, None).expect_err("role parameter 4");
     assert!(matches!(e, ArtifactError::Malformed { .. }), "{e}");
     assert!(e.to_string().contains("role parameter 4"), "{e}");

@@ -5,7 +5,7 @@
 //! module must pass the verifier and lie in the dialect the step declares.
 //!
 //! Passes are taken from the registry by name. A pass consuming a later
-//! dialect of the legalization spine gets the prefix of `CHAIN` it needs
+//! dialect of the legalization spine gets the prefix of `LEGALIZE` (`xir_testgen::passes`) it needs
 //! (found from the dialect declarations, not hard-coded). Passes that keep
 //! their dialect are also checked on raw CFG and on fully legalized IR. A
 //! registered pass missing from the list below is still checked by
@@ -18,21 +18,9 @@ use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use xir::interp::{run_kernel, Outputs};
 use xir::pass::{AnalysisCache, PassContext, PassRegistry};
 use xir::Module;
+use xir_testgen::passes::LEGALIZE;
 use xir_testgen::programs::{program, Program};
 use xir_testgen::spec_gen;
-
-/// The legalization spine, in pipeline order (`pipelines/spirv-legalize.ron`).
-const CHAIN: &[&str] = &[
-    "promote_ref_arg",
-    "destructure_cfg",
-    "reg2mem",
-    "restructure_cfg",
-    "canonicalize_one_shot_loops",
-    "clear_inactive_block_payloads",
-    "mem2reg",
-    "audit_reg2mem_spills",
-    "fix_self_referential",
-];
 
 fn registry() -> PassRegistry {
     let mut reg = PassRegistry::new();
@@ -56,11 +44,11 @@ fn refines(a: &str, b: &str) -> bool {
 #[derive(Copy, Clone, Debug, PartialEq)]
 enum Stage {
     /// On the generator's structured IR, or after the shortest prefix of
-    /// `CHAIN` reaching a dialect the pass consumes.
+    /// `LEGALIZE` reaching a dialect the pass consumes.
     Natural,
     /// After `destructure_cfg` (raw CFG).
     Raw,
-    /// After the whole `CHAIN`.
+    /// After the whole `LEGALIZE`.
     Legalized,
     /// After `destructure_cfg` and `mem2reg`: raw CFG with Phis.
     RawSsa,
@@ -77,17 +65,17 @@ fn prefix(reg: &PassRegistry, pass: &str, stage: Stage) -> Result<Vec<&'static s
         return Ok(steps);
     }
     if stage == Stage::Natural {
-        if let Some(pos) = CHAIN.iter().position(|&s| s == pass) {
+        if let Some(pos) = LEGALIZE.iter().position(|&s| s == pass) {
             // A spine pass runs where the pipeline runs it.
-            return match CHAIN[..pos].iter().find(|s| reg.get(s).is_none()) {
+            return match LEGALIZE[..pos].iter().find(|s| reg.get(s).is_none()) {
                 Some(missing) => Err(format!("prefix step `{missing}` is not registered yet")),
-                None => Ok(CHAIN[..pos].to_vec()),
+                None => Ok(LEGALIZE[..pos].to_vec()),
             };
         }
     }
     let mut cur: &'static str = "xir.structured";
     let mut steps = Vec::new();
-    for &step in CHAIN {
+    for &step in LEGALIZE {
         let consumable = decl.info.consumes.iter().any(|c| refines(cur, c));
         let done = match stage {
             Stage::Natural => consumable,

@@ -16,6 +16,7 @@ use xir::interp::run_kernel;
 use xir::ir::{InstData, Opcode, Payload, TypeTable};
 use xir::pass::{AnalysisCache, PassContext, PassRegistry};
 use xir::{Module, Value};
+use xir_testgen::passes::{LEGALIZE, RAW_SSA};
 use xir_testgen::programs::{program, Program};
 use xir_testgen::spec_gen;
 
@@ -109,18 +110,6 @@ fn check(strategy: impl Strategy<Value = Program>, cases: u32, steps: &[&str], w
     assert!(narrowed.get() > 0, "{what}: no interval narrower than its type in {cases} programs");
 }
 
-const RAW_SSA: &[&str] = &["promote_ref_arg", "destructure_cfg", "mem2reg"];
-const LEGALIZED: &[&str] = &[
-    "promote_ref_arg",
-    "destructure_cfg",
-    "reg2mem",
-    "restructure_cfg",
-    "canonicalize_one_shot_loops",
-    "clear_inactive_block_payloads",
-    "mem2reg",
-    "fix_self_referential",
-];
-
 #[test]
 fn intervals_contain_the_interpreters_values_on_raw_ssa() {
     check(program(), cases(), RAW_SSA, "programs, raw SSA");
@@ -129,6 +118,6 @@ fn intervals_contain_the_interpreters_values_on_raw_ssa() {
 
 #[test]
 fn intervals_contain_the_interpreters_values_when_legalized() {
-    check(program(), cases(), LEGALIZED, "programs, legalized");
-    check(spec_gen::programs(), cases() / 2, LEGALIZED, "spec_gen, legalized");
+    check(program(), cases(), LEGALIZE, "programs, legalized");
+    check(spec_gen::programs(), cases() / 2, LEGALIZE, "spec_gen, legalized");
 }

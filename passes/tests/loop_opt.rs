@@ -151,20 +151,9 @@ fn run_steps(m: &Module, inp: &Inputs) -> u64 {
 #[test]
 fn licm_reduces_executed_instructions_on_the_corpus() {
     let (mut before_total, mut after_total) = (0, 0);
-    let chain = [
-        "promote_ref_arg",
-        "destructure_cfg",
-        "reg2mem",
-        "restructure_cfg",
-        "canonicalize_one_shot_loops",
-        "clear_inactive_block_payloads",
-        "mem2reg",
-        "audit_reg2mem_spills",
-        "fix_self_referential",
-    ];
     for (name, src, inp) in corpus() {
         let mut m = parse(&src);
-        for p in chain {
+        for &p in xir_testgen::passes::LEGALIZE {
             run_pass(&mut m, p, None, false);
         }
         let before = run_steps(&m, &inp);

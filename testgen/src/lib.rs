@@ -11,6 +11,7 @@
 pub mod heap;
 pub mod modules;
 pub mod nesting;
+pub mod passes;
 pub mod programs;
 pub mod spec_gen;
 pub mod splitmix;

@@ -200,3 +200,22 @@ pub fn through_spirv(src: &str, level: u8) -> (Module, SpirvOutput) {
     validate::validate(&out.words).expect("final module validates");
     (m, out)
 }
+
+/// The parsed header fields and the five sections of an artifact.
+pub fn split(bytes: &[u8]) -> (xir_spirv::artifact::RawHeader, [Vec<u8>; 5]) {
+    let (h, _) = xir_spirv::artifact::RawHeader::parse(bytes).expect("header parses");
+    let mut at = xir_spirv::artifact::HEADER_LEN;
+    let sections = h.sections.map(|e| {
+        let s = bytes[at..at + e.size as usize].to_vec();
+        at += e.size as usize;
+        s
+    });
+    (h, sections)
+}
+
+/// Edit a real artifact's fields or sections and re-seal it (all digests correct).
+pub fn reseal(bytes: &[u8], edit: impl FnOnce(&mut xir_spirv::artifact::RawHeader, &mut [Vec<u8>; 5])) -> Vec<u8> {
+    let (mut h, mut s) = split(bytes);
+    edit(&mut h, &mut s);
+    xir_spirv::artifact::seal(h, &s)
+}

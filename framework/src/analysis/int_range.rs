@@ -192,17 +192,7 @@ fn edge_fact(m: &Module, f: &Function, cfg: &Cfg, b: Block) -> Option<(Value, In
     // x <op> k, the constant on the right.
     let (x, op, k) = match (m.const_int_value(x), m.const_int_value(y)) {
         (None, Some(k)) => (x, c.opcode, k),
-        (Some(k), None) => (
-            y,
-            match c.opcode {
-                Opcode::Lt => Opcode::Gt,
-                Opcode::Gt => Opcode::Lt,
-                Opcode::Le => Opcode::Ge,
-                Opcode::Ge => Opcode::Le,
-                o => o,
-            },
-            k,
-        ),
+        (Some(k), None) => (y, super::scev::mirror(c.opcode), k),
         _ => return None,
     };
     let (tlo, thi) = type_bounds(m, f.value_type(m, x))?;
@@ -212,19 +202,7 @@ fn edge_fact(m: &Module, f: &Function, cfg: &Cfg, b: Block) -> Option<(Value, In
         return None;
     }
     // Integers are totally ordered: a false comparison is its negation.
-    let op = if taken {
-        op
-    } else {
-        match op {
-            Opcode::Lt => Opcode::Ge,
-            Opcode::Ge => Opcode::Lt,
-            Opcode::Gt => Opcode::Le,
-            Opcode::Le => Opcode::Gt,
-            Opcode::Eq => Opcode::Ne,
-            Opcode::Ne => Opcode::Eq,
-            _ => return None,
-        }
-    };
+    let op = if taken { op } else { super::scev::negate(op) };
     let r = match op {
         Opcode::Lt => (tlo, k - 1),
         Opcode::Le => (tlo, k),

@@ -447,7 +447,8 @@ fn resolve(lin: &Lin, ivs: &[InductionVar], header_phis: &[Inst]) -> Scev {
     }
 }
 
-fn mirror(op: Opcode) -> Opcode {
+/// The comparison with its operands swapped (`a < b` is `b > a`).
+pub(crate) fn mirror(op: Opcode) -> Opcode {
     match op {
         Opcode::Lt => Opcode::Gt,
         Opcode::Gt => Opcode::Lt,
@@ -457,7 +458,9 @@ fn mirror(op: Opcode) -> Opcode {
     }
 }
 
-fn negate(op: Opcode) -> Opcode {
+/// The comparison that holds when `op` does not (integers are totally
+/// ordered).
+pub(crate) fn negate(op: Opcode) -> Opcode {
     match op {
         Opcode::Lt => Opcode::Ge,
         Opcode::Ge => Opcode::Lt,

@@ -304,19 +304,26 @@ impl Ctx<'_> {
     /// none is known).
     fn order(&self, x: Value, y: Value) -> u8 {
         let mut possible = LT | EQ | GT;
-        for fact in self.facts.of(&self.facts.pairs, &pair_key(x, y)) {
-            let Fact::Bool(w, val) = fact else { continue };
-            let Some(j) = w.as_inst() else { continue };
-            let e = self.f.inst(j);
-            let Some(r) = relation(e.opcode) else { continue };
-            let r = match (e.operands.first(), e.operands.get(1)) {
-                (Some(&a), Some(&b)) if (a, b) == (x, y) => r,
-                (Some(&a), Some(&b)) if (a, b) == (y, x) => swap(r),
-                _ => continue,
-            };
-            possible &= if *val { r } else { !r };
+        for (r, val) in self.known_relations(x, y) {
+            possible &= if val { r } else { !r };
         }
         possible & (LT | EQ | GT)
+    }
+
+    /// The comparisons of `x` with `y` known in scope, oldest first: each
+    /// its relation of `x` to `y` (a comparison of `y` with `x` swapped)
+    /// and whether it is known true.
+    fn known_relations(&self, x: Value, y: Value) -> impl DoubleEndedIterator<Item = (u8, bool)> + '_ {
+        self.facts.of(&self.facts.pairs, &pair_key(x, y)).filter_map(move |fact| {
+            let Fact::Bool(w, val) = fact else { return None };
+            let e = self.f.inst(w.as_inst()?);
+            let r = relation(e.opcode)?;
+            match (e.operands.first(), e.operands.get(1)) {
+                (Some(&a), Some(&b)) if (a, b) == (x, y) => Some((r, *val)),
+                (Some(&a), Some(&b)) if (a, b) == (y, x) => Some((swap(r), *val)),
+                _ => None,
+            }
+        })
     }
 
     /// The range of `add` / `sub` instruction `i` from a known ordering of
@@ -358,18 +365,9 @@ impl Ctx<'_> {
         let int = int_range::type_bounds(self.m, ty).is_some();
         let q = if int { q & !UN } else { q };
         // Another comparison of the same operands that is known.
-        for fact in self.facts.of(&self.facts.pairs, &pair_key(x, y)).rev() {
-            let Fact::Bool(w, val) = fact else { continue };
-            let Some(j) = w.as_inst() else { continue };
-            let e = self.f.inst(j);
-            let Some(r) = relation(e.opcode) else { continue };
-            let r = match (e.operands.first(), e.operands.get(1)) {
-                (Some(&a), Some(&b)) if (a, b) == (x, y) => r,
-                (Some(&a), Some(&b)) if (a, b) == (y, x) => swap(r),
-                _ => continue,
-            };
+        for (r, val) in self.known_relations(x, y).rev() {
             let all = if int { LT | EQ | GT } else { LT | EQ | GT | UN };
-            let possible = if *val { r & all } else { !r & all };
+            let possible = if val { r & all } else { !r & all };
             if possible & !q == 0 {
                 return Some(true);
             }

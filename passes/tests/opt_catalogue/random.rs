@@ -6,6 +6,7 @@
 use super::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use xir::pass::{AnalysisCache, PassContext};
+use xir_testgen::passes::{LEGALIZE, RAW_SSA};
 
 /// Every opcode the scalarizer splits, on every element type its operand
 /// class admits (f32, f64, i32, u32), at 3 and 4 lanes, with NaN, signed
@@ -120,18 +121,6 @@ fn scalarizer_is_exact_for_every_splittable_opcode() {
 // vacuous.
 
 const OURS: &[&str] = &["reassociate", "simplify_libcalls", "scalarizer", "cvp", "if_conversion"];
-const RAW_SSA: &[&str] = &["promote_ref_arg", "destructure_cfg", "mem2reg"];
-const LEGALIZED: &[&str] = &[
-    "promote_ref_arg",
-    "destructure_cfg",
-    "reg2mem",
-    "restructure_cfg",
-    "canonicalize_one_shot_loops",
-    "clear_inactive_block_payloads",
-    "mem2reg",
-    "audit_reg2mem_spills",
-    "fix_self_referential",
-];
 
 fn cases() -> u32 {
     std::env::var("XIR_PROPTEST_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(128)
@@ -233,7 +222,7 @@ fn differential_on_raw_ssa() {
 
 #[test]
 fn differential_on_legalized_ir() {
-    let changed = differential_after(LEGALIZED);
+    let changed = differential_after(LEGALIZE);
     eprintln!("changed per pass {OURS:?}: {changed:?}");
     assert_all_fired(&changed, &["scalarizer"]);
 }
@@ -265,7 +254,7 @@ fn corpus_results_are_kept_structured_and_legalized() {
         let expected = interp(&base, &inp);
         let mut d: &'static str = "xir.structured";
         let mut legal = base.clone();
-        for s in LEGALIZED {
+        for s in LEGALIZE {
             step(&mut legal, s, &mut d).unwrap_or_else(|e| panic!("{s} on {name}: {e}"));
         }
         for (start, dialect) in [(&base, "xir.structured"), (&legal, d)] {
