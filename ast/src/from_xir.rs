@@ -37,7 +37,7 @@ pub struct FromXirError {
 pub fn xir_to_ast<'a>(arenas: &'a Arenas<'a>, m: &XModule) -> Result<Module<'a>, FromXirError> {
     let structured = xir_spec::spec().dialect("xir.structured").expect("the spec declares xir.structured");
     if !xir::dialect::satisfies(m, structured) {
-        let now = xir::dialect::dialect_of(m).map_or("no dialect", |d| d.name.as_str());
+        let now = xir::dialect::dialect_of(m).map_or("no dialect", |d| &*d.name);
         return Err(FromXirError {
             function: String::new(),
             message: format!(

@@ -707,7 +707,7 @@ impl<'x, 'a> FnCx<'x, 'a> {
             Callee::Builtin(op) => {
                 let spec = &xir_spec::spec().op(op).spec;
                 for (k, a) in args.iter().enumerate() {
-                    let class = spec.operands.get(k).or(spec.variadic.as_ref()).map(|o| o.class.as_str());
+                    let class = spec.operands.get(k).or(spec.variadic.as_ref()).map(|o| &*o.class);
                     let v = match class {
                         Some("lvalue" | "gep_base") => {
                             if !self.is_addressable(a) {

@@ -107,12 +107,12 @@ mod tests {
         let spec = xir_spec::spec();
         let mut missing = Vec::new();
         for op in spec.ops() {
-            if !t.opcodes.contains_key(op.spec.name.as_str()) {
+            if !t.opcodes.contains_key(&*op.spec.name) {
                 missing.push(format!("opcode `{}`", op.spec.name));
             }
         }
         for k in &spec.types {
-            if !t.types.contains_key(k.name.as_str()) {
+            if !t.types.contains_key(&*k.name) {
                 missing.push(format!("type kind `{}`", k.name));
             }
         }

@@ -18,12 +18,12 @@ fn spec_names_are_rules() {
             has(format!("operand:{}", o.class));
         }
         has(format!("result:{}", s.result));
-        for c in &s.constraints {
-            has(c.clone());
+        for c in s.constraints.iter() {
+            has(c.to_string());
         }
     }
     for k in &spec.types {
-        for r in &k.rules {
+        for r in k.rules.iter() {
             has(format!("type:{r}"));
         }
     }
@@ -31,7 +31,7 @@ fn spec_names_are_rules() {
         has(format!("dialect:{}:opcode", d.name));
         has(format!("dialect:{}:type", d.name));
         for inv in d.invariants.iter().filter(|i| *i != "verified") {
-            has(inv.clone());
+            has(inv.to_string());
             has(format!("dialect:{}:{inv}", d.name));
         }
     }

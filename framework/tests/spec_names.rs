@@ -68,17 +68,17 @@ fn used(kind: &str) -> BTreeSet<String> {
     for info in s.ops() {
         let o = &info.spec;
         match kind {
-            "class" => out.extend(o.operands.iter().chain(o.variadic.as_ref()).map(|x| x.class.clone())),
+            "class" => out.extend(o.operands.iter().chain(o.variadic.as_ref()).map(|x| x.class.to_string())),
             "result" => {
-                out.insert(o.result.clone());
+                out.insert(o.result.to_string());
             }
-            "constraint" => out.extend(o.constraints.iter().cloned()),
+            "constraint" => out.extend(o.constraints.iter().map(|c| c.to_string())),
             _ => {}
         }
     }
     match kind {
-        "type" => out.extend(s.types.iter().flat_map(|t| t.rules.iter().cloned())),
-        "invariant" => out.extend(s.dialects.iter().flat_map(|d| d.spec.invariants.iter().cloned())),
+        "type" => out.extend(s.types.iter().flat_map(|t| t.rules.iter().map(|r| r.to_string()))),
+        "invariant" => out.extend(s.dialects.iter().flat_map(|d| d.spec.invariants.iter().map(|i| i.to_string()))),
         _ => {}
     }
     out

@@ -8,7 +8,10 @@
 
 use std::collections::BTreeSet;
 
-use crate::{schema::DialectSpec, OpData, Opcode, SpecError, Trait, TypeKindSpec};
+use crate::{
+    schema::{DialectSpec, Str},
+    OpData, Opcode, SpecError, Trait, TypeKindSpec,
+};
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct DialectId(pub usize);
@@ -18,6 +21,13 @@ pub struct DialectId(pub usize);
 /// the entry's position for a [`SpecData`](crate::SpecData)).
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct OpSet(Vec<u64>);
+
+/// A set of small indices: a dialect's type kinds (positions in the type
+/// file) and invariants (positions among every invariant name of the spec),
+/// so that [`Dialect::refines`], asked for every step of every pipeline
+/// loaded, compares words instead of walking sets of strings.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+struct IndexSet(OpSet);
 
 impl OpSet {
     pub fn insert(&mut self, op: Opcode) {
@@ -59,23 +69,26 @@ impl OpSet {
 #[derive(Clone, Debug)]
 pub struct Dialect {
     pub id: DialectId,
-    pub name: String,
-    pub doc: String,
+    pub name: Str,
+    pub doc: Str,
     pub parent: Option<DialectId>,
     pub ops: OpSet,
-    pub types: BTreeSet<String>,
+    pub types: BTreeSet<Str>,
     /// Every invariant that holds, inherited ones included.
-    pub invariants: BTreeSet<String>,
+    pub invariants: BTreeSet<Str>,
     /// As written in the file.
     pub spec: DialectSpec,
+    /// `types` and `invariants` as index sets, for [`Dialect::refines`].
+    type_bits: IndexSet,
+    invariant_bits: IndexSet,
 }
 
 impl Dialect {
     /// Whether IR in `self` is acceptable where `other` is required.
     pub fn refines(&self, other: &Dialect) -> bool {
         self.ops.is_subset(&other.ops)
-            && self.types.is_subset(&other.types)
-            && other.invariants.is_subset(&self.invariants)
+            && self.type_bits.0.is_subset(&other.type_bits.0)
+            && other.invariant_bits.0.is_subset(&self.invariant_bits.0)
     }
 
     /// Why `self` does not refine `other`, as readable reasons.
@@ -116,10 +129,10 @@ pub(crate) fn resolve(
                 ));
             }
         }
-        let mut seen = vec![d.name.as_str()];
+        let mut seen = vec![&*d.name];
         let mut cur = d;
         while let Some(p) = &cur.extends {
-            if seen.contains(&p.as_str()) {
+            if seen.contains(&&**p) {
                 return Err(SpecError::at_in_entry(
                     src,
                     &d.name,
@@ -131,6 +144,14 @@ pub(crate) fn resolve(
             cur = &specs[index_of(p).unwrap_or(0)];
         }
     }
+    let mut invariant_names: Vec<&str> = specs.iter().flat_map(|d| d.invariants.iter().map(|i| &**i)).collect();
+    invariant_names.sort_unstable();
+    invariant_names.dedup();
+    // The type kinds in name order, so each dialect's name set is built from
+    // sorted input (`BTreeSet::from_iter` then only checks the order).
+    let mut types_by_name: Vec<usize> = (0..types.len()).collect();
+    types_by_name.sort_unstable_by(|&a, &b| types[a].name.cmp(&types[b].name));
+    let names = Names { invariants: &invariant_names, types_by_name: &types_by_name };
     let mut out: Vec<Option<Dialect>> = vec![None; specs.len()];
     let mut remaining: Vec<usize> = (0..specs.len()).collect();
     while !remaining.is_empty() {
@@ -149,7 +170,7 @@ pub(crate) fn resolve(
                 },
             };
             let base = parent.and_then(|p| out[p].as_ref());
-            out[i] = Some(resolve_one(src, DialectId(i), d, base, ops, types)?);
+            out[i] = Some(resolve_one(src, DialectId(i), d, base, ops, types, &names)?);
         }
         if next.len() == before {
             return Err(SpecError::whole(src, "unresolvable `extends` chain".into()));
@@ -159,6 +180,15 @@ pub(crate) fn resolve(
     Ok(out.into_iter().map(|d| d.expect("every dialect resolved")).collect())
 }
 
+/// Orders of the spec's names that every dialect's sets are built from.
+struct Names<'a> {
+    /// Every invariant any dialect names, sorted: positions of the invariant
+    /// index sets.
+    invariants: &'a [&'a str],
+    /// Positions in the type file, in name order.
+    types_by_name: &'a [usize],
+}
+
 fn resolve_one(
     src: &(String, String),
     id: DialectId,
@@ -166,12 +196,13 @@ fn resolve_one(
     parent: Option<&Dialect>,
     ops: &[OpData],
     types: &[TypeKindSpec],
+    names: &Names,
 ) -> Result<Dialect, SpecError> {
     let mut op_set = parent.map(|p| p.ops.clone()).unwrap_or_default();
-    let mut type_set = parent.map(|p| p.types.clone()).unwrap_or_default();
+    let mut type_bits = parent.map(|p| p.type_bits.clone()).unwrap_or_default();
     let mut invariants = parent.map(|p| p.invariants.clone()).unwrap_or_default();
     for (names, add) in [(&d.allow_ops, true), (&d.remove_ops, false)] {
-        for name in names {
+        for name in names.iter() {
             let selected = select_ops(name, ops).ok_or_else(|| {
                 SpecError::at_in_entry(
                     src,
@@ -190,18 +221,17 @@ fn resolve_one(
         }
     }
     for (names, add) in [(&d.allow_types, true), (&d.remove_types, false)] {
-        for name in names {
-            let selected: Vec<String> = if name == "@all" {
-                types.iter().map(|t| t.name.clone()).collect()
+        for name in names.iter() {
+            let selected: Vec<usize> = if name == "@all" {
+                (0..types.len()).collect()
             } else if let Some(class) = name.strip_prefix('@') {
-                let v: Vec<String> =
-                    types.iter().filter(|t| t.classes.iter().any(|c| c == class)).map(|t| t.name.clone()).collect();
+                let v: Vec<usize> = (0..types.len()).filter(|&k| types[k].classes.iter().any(|c| c == class)).collect();
                 if v.is_empty() {
                     return Err(SpecError::at_in_entry(src, &d.name, name, format!("unknown type class `{class}`")));
                 }
                 v
-            } else if types.iter().any(|t| &t.name == name) {
-                vec![name.clone()]
+            } else if let Some(k) = types.iter().position(|t| &t.name == name) {
+                vec![k]
             } else {
                 return Err(SpecError::at_in_entry(
                     src,
@@ -210,16 +240,16 @@ fn resolve_one(
                     format!("unknown type kind `{name}` in dialect `{}`", d.name),
                 ));
             };
-            for t in selected {
+            for k in selected {
                 if add {
-                    type_set.insert(t);
+                    type_bits.0.insert_index(k);
                 } else {
-                    type_set.remove(&t);
+                    type_bits.0.remove_index(k);
                 }
             }
         }
     }
-    for inv in &d.drop_invariants {
+    for inv in d.drop_invariants.iter() {
         if !invariants.remove(inv) {
             return Err(SpecError::at_in_entry(
                 src,
@@ -229,7 +259,7 @@ fn resolve_one(
             ));
         }
     }
-    for inv in &d.invariants {
+    for inv in d.invariants.iter() {
         if !invariants.insert(inv.clone()) {
             return Err(SpecError::at_in_entry(
                 src,
@@ -237,6 +267,19 @@ fn resolve_one(
                 inv,
                 format!("invariant `{inv}` is already inherited by dialect `{}`", d.name),
             ));
+        }
+    }
+    let type_set: BTreeSet<Str> = names
+        .types_by_name
+        .iter()
+        .filter(|&&k| type_bits.0.contains_index(k))
+        .map(|&k| types[k].name.clone())
+        .collect();
+    let mut invariant_bits = IndexSet::default();
+    for inv in &invariants {
+        // Every invariant here is one of the spec's: the universe holds them all.
+        if let Ok(k) = names.invariants.binary_search(&&**inv) {
+            invariant_bits.0.insert_index(k);
         }
     }
     Ok(Dialect {
@@ -248,6 +291,8 @@ fn resolve_one(
         types: type_set,
         invariants,
         spec: d.clone(),
+        type_bits,
+        invariant_bits,
     })
 }
 

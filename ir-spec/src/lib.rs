@@ -22,6 +22,8 @@ include!(concat!(env!("OUT_DIR"), "/generated.rs"));
 
 /// The spec files' entries as Rust (`build.rs`).
 mod builtin {
+    use std::borrow::Cow;
+
     use crate::schema::{DialectSpec, OpcodeSpec, OperandSpec, RegisterSpec, TypeKindSpec};
     include!(concat!(env!("OUT_DIR"), "/builtin.rs"));
 }
@@ -107,10 +109,10 @@ impl SpecData {
     pub fn builtin() -> Result<SpecData, SpecError> {
         use builtin::*;
         check_data(
-            builtin_types(),
-            builtin_opcodes(),
-            builtin_registers(),
-            builtin_dialects(),
+            BUILTIN_TYPES.to_vec(),
+            BUILTIN_OPCODES.to_vec(),
+            BUILTIN_REGISTERS.to_vec(),
+            BUILTIN_DIALECTS.to_vec(),
             SpecSources::builtin(),
             false,
         )
@@ -141,10 +143,10 @@ fn check_data(
     sources: SpecSources,
     bind: bool,
 ) -> Result<SpecData, SpecError> {
-    no_duplicates(&sources.types, types.iter().map(|t| t.name.as_str()), "type kind")?;
-    no_duplicates(&sources.opcodes, op_specs.iter().map(|o| o.name.as_str()), "opcode")?;
-    no_duplicates(&sources.registers, registers.iter().map(|r| r.name.as_str()), "special register")?;
-    no_duplicates(&sources.dialects, dialect_specs.iter().map(|d| d.name.as_str()), "dialect")?;
+    no_duplicates(&sources.types, types.iter().map(|t| &*t.name), "type kind")?;
+    no_duplicates(&sources.opcodes, op_specs.iter().map(|o| &*o.name), "opcode")?;
+    no_duplicates(&sources.registers, registers.iter().map(|r| &*r.name), "special register")?;
+    no_duplicates(&sources.dialects, dialect_specs.iter().map(|d| &*d.name), "dialect")?;
 
     let mut ops = Vec::with_capacity(op_specs.len());
     for spec in op_specs {
@@ -159,7 +161,7 @@ fn check_data(
             ));
         }
         let mut traits = TraitSet::default();
-        for t in &spec.traits {
+        for t in spec.traits.iter() {
             match Trait::from_name(t) {
                 Some(t) => traits.insert(t),
                 None => {
@@ -231,7 +233,13 @@ impl Spec {
     /// checks parsed ones.
     pub fn builtin() -> Result<Spec, SpecError> {
         use builtin::*;
-        Self::check(builtin_types(), builtin_opcodes(), builtin_registers(), builtin_dialects(), SpecSources::builtin())
+        Self::check(
+            BUILTIN_TYPES.to_vec(),
+            BUILTIN_OPCODES.to_vec(),
+            BUILTIN_REGISTERS.to_vec(),
+            BUILTIN_DIALECTS.to_vec(),
+            SpecSources::builtin(),
+        )
     }
 
     fn check(
@@ -303,16 +311,19 @@ fn parse<T: serde::de::DeserializeOwned>(src: &(String, String)) -> Result<Vec<T
     })
 }
 
+/// The first entry (in file order) whose name an earlier entry has. By
+/// sorting, not hashing: this runs at every start-up on the built-in spec,
+/// and a hash set of its ~250 names cost more than the rest of the check.
 fn no_duplicates<'a>(
     src: &(String, String),
     names: impl Iterator<Item = &'a str>,
     what: &str,
 ) -> Result<(), SpecError> {
-    let mut seen = std::collections::HashSet::new();
-    for n in names {
-        if !seen.insert(n) {
-            return Err(SpecError::nth(src, n, 1, format!("duplicate {what} `{n}`")));
-        }
+    let mut sorted: Vec<(&str, usize)> = names.zip(0..).collect();
+    sorted.sort_unstable();
+    let first_repeat = sorted.windows(2).filter(|w| w[0].0 == w[1].0).map(|w| (w[1].1, w[1].0)).min();
+    match first_repeat {
+        Some((_, n)) => Err(SpecError::nth(src, n, 1, format!("duplicate {what} `{n}`"))),
+        None => Ok(()),
     }
-    Ok(())
 }

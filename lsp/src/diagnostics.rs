@@ -88,7 +88,7 @@ fn header_dialect(doc: &Document, cx: &Context) -> (Option<&'static xir_spec::Di
             let mut diag = Diagnostic::error(Rule::Pipeline, format!("unknown dialect `{name}` in the header"))
                 .with_file(doc.display.clone())
                 .with_span(Some(span));
-            if let Some(s) = suggest(name, spec.dialects.iter().map(|d| d.name.as_str())) {
+            if let Some(s) = suggest(name, spec.dialects.iter().map(|d| &*d.name)) {
                 diag = diag.with_fix(span, s, format!("did you mean `{s}`?"));
             }
             return (None, vec![diag]);

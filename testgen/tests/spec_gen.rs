@@ -27,7 +27,7 @@ fn plan_generates_every_arithmetic_and_cast_opcode() {
     let generated = plan.generated();
     let mut missing = Vec::new();
     for o in spec.dialect_ops(d) {
-        if matches!(o.spec.class.as_str(), "ArithmeticOp" | "CastInst") && !generated.contains(&o.spec.name.as_str()) {
+        if matches!(&*o.spec.class, "ArithmeticOp" | "CastInst") && !generated.contains(&&*o.spec.name) {
             missing.push(format!("{}: {}", o.spec.name, plan.skip_reason(&o.spec.name).unwrap_or("?")));
         }
     }
@@ -156,7 +156,7 @@ fn a_new_opcode_in_a_spec_copy_is_generated() {
 fn every_undefined_condition_has_a_guard() {
     let spec = SpecData::builtin().expect("built-in spec");
     let used: std::collections::BTreeSet<&str> =
-        spec.ops.iter().flat_map(|o| o.spec.undefined.iter().map(String::as_str)).collect();
+        spec.ops.iter().flat_map(|o| o.spec.undefined.iter().map(|u| &**u)).collect();
     for u in &used {
         assert!(guard::lookup(u).is_some(), "`{u}` has no guard in testgen/src/spec_gen/guard.rs");
     }

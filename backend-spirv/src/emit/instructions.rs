@@ -584,7 +584,7 @@ mod tests {
             .filter(|o| matches!(classify::opcode(o.opcode), Support::Supported))
             .filter(|o| !o.has(xir::Trait::Terminator) && o.opcode != Opcode::Phi)
             .filter(|o| lowering(o.opcode) == Lowering::None)
-            .map(|o| o.spec.name.as_str())
+            .map(|o| &*o.spec.name)
             .collect();
         assert!(missing.is_empty(), "supported opcodes without a lowering in emit/instructions.rs: {missing:?}");
     }

@@ -43,7 +43,7 @@ pub struct Checker<'m> {
     verified: Vec<Diagnostic>,
     /// The layout is walkable (no missing block or instruction ids).
     walkable: bool,
-    invariants: FxHashMap<String, Vec<Diagnostic>>,
+    invariants: FxHashMap<xir_spec::schema::Str, Vec<Diagnostic>>,
 }
 
 impl<'m> Checker<'m> {
@@ -91,7 +91,7 @@ impl<'m> Checker<'m> {
             // The other invariants assume verified IR.
             return diags;
         }
-        for inv in &d.invariants {
+        for inv in d.invariants.iter() {
             if inv == "verified" {
                 continue;
             }
@@ -101,7 +101,7 @@ impl<'m> Checker<'m> {
             });
             for diag in found.iter() {
                 let mut diag = diag.clone();
-                if diag.rule == *inv {
+                if diag.rule == **inv {
                     diag.rule = Rule::named(&format!("{prefix}:{inv}"));
                 }
                 diags.push(diag);

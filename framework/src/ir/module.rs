@@ -109,7 +109,7 @@ impl Module {
     /// The type of a special register, from `registers.ron`.
     pub fn register_type(&self, r: SpecialRegister) -> TypeId {
         let spec = xir_spec::spec().register(r);
-        match spec.ty.as_str() {
+        match &*spec.ty {
             "u32" => TypeTable::U32,
             "vec<u32, 3>" => {
                 self.types.lookup(&Type::Vector { elem: TypeTable::U32, lanes: 3 }).unwrap_or(TypeTable::VOID)

@@ -46,12 +46,12 @@ fn dialect(name: &str) -> Option<&'static Dialect> {
 }
 
 fn unknown_dialect(name: &str, loc: &Loc) -> PipelineDiag {
-    let names = xir_spec::spec().dialects.iter().map(|d| d.name.as_str());
+    let names = xir_spec::spec().dialects.iter().map(|d| &*d.name);
     let hint = match suggest(name, names) {
         Some(s) => format!("; did you mean `{s}`?"),
         None => format!(
             " (dialects: {})",
-            xir_spec::spec().dialects.iter().map(|d| d.name.as_str()).collect::<Vec<_>>().join(", ")
+            xir_spec::spec().dialects.iter().map(|d| &*d.name).collect::<Vec<_>>().join(", ")
         ),
     };
     error(loc, format!("unknown dialect `{}`{hint}", super::excerpt(name)))
@@ -260,7 +260,8 @@ fn lint_pass(
         let mut established = Vec::new();
         for ((st, m), p) in states.iter().zip(matched).zip(produced.iter().flatten()) {
             let base = m.map(|c| &c.invariants);
-            let new: Vec<&String> = p.invariants.iter().filter(|i| base.is_none_or(|b| !b.contains(*i))).collect();
+            let new: Vec<&xir_spec::schema::Str> =
+                p.invariants.iter().filter(|i| base.is_none_or(|b| !b.contains(*i))).collect();
             if new.is_empty() || !new.iter().all(|i| st.dialect.invariants.contains(*i)) {
                 redundant = false;
             }
@@ -268,7 +269,7 @@ fn lint_pass(
         }
         if redundant {
             let st = &states[0];
-            let invs: Vec<&str> = established.iter().map(|s| s.as_str()).collect();
+            let invs: Vec<&str> = established.iter().map(|s| s.as_ref()).collect();
             cx.warn(
                 &ps.loc,
                 Severity::Warning,

@@ -241,7 +241,7 @@ impl<'p> PassManager<'p> {
             executions: ex.executions,
             timings: ex.timings.into_values().collect(),
             bisect: None,
-            final_dialect: ex.dialect.name.clone(),
+            final_dialect: ex.dialect.name.to_string(),
         };
         if let Some(limit) = self.options.bisect_limit {
             report.bisect = Some(match (&ex.last, ex.stopped) {

@@ -36,7 +36,7 @@ pub(super) fn check_types(m: &Module, diags: &mut Vec<Diagnostic>) -> bool {
             diags.push(Diagnostic::error(Rule::TypeIds, format!("type {id} has a kind unknown to the spec ({kind})")));
             continue;
         };
-        for rule in &spec.rules {
+        for rule in spec.rules.iter() {
             match types::lookup(rule) {
                 Some(f) => {
                     if let Err(msg) = f(t, id) {

@@ -294,7 +294,7 @@ fn check_inst(cx: &InstCx, diags: &mut Vec<Diagnostic>) -> bool {
         }
         None => diags.push(cx.diag(Rule::Spec, format!("result rule `{}` has no implementation", spec.result))),
     }
-    for c in &spec.constraints {
+    for c in spec.constraints.iter() {
         match constraints::lookup(c) {
             Some(rule) => {
                 if let Err(v) = rule(cx) {

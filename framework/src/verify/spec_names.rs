@@ -34,24 +34,24 @@ pub fn check_spec_names(spec: &Spec) -> Result<(), SpecError> {
         if results::lookup(&s.result).is_none() {
             return Err(missing(&s.result, "result rule"));
         }
-        for c in &s.constraints {
+        for c in s.constraints.iter() {
             if constraints::lookup(c).is_none() {
                 return Err(missing(c, "constraint"));
             }
         }
         if let Some(v) = &s.variadic_blocks {
-            if !VARIADIC_BLOCKS.contains(&v.as_str()) {
+            if !VARIADIC_BLOCKS.contains(&&**v) {
                 return Err(missing(v, "block-list continuation"));
             }
         }
         if let Some(p) = &s.payload {
-            if !PAYLOADS.contains(&p.as_str()) {
+            if !PAYLOADS.contains(&&**p) {
                 return Err(missing(p, "payload kind"));
             }
         }
     }
     for k in &spec.types {
-        for r in &k.rules {
+        for r in k.rules.iter() {
             if types::lookup(r).is_none() {
                 return Err(SpecError::at_in_entry(
                     &spec.sources.types,
@@ -63,7 +63,7 @@ pub fn check_spec_names(spec: &Spec) -> Result<(), SpecError> {
         }
     }
     for d in &spec.dialects {
-        for inv in d.spec.invariants.iter().chain(&d.spec.drop_invariants) {
+        for inv in d.spec.invariants.iter().chain(d.spec.drop_invariants.iter()) {
             if invariants::lookup(inv).is_none() {
                 return Err(SpecError::at_in_entry(
                     &spec.sources.dialects,

@@ -32,7 +32,7 @@ fn scalarizer_is_exact_for_every_splittable_opcode() {
     for &op in xir_passes::opt::scalarizer::SPLITTABLE {
         let spec = &xir_spec::spec().op(op).spec;
         let arity = spec.operands.len();
-        let class = spec.operands[if op == Opcode::Select { 1 } else { 0 }].class.as_str();
+        let class = &*spec.operands[if op == Opcode::Select { 1 } else { 0 }].class;
         let elems: &[&str] = match class {
             "float" => &["f32", "f64"],
             "numeric" | "scalar_or_vector" => &["f32", "i32", "u32"],

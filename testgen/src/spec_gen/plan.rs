@@ -99,11 +99,11 @@ impl Plan {
                     }
                     if runs.is_empty() {
                         let reason = "the interpreter refuses every signature that verifies".to_string();
-                        skipped.push(Skip { name: o.spec.name.clone(), reason });
+                        skipped.push(Skip { name: o.spec.name.to_string(), reason });
                     }
                     templates.append(&mut runs);
                 }
-                Err(reason) => skipped.push(Skip { name: o.spec.name.clone(), reason }),
+                Err(reason) => skipped.push(Skip { name: o.spec.name.to_string(), reason }),
             }
         }
         Ok(Plan { dialect: dialect.to_string(), universe, templates, skipped, refused, structured })
@@ -147,9 +147,9 @@ fn templates_of(probe: &mut Probe, universe: &[Ty], op: usize, o: &OpData) -> Re
     let mut out = Vec::new();
     let mut empty_class = None;
     for tail in tails {
-        let mut classes: Vec<(&str, &str)> = s.operands.iter().map(|x| (x.name.as_str(), x.class.as_str())).collect();
+        let mut classes: Vec<(&str, &str)> = s.operands.iter().map(|x| (&*x.name, &*x.class)).collect();
         if let Some(v) = &s.variadic {
-            classes.extend(std::iter::repeat_n((v.name.as_str(), v.class.as_str()), tail));
+            classes.extend(std::iter::repeat_n((&*v.name, &*v.class), tail));
         }
         // Candidates per slot: (type, is an index constant).
         let mut cands: Vec<Vec<(Ty, bool)>> = Vec::new();
@@ -200,10 +200,10 @@ fn templates_of(probe: &mut Probe, universe: &[Ty], op: usize, o: &OpData) -> Re
                 }
                 out.push(Template {
                     op,
-                    name: s.name.clone(),
+                    name: s.name.to_string(),
                     operands: slots,
                     result: r,
-                    undefined: s.undefined.clone(),
+                    undefined: s.undefined.iter().map(|u| u.to_string()).collect(),
                     transcendental: o.has(Trait::Transcendental),
                 });
             }

@@ -106,7 +106,7 @@ impl Probe {
         if rule(&cx).is_err() {
             return Ok(false);
         }
-        for c in &info.spec.constraints {
+        for c in info.spec.constraints.iter() {
             let rule = constraints::lookup(c).ok_or_else(|| Unimplemented(format!("constraint `{c}`")))?;
             if rule(&cx).is_err() {
                 return Ok(false);
