@@ -41,7 +41,8 @@ mkdir -p "$stage/peer-ours-opt"
 for w in tests/wgsl/*.wgsl; do
   n=$(basename "$w" .wgsl)
   target/debug/xir-opt "$w" --opt-level 0 --emit spirv -o "$stage/$n.o0.spv"
-  if ! spirv-dis "$stage/$n.o0.spv" | grep -q PushConstant; then
+  # grep -c reads to the end: with -q, pipefail would see spirv-dis killed by SIGPIPE.
+  if ! spirv-dis "$stage/$n.o0.spv" | grep -c PushConstant >/dev/null; then
     spirv-opt -O "$stage/$n.o0.spv" -o "$stage/peer-ours-opt/$n.spv"
     spirv-val --target-env vulkan1.2 "$stage/peer-ours-opt/$n.spv"
   fi
@@ -55,7 +56,8 @@ tar -C .gpu -cf - runtime | xz -9 -T1 > .gpu/runtime.tar.xz
 rm -rf "$stage"
 du -sh .gpu/runtime.tar.xz
 cat <<'RUN'
-On the device (carry [".gl", ".gpu"]):
+On the device (carry [".gl", ".gpu"]); each table takes about 7 minutes on the H200, so give
+each its own call (a call may run 10 minutes):
   for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig
   export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
   tar -C .gpu -xJf .gpu/runtime.tar.xz

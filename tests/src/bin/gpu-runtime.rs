@@ -14,9 +14,16 @@
 //! semantics cost a kernel); `--opt-level N` (default 2) compiles ours at another level (to
 //! tell what our lowering costs from what the optimizer gains).
 //!
+//! `--peer-abi ours` times a variant of our own module instead of a foreign one: the peer file is
+//! our binary for the kernel, edited (a decoration added, a branch removed, ...), bound through our
+//! ABI exactly as ours is. It must keep our interface (the same descriptor bindings and push-constant
+//! block), or the kernel is reported failed. This is how a guess about why a kernel is slower is
+//! measured: one difference at a time, side by side on one device.
+//!
 //! ```text
 //! gpu-runtime --wgsl tests/wgsl --corpus tests/corpus --peer DIR [--peer-label TEXT] [--repeats 20]
 //!             [--min-ms 1] [--max-mib 256] [--only KERNEL ...] [--fast-math] [--opt-level 2]
+//!             [--peer-abi foreign|ours]
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -37,6 +44,9 @@ struct Args {
     only: Vec<String>,
     fast_math: bool,
     opt_level: u8,
+    /// Whether peer modules are foreign (bound by reflection, inputs by binding) or variants of
+    /// ours (bound through our ABI).
+    peer_has_our_abi: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -51,6 +61,7 @@ fn parse_args() -> Result<Args, String> {
         only: Vec::new(),
         fast_math: false,
         opt_level: 2,
+        peer_has_our_abi: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -68,6 +79,13 @@ fn parse_args() -> Result<Args, String> {
             "--fast-math" => a.fast_math = true,
             "--opt-level" => {
                 a.opt_level = value()?.parse::<u8>().ok().filter(|l| *l <= 3).ok_or("--opt-level takes 0..=3")?
+            }
+            "--peer-abi" => {
+                a.peer_has_our_abi = match value()?.as_str() {
+                    "foreign" => false,
+                    "ours" => true,
+                    other => return Err(format!("--peer-abi takes `foreign` or `ours`, not `{other}`")),
+                }
             }
             _ => return Err(format!("unknown argument `{flag}` (see the file's doc)")),
         }
@@ -159,10 +177,15 @@ fn measure(dev: &mut Device, a: &Args, name: &str, wgsl: &Path) -> Result<Row, S
     let peer_path = a.peer.join(format!("{name}.spv"));
     let peer_bytes = std::fs::read(&peer_path).map_err(|e| format!("{}: {e}", peer_path.display()))?;
     let peer: Vec<u32> = peer_bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
-    let reflection = xir_spirv::reflect::reflect(&peer, Some("main")).map_err(|e| format!("peer: {}", e.0))?;
+    let reflection = match a.peer_has_our_abi {
+        true => None,
+        false => Some(xir_spirv::reflect::reflect(&peer, Some("main")).map_err(|e| format!("peer: {}", e.0))?),
+    };
     // A buffer is tiled when both sides size it at run time (a WGSL `array<T, N>` in storage is a
-    // buffer in XIR but has a fixed length in the peer).
+    // buffer in XIR but has a fixed length in a foreign peer; in ours every buffer is sized at run
+    // time).
     let runtime_sized = |binding: usize| {
+        let Some(reflection) = &reflection else { return true };
         reflection.variables.iter().any(|v| {
             v.set == 0
                 && v.binding as usize == binding
@@ -182,17 +205,28 @@ fn measure(dev: &mut Device, a: &Args, name: &str, wgsl: &Path) -> Result<Row, S
     let (legal, kernel, ours) =
         xir_pipelines::backend::legalize_and_compile(&module, Some("main"), a.opt_level, a.fast_math)
             .map_err(|e| e.to_string())?;
+    if a.peer_has_our_abi && interface(&peer)? != interface(&ours.words)? {
+        return Err(format!(
+            "peer: {} is not a variant of our module: its descriptor bindings or push-constant block differ \
+             from ours ({:?} against {:?})",
+            peer_path.display(),
+            interface(&peer)?,
+            interface(&ours.words)?
+        ));
+    }
     let block = match legal.func(kernel).kind {
         xir::ir::FunctionKind::Kernel { block_size, .. } => block_size,
         _ => [1, 1, 1],
     };
 
-    let ours = |dev: &Device, inputs: &Inputs| -> Result<f64, String> {
+    let run_ours_abi = |dev: &Device, words: &[u32], inputs: &Inputs| -> Result<f64, String> {
         let dispatch = inputs.dispatch.unwrap_or(block);
-        let (_, timing) = xir_vulkan::run_compiled(dev, &legal, kernel, (&ours).into(), inputs, dispatch)
-            .map_err(|e| format!("ours: {e}"))?;
+        let compiled = xir_vulkan::Compiled { words, abi: &ours.abi, constants: &ours.constants };
+        let (_, timing) =
+            xir_vulkan::run_compiled(dev, &legal, kernel, compiled, inputs, dispatch).map_err(|e| e.to_string())?;
         median_ms(timing)
     };
+    let ours = |dev: &Device, inputs: &Inputs| run_ours_abi(dev, &ours.words, inputs).map_err(|e| format!("ours: {e}"));
     let max_elems = (a.max_mib * 1024.0 * 1024.0 / 4.0) as usize;
     let base = largest_buffer(&inputs, &buffers).max(1);
     let mut k = 1;
@@ -208,6 +242,10 @@ fn measure(dev: &mut Device, a: &Args, name: &str, wgsl: &Path) -> Result<Row, S
     let threads = scaled.dispatch.map_or(0, |d| d.iter().map(|&x| x as u64).product());
     dev.timed_dispatches = a.repeats as u32;
     let ours_ms = ours(dev, &scaled)?;
+    if a.peer_has_our_abi {
+        let peer_ms = run_ours_abi(dev, &peer, &scaled).map_err(|e| format!("peer: {e}"))?;
+        return Ok(Row { kernel: name.to_string(), tiles: k, threads, ours_ms, peer_ms });
+    }
     // The peer module has no names after `spirv-opt -O`: its inputs go by `set0.bindingN`.
     let mut by_binding = scaled.clone();
     by_binding.args = std::mem::take(&mut by_binding.args)
@@ -221,6 +259,39 @@ fn measure(dev: &mut Device, a: &Args, name: &str, wgsl: &Path) -> Result<Row, S
         .map_err(|e| format!("peer: {e}"))?;
     let peer_ms = median_ms(timing)?;
     Ok(Row { kernel: name.to_string(), tiles: k, threads, ours_ms, peer_ms })
+}
+
+/// What binds a module to its inputs under our ABI: its (set, binding) pairs, sorted, and its
+/// number of push-constant variables.
+fn interface(words: &[u32]) -> Result<(Vec<(u32, u32)>, usize), String> {
+    use rspirv::dr::Operand;
+    use rspirv::spirv::{Decoration, Op, StorageClass};
+    let module = rspirv::dr::load_words(words).map_err(|e| format!("unreadable SPIR-V: {e}"))?;
+    let decoration = |id: u32, which: Decoration| {
+        module.annotations.iter().find_map(|d| match d.operands.as_slice() {
+            [Operand::IdRef(target), Operand::Decoration(dec), Operand::LiteralBit32(n)]
+                if d.class.opcode == Op::Decorate && *target == id && *dec == which =>
+            {
+                Some(*n)
+            }
+            _ => None,
+        })
+    };
+    let mut bindings = Vec::new();
+    let mut push_constants = 0;
+    for v in module.types_global_values.iter().filter(|i| i.class.opcode == Op::Variable) {
+        let id = v.result_id.unwrap_or(0);
+        if v.operands.first() == Some(&Operand::StorageClass(StorageClass::PushConstant)) {
+            push_constants += 1;
+        }
+        if let (Some(set), Some(binding)) =
+            (decoration(id, Decoration::DescriptorSet), decoration(id, Decoration::Binding))
+        {
+            bindings.push((set, binding));
+        }
+    }
+    bindings.sort_unstable();
+    Ok((bindings, push_constants))
 }
 
 fn main() {
