@@ -246,6 +246,7 @@ impl<'p> PassManager<'p> {
         if let Some(limit) = self.options.bisect_limit {
             report.bisect = Some(match (&ex.last, ex.stopped) {
                 (Some(last), true) => format!("bisect-limit {limit}: stopped after execution #{limit}, {last}"),
+                (None, true) => format!("bisect-limit {limit}: stopped before the first execution"),
                 _ => format!(
                     "bisect-limit {limit} not reached: the pipeline ran all {} pass executions{}",
                     ex.executions,
