@@ -388,3 +388,58 @@ fn then_reads_its_edits_with_the_same_care_as_the_input() {
     let err = stderr(&o);
     assert!(err.contains(&format!("\n{}:3:3: error: [io] cannot read input: not UTF-8", bad.display())), "{err}");
 }
+
+#[test]
+fn a_pipeline_dir_that_is_not_a_directory_is_a_usage_error() {
+    let dir = scratch("pipeline-dir");
+    let file = write(&dir, "file.ron", "");
+    let missing = dir.join("missing").display().to_string();
+    let saxpy = corpus("saxpy.xir");
+    let inputs = corpus("saxpy.inputs.json");
+    for (bad, why) in [(&missing, "No such file or directory (os error 2)"), (&file, "not a directory")] {
+        let o = xir_opt(&[&saxpy, "--pipeline", "cleanup", "--pipeline-dir", bad]);
+        assert_eq!(o.status.code(), Some(2));
+        assert_eq!(stderr(&o), format!("xir-opt: error: --pipeline-dir {bad}: {why}\n"));
+        let o = common::xir_run(&[&saxpy, "--inputs", &inputs, "--pipeline-dir", bad]);
+        assert_eq!(o.status.code(), Some(2));
+        assert_eq!(stderr(&o), format!("xir-run: error: --pipeline-dir {bad}: {why}\n"));
+    }
+    // The environment variable is held to the same rule, naming itself.
+    let o = Command::new(env!("CARGO_BIN_EXE_xir-opt"))
+        .args([&saxpy, "--pipeline", "cleanup"])
+        .env("XIR_PIPELINE_DIR", &missing)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(stderr(&o), format!("xir-opt: error: XIR_PIPELINE_DIR={missing}: No such file or directory (os error 2)\n"));
+}
+
+#[test]
+fn a_pipeline_that_is_a_directory_is_named_as_one() {
+    let dir = scratch("pipeline-is-dir");
+    let as_path = dir.join("p.ron");
+    std::fs::create_dir(&as_path).unwrap();
+    let o = xir_opt(&[&corpus("saxpy.xir"), "--pipeline", as_path.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let want = format!("{}:1:1: error: cannot read pipeline: Is a directory (os error 21)\n", as_path.display());
+    assert_eq!(stderr(&o), want);
+    // In a pipeline directory it is not skipped for the shipped pipeline of that name.
+    std::fs::create_dir(dir.join("cleanup.ron")).unwrap();
+    let o = xir_opt(&[&corpus("saxpy.xir"), "--pipeline", "cleanup", "--pipeline-dir", dir.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let want = format!("{}:1:1: error: cannot read pipeline: Is a directory (os error 21)\n", dir.join("cleanup.ron").display());
+    assert_eq!(stderr(&o), want);
+}
+
+#[test]
+fn a_print_flag_naming_no_pass_is_a_usage_error() {
+    let o = xir_opt(&[&corpus("saxpy.xir"), "--pipeline", "cleanup", "--print-after", "dcee"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(stderr(&o), "xir-opt: error: --print-after dcee: no pass is registered under that name; did you mean `dce`?\n");
+    let o = xir_opt(&[&corpus("saxpy.xir"), "--pipeline", "cleanup", "--print-before", "zzzzzzzzzz"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        stderr(&o),
+        "xir-opt: error: --print-before zzzzzzzzzz: no pass is registered under that name; `xir-opt --list-passes` lists them\n"
+    );
+}

@@ -114,6 +114,58 @@ fn input_that_does_not_fail_exits_2() {
 }
 
 #[test]
+fn an_output_it_could_not_write_is_refused_before_reducing() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = pipeline_file(dir.path());
+    let input = root().join("tests/corpus/bitonic_sort.xir");
+    let missing = dir.path().join("missing/small.xir");
+    for (out, why) in [
+        (dir.path().to_path_buf(), "cannot write output: it is a directory"),
+        (missing.clone(), "cannot write output: No such file or directory (os error 2)"),
+    ] {
+        let args = [input.to_str().unwrap(), "--pipeline", p.to_str().unwrap(), "--panic", "deliberate panic"];
+        let o = cli(&[&args[..], &["-o", out.to_str().unwrap()]].concat());
+        assert_eq!(o.status.code(), Some(1));
+        // Refused at once: no reduction ran (it would report its tests first).
+        assert_eq!(String::from_utf8_lossy(&o.stderr), format!("error: {}: {why}\n", out.display()));
+    }
+    // A regular output is replaced atomically: no temporary file is left beside it.
+    let out = dir.path().join("small.xir");
+    std::fs::write(&out, "old").unwrap();
+    let o = cli(&[
+        input.to_str().unwrap(),
+        "--pipeline",
+        p.to_str().unwrap(),
+        "--panic",
+        "deliberate panic",
+        "-q",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let want = std::fs::read_to_string(root().join("reduce/tests/bitonic_panic.reduced.xir")).unwrap();
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), want);
+    let mut names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    names.sort();
+    assert_eq!(names, ["p.ron", "small.xir"]);
+}
+
+#[test]
+fn a_pipeline_dir_variable_naming_no_directory_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing");
+    let input = root().join("tests/corpus/bitonic_sort.xir");
+    let o = Command::new(env!("CARGO_BIN_EXE_xir-reduce"))
+        .args([input.to_str().unwrap(), "--pipeline", "cleanup", "--verifier", "ssa-dominance"])
+        .env("XIR_PIPELINE_DIR", &missing)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let want = format!("error: XIR_PIPELINE_DIR={}: No such file or directory (os error 2)\n", missing.display());
+    assert_eq!(String::from_utf8_lossy(&o.stderr), want);
+}
+
+#[test]
 fn bad_input_is_a_located_error_not_a_panic() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.xir");

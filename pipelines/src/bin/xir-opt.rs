@@ -212,6 +212,14 @@ fn run() -> i32 {
             Err(e) => fail(&e.to_string()),
         };
     }
+    if let Err(e) = xir_pipelines::check_pipeline_dir(cli.pipeline_dir.as_deref()) {
+        eprintln!("xir-opt: error: {e}");
+        return 2;
+    }
+    if let Some(e) = unknown_print_pass(&cli, &reg) {
+        eprintln!("xir-opt: error: {e}");
+        return 2;
+    }
     let loader = xir_pipelines::loader(&reg, cli.pipeline_dir.as_deref());
     let reporter = Reporter::new(cli.diagnostics);
     if let Some(path) = &cli.check_pipeline {
@@ -710,6 +718,20 @@ fn binary_to_terminal(cli: &Cli) -> Option<String> {
              = help: give `-o FILE`, redirect standard output, or use `--emit spirv-asm` for text"
         )
     })
+}
+
+/// Why a `--print-before` / `--print-after` name is no registered pass: a
+/// misspelt name would otherwise print nothing, which reads as "the pass
+/// never ran".
+fn unknown_print_pass(cli: &Cli, reg: &xir::pass::PassRegistry) -> Option<String> {
+    let flags = [("--print-before", &cli.print_before), ("--print-after", &cli.print_after)];
+    let (flag, name) =
+        flags.iter().flat_map(|(f, names)| names.iter().map(move |n| (*f, n))).find(|(_, n)| reg.get(n).is_none())?;
+    let hint = match xir::pipeline::suggest(name, reg.names()) {
+        Some(s) => format!("did you mean `{s}`?"),
+        None => "`xir-opt --list-passes` lists them".to_string(),
+    };
+    Some(format!("{flag} {name}: no pass is registered under that name; {hint}"))
 }
 
 fn fail(msg: &str) -> i32 {

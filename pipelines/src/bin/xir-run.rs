@@ -183,6 +183,10 @@ fn main() -> ExitCode {
             return if e.use_stderr() { ExitCode::from(2) } else { ExitCode::SUCCESS };
         }
     };
+    if let Err(e) = xir_pipelines::check_pipeline_dir(args.pipeline_dir.as_deref()) {
+        eprintln!("xir-run: error: {e}");
+        return ExitCode::from(2);
+    }
     match std::panic::catch_unwind(|| run(&args)) {
         Ok(Ok(())) => ExitCode::SUCCESS,
         Ok(Err(f)) => {

@@ -61,7 +61,7 @@ struct Cli {
     max_steps: Option<u64>,
     /// Where to write the reduced module (default: standard output).
     #[arg(short, long)]
-    output: Option<PathBuf>,
+    output: Option<String>,
     /// Stop after this many interestingness tests (0 = no limit).
     #[arg(long, default_value_t = 0)]
     max_tests: usize,
@@ -125,6 +125,14 @@ fn read_failure_file(p: &Path) -> Result<Option<FailureFile>, String> {
 
 fn run() -> i32 {
     let mut cli = Cli::parse();
+    // The reducer has no --pipeline-dir; `$XIR_PIPELINE_DIR` is checked as the drivers check it.
+    if let Err(e) = xir_pipelines::check_pipeline_dir(None) {
+        return fail(1, &e);
+    }
+    // A reduction can take minutes: an output it could not write is refused before it starts.
+    if let Err(e) = xir_pipelines::io::check_output(cli.output.as_deref()) {
+        return fail(1, &e.to_string());
+    }
     if let Some(inputs) = cli.naga_mismatch.clone() {
         return naga_mismatch(&cli, &inputs);
     }
@@ -318,10 +326,12 @@ fn vulkan_device(pipeline: Pipeline, mm: &Mismatch, opt_level: u8) -> Result<Dev
     }))
 }
 
-fn write(p: &Path, text: &str) -> i32 {
-    match std::fs::write(p, text) {
+/// Write the result as `xir-opt` writes its output: atomically, symlinks
+/// written through (`xir_pipelines::io::write_output`).
+fn write(p: &str, text: &str) -> i32 {
+    match xir_pipelines::io::write_output(Some(p), text.as_bytes()) {
         Ok(()) => 0,
-        Err(e) => fail(1, &format!("cannot write {}: {e}", p.display())),
+        Err(e) => fail(1, &e.to_string()),
     }
 }
 
