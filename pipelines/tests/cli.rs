@@ -443,3 +443,16 @@ fn a_print_flag_naming_no_pass_is_a_usage_error() {
         "xir-opt: error: --print-before zzzzzzzzzz: no pass is registered under that name; `xir-opt --list-passes` lists them\n"
     );
 }
+
+#[test]
+fn a_module_without_a_kernel_is_named_in_a_batch() {
+    let dir = scratch("batch-no-kernel");
+    let empty = write(&dir, "empty.xir", "");
+    let out = dir.join("out");
+    let o = xir_opt(&[&empty, &corpus("saxpy.xir"), "--emit", "spirv", "--no-cache", "-o", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stderr(&o),
+        format!("xir-opt: error: {empty}: the module has no kernel\nxir-opt: error: 1 of 2 inputs failed: {empty}\n")
+    );
+}

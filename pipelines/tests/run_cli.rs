@@ -306,3 +306,33 @@ fn compare_runs_autodiff_kernels_against_the_interpreters_autodiff() {
         assert!(stderr(&o).contains("autodiff scopes: floats compared within 1e-4 relative"), "{k}: {}", stderr(&o));
     }
 }
+
+#[test]
+fn a_kernel_that_cannot_be_chosen_names_the_file() {
+    let dir = scratch("no-kernel");
+    let inputs = write(&dir, "k.inputs.json", b"{}");
+    let empty = write(&dir, "empty.xir", b"");
+    let o = xir_run(&[&empty, "--inputs", &inputs]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stderr(&o), format!("{empty}: error: the module has no kernel\n"));
+    let saxpy = format!("{}/../tests/corpus/saxpy.xir", env!("CARGO_MANIFEST_DIR"));
+    let o = xir_run(&[&saxpy, "--inputs", &inputs, "--kernel", "nope"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stderr(&o), format!("{saxpy}: error: no kernel named `nope`\n"));
+}
+
+/// A dispatch whose thread count overflows u64 is refused by the thread
+/// limit, named, instead of a panic.
+#[test]
+fn a_dispatch_past_u64_threads_is_refused_by_the_limit() {
+    let saxpy = format!("{}/../tests/corpus/saxpy.xir", env!("CARGO_MANIFEST_DIR"));
+    let inputs = format!("{}/../tests/corpus/saxpy.inputs.json", env!("CARGO_MANIFEST_DIR"));
+    let o = xir_run(&[&saxpy, "--inputs", &inputs, "--dispatch", "4294967295,4294967295,4294967295"]);
+    assert_eq!(o.status.code(), Some(1));
+    let want = format!(
+        "{saxpy}: error: [interp] a dispatch of {} threads ([4294967295, 4294967295, 4294967295]) exceeds the limit of \
+         16777216 (the max-threads option) (in @saxpy)\n",
+        u128::from(u32::MAX).pow(3)
+    );
+    assert_eq!(stderr(&o), want);
+}

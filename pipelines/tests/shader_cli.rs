@@ -143,7 +143,9 @@ fn xir_run_checks_a_shader_against_nagas_module() {
     let xir = root().join("tests/corpus/saxpy.xir").display().to_string();
     let o = xrun(&[&xir, "--inputs", &i, "--oracle", "naga"]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(text(&o.stderr).contains("--oracle naga needs a .wgsl or .comp shader"), "{}", text(&o.stderr));
+    // Refused before anything runs: no Vulkan dispatch line, no outputs.
+    assert_eq!(text(&o.stderr), format!("xir-run: --oracle naga needs a .wgsl or .comp shader; {xir} is XIR\n"));
+    assert_eq!(text(&o.stdout), "");
 }
 
 /// A disagreement with naga's module (planted: debug builds lower `+` as

@@ -532,7 +532,8 @@ fn compile_file(
     match bytes.map(|b| io::write_output(output, &b)) {
         Ok(Ok(())) => 0,
         Ok(Err(e)) => fail(log, &e.to_string()),
-        Err(Some(e)) => fail(log, &e),
+        // About this input (no kernel, several, an artifact refused): named, as a batch needs.
+        Err(Some(e)) => fail(log, &format!("{}: {e}", io::display_name(input))),
         Err(None) => 1,
     }
 }

@@ -252,8 +252,13 @@ fn run(args: &Args) -> Result<(), Failure> {
             xir_pipelines::io::display_name(input)
         )));
     }
+    if args.oracle.is_some() {
+        // Refused before the kernel runs anywhere, not after.
+        oracle_language(input)?;
+    }
     let module = read_verified(input, &args.overrides, args.debug_info)?;
-    let kernel = xir_pipelines::backend::select_kernel(&module, args.kernel.as_deref())?;
+    let kernel = xir_pipelines::backend::select_kernel(&module, args.kernel.as_deref())
+        .map_err(|e| Failure::from(format!("{}: error: {e}", xir_pipelines::io::display_name(input))))?;
     let dispatch = requested.unwrap_or_else(|| one_block(&module, kernel));
     let inputs = inputs.with_dispatch(dispatch);
     let interp = |precision: Option<xir::interp::Precision>, warp_size: u32| -> Result<Outputs, Failure> {
@@ -417,13 +422,19 @@ fn run(args: &Args) -> Result<(), Failure> {
     Ok(print_outputs(&out)?)
 }
 
+/// The shader language of `input` for `--oracle naga`, which needs one.
+fn oracle_language(input: &str) -> Result<xir_frontend::Language, String> {
+    xir_frontend::Language::from_path(input).ok_or_else(|| {
+        let display = xir_pipelines::io::display_name(input);
+        format!("xir-run: --oracle naga needs a .wgsl or .comp shader; {display} is XIR")
+    })
+}
+
 /// `--oracle naga`: the shader compiled by naga alone (the same overrides),
 /// run on Vulkan with the same inputs, by its entry point's name.
 fn naga_run(input: &str, args: &Args, entry: &str, inputs: &Inputs, dispatch: [u32; 3]) -> Result<Outputs, String> {
     let display = xir_pipelines::io::display_name(input);
-    let Some(language) = xir_frontend::Language::from_path(input) else {
-        return Err(format!("xir-run: --oracle naga needs a .wgsl or .comp shader; {display} is XIR"));
-    };
+    let language = oracle_language(input)?;
     let text = xir_pipelines::io::read_text(input, "input").map_err(|d| xir::diag::render(&d))?;
     let overrides = args.overrides.iter().cloned().collect();
     let words =
