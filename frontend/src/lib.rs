@@ -96,7 +96,10 @@ pub fn parse(src: &Source<'_>, overrides: &Overrides) -> Result<(naga::Module, n
                 }
             }
             let span = e.location(src.text).map(|l| Span::with_len(l.line_number, l.line_position, l.length));
-            diag(src, "wgsl", message, span)
+            // naga's notes carry what its message may leave out (an "internal
+            // front end error" says why only there).
+            let d = diag(src, "wgsl", message, span);
+            Box::new(e.notes().fold(*d, Diagnostic::with_note))
         })?,
         Language::Glsl => {
             let options = naga::front::glsl::Options::from(naga::ShaderStage::Compute);

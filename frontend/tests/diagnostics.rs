@@ -84,6 +84,21 @@ fn refusals_name_the_construct_and_its_place() {
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
 
+/// naga's notes carry what its message leaves out: its parser stops at
+/// 200 nested rules with an "internal" error whose reason is only a note.
+#[test]
+fn nagas_notes_are_kept() {
+    let mut e = "out[0]".to_string();
+    for _ in 0..250 {
+        e = format!("(out[0] + {e})");
+    }
+    let text = format!("{HEAD}@compute @workgroup_size(1) fn main() {{ out[0] = {e}; }}");
+    let d = compile(&Source { path: "deep.wgsl", text: &text, language: Language::Wgsl }, &Overrides::new())
+        .expect_err("too deep for naga");
+    assert_eq!(d.message, "internal WGSL front end error");
+    assert_eq!(d.notes, ["Parser recursion limit exceeded"]);
+}
+
 #[test]
 fn overrides_take_their_values() {
     let text = format!("{HEAD}override K: u32;\noverride F: f32 = 1.5;\n@compute @workgroup_size(1) fn main() {{ out[0] = K + u32(F * 2.0); }}");
