@@ -166,6 +166,26 @@ fn a_pipeline_dir_variable_naming_no_directory_is_refused() {
 }
 
 #[test]
+fn max_time_takes_finite_seconds_and_any_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = pipeline_file(dir.path());
+    let input = root().join("tests/corpus/bitonic_sort.xir");
+    let args = [input.to_str().unwrap(), "--pipeline", p.to_str().unwrap(), "--panic", "deliberate panic", "-q"];
+    for bad in ["inf", "NaN", "-1"] {
+        let o = cli(&[&args[..], &[&format!("--max-time={bad}")]].concat());
+        assert_eq!(o.status.code(), Some(2), "{bad}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        let want = format!("`{bad}` is not a finite, non-negative number of seconds");
+        assert!(err.contains(&want), "{err}");
+    }
+    // Longer than any clock: no budget in practice, the reduction ends as without one.
+    let o = cli(&[&args[..], &["--max-time", "1e300"]].concat());
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let want = std::fs::read_to_string(root().join("reduce/tests/bitonic_panic.reduced.xir")).unwrap();
+    assert_eq!(String::from_utf8_lossy(&o.stdout), want);
+}
+
+#[test]
 fn bad_input_is_a_located_error_not_a_panic() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.xir");

@@ -67,7 +67,7 @@ struct Cli {
     max_tests: usize,
     /// Stop after this many seconds (0 = no limit); the smallest module
     /// found so far is written.
-    #[arg(long, value_name = "SECONDS", default_value_t = 0.0)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 0.0, value_parser = parse_seconds)]
     max_time: f64,
     /// No progress on standard error.
     #[arg(long, short)]
@@ -76,6 +76,21 @@ struct Cli {
 
 fn main() {
     std::process::exit(run());
+}
+
+/// `--max-time`: a finite number of seconds, not negative.
+fn parse_seconds(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!("`{s}` is not a finite, non-negative number of seconds")),
+    }
+}
+
+/// When a `--max-time` budget runs out: `None` for no budget (0), and for
+/// one past any instant the clock can name, which no run reaches.
+fn deadline(max_time: f64) -> Option<Instant> {
+    let budget = Duration::try_from_secs_f64(max_time).ok().filter(|d| !d.is_zero())?;
+    Instant::now().checked_add(budget)
 }
 
 fn fail(code: i32, msg: &str) -> i32 {
@@ -246,7 +261,7 @@ fn run() -> i32 {
         }
     }
     // The budget counts from here: the first check is part of the run.
-    let deadline = (cli.max_time > 0.0).then(|| Instant::now() + Duration::from_secs_f64(cli.max_time));
+    let deadline = deadline(cli.max_time);
     let silenced = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
     let fails = match cli.max_steps {
@@ -365,7 +380,7 @@ fn naga_mismatch(cli: &Cli, inputs_path: &Path) -> i32 {
         device,
         max_steps: cli.max_steps.unwrap_or(MAX_STEPS),
     };
-    let deadline = (cli.max_time > 0.0).then(|| Instant::now() + Duration::from_secs_f64(cli.max_time));
+    let deadline = deadline(cli.max_time);
     let silenced = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
     if !test.fails(&text) {
