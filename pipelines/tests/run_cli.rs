@@ -336,3 +336,28 @@ fn a_dispatch_past_u64_threads_is_refused_by_the_limit() {
     );
     assert_eq!(stderr(&o), want);
 }
+
+/// Standard input serves one file: both from it is refused, and inputs read
+/// from it are named `<stdin>` in their diagnostics.
+#[test]
+fn standard_input_is_read_once_and_named() {
+    let saxpy = format!("{}/../tests/corpus/saxpy.xir", env!("CARGO_MANIFEST_DIR"));
+    let run = |args: &[&str], stdin: &str| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_xir-run"))
+            .args(args)
+            .arg("--diagnostics=short")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::io::Write::write_all(&mut child.stdin.take().unwrap(), stdin.as_bytes()).unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let o = run(&["-", "--inputs", "-"], "");
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stderr(&o), "xir-run: INPUT and --inputs cannot both be `-` (standard input)\n");
+    let o = run(&[&saxpy, "--inputs", "-"], "{\"args\": {]}");
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stderr(&o), "<stdin>:1:11: error: [inputs] key must be a string at line 1 column 11\n");
+}

@@ -224,11 +224,15 @@ fn parse_dispatch(s: &str) -> Result<[u32; 3], String> {
 }
 
 fn run(args: &Args) -> Result<(), Failure> {
+    if args.input.as_deref() == Some("-") && args.inputs == "-" {
+        // Standard input can be read once: the inputs would find it empty.
+        return Err(Failure::from("xir-run: INPUT and --inputs cannot both be `-` (standard input)".to_string()));
+    }
     let text = xir_pipelines::io::read_text(&args.inputs, "inputs").map_err(Failure::Diags)?;
     let inputs = Inputs::from_json(&text).map_err(|e| {
         let span = xir::Span::new(e.line() as u32, e.column() as u32);
         Failure::Diags(vec![xir::Diagnostic::error(xir::diag::Rule::Inputs, e.to_string())
-            .with_file(args.inputs.as_str())
+            .with_file(xir_pipelines::io::display_name(&args.inputs))
             .with_span(Some(span))])
     })?;
     let requested = match (&args.dispatch, inputs.dispatch) {
