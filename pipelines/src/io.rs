@@ -40,7 +40,7 @@ pub fn read_module_located(
     located: bool,
 ) -> Result<Module, Vec<Diagnostic>> {
     let display = display_name(path);
-    let text = read_text(path, "input")?;
+    let text = read_text(path, "input").map_err(|diags| binary_note(path, diags))?;
     match detect(path, &text) {
         InputFormat::Json => xir::text::json::from_json(&text, display),
         InputFormat::Text => xir::text::parse_module(&text, display),
@@ -49,6 +49,27 @@ pub fn read_module_located(
             let compile = if located { xir_frontend::compile_located } else { xir_frontend::compile };
             compile(&src, overrides).map_err(|d| vec![*d])
         }
+    }
+}
+
+/// A module input that is not text may be one of the binaries the tools
+/// write; say which and what reads it, instead of only "not UTF-8".
+fn binary_note(path: &str, diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    use std::io::Read;
+    let mut head = Vec::with_capacity(8);
+    let read = std::fs::File::open(path).and_then(|f| f.take(8).read_to_end(&mut head));
+    let note = if path == "-" || read.is_err() {
+        None
+    } else if xir_spirv::reflect::is_spirv(&head) {
+        Some("the file is a SPIR-V binary: `xir-run FILE --inputs ...` runs it on Vulkan; it is no compiler input")
+    } else if head.starts_with(&xir_spirv::artifact::MAGIC) {
+        Some("the file is a shader artifact (`--emit artifact`): `xir-run --artifact FILE --inputs ...` runs it")
+    } else {
+        None
+    };
+    match note {
+        Some(n) => diags.into_iter().map(|d| d.with_note(n)).collect(),
+        None => diags,
     }
 }
 

@@ -456,3 +456,25 @@ fn a_module_without_a_kernel_is_named_in_a_batch() {
         format!("xir-opt: error: {empty}: the module has no kernel\nxir-opt: error: 1 of 2 inputs failed: {empty}\n")
     );
 }
+
+#[test]
+fn a_binary_the_tools_write_is_named_when_given_as_input() {
+    let spv = format!("{}/tests/fixtures/foreign_saxpy.spv", env!("CARGO_MANIFEST_DIR"));
+    let o = xir_opt(&[&spv]);
+    assert_eq!(o.status.code(), Some(1));
+    let note = "  = note: the file is a SPIR-V binary: `xir-run FILE --inputs ...` runs it on Vulkan; it is no compiler input\n";
+    assert!(stderr(&o).starts_with(&format!("{spv}:")) && stderr(&o).ends_with(note), "{}", stderr(&o));
+    let dir = scratch("artifact-input");
+    let xsa = dir.join("saxpy.xsa");
+    let o = xir_opt(&[&corpus("saxpy.xir"), "--emit", "artifact", "--no-cache", "-o", xsa.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = xir_opt(&[xsa.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let note = "  = note: the file is a shader artifact (`--emit artifact`): `xir-run --artifact FILE --inputs ...` runs it\n";
+    assert!(stderr(&o).ends_with(note), "{}", stderr(&o));
+    // A text file with a bad byte gets no such note.
+    let bad = dir.join("bad.xir").display().to_string();
+    std::fs::write(&bad, b"kernel \xff").unwrap();
+    let o = xir_opt(&[&bad]);
+    assert_eq!(stderr(&o), format!("{bad}:1:8: error: [io] cannot read input: not UTF-8: invalid byte 0xff\n"));
+}
