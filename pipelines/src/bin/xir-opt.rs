@@ -272,6 +272,10 @@ fn run() -> i32 {
     if batch_mode {
         return batch(&cli, &reporter, pipeline.as_ref(), device);
     }
+    if !cli.overrides.is_empty() && !io::detect(input, "").is_shader() {
+        eprintln!("xir-opt: error: {}", no_shader_for_overrides(&format!("{} is none", io::display_name(input))));
+        return 2;
+    }
     let job = Job { cli: &cli, reporter: &reporter, device, cache: cache_use(&cli), batch: false };
     let mut log = std::io::stderr().lock();
     compile_file(&job, pipeline.as_mut(), input, cli.output.as_deref(), &mut log)
@@ -294,6 +298,10 @@ fn batch(
         Ok(i) => i,
         Err(e) => return usage(e),
     };
+    if !cli.overrides.is_empty() && !inputs.iter().any(|i| io::detect(&i.to_string_lossy(), "").is_shader()) {
+        eprintln!("xir-opt: error: {}", no_shader_for_overrides("none of the inputs is one"));
+        return 2;
+    }
     let Some(out_dir) = cli.output.as_deref().filter(|o| *o != "-").map(std::path::Path::new) else {
         return usage(BatchError::NoOutputDir);
     };
@@ -719,6 +727,12 @@ fn binary_to_terminal(cli: &Cli) -> Option<String> {
              = help: give `-o FILE`, redirect standard output, or use `--emit spirv-asm` for text"
         )
     })
+}
+
+/// `--override` given where no input is a shader (`which` says so): it
+/// would set nothing, in silence.
+fn no_shader_for_overrides(which: &str) -> String {
+    format!("--override sets `override` constants of a WGSL or GLSL shader; {which}")
 }
 
 /// Why a `--print-before` / `--print-after` name is no registered pass: a
