@@ -478,3 +478,23 @@ fn a_binary_the_tools_write_is_named_when_given_as_input() {
     let o = xir_opt(&[&bad]);
     assert_eq!(stderr(&o), format!("{bad}:1:8: error: [io] cannot read input: not UTF-8: invalid byte 0xff\n"));
 }
+
+#[test]
+fn a_compile_flag_with_nothing_to_compile_is_a_usage_error() {
+    let saxpy = corpus("saxpy.xir");
+    let idle = "has no effect: no pipeline runs (name one with --pipeline) and this --emit form does not reach the backend";
+    for args in [
+        &["--opt-level", "2"][..],
+        &["--fast-math"],
+        &["--device-features", "none"],
+        &["--time-passes"],
+        &["--verify-each", "--emit", "ast"],
+    ] {
+        let o = xir_opt(&[&[saxpy.as_str()][..], args].concat());
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert_eq!(stderr(&o), format!("xir-opt: error: {} {idle}\n", args[0]), "{args:?}");
+    }
+    // With a pipeline, or an --emit that compiles, they take effect as before.
+    assert!(xir_opt(&[&saxpy, "--opt-level", "2", "--pipeline", "cleanup"]).status.success());
+    assert!(xir_opt(&[&saxpy, "--fast-math", "--emit", "spirv-asm", "--no-cache"]).status.success());
+}

@@ -245,6 +245,13 @@ fn run() -> i32 {
         eprintln!("xir-opt: error: an INPUT file (or `-`) is required\n\nFor more information, try '--help'.");
         return 2;
     };
+    if let Some(flag) = idle_flag(&cli) {
+        eprintln!(
+            "xir-opt: error: {flag} has no effect: no pipeline runs (name one with --pipeline) and this --emit form \
+             does not reach the backend"
+        );
+        return 2;
+    }
     let batch_mode =
         cli.jobs.is_some() || cli.inputs.len() > 1 || cli.inputs.iter().any(|i| std::path::Path::new(i).is_dir());
     if batch_mode && !cli.then.is_empty() {
@@ -402,8 +409,9 @@ enum CacheUse {
 /// The compile cache `cli` asks for: none with `--no-cache`, or when a
 /// flag watches the passes (a hit would run none of them: the reference
 /// forces a fresh compile when source dumping is on, for the same reason).
-fn cache_use(cli: &Cli) -> CacheUse {
-    let watching = [
+/// The flags that watch the passes, each with whether it was given.
+fn watching(cli: &Cli) -> [(bool, &'static str); 7] {
+    [
         (cli.time_passes, "--time-passes"),
         (cli.print_after_all, "--print-after-all"),
         (!cli.print_after.is_empty(), "--print-after"),
@@ -411,7 +419,26 @@ fn cache_use(cli: &Cli) -> CacheUse {
         (cli.print_changed, "--print-changed"),
         (cli.verify_each, "--verify-each"),
         (cli.bisect_limit.is_some(), "--bisect-limit"),
+    ]
+}
+
+/// A flag given that only a pipeline or the backend reads, when neither
+/// runs (no `--pipeline`, an `--emit` form short of SPIR-V): it would
+/// change nothing, in silence (`--opt-level 2` printing the input as it was).
+fn idle_flag(cli: &Cli) -> Option<&'static str> {
+    if cli.pipeline_name().is_some() {
+        return None;
+    }
+    let compile = [
+        (cli.opt_level != 0, "--opt-level"),
+        (cli.fast_math, "--fast-math"),
+        (cli.device_features != "unknown", "--device-features"),
     ];
+    compile.into_iter().chain(watching(cli)).find(|(on, _)| *on).map(|(_, flag)| flag)
+}
+
+fn cache_use(cli: &Cli) -> CacheUse {
+    let watching = watching(cli);
     if cli.no_cache {
         return CacheUse::Off("off (--no-cache)".into());
     }
