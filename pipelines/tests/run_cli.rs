@@ -361,3 +361,27 @@ fn standard_input_is_read_once_and_named() {
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(stderr(&o), "<stdin>:1:11: error: [inputs] key must be a string at line 1 column 11\n");
 }
+
+/// A flag the run does not read is refused, not ignored.
+#[test]
+fn a_flag_the_run_does_not_read_is_refused() {
+    let saxpy = format!("{}/../tests/corpus/saxpy.xir", env!("CARGO_MANIFEST_DIR"));
+    let inputs = format!("{}/../tests/corpus/saxpy.inputs.json", env!("CARGO_MANIFEST_DIR"));
+    for (args, why) in [
+        (&["--ulp", "4"][..], "--ulp widens a comparison, and there is none (--compare)"),
+        (&["--vulkan", "--max-steps", "10"], "--max-steps is an interpreter option, and only Vulkan runs"),
+        (&["--vulkan", "--warp-size", "4"], "--warp-size is an interpreter option, and only Vulkan runs"),
+        (&["--opt-level", "2"], "--opt-level is a compile option, and only the interpreter runs, with no --pipeline"),
+        (&["--interp", "-g"], "-g is a compile option, and only the interpreter runs, with no --pipeline"),
+    ] {
+        let o = xir_run(&[&[saxpy.as_str(), "--inputs", inputs.as_str()][..], args].concat());
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        assert_eq!(stderr(&o), format!("xir-run: {why}\n"), "{args:?}");
+        assert_eq!(stdout(&o), "", "{args:?}");
+    }
+    // Where the run reads them, they are taken.
+    let o = xir_run(&[&saxpy, "--inputs", &inputs, "--opt-level", "2", "--pipeline", "cleanup"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = xir_run(&[&saxpy, "--inputs", &inputs, "--max-steps", "100000"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}

@@ -252,6 +252,9 @@ fn run(args: &Args) -> Result<(), Failure> {
             return Ok(run_spirv(input, &words, args, &inputs, requested)?);
         }
     }
+    if let Some(flag) = idle_flag(args) {
+        return Err(Failure::from(format!("xir-run: {flag}")));
+    }
     if let Some(path) = &args.artifact {
         return run_artifact(path, args, inputs, requested);
     }
@@ -481,6 +484,33 @@ fn read_spirv(input: &str) -> Result<Option<Vec<u32>>, String> {
         return Err(format!("{input}: error: cannot read input: larger than the {cap}-byte limit"));
     }
     xir_spirv::reflect::words_from_bytes(&bytes).map(Some).map_err(|e| format!("{input}: error: {e}"))
+}
+
+/// A flag the run being made does not read, refused as the SPIR-V path
+/// refuses its own rather than ignored in silence: the interpreter's
+/// options on a Vulkan-only run, `--ulp` without a comparison, compile
+/// options on an interpreter-only run that has no `--pipeline`.
+fn idle_flag(args: &Args) -> Option<String> {
+    let compares = args.compare || args.oracle.is_some();
+    let interprets = compares || !(args.vulkan || args.artifact.is_some());
+    let compiles = compares || args.vulkan || args.artifact.is_some() || args.pipeline.is_some();
+    let defaults = xir::interp::Options::default();
+    let vulkan_only = [
+        (args.max_steps != defaults.max_steps, "--max-steps"),
+        (args.max_threads != defaults.max_threads, "--max-threads"),
+        (args.max_print_bytes != defaults.max_print_bytes, "--max-print-bytes"),
+        (args.warp_size.is_some(), "--warp-size"),
+    ];
+    let interp_only = [(args.opt_level != 0, "--opt-level"), (args.fast_math, "--fast-math"), (args.debug_info, "-g")];
+    let given = |flags: &[(bool, &'static str)]| flags.iter().find(|(on, _)| *on).map(|(_, f)| *f);
+    if args.ulp != 0 && !compares {
+        return Some("--ulp widens a comparison, and there is none (--compare)".into());
+    }
+    if let Some(flag) = given(&vulkan_only).filter(|_| !interprets) {
+        return Some(format!("{flag} is an interpreter option, and only Vulkan runs"));
+    }
+    let flag = given(&interp_only).filter(|_| !compiles)?;
+    Some(format!("{flag} is a compile option, and only the interpreter runs, with no --pipeline"))
 }
 
 /// Run the SPIR-V module `words` (read from `path`) on Vulkan; flags about
