@@ -186,6 +186,17 @@ fn max_time_takes_finite_seconds_and_any_size() {
 }
 
 #[test]
+fn an_unknown_verifier_rule_is_named_not_taken_for_no_failure() {
+    let input = root().join("tests/corpus/bitonic_sort.xir");
+    let o = cli(&[input.to_str().unwrap(), "--verifier", "ssa-dominanse", "-q"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        "error: --verifier `ssa-dominanse` is no rule; did you mean `ssa-dominance`? (docs/diagnostics.md, \"Rules\")\n"
+    );
+}
+
+#[test]
 fn bad_input_is_a_located_error_not_a_panic() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.xir");

@@ -225,6 +225,13 @@ fn run() -> i32 {
     } else if let Some(s) = &cli.pass_error {
         Signature::PassError(s.clone())
     } else if let Some(s) = &cli.verifier {
+        // Matched by exact name: an unknown one could never match, and would
+        // read as "does not fail as asked".
+        if xir::diag::Rule::from_name(s).is_none() {
+            let names = xir::diag::Rule::ALL.iter().map(|r| r.name());
+            let hint = xir::pipeline::suggest(s, names).map(|r| format!("; did you mean `{r}`?")).unwrap_or_default();
+            return fail(1, &format!("--verifier `{s}` is no rule{hint} (docs/diagnostics.md, \"Rules\")"));
+        }
         Signature::Verifier(s.clone())
     } else if let Some(s) = &cli.spirv_val {
         Signature::SpirvVal(s.clone())
