@@ -196,6 +196,25 @@ fn an_unknown_verifier_rule_is_named_not_taken_for_no_failure() {
     );
 }
 
+/// A full disk under standard output is an error naming stdout, not a panic.
+#[test]
+fn a_failed_write_to_standard_output_is_an_error_not_a_panic() {
+    if !Path::new("/dev/full").exists() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let p = pipeline_file(dir.path());
+    let input = root().join("tests/corpus/bitonic_sort.xir");
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_xir-reduce"))
+        .args([input.to_str().unwrap(), "--pipeline", p.to_str().unwrap(), "--panic", "deliberate panic", "-q"])
+        .stdout(full)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(String::from_utf8_lossy(&o.stderr), "error: cannot write stdout: No space left on device (os error 28)\n");
+}
+
 #[test]
 fn bad_input_is_a_located_error_not_a_panic() {
     let dir = tempfile::tempdir().unwrap();

@@ -287,13 +287,7 @@ fn run() -> i32 {
         let why = if stats.spent() { " (budget spent)" } else { "" };
         eprintln!("xir-reduce: {before} -> {} instructions after {} tests{why}", reduced.inst_count(), stats.tests);
     }
-    match &cli.output {
-        Some(p) => write(p, &text),
-        None => {
-            print!("{text}");
-            0
-        }
-    }
+    write(cli.output.as_deref(), &text)
 }
 
 /// The largest default interpreter budget of one `--mismatch` run.
@@ -348,10 +342,12 @@ fn vulkan_device(pipeline: Pipeline, mm: &Mismatch, opt_level: u8) -> Result<Dev
     }))
 }
 
-/// Write the result as `xir-opt` writes its output: atomically, symlinks
-/// written through (`xir_pipelines::io::write_output`).
-fn write(p: &str, text: &str) -> i32 {
-    match xir_pipelines::io::write_output(Some(p), text.as_bytes()) {
+/// Write the result to `out` (`None`: standard output) as `xir-opt`
+/// writes its output: atomically, symlinks written through, a failed write
+/// to standard output an error rather than a panic
+/// (`xir_pipelines::io::write_output`).
+fn write(out: Option<&str>, text: &str) -> i32 {
+    match xir_pipelines::io::write_output(out, text.as_bytes()) {
         Ok(()) => 0,
         Err(e) => fail(1, &e.to_string()),
     }
@@ -406,13 +402,7 @@ fn naga_mismatch(cli: &Cli, inputs_path: &Path) -> i32 {
             stats.tests
         );
     }
-    match &cli.output {
-        Some(p) => write(p, &reduced),
-        None => {
-            print!("{reduced}");
-            0
-        }
-    }
+    write(cli.output.as_deref(), &reduced)
 }
 
 /// An interpreter inputs file, or its located error.
