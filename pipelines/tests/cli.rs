@@ -411,7 +411,10 @@ fn a_pipeline_dir_that_is_not_a_directory_is_a_usage_error() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
-    assert_eq!(stderr(&o), format!("xir-opt: error: XIR_PIPELINE_DIR={missing}: No such file or directory (os error 2)\n"));
+    assert_eq!(
+        stderr(&o),
+        format!("xir-opt: error: XIR_PIPELINE_DIR={missing}: No such file or directory (os error 2)\n")
+    );
 }
 
 #[test]
@@ -427,7 +430,10 @@ fn a_pipeline_that_is_a_directory_is_named_as_one() {
     std::fs::create_dir(dir.join("cleanup.ron")).unwrap();
     let o = xir_opt(&[&corpus("saxpy.xir"), "--pipeline", "cleanup", "--pipeline-dir", dir.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
-    let want = format!("{}:1:1: error: cannot read pipeline: Is a directory (os error 21)\n", dir.join("cleanup.ron").display());
+    let want = format!(
+        "{}:1:1: error: cannot read pipeline: Is a directory (os error 21)\n",
+        dir.join("cleanup.ron").display()
+    );
     assert_eq!(stderr(&o), want);
 }
 
@@ -435,7 +441,10 @@ fn a_pipeline_that_is_a_directory_is_named_as_one() {
 fn a_print_flag_naming_no_pass_is_a_usage_error() {
     let o = xir_opt(&[&corpus("saxpy.xir"), "--pipeline", "cleanup", "--print-after", "dcee"]);
     assert_eq!(o.status.code(), Some(2));
-    assert_eq!(stderr(&o), "xir-opt: error: --print-after dcee: no pass is registered under that name; did you mean `dce`?\n");
+    assert_eq!(
+        stderr(&o),
+        "xir-opt: error: --print-after dcee: no pass is registered under that name; did you mean `dce`?\n"
+    );
     let o = xir_opt(&[&corpus("saxpy.xir"), "--pipeline", "cleanup", "--print-before", "zzzzzzzzzz"]);
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(
@@ -470,7 +479,8 @@ fn a_binary_the_tools_write_is_named_when_given_as_input() {
     assert!(o.status.success(), "{}", stderr(&o));
     let o = xir_opt(&[xsa.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
-    let note = "  = note: the file is a shader artifact (`--emit artifact`): `xir-run --artifact FILE --inputs ...` runs it\n";
+    let note =
+        "  = note: the file is a shader artifact (`--emit artifact`): `xir-run --artifact FILE --inputs ...` runs it\n";
     assert!(stderr(&o).ends_with(note), "{}", stderr(&o));
     // A text file with a bad byte gets no such note.
     let bad = dir.join("bad.xir").display().to_string();
@@ -482,7 +492,8 @@ fn a_binary_the_tools_write_is_named_when_given_as_input() {
 #[test]
 fn a_compile_flag_with_nothing_to_compile_is_a_usage_error() {
     let saxpy = corpus("saxpy.xir");
-    let idle = "has no effect: no pipeline runs (name one with --pipeline) and this --emit form does not reach the backend";
+    let idle =
+        "has no effect: no pipeline runs (name one with --pipeline) and this --emit form does not reach the backend";
     for args in [
         &["--opt-level", "2"][..],
         &["--fast-math"],

@@ -119,7 +119,8 @@ fn a_feature_file_that_is_not_text_is_located_in_it() {
     // A directory, and an endless device, are refused by name instead of read.
     let o = asm(INT64, dir.path().to_str().unwrap());
     assert_eq!(o.status.code(), Some(1));
-    let want = format!("{}: error: [device-features] --device-features: cannot read the feature file: ", dir.path().display());
+    let want =
+        format!("{}: error: [device-features] --device-features: cannot read the feature file: ", dir.path().display());
     assert!(stderr(&o).starts_with(&want), "{}", stderr(&o));
     let o = asm(INT64, "/dev/zero");
     assert_eq!(

@@ -198,12 +198,14 @@ fn overrides_without_a_shader_are_refused() {
     let i = root().join("tests/corpus/saxpy.inputs.json").display().to_string();
     let o = opt(&[&xir, "--override", "K=1"]);
     assert_eq!(o.status.code(), Some(2));
-    let want = format!("xir-opt: error: --override sets `override` constants of a WGSL or GLSL shader; {xir} is none\n");
+    let want =
+        format!("xir-opt: error: --override sets `override` constants of a WGSL or GLSL shader; {xir} is none\n");
     assert_eq!(text(&o.stderr), want);
     let dir = tempfile::tempdir().unwrap();
     let o = opt(&[&xir, &xir.replace("saxpy", "matmul"), "--override", "K=1", "-o", dir.path().to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
-    let want = "xir-opt: error: --override sets `override` constants of a WGSL or GLSL shader; none of the inputs is one\n";
+    let want =
+        "xir-opt: error: --override sets `override` constants of a WGSL or GLSL shader; none of the inputs is one\n";
     assert_eq!(text(&o.stderr), want);
     let o = xrun(&[&xir, "--inputs", &i, "--override", "K=1"]);
     assert_eq!(o.status.code(), Some(1));

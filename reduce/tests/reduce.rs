@@ -212,7 +212,10 @@ fn a_failed_write_to_standard_output_is_an_error_not_a_panic() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(1));
-    assert_eq!(String::from_utf8_lossy(&o.stderr), "error: cannot write stdout: No space left on device (os error 28)\n");
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        "error: cannot write stdout: No space left on device (os error 28)\n"
+    );
 }
 
 #[test]

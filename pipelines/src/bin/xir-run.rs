@@ -238,7 +238,8 @@ fn run(args: &Args) -> Result<(), Failure> {
     let shader = args.input.as_deref().is_some_and(|i| xir_frontend::Language::from_path(i).is_some());
     if !args.overrides.is_empty() && !shader {
         // Only a shader has `override` constants; anything else would ignore the values in silence.
-        let what = args.input.as_deref().map_or("--artifact".to_string(), |i| xir_pipelines::io::display_name(i).into());
+        let what =
+            args.input.as_deref().map_or("--artifact".to_string(), |i| xir_pipelines::io::display_name(i).into());
         return Err(Failure::from(format!(
             "xir-run: --override sets `override` constants of a WGSL or GLSL shader; {what} is none"
         )));
