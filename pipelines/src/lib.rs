@@ -16,6 +16,7 @@ pub mod listing;
 pub mod report;
 pub mod repro;
 pub mod then;
+pub mod usage;
 pub mod workspace;
 
 use std::path::{Path, PathBuf};

@@ -17,7 +17,7 @@ use xir::pipeline::RunOptions;
 use xir_pipelines::backend::{self, BackendEmit};
 use xir_pipelines::cache::{CompileCache, Compiled, Outcome, Request, StoreError};
 use xir_pipelines::report::{DiagnosticsFormat, Reporter};
-use xir_pipelines::{device_features, dot, io, listing};
+use xir_pipelines::{device_features, dot, io, listing, usage};
 
 use xir_pipelines::then::ThenEmit as Emit;
 
@@ -184,7 +184,12 @@ fn run() -> i32 {
             return code;
         }
     };
-    if let Some(e) = binary_to_terminal(&cli) {
+    let binary = match cli.emit {
+        Emit::Spirv => Some("spirv"),
+        Emit::Artifact => Some("artifact"),
+        _ => None,
+    };
+    if let Some(e) = usage::binary_to_terminal(binary, cli.output.as_deref()) {
         eprintln!("xir-opt: error: {e}");
         return 2;
     }
@@ -216,7 +221,9 @@ fn run() -> i32 {
         eprintln!("xir-opt: error: {e}");
         return 2;
     }
-    if let Some(e) = unknown_print_pass(&cli, &reg) {
+    if let Some(e) =
+        usage::unknown_pass(&reg, &[("--print-before", &cli.print_before), ("--print-after", &cli.print_after)])
+    {
         eprintln!("xir-opt: error: {e}");
         return 2;
     }
@@ -225,7 +232,7 @@ fn run() -> i32 {
     if let Some(path) = &cli.check_pipeline {
         return match loader.load_path(std::path::Path::new(path)) {
             Ok(p) => {
-                eprint!("{}", warnings(&reporter, &p.warnings, |_| true));
+                eprint!("{}", reporter.pipeline_warnings(&p.warnings, |_| true));
                 eprintln!(
                     "{path}: pipeline `{}` is well-formed: {} -> {}, {} pass steps",
                     p.name,
@@ -246,10 +253,7 @@ fn run() -> i32 {
         return 2;
     };
     if let Some(flag) = idle_flag(&cli) {
-        eprintln!(
-            "xir-opt: error: {flag} has no effect: no pipeline runs (name one with --pipeline) and this --emit form \
-             does not reach the backend"
-        );
+        eprintln!("xir-opt: error: {}", usage::compiles_nothing(flag));
         return 2;
     }
     let batch_mode =
@@ -280,7 +284,10 @@ fn run() -> i32 {
         return batch(&cli, &reporter, pipeline.as_ref(), device);
     }
     if !cli.overrides.is_empty() && !io::detect(input, "").is_shader() {
-        eprintln!("xir-opt: error: {}", no_shader_for_overrides(&format!("{} is none", io::display_name(input))));
+        eprintln!(
+            "xir-opt: error: {}",
+            usage::overrides_without_shader(&format!("{} is none", io::display_name(input)))
+        );
         return 2;
     }
     let job = Job { cli: &cli, reporter: &reporter, device, cache: cache_use(&cli), batch: false };
@@ -306,7 +313,7 @@ fn batch(
         Err(e) => return usage(e),
     };
     if !cli.overrides.is_empty() && !inputs.iter().any(|i| io::detect(&i.to_string_lossy(), "").is_shader()) {
-        eprintln!("xir-opt: error: {}", no_shader_for_overrides("none of the inputs is one"));
+        eprintln!("xir-opt: error: {}", usage::overrides_without_shader("none of the inputs is one"));
         return 2;
     }
     let Some(out_dir) = cli.output.as_deref().filter(|o| *o != "-").map(std::path::Path::new) else {
@@ -329,7 +336,7 @@ fn batch(
         return fail(&format!("{}: cannot create the output directory: {e}", out_dir.display()));
     }
     if let Some(p) = pipeline {
-        eprint!("{}", warnings(reporter, &p.warnings, |w| w.severity == xir::diag::Severity::Warning));
+        eprint!("{}", reporter.pipeline_warnings(&p.warnings, |w| w.severity == xir::diag::Severity::Warning));
     }
     let jobs =
         cli.jobs.map(|j| j as usize).unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
@@ -406,9 +413,6 @@ enum CacheUse {
     Off(String),
 }
 
-/// The compile cache `cli` asks for: none with `--no-cache`, or when a
-/// flag watches the passes (a hit would run none of them: the reference
-/// forces a fresh compile when source dumping is on, for the same reason).
 /// The flags that watch the passes, each with whether it was given.
 fn watching(cli: &Cli) -> [(bool, &'static str); 7] {
     [
@@ -437,6 +441,9 @@ fn idle_flag(cli: &Cli) -> Option<&'static str> {
     compile.into_iter().chain(watching(cli)).find(|(on, _)| *on).map(|(_, flag)| flag)
 }
 
+/// The compile cache `cli` asks for: none with `--no-cache`, or when a
+/// flag watches the passes (a hit would run none of them: the reference
+/// forces a fresh compile when source dumping is on, for the same reason).
 fn cache_use(cli: &Cli) -> CacheUse {
     let watching = watching(cli);
     if cli.no_cache {
@@ -512,7 +519,8 @@ fn compile_file(
         return report(log, &diags);
     }
     if let Some(p) = pipeline.as_deref().filter(|_| !job.batch) {
-        let _ = write!(log, "{}", warnings(reporter, &p.warnings, |w| w.severity == xir::diag::Severity::Warning));
+        let _ =
+            write!(log, "{}", reporter.pipeline_warnings(&p.warnings, |w| w.severity == xir::diag::Severity::Warning));
     }
     let backend_emit = match cli.emit {
         Emit::Spirv => Some(BackendEmit::Spirv),
@@ -741,41 +749,6 @@ fn shader_ast(input: &str, overrides: &xir_frontend::Overrides) -> Result<String
     Ok(xir_ast::print_module(&ast))
 }
 
-/// Binary output (`--emit spirv | artifact`) bound for a terminal is refused
-/// before any work, as `spirv-as` and `naga` do: it would only garble the
-/// screen.
-fn binary_to_terminal(cli: &Cli) -> Option<String> {
-    let binary = matches!(cli.emit, Emit::Spirv | Emit::Artifact);
-    let to_stdout = cli.output.as_deref().is_none_or(|o| o == "-");
-    (binary && to_stdout && std::io::IsTerminal::is_terminal(&std::io::stdout())).then(|| {
-        let what = if cli.emit == Emit::Spirv { "spirv" } else { "artifact" };
-        format!(
-            "refusing to write binary `--emit {what}` output to a terminal\n  \
-             = help: give `-o FILE`, redirect standard output, or use `--emit spirv-asm` for text"
-        )
-    })
-}
-
-/// `--override` given where no input is a shader (`which` says so): it
-/// would set nothing, in silence.
-fn no_shader_for_overrides(which: &str) -> String {
-    format!("--override sets `override` constants of a WGSL or GLSL shader; {which}")
-}
-
-/// Why a `--print-before` / `--print-after` name is no registered pass: a
-/// misspelt name would otherwise print nothing, which reads as "the pass
-/// never ran".
-fn unknown_print_pass(cli: &Cli, reg: &xir::pass::PassRegistry) -> Option<String> {
-    let flags = [("--print-before", &cli.print_before), ("--print-after", &cli.print_after)];
-    let (flag, name) =
-        flags.iter().flat_map(|(f, names)| names.iter().map(move |n| (*f, n))).find(|(_, n)| reg.get(n).is_none())?;
-    let hint = match xir::pipeline::suggest(name, reg.names()) {
-        Some(s) => format!("did you mean `{s}`?"),
-        None => "`xir-opt --list-passes` lists them".to_string(),
-    };
-    Some(format!("{flag} {name}: no pass is registered under that name; {hint}"))
-}
-
 fn fail(msg: &str) -> i32 {
     eprintln!("xir-opt: error: {msg}");
     1
@@ -786,19 +759,6 @@ fn fail(msg: &str) -> i32 {
 fn report(reporter: &Reporter, diags: &[xir::Diagnostic], input: &str) -> i32 {
     eprint!("{}", reporter.render_for(diags, input));
     1
-}
-
-/// A loaded pipeline's lint findings that `keep` selects, rendered.
-fn warnings(
-    reporter: &Reporter,
-    found: &[xir::pipeline::PipelineDiag],
-    keep: impl Fn(&xir::pipeline::PipelineDiag) -> bool,
-) -> String {
-    let kept: Vec<&xir::pipeline::PipelineDiag> = found.iter().filter(|w| keep(w)).collect();
-    match reporter.format {
-        xir::diag::Format::Short => kept.iter().map(|w| format!("{w}\n")).collect(),
-        _ => reporter.render(&kept.iter().map(|w| w.to_diagnostic()).collect::<Vec<_>>()),
-    }
 }
 
 /// `--then`: one salsa session over INPUT and its edits (`then.rs`).

@@ -241,7 +241,8 @@ fn run(args: &Args) -> Result<(), Failure> {
         let what =
             args.input.as_deref().map_or("--artifact".to_string(), |i| xir_pipelines::io::display_name(i).into());
         return Err(Failure::from(format!(
-            "xir-run: --override sets `override` constants of a WGSL or GLSL shader; {what} is none"
+            "xir-run: {}",
+            xir_pipelines::usage::overrides_without_shader(&format!("{what} is none"))
         )));
     }
     let requested = match (&args.dispatch, inputs.dispatch) {
