@@ -509,3 +509,21 @@ fn a_compile_flag_with_nothing_to_compile_is_a_usage_error() {
     assert!(xir_opt(&[&saxpy, "--opt-level", "2", "--pipeline", "cleanup"]).status.success());
     assert!(xir_opt(&[&saxpy, "--fast-math", "--emit", "spirv-asm", "--no-cache"]).status.success());
 }
+
+#[test]
+fn a_byte_order_mark_before_an_input_or_pipeline_is_dropped() {
+    let dir = scratch("bom");
+    let bom = |name: &str, text: &str| {
+        let p = dir.join(name);
+        std::fs::write(&p, [&b"\xef\xbb\xbf"[..], text.as_bytes()].concat()).unwrap();
+        p.display().to_string()
+    };
+    let src = std::fs::read_to_string(corpus("saxpy.xir")).unwrap();
+    let input = bom("saxpy.xir", &src);
+    let ron = std::fs::read_to_string(format!("{}/cleanup.ron", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let pipeline = bom("p.ron", &ron);
+    let o = xir_opt(&[&input, "--pipeline", &pipeline]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let want = xir_opt(&[&corpus("saxpy.xir"), "--pipeline", "cleanup"]);
+    assert_eq!(stdout(&o), stdout(&want));
+}
