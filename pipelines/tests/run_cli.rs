@@ -379,6 +379,17 @@ fn a_flag_the_run_does_not_read_is_refused() {
         assert_eq!(stderr(&o), format!("xir-run: {why}\n"), "{args:?}");
         assert_eq!(stdout(&o), "", "{args:?}");
     }
+    // An artifact alone runs as it was compiled.
+    let dir = scratch("idle-artifact");
+    let xsa = dir.join("saxpy.xsa").display().to_string();
+    let opt = std::process::Command::new(env!("CARGO_BIN_EXE_xir-opt"))
+        .args([&saxpy, "--emit", "artifact", "--no-cache", "-o", &xsa])
+        .output()
+        .unwrap();
+    assert!(opt.status.success(), "{}", stderr(&opt));
+    let o = xir_run(&["--artifact", &xsa, "--inputs", &inputs, "--opt-level", "2"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stderr(&o), "xir-run: --opt-level is a compile option, and the artifact runs as it was compiled\n");
     // Where the run reads them, they are taken.
     let o = xir_run(&[&saxpy, "--inputs", &inputs, "--opt-level", "2", "--pipeline", "cleanup"]);
     assert!(o.status.success(), "{}", stderr(&o));

@@ -491,7 +491,8 @@ fn read_spirv(input: &str) -> Result<Option<Vec<u32>>, String> {
 /// A flag the run being made does not read, refused as the SPIR-V path
 /// refuses its own rather than ignored in silence: the interpreter's
 /// options on a Vulkan-only run, `--ulp` without a comparison, compile
-/// options on an interpreter-only run that has no `--pipeline`.
+/// options on an interpreter-only run that has no `--pipeline` or on an
+/// artifact run without INPUT.
 fn idle_flag(args: &Args) -> Option<String> {
     let compares = args.compare || args.oracle.is_some();
     let interprets = compares || !(args.vulkan || args.artifact.is_some());
@@ -510,6 +511,11 @@ fn idle_flag(args: &Args) -> Option<String> {
     }
     if let Some(flag) = given(&vulkan_only).filter(|_| !interprets) {
         return Some(format!("{flag} is an interpreter option, and only Vulkan runs"));
+    }
+    // An artifact without INPUT is run as it was compiled: nothing compiles.
+    let compile = [(args.pipeline.is_some(), "--pipeline"), (args.pipeline_dir.is_some(), "--pipeline-dir")];
+    if let Some(flag) = given(&compile).or(given(&interp_only)).filter(|_| args.input.is_none()) {
+        return Some(format!("{flag} is a compile option, and the artifact runs as it was compiled"));
     }
     let flag = given(&interp_only).filter(|_| !compiles)?;
     Some(format!("{flag} is a compile option, and only the interpreter runs, with no --pipeline"))
