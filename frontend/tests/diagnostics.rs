@@ -64,6 +64,11 @@ fn refusals_name_the_construct_and_its_place() {
             "unknown.comp:3:15: error: [glsl] Unknown function 'memoryBarrierBuffer'",
         ),
         (
+            "stray.comp",
+            "#version 450\nlayout(local_size_x = 1) in;\n// a § in a comment is text\nvoid main() { int x\u{a0}= 1; }".into(),
+            "stray.comp:4:20: error: [glsl] unexpected character '\\u{a0}' (U+00A0)",
+        ),
+        (
             "glsl_syntax.comp",
             "#version 450\nlayout(local_size_x = 1) in;\nvoid main() { int x = ; }".into(),
             "glsl_syntax.comp:3:",
