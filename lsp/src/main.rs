@@ -39,12 +39,13 @@ fn main() {
     let (conn, io) = lsp_server::Connection::stdio();
     let served = xir_lsp::run(&conn);
     drop(conn);
-    let joined = io.join();
-    if let Err(e) = served {
+    // A transport error (a malformed header or message) is why the server
+    // saw its channel disconnect: it is the one reported.
+    if let Err(e) = io.join() {
         eprintln!("xir-lsp: {e}");
         std::process::exit(1);
     }
-    if let Err(e) = joined {
+    if let Err(e) = served {
         eprintln!("xir-lsp: {e}");
         std::process::exit(1);
     }
