@@ -41,7 +41,10 @@
 //! (`--kernel`, `--pipeline`, `--pipeline-dir`, `--opt-level`, `--fast-math`,
 //! `--artifact`), about the interpreter (`--interp`, `--compare`, `--ulp`,
 //! `--max-*`) are refused with a message: there is no XIR to compile or
-//! interpret.
+//! interpret. Any other run refuses the flags it would not read the same
+//! way (`idle_flag`: `--ulp` without a comparison, the interpreter's
+//! limits on a Vulkan-only run, compile flags where nothing compiles), and
+//! `--override` without a shader.
 //!
 //! Exit codes: 0 success, 1 failure (bad input, compile error, run error,
 //! mismatch, stdout not writable), 2 usage error.
