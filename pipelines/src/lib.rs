@@ -66,11 +66,21 @@ fn pipeline_dir(extra_dir: Option<&Path>) -> Option<PathBuf> {
     extra_dir.map(Path::to_path_buf).or(from_env)
 }
 
+/// Why the pipeline directory is none; `named` is how it was given
+/// (`--pipeline-dir DIR` or `XIR_PIPELINE_DIR=DIR`).
+#[derive(Debug, thiserror::Error)]
+pub enum PipelineDirError {
+    #[error("{named}: not a directory")]
+    NotADirectory { named: String },
+    #[error("{named}: {source}")]
+    Unreadable { named: String, source: std::io::Error },
+}
+
 /// Why the directory [`loader`] would search (`extra_dir`, else
 /// `$XIR_PIPELINE_DIR`) is not a directory. The drivers refuse to start
 /// then: a misspelt directory would otherwise be skipped in silence, and
 /// the shipped pipeline of the same name run instead of the user's.
-pub fn check_pipeline_dir(extra_dir: Option<&Path>) -> Result<(), String> {
+pub fn check_pipeline_dir(extra_dir: Option<&Path>) -> Result<(), PipelineDirError> {
     let Some(dir) = pipeline_dir(extra_dir) else { return Ok(()) };
     let named = match extra_dir {
         Some(_) => format!("--pipeline-dir {}", dir.display()),
@@ -78,7 +88,7 @@ pub fn check_pipeline_dir(extra_dir: Option<&Path>) -> Result<(), String> {
     };
     match std::fs::metadata(&dir) {
         Ok(m) if m.is_dir() => Ok(()),
-        Ok(_) => Err(format!("{named}: not a directory")),
-        Err(e) => Err(format!("{named}: {e}")),
+        Ok(_) => Err(PipelineDirError::NotADirectory { named }),
+        Err(source) => Err(PipelineDirError::Unreadable { named, source }),
     }
 }

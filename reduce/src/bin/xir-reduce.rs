@@ -142,7 +142,7 @@ fn run() -> i32 {
     let mut cli = Cli::parse();
     // The reducer has no --pipeline-dir; `$XIR_PIPELINE_DIR` is checked as the drivers check it.
     if let Err(e) = xir_pipelines::check_pipeline_dir(None) {
-        return fail(1, &e);
+        return fail(1, &e.to_string());
     }
     // A reduction can take minutes: an output it could not write is refused before it starts.
     if let Err(e) = xir_pipelines::io::check_output(cli.output.as_deref()) {
