@@ -219,6 +219,17 @@ fn a_failed_write_to_standard_output_is_an_error_not_a_panic() {
 }
 
 #[test]
+fn mismatch_options_without_a_mismatch_are_refused() {
+    let input = root().join("tests/corpus/bitonic_sort.xir");
+    for flag in ["--kernel", "--max-steps"] {
+        let o = cli(&[input.to_str().unwrap(), "--verifier", "ssa-dominance", flag, "1"]);
+        assert_eq!(o.status.code(), Some(1));
+        let want = format!("error: {flag} applies to --mismatch, and there is none\n");
+        assert_eq!(String::from_utf8_lossy(&o.stderr), want);
+    }
+}
+
+#[test]
 fn bad_input_is_a_located_error_not_a_panic() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.xir");

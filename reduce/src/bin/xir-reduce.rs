@@ -140,6 +140,11 @@ fn read_failure_file(p: &Path) -> Result<Option<FailureFile>, String> {
 
 fn run() -> i32 {
     let mut cli = Cli::parse();
+    // A reproducer directory may bring the --mismatch these belong to.
+    let mismatch_only = [(cli.kernel.is_some(), "--kernel"), (cli.max_steps.is_some(), "--max-steps")];
+    if let Some((_, flag)) = mismatch_only.iter().find(|(on, _)| *on && cli.mismatch.is_none() && !cli.input.is_dir()) {
+        return fail(1, &format!("{flag} applies to --mismatch, and there is none"));
+    }
     // The reducer has no --pipeline-dir; `$XIR_PIPELINE_DIR` is checked as the drivers check it.
     if let Err(e) = xir_pipelines::check_pipeline_dir(None) {
         return fail(1, &e.to_string());
