@@ -146,8 +146,8 @@ fn unexpected_glsl_char(text: &str) -> Option<usize> {
             i += rest.find('\n').unwrap_or(rest.len());
             continue;
         }
-        if rest.starts_with("/*") {
-            i += rest[2..].find("*/").map_or(rest.len(), |n| n + 4);
+        if let Some(body) = rest.strip_prefix("/*") {
+            i += body.find("*/").map_or(rest.len(), |n| n + 4);
             continue;
         }
         let token = c.is_alphanumeric() || c == '_' || matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0b' | '\x0c');
