@@ -527,3 +527,31 @@ fn a_byte_order_mark_before_an_input_or_pipeline_is_dropped() {
     let want = xir_opt(&[&corpus("saxpy.xir"), "--pipeline", "cleanup"]);
     assert_eq!(stdout(&o), stdout(&want));
 }
+
+#[test]
+fn kernel_picks_one_of_several_for_spirv() {
+    let dir = scratch("kernel");
+    let src = std::fs::read_to_string(corpus("saxpy.xir")).unwrap();
+    let other = src.replace("@saxpy(", "@other(").replace("mul %a, %xi", "sub %a, %xi");
+    let two = write(&dir, "two.xir", &format!("{src}\n{other}"));
+    let o = xir_opt(&[&two, "--emit", "spirv-asm", "--no-cache"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stderr(&o), format!("xir-opt: error: {two}: the module has 2 kernels (@saxpy, @other); name one\n"));
+    // Through the cache too: each kernel is its own entry, never the other's.
+    let cache = dir.join("cache");
+    for name in ["other", "saxpy", "other"] {
+        let o = xir_opt(&[&two, "--emit", "spirv-asm", "--kernel", name, "--cache-dir", cache.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        // @saxpy multiplies, @other subtracts.
+        let asm = stdout(&o);
+        assert_eq!((asm.contains("OpFMul"), asm.contains("OpFSub")), (name == "saxpy", name == "other"), "{name}");
+    }
+    let o = xir_opt(&[&two, "--emit", "spirv-asm", "--no-cache", "--kernel", "nope"]);
+    assert_eq!(stderr(&o), format!("xir-opt: error: {two}: no kernel named `nope`\n"));
+    let o = xir_opt(&[&two, "--kernel", "saxpy"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        stderr(&o),
+        "xir-opt: error: --kernel picks the kernel of a SPIR-V --emit form (spirv, spirv-asm, artifact)\n"
+    );
+}

@@ -541,7 +541,8 @@ fn guarded_analyses(preserves: &[AnalysisKind]) -> Vec<AnalysisKind> {
     [AnalysisKind::Cfg, AnalysisKind::Dominators].into_iter().filter(|k| preserves.contains(k)).collect()
 }
 
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+/// A caught panic's message (its `&str` or `String` payload).
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<&str>() {
         s.to_string()
     } else if let Some(s) = payload.downcast_ref::<String>() {

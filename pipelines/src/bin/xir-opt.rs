@@ -38,6 +38,9 @@ struct Cli {
     /// Value of a shader `override` constant (repeatable).
     #[arg(long = "override", value_name = "NAME=VALUE", value_parser = io::parse_override)]
     overrides: Vec<(String, f64)>,
+    /// The kernel a SPIR-V `--emit` compiles when the module has several.
+    #[arg(long, value_name = "NAME")]
+    kernel: Option<String>,
     /// Pipeline to run: a shipped name (`pipelines/NAME.ron`) or a `.ron`
     /// path. Default: none, except with `--emit spirv|spirv-asm|artifact`,
     /// whose default is `spirv` (the legalization the backend's input
@@ -153,7 +156,7 @@ fn main() {
     let code = match catch_unwind(AssertUnwindSafe(run)) {
         Ok(code) => code,
         Err(payload) => {
-            let msg = panic_message(&*payload);
+            let msg = xir::pipeline::panic_message(&*payload);
             let at = PANIC_LOCATION.lock().ok().and_then(|l| l.clone()).unwrap_or_default();
             eprintln!("xir-opt: error: internal error: {msg} (at {at}); this is a bug in xir-opt");
             1
@@ -252,8 +255,8 @@ fn run() -> i32 {
         eprintln!("xir-opt: error: an INPUT file (or `-`) is required\n\nFor more information, try '--help'.");
         return 2;
     };
-    if let Some(flag) = idle_flag(&cli) {
-        eprintln!("xir-opt: error: {}", usage::compiles_nothing(flag));
+    if let Some(e) = idle_flag(&cli) {
+        eprintln!("xir-opt: error: {e}");
         return 2;
     }
     let batch_mode =
@@ -374,7 +377,7 @@ fn batch(
                             log,
                             "xir-opt: error: {}: internal error: {}; this is a bug in xir-opt",
                             names[i],
-                            panic_message(&*payload)
+                            xir::pipeline::panic_message(&*payload)
                         );
                         1
                     });
@@ -394,15 +397,6 @@ fn batch(
     }
     eprintln!("xir-opt: error: {} of {} inputs failed: {}", failed.len(), inputs.len(), failed.join(", "));
     1
-}
-
-/// A panic's message.
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic".into())
 }
 
 /// Whether and where the compile cache is used.
@@ -427,9 +421,13 @@ fn watching(cli: &Cli) -> [(bool, &'static str); 7] {
 }
 
 /// A flag given that only a pipeline or the backend reads, when neither
-/// runs (no `--pipeline`, an `--emit` form short of SPIR-V): it would
-/// change nothing, in silence (`--opt-level 2` printing the input as it was).
-fn idle_flag(cli: &Cli) -> Option<&'static str> {
+/// runs (no `--pipeline`, an `--emit` form short of SPIR-V), or `--kernel`
+/// without a SPIR-V form: it would change nothing, in silence
+/// (`--opt-level 2` printing the input as it was).
+fn idle_flag(cli: &Cli) -> Option<String> {
+    if cli.kernel.is_some() && !cli.emit.is_backend() {
+        return Some("--kernel picks the kernel of a SPIR-V --emit form (spirv, spirv-asm, artifact)".into());
+    }
     if cli.pipeline_name().is_some() {
         return None;
     }
@@ -438,7 +436,7 @@ fn idle_flag(cli: &Cli) -> Option<&'static str> {
         (cli.fast_math, "--fast-math"),
         (cli.device_features != "unknown", "--device-features"),
     ];
-    compile.into_iter().chain(watching(cli)).find(|(on, _)| *on).map(|(_, flag)| flag)
+    compile.into_iter().chain(watching(cli)).find(|(on, _)| *on).map(|(_, flag)| usage::compiles_nothing(flag))
 }
 
 /// The compile cache `cli` asks for: none with `--no-cache`, or when a
@@ -547,13 +545,15 @@ fn compile_file(
             };
             let module = handoffs.module();
             let mut backend = |what| {
-                backend::emit_from_with(&handoffs, what, &backend_options(job)).map_err(|e| match e {
-                    backend::BackendError::Compile(d) => {
-                        let _ = write!(log, "{}", reporter.render_for(&d, input));
-                        note_backend_failure(job, &d, before.as_ref(), input, log);
-                        None
+                backend::emit_from_with(&handoffs, cli.kernel.as_deref(), what, &backend_options(job)).map_err(|e| {
+                    match e {
+                        backend::BackendError::Compile(d) => {
+                            let _ = write!(log, "{}", reporter.render_for(&d, input));
+                            note_backend_failure(job, &d, before.as_ref(), input, log);
+                            None
+                        }
+                        e => Some(e.to_string()),
                     }
-                    e => Some(e.to_string()),
                 })
             };
             match cli.emit {
@@ -678,7 +678,7 @@ fn cached_backend(
     let (cli, reporter) = (job.cli, job.reporter);
     let request = Request {
         module,
-        kernel: None,
+        kernel: cli.kernel.as_deref(),
         opt_level: cli.opt_level,
         fast_math: cli.fast_math,
         device_features: job.device,
@@ -691,14 +691,15 @@ fn cached_backend(
             Some(p) => run_pipeline_logged(job, p, module, input, log).map_err(|_| None::<String>)?,
             None => xir_spirv::handoff::Handoffs::new(module),
         };
-        let (k, out) = backend::compile_with(&handoffs, None, &backend_options(job)).map_err(|e| match e {
-            backend::BackendError::Compile(d) => {
-                let _ = write!(log, "{}", reporter.render_for(&d, input));
-                note_backend_failure(job, &d, before.as_ref(), input, log);
-                None
-            }
-            e => Some(e.to_string()),
-        })?;
+        let (k, out) =
+            backend::compile_with(&handoffs, cli.kernel.as_deref(), &backend_options(job)).map_err(|e| match e {
+                backend::BackendError::Compile(d) => {
+                    let _ = write!(log, "{}", reporter.render_for(&d, input));
+                    note_backend_failure(job, &d, before.as_ref(), input, log);
+                    None
+                }
+                e => Some(e.to_string()),
+            })?;
         let artifact = xir_spirv::artifact::ShaderArtifact::from_compiled(handoffs.module(), k, &out).encode();
         Ok::<_, Option<String>>(Compiled { words: out.words, artifact })
     });
@@ -766,6 +767,10 @@ fn incremental(cli: &Cli, reporter: &Reporter, input: &str, pipeline: xir::pipel
     use xir_pipelines::then::Settings;
     if cli.device_features != "unknown" {
         eprintln!("xir-opt: error: --then plans for an unknown device; --device-features is not supported with it yet");
+        return 2;
+    }
+    if cli.kernel.is_some() {
+        eprintln!("xir-opt: error: --then emits a module's only kernel; --kernel is not supported with it yet");
         return 2;
     }
     let emit = cli.emit;
