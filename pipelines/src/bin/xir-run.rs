@@ -501,26 +501,27 @@ fn idle_flag(args: &Args) -> Option<String> {
     let interprets = compares || !(args.vulkan || args.artifact.is_some());
     let compiles = compares || args.vulkan || args.artifact.is_some() || args.pipeline.is_some();
     let defaults = xir::interp::Options::default();
-    let vulkan_only = [
+    let interp_options = [
         (args.max_steps != defaults.max_steps, "--max-steps"),
         (args.max_threads != defaults.max_threads, "--max-threads"),
         (args.max_print_bytes != defaults.max_print_bytes, "--max-print-bytes"),
         (args.warp_size.is_some(), "--warp-size"),
     ];
-    let interp_only = [(args.opt_level != 0, "--opt-level"), (args.fast_math, "--fast-math"), (args.debug_info, "-g")];
+    let compile_options =
+        [(args.opt_level != 0, "--opt-level"), (args.fast_math, "--fast-math"), (args.debug_info, "-g")];
     let given = |flags: &[(bool, &'static str)]| flags.iter().find(|(on, _)| *on).map(|(_, f)| *f);
     if args.ulp != 0 && !compares {
         return Some("--ulp widens a comparison, and there is none (--compare)".into());
     }
-    if let Some(flag) = given(&vulkan_only).filter(|_| !interprets) {
+    if let Some(flag) = given(&interp_options).filter(|_| !interprets) {
         return Some(format!("{flag} is an interpreter option, and only Vulkan runs"));
     }
     // An artifact without INPUT is run as it was compiled: nothing compiles.
     let compile = [(args.pipeline.is_some(), "--pipeline"), (args.pipeline_dir.is_some(), "--pipeline-dir")];
-    if let Some(flag) = given(&compile).or(given(&interp_only)).filter(|_| args.input.is_none()) {
+    if let Some(flag) = given(&compile).or(given(&compile_options)).filter(|_| args.input.is_none()) {
         return Some(format!("{flag} is a compile option, and the artifact runs as it was compiled"));
     }
-    let flag = given(&interp_only).filter(|_| !compiles)?;
+    let flag = given(&compile_options).filter(|_| !compiles)?;
     Some(format!("{flag} is a compile option, and only the interpreter runs, with no --pipeline"))
 }
 
