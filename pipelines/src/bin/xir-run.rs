@@ -518,7 +518,9 @@ fn idle_flag(args: &Args) -> Option<String> {
     }
     // An artifact without INPUT is run as it was compiled: nothing compiles.
     let compile = [(args.pipeline.is_some(), "--pipeline"), (args.pipeline_dir.is_some(), "--pipeline-dir")];
-    if let Some(flag) = given(&compile).or(given(&compile_options)).filter(|_| args.input.is_none()) {
+    if let Some(flag) =
+        given(&compile).or(given(&compile_options)).filter(|_| args.artifact.is_some() && args.input.is_none())
+    {
         return Some(format!("{flag} is a compile option, and the artifact runs as it was compiled"));
     }
     let flag = given(&compile_options).filter(|_| !compiles)?;
