@@ -497,6 +497,9 @@ fn read_spirv(input: &str) -> Result<Option<Vec<u32>>, String> {
 /// options on an interpreter-only run that has no `--pipeline` or on an
 /// artifact run without INPUT.
 fn idle_flag(args: &Args) -> Option<String> {
+    if args.input.is_none() && args.artifact.is_none() {
+        return None; // Nothing runs: the missing INPUT is the error.
+    }
     let compares = args.compare || args.oracle.is_some();
     let interprets = compares || !(args.vulkan || args.artifact.is_some());
     let compiles = compares || args.vulkan || args.artifact.is_some() || args.pipeline.is_some();
