@@ -675,6 +675,16 @@ kernel @k(%o: buffer<u32>) block_size(64, 1, 1) {
     assert!(run(Options { max_steps: 2048, ..Options::default() }).is_ok());
     let e = run(Options { dispatch: Some([128, 1, 1]), max_threads: 100, ..Options::default() }).unwrap_err();
     assert_eq!(e.message, "a dispatch of 128 threads ([128, 1, 1]) exceeds the limit of 100 (the max-threads option)");
+    // A grid whose thread count does not fit in 64 bits is refused the same way, not an overflow.
+    let huge = [u32::MAX; 3];
+    let e = run(Options { dispatch: Some(huge), ..Options::default() }).unwrap_err();
+    assert_eq!(
+        e.message,
+        format!(
+            "a dispatch of {} threads ({huge:?}) exceeds the limit of 16777216 (the max-threads option)",
+            u128::from(u32::MAX).pow(3)
+        )
+    );
     // Ten lines of 4 bytes ("k=0\n"): 20 bytes hold five.
     let printing = parse_module(&src.replace("  %k1 = add", "  print \"k={}\", %k\n  %k1 = add"), "test.xir").unwrap();
     let one = Options { dispatch: Some([1, 1, 1]), max_print_bytes: 20, ..Options::default() };

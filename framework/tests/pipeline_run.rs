@@ -197,6 +197,11 @@ fn bisect_limit_runs_the_first_n_executions_and_names_the_last() {
         r.unwrap().bisect.as_deref(),
         Some("bisect-limit 4 not reached: the pipeline ran all 1 pass executions; the last was `tag` at t.ron:2:1")
     );
+    // A limit of 0 stops before the first execution; nothing ran and the limit was reached.
+    let (r, _, _) = run("Pass(\"tag\")", RunOptions { bisect_limit: Some(0), ..Default::default() });
+    let r = r.unwrap();
+    assert_eq!(r.executions, 0);
+    assert_eq!(r.bisect.as_deref(), Some("bisect-limit 0: stopped before the first execution"));
 }
 
 #[test]

@@ -96,14 +96,24 @@ pub fn parse(src: &Source<'_>, overrides: &Overrides) -> Result<(naga::Module, n
                 }
             }
             let span = e.location(src.text).map(|l| Span::with_len(l.line_number, l.line_position, l.length));
-            diag(src, "wgsl", message, span)
+            // naga's notes carry what its message may leave out (an "internal
+            // front end error" says why only there).
+            let d = diag(src, "wgsl", message, span);
+            Box::new(e.notes().fold(*d, Diagnostic::with_note))
         })?,
         Language::Glsl => {
             let options = naga::front::glsl::Options::from(naga::ShaderStage::Compute);
             naga::front::glsl::Frontend::default().parse(&options, src.text).map_err(|e| {
                 let first = e.errors.first();
-                let message = first.map(|e| e.kind.to_string()).unwrap_or_else(|| "invalid GLSL".into());
-                let span = first.and_then(|e| location(src.text, e.meta));
+                let mut message = first.map(|e| e.kind.to_string()).unwrap_or_else(|| "invalid GLSL".into());
+                let mut span = first.and_then(|e| location(src.text, e.meta));
+                if span.is_none() && message == "UnexpectedCharacter" {
+                    if let Some(at) = unexpected_glsl_char(src.text) {
+                        let c = src.text[at..].chars().next().unwrap_or_default();
+                        message = format!("unexpected character {c:?} (U+{:04X})", c as u32);
+                        span = location(src.text, naga::Span::new(at as u32, (at + c.len_utf8()) as u32));
+                    }
+                }
                 diag(src, "glsl", message, span)
             })?
         }
@@ -121,6 +131,33 @@ pub fn parse(src: &Source<'_>, overrides: &Overrides) -> Result<(naga::Module, n
     let module = module.into_owned();
     let info = validate(src, &module)?;
     Ok((module, info))
+}
+
+/// The byte offset of the first character, outside comments, that starts
+/// no GLSL token, for naga's "UnexpectedCharacter": its preprocessor
+/// (pp-rs) gives lexer errors no position. Quotes and backslashes are not
+/// taken (the preprocessor reads them in places), so a stray one stays
+/// unlocated rather than mislocated.
+fn unexpected_glsl_char(text: &str) -> Option<usize> {
+    let mut i = 0;
+    while let Some(c) = text[i..].chars().next() {
+        let rest = &text[i..];
+        if rest.starts_with("//") {
+            i += rest.find('\n').unwrap_or(rest.len());
+            continue;
+        }
+        if let Some(body) = rest.strip_prefix("/*") {
+            i += body.find("*/").map_or(rest.len(), |n| n + 4);
+            continue;
+        }
+        let token = c.is_alphanumeric() || c == '_' || matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0b' | '\x0c');
+        let punct = c.is_ascii_punctuation() && !matches!(c, '@' | '$' | '`');
+        if !token && !punct {
+            return Some(i);
+        }
+        i += c.len_utf8();
+    }
+    None
 }
 
 fn validate(src: &Source<'_>, module: &naga::Module) -> Result<naga::valid::ModuleInfo, Error> {

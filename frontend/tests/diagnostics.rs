@@ -64,6 +64,11 @@ fn refusals_name_the_construct_and_its_place() {
             "unknown.comp:3:15: error: [glsl] Unknown function 'memoryBarrierBuffer'",
         ),
         (
+            "stray.comp",
+            "#version 450\nlayout(local_size_x = 1) in;\n// a § in a comment is text\nvoid main() { int x\u{a0}= 1; }".into(),
+            "stray.comp:4:20: error: [glsl] unexpected character '\\u{a0}' (U+00A0)",
+        ),
+        (
             "glsl_syntax.comp",
             "#version 450\nlayout(local_size_x = 1) in;\nvoid main() { int x = ; }".into(),
             "glsl_syntax.comp:3:",
@@ -82,6 +87,21 @@ fn refusals_name_the_construct_and_its_place() {
         }
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// naga's notes carry what its message leaves out: its parser stops at
+/// 200 nested rules with an "internal" error whose reason is only a note.
+#[test]
+fn nagas_notes_are_kept() {
+    let mut e = "out[0]".to_string();
+    for _ in 0..250 {
+        e = format!("(out[0] + {e})");
+    }
+    let text = format!("{HEAD}@compute @workgroup_size(1) fn main() {{ out[0] = {e}; }}");
+    let d = compile(&Source { path: "deep.wgsl", text: &text, language: Language::Wgsl }, &Overrides::new())
+        .expect_err("too deep for naga");
+    assert_eq!(d.message, "internal WGSL front end error");
+    assert_eq!(d.notes, ["Parser recursion limit exceeded"]);
 }
 
 #[test]

@@ -81,7 +81,9 @@ fn find_in(dir: &Path, needle: &str, depth: usize) -> Option<PathBuf> {
 fn include_file(doc: &Document, cx: &Context, target: &str) -> Option<PathBuf> {
     let loader = cx.loader();
     match loader.resolve(target, doc.path.as_deref().and_then(Path::parent)).ok()? {
-        xir::pipeline::PipelineSource::File(p) => Some(p),
+        // The loader resolves anything that exists (to report a directory as
+        // one); only a file can be jumped to.
+        xir::pipeline::PipelineSource::File(p) => Some(p).filter(|p| p.is_file()),
         xir::pipeline::PipelineSource::Shipped { name, .. } => {
             let p = cx.roots.iter().map(|r| r.join("pipelines").join(format!("{name}.ron"))).find(|p| p.is_file())?;
             Some(p.canonicalize().unwrap_or(p))

@@ -410,3 +410,33 @@ fn wgsl_documents_get_front_end_diagnostics_the_save_check_and_the_commands() {
     assert_eq!(c.request("textDocument/documentSymbol", json!({ "textDocument": td(WGSL_URI) })), json!([]));
     c.shutdown();
 }
+
+/// The binary run by hand: `--help` and `--version` answer at once instead
+/// of starting a server on the terminal; an unknown argument is refused; a
+/// malformed message names what was wrong with it.
+#[test]
+fn the_binary_answers_help_and_version_and_refuses_other_arguments() {
+    use std::process::{Command, Stdio};
+    let run = |arg: &str| {
+        Command::new(env!("CARGO_BIN_EXE_xir-lsp")).arg(arg).stdin(Stdio::null()).output().expect("xir-lsp runs")
+    };
+    let o = run("--help");
+    assert_eq!(o.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&o.stdout).starts_with("xir-lsp: the language server"), "{o:?}");
+    let o = run("--version");
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&o.stdout), format!("xir-lsp {}\n", env!("CARGO_PKG_VERSION")));
+    let o = run("--nope");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).starts_with("xir-lsp: error: unexpected argument `--nope`"), "{o:?}");
+    // A malformed transport is reported as such, not as a disconnected channel.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_xir-lsp"))
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("xir-lsp runs");
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), b"garbage\n").unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(String::from_utf8_lossy(&o.stderr), "xir-lsp: malformed header: \"garbage\\n\"\n");
+}

@@ -193,16 +193,18 @@ pub fn emit_from(
     device_features: Option<xir_spirv::FeatureSet>,
 ) -> Result<Vec<u8>, BackendError> {
     let opts = CompileOptions { opt_level, fast_math, device_features, debug_info: false };
-    emit_from_with(handoffs, what, &opts)
+    emit_from_with(handoffs, None, what, &opts)
 }
 
-/// [`emit_from`] with every backend option (debug info among them).
+/// [`emit_from`] with every backend option (debug info among them), of
+/// `kernel` (`None`: the module's only one).
 pub fn emit_from_with(
     handoffs: &Handoffs<'_>,
+    kernel: Option<&str>,
     what: BackendEmit,
     opts: &CompileOptions,
 ) -> Result<Vec<u8>, BackendError> {
-    let (k, out) = compile_with(handoffs, None, opts)?;
+    let (k, out) = compile_with(handoffs, kernel, opts)?;
     match what {
         BackendEmit::Spirv => Ok(out.words.iter().flat_map(|w| w.to_le_bytes()).collect()),
         BackendEmit::SpirvAsm => Ok(out.disassembly().into_bytes()),

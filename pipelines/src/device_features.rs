@@ -78,9 +78,13 @@ pub fn lavapipe() -> FeatureSet {
 /// Why a `--device-features` value was refused.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum DeviceFeaturesError {
-    /// Not a preset, and the file could not be read.
+    /// Not a preset, and no file could be opened there.
     #[error("`{path}` is not a preset ({presets}) and not a readable file: {reason}")]
     Unreadable { path: String, presets: String, reason: String },
+    /// The file opened but is not text the reader takes (not UTF-8, past
+    /// the source-size cap, a directory); `span` locates a bad byte.
+    #[error("cannot read the feature file: {message}")]
+    BadText { path: String, span: Option<xir::ir::Span>, message: String },
     /// The file is not a RON list of feature names.
     #[error("{message}")]
     Syntax { path: String, line: usize, column: usize, message: String },
@@ -102,6 +106,7 @@ impl DeviceFeaturesError {
                     "a feature file is a RON list of feature names, e.g. `[Int64, BufferFloat32AtomicAdd]`; \
                      `xir-opt --list-device-features` prints them",
                 ),
+            DeviceFeaturesError::BadText { path, span, .. } => d.with_file(path.clone()).with_span(*span),
             _ => d,
         }
     }
@@ -131,12 +136,18 @@ fn running_device() -> Result<FeatureSet, DeviceFeaturesError> {
     ))
 }
 
-/// A RON file holding a list of feature names.
+/// A RON file holding a list of feature names, read as every source file
+/// is (`xir::text::source`: UTF-8, a size cap, so `/dev/zero` is refused).
 pub fn from_file(path: &str) -> Result<FeatureSet, DeviceFeaturesError> {
-    let text = std::fs::read_to_string(path).map_err(|e| DeviceFeaturesError::Unreadable {
+    let file = std::fs::File::open(path).map_err(|e| DeviceFeaturesError::Unreadable {
         path: path.to_string(),
         presets: PRESETS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", "),
         reason: e.to_string(),
+    })?;
+    let text = xir::text::source::read_source(file).map_err(|e| DeviceFeaturesError::BadText {
+        path: path.to_string(),
+        span: e.span,
+        message: e.message,
     })?;
     parse(path, &text)
 }

@@ -40,7 +40,7 @@ pub fn read_module_located(
     located: bool,
 ) -> Result<Module, Vec<Diagnostic>> {
     let display = display_name(path);
-    let text = read_text(path, "input")?;
+    let text = read_text(path, "input").map_err(|diags| binary_note(path, diags))?;
     match detect(path, &text) {
         InputFormat::Json => xir::text::json::from_json(&text, display),
         InputFormat::Text => xir::text::parse_module(&text, display),
@@ -49,6 +49,27 @@ pub fn read_module_located(
             let compile = if located { xir_frontend::compile_located } else { xir_frontend::compile };
             compile(&src, overrides).map_err(|d| vec![*d])
         }
+    }
+}
+
+/// A module input that is not text may be one of the binaries the tools
+/// write; say which and what reads it, instead of only "not UTF-8".
+fn binary_note(path: &str, diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    use std::io::Read;
+    let mut head = Vec::with_capacity(8);
+    let read = std::fs::File::open(path).and_then(|f| f.take(8).read_to_end(&mut head));
+    let note = if path == "-" || read.is_err() {
+        None
+    } else if xir_spirv::reflect::is_spirv(&head) {
+        Some("the file is a SPIR-V binary: `xir-run FILE --inputs ...` runs it on Vulkan; it is no compiler input")
+    } else if head.starts_with(&xir_spirv::artifact::MAGIC) {
+        Some("the file is a shader artifact (`--emit artifact`): `xir-run --artifact FILE --inputs ...` runs it")
+    } else {
+        None
+    };
+    match note {
+        Some(n) => diags.into_iter().map(|d| d.with_note(n)).collect(),
+        None => diags,
     }
 }
 
@@ -200,13 +221,46 @@ pub fn write_output(out: Option<&str>, bytes: &[u8]) -> Result<(), WriteError> {
     f.write_all(bytes).and_then(|_| f.flush()).map_err(fail)
 }
 
+/// Refuse, before a long run (`xir-reduce`), an `out` that
+/// [`write_output`] would refuse after it: a directory, a symlink whose
+/// target cannot be resolved, a new file in a directory that does not
+/// exist. `None` and `-` (stdout) pass. Nothing is created.
+pub fn check_output(out: Option<&str>) -> Result<(), WriteError> {
+    let Some(path) = out.filter(|p| *p != "-") else { return Ok(()) };
+    let path = Path::new(path);
+    let fail = |source: std::io::Error| WriteError::Io { path: path.to_path_buf(), source };
+    let target = match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let dir = std::fs::metadata(parent_dir(path)).map_err(fail)?;
+            return match dir.is_dir() {
+                true => Ok(()),
+                false => Err(fail(std::io::ErrorKind::NotADirectory.into())),
+            };
+        }
+        Err(e) => return Err(fail(e)),
+        Ok(m) if m.file_type().is_symlink() => {
+            std::fs::canonicalize(path).map_err(|source| WriteError::Symlink { path: path.to_path_buf(), source })?
+        }
+        Ok(_) => path.to_path_buf(),
+    };
+    match std::fs::metadata(&target).map_err(fail)?.is_dir() {
+        true => Err(WriteError::Directory { path: path.to_path_buf() }),
+        false => Ok(()),
+    }
+}
+
+/// The directory a new file at `path` goes into (`.` for a bare name).
+fn parent_dir(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
 /// Write `path` (a regular file or none) through a temporary file renamed
 /// over it; the temporary file is removed on any failure.
 fn write_atomically(path: &Path, bytes: &[u8], permissions: Option<std::fs::Permissions>) -> std::io::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
+    let dir = parent_dir(path);
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "out".into());
     let tmp = dir.join(format!(".{name}.xir-opt-{}.tmp", std::process::id()));
     let result = (|| {

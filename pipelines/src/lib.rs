@@ -16,6 +16,7 @@ pub mod listing;
 pub mod report;
 pub mod repro;
 pub mod then;
+pub mod usage;
 pub mod workspace;
 
 use std::path::{Path, PathBuf};
@@ -52,9 +53,42 @@ pub fn registry() -> PassRegistry {
 /// wherever it is installed.
 pub fn loader<'r>(reg: &'r PassRegistry, extra_dir: Option<&Path>) -> Loader<'r> {
     let mut l = Loader::new(reg);
-    let from_env = std::env::var_os(PIPELINE_DIR_ENV).filter(|d| !d.is_empty()).map(PathBuf::from);
-    if let Some(d) = extra_dir.map(Path::to_path_buf).or(from_env) {
+    if let Some(d) = pipeline_dir(extra_dir) {
         l = l.with_search_dir(d);
     }
     l.with_shipped(SHIPPED)
+}
+
+/// The directory [`loader`] searches first: `extra_dir`, else the one
+/// `$XIR_PIPELINE_DIR` names (when set and not empty).
+fn pipeline_dir(extra_dir: Option<&Path>) -> Option<PathBuf> {
+    let from_env = std::env::var_os(PIPELINE_DIR_ENV).filter(|d| !d.is_empty()).map(PathBuf::from);
+    extra_dir.map(Path::to_path_buf).or(from_env)
+}
+
+/// Why the pipeline directory is none; `named` is how it was given
+/// (`--pipeline-dir DIR` or `XIR_PIPELINE_DIR=DIR`).
+#[derive(Debug, thiserror::Error)]
+pub enum PipelineDirError {
+    #[error("{named}: not a directory")]
+    NotADirectory { named: String },
+    #[error("{named}: {source}")]
+    Unreadable { named: String, source: std::io::Error },
+}
+
+/// Why the directory [`loader`] would search (`extra_dir`, else
+/// `$XIR_PIPELINE_DIR`) is not a directory. The drivers refuse to start
+/// then: a misspelt directory would otherwise be skipped in silence, and
+/// the shipped pipeline of the same name run instead of the user's.
+pub fn check_pipeline_dir(extra_dir: Option<&Path>) -> Result<(), PipelineDirError> {
+    let Some(dir) = pipeline_dir(extra_dir) else { return Ok(()) };
+    let named = match extra_dir {
+        Some(_) => format!("--pipeline-dir {}", dir.display()),
+        None => format!("{PIPELINE_DIR_ENV}={}", dir.display()),
+    };
+    match std::fs::metadata(&dir) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => Err(PipelineDirError::NotADirectory { named }),
+        Err(source) => Err(PipelineDirError::Unreadable { named, source }),
+    }
 }

@@ -5,7 +5,7 @@
 //! path of `xir-opt` and `xir-run` prints the same way.
 
 use xir::diag::{render_as, Diagnostic, Format, Sources};
-use xir::pipeline::{LoadFailure, RunError};
+use xir::pipeline::{LoadFailure, PipelineDiag, RunError};
 
 /// The `--diagnostics` values.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -67,6 +67,16 @@ impl Reporter {
         match self.format {
             Format::Short => f.to_string(),
             _ => self.render(&f.diagnostics.iter().map(|d| d.to_diagnostic()).collect::<Vec<_>>()),
+        }
+    }
+
+    /// A loaded pipeline's lint findings that `keep` selects. The short
+    /// form is the loader's own text, as for [`Reporter::load_failure`].
+    pub fn pipeline_warnings(&self, found: &[PipelineDiag], keep: impl Fn(&PipelineDiag) -> bool) -> String {
+        let kept: Vec<&PipelineDiag> = found.iter().filter(|w| keep(w)).collect();
+        match self.format {
+            Format::Short => kept.iter().map(|w| format!("{w}\n")).collect(),
+            _ => self.render(&kept.iter().map(|w| w.to_diagnostic()).collect::<Vec<_>>()),
         }
     }
 

@@ -388,3 +388,170 @@ fn then_reads_its_edits_with_the_same_care_as_the_input() {
     let err = stderr(&o);
     assert!(err.contains(&format!("\n{}:3:3: error: [io] cannot read input: not UTF-8", bad.display())), "{err}");
 }
+
+#[test]
+fn a_pipeline_dir_that_is_not_a_directory_is_a_usage_error() {
+    let dir = scratch("pipeline-dir");
+    let file = write(&dir, "file.ron", "");
+    let missing = dir.join("missing").display().to_string();
+    let saxpy = corpus("saxpy.xir");
+    let inputs = corpus("saxpy.inputs.json");
+    for (bad, why) in [(&missing, "No such file or directory (os error 2)"), (&file, "not a directory")] {
+        let o = xir_opt(&[&saxpy, "--pipeline", "cleanup", "--pipeline-dir", bad]);
+        assert_eq!(o.status.code(), Some(2));
+        assert_eq!(stderr(&o), format!("xir-opt: error: --pipeline-dir {bad}: {why}\n"));
+        let o = common::xir_run(&[&saxpy, "--inputs", &inputs, "--pipeline-dir", bad]);
+        assert_eq!(o.status.code(), Some(2));
+        assert_eq!(stderr(&o), format!("xir-run: error: --pipeline-dir {bad}: {why}\n"));
+    }
+    // The environment variable is held to the same rule, naming itself.
+    let o = Command::new(env!("CARGO_BIN_EXE_xir-opt"))
+        .args([&saxpy, "--pipeline", "cleanup"])
+        .env("XIR_PIPELINE_DIR", &missing)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        stderr(&o),
+        format!("xir-opt: error: XIR_PIPELINE_DIR={missing}: No such file or directory (os error 2)\n")
+    );
+}
+
+#[test]
+fn a_pipeline_that_is_a_directory_is_named_as_one() {
+    let dir = scratch("pipeline-is-dir");
+    let as_path = dir.join("p.ron");
+    std::fs::create_dir(&as_path).unwrap();
+    let o = xir_opt(&[&corpus("saxpy.xir"), "--pipeline", as_path.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let want = format!("{}:1:1: error: cannot read pipeline: Is a directory (os error 21)\n", as_path.display());
+    assert_eq!(stderr(&o), want);
+    // In a pipeline directory it is not skipped for the shipped pipeline of that name.
+    std::fs::create_dir(dir.join("cleanup.ron")).unwrap();
+    let o = xir_opt(&[&corpus("saxpy.xir"), "--pipeline", "cleanup", "--pipeline-dir", dir.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let want = format!(
+        "{}:1:1: error: cannot read pipeline: Is a directory (os error 21)\n",
+        dir.join("cleanup.ron").display()
+    );
+    assert_eq!(stderr(&o), want);
+}
+
+#[test]
+fn a_print_flag_naming_no_pass_is_a_usage_error() {
+    let o = xir_opt(&[&corpus("saxpy.xir"), "--pipeline", "cleanup", "--print-after", "dcee"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        stderr(&o),
+        "xir-opt: error: --print-after dcee: no pass is registered under that name; did you mean `dce`?\n"
+    );
+    let o = xir_opt(&[&corpus("saxpy.xir"), "--pipeline", "cleanup", "--print-before", "zzzzzzzzzz"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        stderr(&o),
+        "xir-opt: error: --print-before zzzzzzzzzz: no pass is registered under that name; `xir-opt --list-passes` lists them\n"
+    );
+}
+
+#[test]
+fn a_module_without_a_kernel_is_named_in_a_batch() {
+    let dir = scratch("batch-no-kernel");
+    let empty = write(&dir, "empty.xir", "");
+    let out = dir.join("out");
+    let o = xir_opt(&[&empty, &corpus("saxpy.xir"), "--emit", "spirv", "--no-cache", "-o", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stderr(&o),
+        format!("xir-opt: error: {empty}: the module has no kernel\nxir-opt: error: 1 of 2 inputs failed: {empty}\n")
+    );
+}
+
+#[test]
+fn a_binary_the_tools_write_is_named_when_given_as_input() {
+    let spv = format!("{}/tests/fixtures/foreign_saxpy.spv", env!("CARGO_MANIFEST_DIR"));
+    let o = xir_opt(&[&spv]);
+    assert_eq!(o.status.code(), Some(1));
+    let note = "  = note: the file is a SPIR-V binary: `xir-run FILE --inputs ...` runs it on Vulkan; it is no compiler input\n";
+    assert!(stderr(&o).starts_with(&format!("{spv}:")) && stderr(&o).ends_with(note), "{}", stderr(&o));
+    let dir = scratch("artifact-input");
+    let xsa = dir.join("saxpy.xsa");
+    let o = xir_opt(&[&corpus("saxpy.xir"), "--emit", "artifact", "--no-cache", "-o", xsa.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = xir_opt(&[xsa.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let note =
+        "  = note: the file is a shader artifact (`--emit artifact`): `xir-run --artifact FILE --inputs ...` runs it\n";
+    assert!(stderr(&o).ends_with(note), "{}", stderr(&o));
+    // A text file with a bad byte gets no such note.
+    let bad = dir.join("bad.xir").display().to_string();
+    std::fs::write(&bad, b"kernel \xff").unwrap();
+    let o = xir_opt(&[&bad]);
+    assert_eq!(stderr(&o), format!("{bad}:1:8: error: [io] cannot read input: not UTF-8: invalid byte 0xff\n"));
+}
+
+#[test]
+fn a_compile_flag_with_nothing_to_compile_is_a_usage_error() {
+    let saxpy = corpus("saxpy.xir");
+    let idle =
+        "has no effect: no pipeline runs (name one with --pipeline) and this --emit form does not reach the backend";
+    for args in [
+        &["--opt-level", "2"][..],
+        &["--fast-math"],
+        &["--device-features", "none"],
+        &["--time-passes"],
+        &["--verify-each", "--emit", "ast"],
+    ] {
+        let o = xir_opt(&[&[saxpy.as_str()][..], args].concat());
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert_eq!(stderr(&o), format!("xir-opt: error: {} {idle}\n", args[0]), "{args:?}");
+    }
+    // With a pipeline, or an --emit that compiles, they take effect as before.
+    assert!(xir_opt(&[&saxpy, "--opt-level", "2", "--pipeline", "cleanup"]).status.success());
+    assert!(xir_opt(&[&saxpy, "--fast-math", "--emit", "spirv-asm", "--no-cache"]).status.success());
+}
+
+#[test]
+fn a_byte_order_mark_before_an_input_or_pipeline_is_dropped() {
+    let dir = scratch("bom");
+    let bom = |name: &str, text: &str| {
+        let p = dir.join(name);
+        std::fs::write(&p, [&b"\xef\xbb\xbf"[..], text.as_bytes()].concat()).unwrap();
+        p.display().to_string()
+    };
+    let src = std::fs::read_to_string(corpus("saxpy.xir")).unwrap();
+    let input = bom("saxpy.xir", &src);
+    let ron = std::fs::read_to_string(format!("{}/cleanup.ron", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let pipeline = bom("p.ron", &ron);
+    let o = xir_opt(&[&input, "--pipeline", &pipeline]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let want = xir_opt(&[&corpus("saxpy.xir"), "--pipeline", "cleanup"]);
+    assert_eq!(stdout(&o), stdout(&want));
+}
+
+#[test]
+fn kernel_picks_one_of_several_for_spirv() {
+    let dir = scratch("kernel");
+    let src = std::fs::read_to_string(corpus("saxpy.xir")).unwrap();
+    let other = src.replace("@saxpy(", "@other(").replace("mul %a, %xi", "sub %a, %xi");
+    let two = write(&dir, "two.xir", &format!("{src}\n{other}"));
+    let o = xir_opt(&[&two, "--emit", "spirv-asm", "--no-cache"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stderr(&o), format!("xir-opt: error: {two}: the module has 2 kernels (@saxpy, @other); name one\n"));
+    // Through the cache too: each kernel is its own entry, never the other's.
+    let cache = dir.join("cache");
+    for name in ["other", "saxpy", "other"] {
+        let o = xir_opt(&[&two, "--emit", "spirv-asm", "--kernel", name, "--cache-dir", cache.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        // @saxpy multiplies, @other subtracts.
+        let asm = stdout(&o);
+        assert_eq!((asm.contains("OpFMul"), asm.contains("OpFSub")), (name == "saxpy", name == "other"), "{name}");
+    }
+    let o = xir_opt(&[&two, "--emit", "spirv-asm", "--no-cache", "--kernel", "nope"]);
+    assert_eq!(stderr(&o), format!("xir-opt: error: {two}: no kernel named `nope`\n"));
+    let o = xir_opt(&[&two, "--kernel", "saxpy"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        stderr(&o),
+        "xir-opt: error: --kernel picks the kernel of a SPIR-V --emit form (spirv, spirv-asm, artifact)\n"
+    );
+}

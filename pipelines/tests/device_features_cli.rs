@@ -105,6 +105,32 @@ fn a_bad_feature_file_is_located_and_leaves_no_output() {
 }
 
 #[test]
+fn a_feature_file_that_is_not_text_is_located_in_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("dev.ron");
+    std::fs::write(&file, b"[Int64,\n  \xffInt8]\n").unwrap();
+    let o = asm(INT64, file.to_str().unwrap());
+    assert_eq!(o.status.code(), Some(1));
+    let want = format!(
+        "{}:2:3: error: [device-features] --device-features: cannot read the feature file: not UTF-8: invalid byte 0xff",
+        file.display()
+    );
+    assert!(stderr(&o).starts_with(&want), "{}", stderr(&o));
+    // A directory, and an endless device, are refused by name instead of read.
+    let o = asm(INT64, dir.path().to_str().unwrap());
+    assert_eq!(o.status.code(), Some(1));
+    let want =
+        format!("{}: error: [device-features] --device-features: cannot read the feature file: ", dir.path().display());
+    assert!(stderr(&o).starts_with(&want), "{}", stderr(&o));
+    let o = asm(INT64, "/dev/zero");
+    assert_eq!(
+        stderr(&o),
+        "/dev/zero: error: [device-features] --device-features: cannot read the feature file: larger than the 256 MiB \
+         limit on source files\n"
+    );
+}
+
+#[test]
 fn a_missing_file_names_the_presets() {
     let o = asm(INT64, "lavapip");
     assert_eq!(o.status.code(), Some(1));

@@ -156,3 +156,21 @@ fn every_command_in_the_readme_and_docs_runs_as_shown() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(ran >= 10, "only {ran} commands found: is the README's sh block still fenced as `sh`?");
 }
+
+/// The pipeline format example of `pipelines/README.md` loads: it is what
+/// a user copies to start a pipeline. Its relative include gets a file.
+#[test]
+fn the_pipeline_format_example_loads() {
+    let text = std::fs::read_to_string(repo().join("pipelines/README.md")).unwrap();
+    let start = text.find("```ron\n").expect("a ron block") + "```ron\n".len();
+    let example = &text[start..start + text[start..].find("```").unwrap()];
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("p")).unwrap();
+    std::fs::create_dir_all(dir.path().join("experiments")).unwrap();
+    let extra = "Pipeline(name: \"extra\", input: \"xir\", output: \"xir\", steps: [Pass(\"dce\")])";
+    std::fs::write(dir.path().join("experiments/extra.ron"), extra).unwrap();
+    let file = dir.path().join("p/example.ron");
+    std::fs::write(&file, example).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_xir-opt")).arg("--check-pipeline").arg(&file).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}

@@ -306,3 +306,93 @@ fn compare_runs_autodiff_kernels_against_the_interpreters_autodiff() {
         assert!(stderr(&o).contains("autodiff scopes: floats compared within 1e-4 relative"), "{k}: {}", stderr(&o));
     }
 }
+
+#[test]
+fn a_kernel_that_cannot_be_chosen_names_the_file() {
+    let dir = scratch("no-kernel");
+    let inputs = write(&dir, "k.inputs.json", b"{}");
+    let empty = write(&dir, "empty.xir", b"");
+    let o = xir_run(&[&empty, "--inputs", &inputs]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stderr(&o), format!("{empty}: error: the module has no kernel\n"));
+    let saxpy = format!("{}/../tests/corpus/saxpy.xir", env!("CARGO_MANIFEST_DIR"));
+    let o = xir_run(&[&saxpy, "--inputs", &inputs, "--kernel", "nope"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stderr(&o), format!("{saxpy}: error: no kernel named `nope`\n"));
+}
+
+/// A dispatch whose thread count overflows u64 is refused by the thread
+/// limit, named, instead of a panic.
+#[test]
+fn a_dispatch_past_u64_threads_is_refused_by_the_limit() {
+    let saxpy = format!("{}/../tests/corpus/saxpy.xir", env!("CARGO_MANIFEST_DIR"));
+    let inputs = format!("{}/../tests/corpus/saxpy.inputs.json", env!("CARGO_MANIFEST_DIR"));
+    let o = xir_run(&[&saxpy, "--inputs", &inputs, "--dispatch", "4294967295,4294967295,4294967295"]);
+    assert_eq!(o.status.code(), Some(1));
+    let want = format!(
+        "{saxpy}: error: [interp] a dispatch of {} threads ([4294967295, 4294967295, 4294967295]) exceeds the limit of \
+         16777216 (the max-threads option) (in @saxpy)\n",
+        u128::from(u32::MAX).pow(3)
+    );
+    assert_eq!(stderr(&o), want);
+}
+
+/// Standard input serves one file: both from it is refused, and inputs read
+/// from it are named `<stdin>` in their diagnostics.
+#[test]
+fn standard_input_is_read_once_and_named() {
+    let saxpy = format!("{}/../tests/corpus/saxpy.xir", env!("CARGO_MANIFEST_DIR"));
+    let run = |args: &[&str], stdin: &str| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_xir-run"))
+            .args(args)
+            .arg("--diagnostics=short")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::io::Write::write_all(&mut child.stdin.take().unwrap(), stdin.as_bytes()).unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let o = run(&["-", "--inputs", "-"], "");
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stderr(&o), "xir-run: INPUT and --inputs cannot both be `-` (standard input)\n");
+    let o = run(&[&saxpy, "--inputs", "-"], "{\"args\": {]}");
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stderr(&o), "<stdin>:1:11: error: [inputs] key must be a string at line 1 column 11\n");
+}
+
+/// A flag the run does not read is refused, not ignored.
+#[test]
+fn a_flag_the_run_does_not_read_is_refused() {
+    let saxpy = format!("{}/../tests/corpus/saxpy.xir", env!("CARGO_MANIFEST_DIR"));
+    let inputs = format!("{}/../tests/corpus/saxpy.inputs.json", env!("CARGO_MANIFEST_DIR"));
+    for (args, why) in [
+        (&["--ulp", "4"][..], "--ulp widens a comparison, and there is none (--compare)"),
+        (&["--vulkan", "--max-steps", "10"], "--max-steps is an interpreter option, and only Vulkan runs"),
+        (&["--vulkan", "--warp-size", "4"], "--warp-size is an interpreter option, and only Vulkan runs"),
+        (&["--opt-level", "2"], "--opt-level is a compile option, and only the interpreter runs, with no --pipeline"),
+        (&["--interp", "-g"], "-g is a compile option, and only the interpreter runs, with no --pipeline"),
+    ] {
+        let o = xir_run(&[&[saxpy.as_str(), "--inputs", inputs.as_str()][..], args].concat());
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        assert_eq!(stderr(&o), format!("xir-run: {why}\n"), "{args:?}");
+        assert_eq!(stdout(&o), "", "{args:?}");
+    }
+    // An artifact alone runs as it was compiled.
+    let dir = scratch("idle-artifact");
+    let xsa = dir.join("saxpy.xsa").display().to_string();
+    let opt = std::process::Command::new(env!("CARGO_BIN_EXE_xir-opt"))
+        .args([&saxpy, "--emit", "artifact", "--no-cache", "-o", &xsa])
+        .output()
+        .unwrap();
+    assert!(opt.status.success(), "{}", stderr(&opt));
+    let o = xir_run(&["--artifact", &xsa, "--inputs", &inputs, "--opt-level", "2"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stderr(&o), "xir-run: --opt-level is a compile option, and the artifact runs as it was compiled\n");
+    // Where the run reads them, they are taken.
+    let o = xir_run(&[&saxpy, "--inputs", &inputs, "--opt-level", "2", "--pipeline", "cleanup"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = xir_run(&[&saxpy, "--inputs", &inputs, "--max-steps", "100000"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}

@@ -143,7 +143,9 @@ fn xir_run_checks_a_shader_against_nagas_module() {
     let xir = root().join("tests/corpus/saxpy.xir").display().to_string();
     let o = xrun(&[&xir, "--inputs", &i, "--oracle", "naga"]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(text(&o.stderr).contains("--oracle naga needs a .wgsl or .comp shader"), "{}", text(&o.stderr));
+    // Refused before anything runs: no Vulkan dispatch line, no outputs.
+    assert_eq!(text(&o.stderr), format!("xir-run: --oracle naga needs a .wgsl or .comp shader; {xir} is XIR\n"));
+    assert_eq!(text(&o.stdout), "");
 }
 
 /// A disagreement with naga's module (planted: debug builds lower `+` as
@@ -186,4 +188,27 @@ fn every_emit_takes_a_shader() {
             assert_eq!(&bytes[..4], &0x0723_0203u32.to_le_bytes(), "a SPIR-V module");
         }
     }
+}
+
+/// `--override` sets a shader's `override` constants; given with no shader
+/// it would set nothing, so it is refused.
+#[test]
+fn overrides_without_a_shader_are_refused() {
+    let xir = root().join("tests/corpus/saxpy.xir").display().to_string();
+    let i = root().join("tests/corpus/saxpy.inputs.json").display().to_string();
+    let o = opt(&[&xir, "--override", "K=1"]);
+    assert_eq!(o.status.code(), Some(2));
+    let want =
+        format!("xir-opt: error: --override sets `override` constants of a WGSL or GLSL shader; {xir} is none\n");
+    assert_eq!(text(&o.stderr), want);
+    let dir = tempfile::tempdir().unwrap();
+    let o = opt(&[&xir, &xir.replace("saxpy", "matmul"), "--override", "K=1", "-o", dir.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let want =
+        "xir-opt: error: --override sets `override` constants of a WGSL or GLSL shader; none of the inputs is one\n";
+    assert_eq!(text(&o.stderr), want);
+    let o = xrun(&[&xir, "--inputs", &i, "--override", "K=1"]);
+    assert_eq!(o.status.code(), Some(1));
+    let want = format!("xir-run: --override sets `override` constants of a WGSL or GLSL shader; {xir} is none\n");
+    assert_eq!(text(&o.stderr), want);
 }

@@ -114,6 +114,122 @@ fn input_that_does_not_fail_exits_2() {
 }
 
 #[test]
+fn an_output_it_could_not_write_is_refused_before_reducing() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = pipeline_file(dir.path());
+    let input = root().join("tests/corpus/bitonic_sort.xir");
+    let missing = dir.path().join("missing/small.xir");
+    for (out, why) in [
+        (dir.path().to_path_buf(), "cannot write output: it is a directory"),
+        (missing.clone(), "cannot write output: No such file or directory (os error 2)"),
+    ] {
+        let args = [input.to_str().unwrap(), "--pipeline", p.to_str().unwrap(), "--panic", "deliberate panic"];
+        let o = cli(&[&args[..], &["-o", out.to_str().unwrap()]].concat());
+        assert_eq!(o.status.code(), Some(1));
+        // Refused at once: no reduction ran (it would report its tests first).
+        assert_eq!(String::from_utf8_lossy(&o.stderr), format!("error: {}: {why}\n", out.display()));
+    }
+    // A regular output is replaced atomically: no temporary file is left beside it.
+    let out = dir.path().join("small.xir");
+    std::fs::write(&out, "old").unwrap();
+    let o = cli(&[
+        input.to_str().unwrap(),
+        "--pipeline",
+        p.to_str().unwrap(),
+        "--panic",
+        "deliberate panic",
+        "-q",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let want = std::fs::read_to_string(root().join("reduce/tests/bitonic_panic.reduced.xir")).unwrap();
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), want);
+    let mut names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    names.sort();
+    assert_eq!(names, ["p.ron", "small.xir"]);
+}
+
+#[test]
+fn a_pipeline_dir_variable_naming_no_directory_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing");
+    let input = root().join("tests/corpus/bitonic_sort.xir");
+    let o = Command::new(env!("CARGO_BIN_EXE_xir-reduce"))
+        .args([input.to_str().unwrap(), "--pipeline", "cleanup", "--verifier", "ssa-dominance"])
+        .env("XIR_PIPELINE_DIR", &missing)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let want = format!("error: XIR_PIPELINE_DIR={}: No such file or directory (os error 2)\n", missing.display());
+    assert_eq!(String::from_utf8_lossy(&o.stderr), want);
+}
+
+#[test]
+fn max_time_takes_finite_seconds_and_any_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = pipeline_file(dir.path());
+    let input = root().join("tests/corpus/bitonic_sort.xir");
+    let args = [input.to_str().unwrap(), "--pipeline", p.to_str().unwrap(), "--panic", "deliberate panic", "-q"];
+    for bad in ["inf", "NaN", "-1"] {
+        let o = cli(&[&args[..], &[&format!("--max-time={bad}")]].concat());
+        assert_eq!(o.status.code(), Some(2), "{bad}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        let want = format!("`{bad}` is not a finite, non-negative number of seconds");
+        assert!(err.contains(&want), "{err}");
+    }
+    // Longer than any clock: no budget in practice, the reduction ends as without one.
+    let o = cli(&[&args[..], &["--max-time", "1e300"]].concat());
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let want = std::fs::read_to_string(root().join("reduce/tests/bitonic_panic.reduced.xir")).unwrap();
+    assert_eq!(String::from_utf8_lossy(&o.stdout), want);
+}
+
+#[test]
+fn an_unknown_verifier_rule_is_named_not_taken_for_no_failure() {
+    let input = root().join("tests/corpus/bitonic_sort.xir");
+    let o = cli(&[input.to_str().unwrap(), "--verifier", "ssa-dominanse", "-q"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        "error: --verifier `ssa-dominanse` is no rule; did you mean `ssa-dominance`? (docs/diagnostics.md, \"Rules\")\n"
+    );
+}
+
+/// A full disk under standard output is an error naming stdout, not a panic.
+#[test]
+fn a_failed_write_to_standard_output_is_an_error_not_a_panic() {
+    if !Path::new("/dev/full").exists() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let p = pipeline_file(dir.path());
+    let input = root().join("tests/corpus/bitonic_sort.xir");
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_xir-reduce"))
+        .args([input.to_str().unwrap(), "--pipeline", p.to_str().unwrap(), "--panic", "deliberate panic", "-q"])
+        .stdout(full)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        "error: cannot write stdout: No space left on device (os error 28)\n"
+    );
+}
+
+#[test]
+fn mismatch_options_without_a_mismatch_are_refused() {
+    let input = root().join("tests/corpus/bitonic_sort.xir");
+    for flag in ["--kernel", "--max-steps"] {
+        let o = cli(&[input.to_str().unwrap(), "--verifier", "ssa-dominance", flag, "1"]);
+        assert_eq!(o.status.code(), Some(1));
+        let want = format!("error: {flag} applies to --mismatch, and there is none\n");
+        assert_eq!(String::from_utf8_lossy(&o.stderr), want);
+    }
+}
+
+#[test]
 fn bad_input_is_a_located_error_not_a_panic() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.xir");

@@ -53,8 +53,14 @@ fn level_extent(s: u32, l: u32) -> u32 {
 }
 
 impl HeapTexture {
+    /// Texels of level `l`, in u128: three u32 extents can overflow u64.
+    fn level_texels_wide(&self, l: u32) -> u128 {
+        (0..3).map(|k| u128::from(level_extent(self.size[k], l))).product()
+    }
+
+    /// Texels of level `l` of a texture within `MAX_TEXELS`.
     fn level_texels(&self, l: u32) -> usize {
-        (0..3).map(|k| level_extent(self.size[k], l) as usize).product()
+        self.level_texels_wide(l) as usize
     }
 }
 
@@ -234,8 +240,8 @@ fn texture_from_json(module: &Module, j: &Json) -> Result<HeapTexture, String> {
         return Err(format!("{levels} mip levels for a texture of size {:?} (at most {most})", &size[..dim as usize]));
     }
     let mut t = HeapTexture { dim, size, levels: levels as u32, data: Vec::new() };
-    let total: u64 = (0..t.levels).map(|l| t.level_texels(l) as u64).sum();
-    if total > MAX_TEXELS {
+    let total: u128 = (0..t.levels).map(|l| t.level_texels_wide(l)).sum();
+    if total > u128::from(MAX_TEXELS) {
         return Err(format!("a texture of {total} texels exceeds the runner's limit"));
     }
     for l in 0..t.levels {

@@ -346,10 +346,12 @@ pub(super) fn texture_from_json(
     for (k, s) in sz.iter().enumerate() {
         size[k] = s.as_u64().and_then(|v| u32::try_from(v).ok()).filter(|&v| v > 0).ok_or(format!("bad size {s}"))?;
     }
-    let n: u64 = size.iter().map(|&s| u64::from(s)).product();
-    if n > MAX_TEXELS {
+    // In u128: three u32 sizes can overflow u64, never u128.
+    let n = size.iter().map(|&s| u128::from(s)).product::<u128>();
+    if n > u128::from(MAX_TEXELS) {
         return Err(format!("{n} texels exceed the runner's limit of {MAX_TEXELS}"));
     }
+    let n = n as u64;
     let texels: Vec<Json> = match (j.get("texels"), j.get("fill")) {
         (Some(Json::Array(t)), None) => t.clone(),
         (None, Some(f)) => vec![f.clone(); n as usize],

@@ -172,6 +172,22 @@ fn run(d: usize, sizes: [&[u32]; 2], levels: [u32; 2], linear_grad_base: u32) {
 }
 
 #[test]
+fn a_heap_slot_whose_texel_count_overflows_u64_is_refused_by_the_limit() {
+    let Some(dev) = vulkan_device() else { return };
+    let m = parse(&kernel_src(3, 8));
+    let k = kernel_of(&m);
+    let mut huge = inputs(3, [&[4, 4, 4], &[2, 4, 2]], [3, 2]);
+    let big = [u32::MAX; 3];
+    huge.args.get_mut("h").unwrap()["slots"][0] = json!({"elem": "f32", "size": big, "fill": [0.0, 0.0, 0.0, 0.0]});
+    let out = xir_spirv::compile(&m, k, &opts(0, false)).expect("compiles");
+    let e = xir_vulkan::run_kernel(&dev, &m, k, &out.words, &out.abi, &huge, [THREADS as u32, 1, 1])
+        .expect_err("refused")
+        .to_string();
+    let texels = u128::from(u32::MAX).pow(3);
+    assert!(e.contains(&format!("a texture of {texels} texels exceeds the runner's limit")), "{e}");
+}
+
+#[test]
 fn bindless_2d_textures_read_size_and_sample_like_the_interpreter_on_vulkan() {
     // Slot 0: 8x8 with 4 levels; slot 1: 4x8 with 3; linear sample_grad with the anisotropic samplers.
     run(2, [&[8, 8], &[4, 8]], [4, 3], 12);

@@ -37,6 +37,15 @@ fn the_runner_refuses_bad_texture_inputs_and_non_canonical_abis_by_name() {
         let e = run(&out.abi, bad).expect_err(bad).to_string();
         assert!(e.contains(why), "{bad}: {e}");
     }
+    // A 3D size whose texel count overflows u64 is refused by the texel limit, not a panic.
+    let huge = xir::interp::Inputs::from_json(
+        r#"{"args": {"a": {"size": [1, 1], "fill": [0, 0, 0, 0]}, "b": [0],
+            "c": {"size": [4294967295, 4294967295, 4294967295], "fill": [1, 2, 3, 4]}, "n": 5}}"#,
+    )
+    .expect("inputs");
+    let e = xir_vulkan::run_kernel(&dev, &m, k, &out.words, &out.abi, &huge, [1, 1, 1]).expect_err("huge").to_string();
+    let texels = u128::from(u32::MAX).pow(3);
+    assert!(e.contains(&format!("argument `c`: {texels} texels exceed the runner's limit of 16777216")), "{e}");
     // A shuffled property list is refused before anything is created.
     let mut shuffled = out.abi.clone();
     shuffled.properties.swap(1, 2);

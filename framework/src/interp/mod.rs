@@ -308,8 +308,9 @@ pub fn run_kernel_with(
     let dispatch = threads_run(f.kind, requested).ok_or_else(|| {
         at_kernel(format!("a dispatch of {requested:?} in whole blocks of {block_size:?} overflows u32"))
     })?;
-    let total = dispatch.iter().map(|&d| d as u64).product::<u64>();
-    if total > opts.max_threads {
+    // In u128: three u32 dimensions can overflow u64, never u128.
+    let total = dispatch.iter().map(|&d| u128::from(d)).product::<u128>();
+    if total > u128::from(opts.max_threads) {
         return Err(at_kernel(format!(
             "a dispatch of {total} threads ({dispatch:?}) exceeds the limit of {} (the max-threads option)",
             opts.max_threads

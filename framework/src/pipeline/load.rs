@@ -60,7 +60,7 @@ impl PipelineSource {
 /// Why [`Loader::resolve`] found no pipeline.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ResolveError {
-    /// A path (it ends in `.ron` or has a separator) that is not a file.
+    /// A path (it ends in `.ron` or has a separator) where nothing exists.
     #[error("no pipeline file `{0}`")]
     NoFile(String),
     /// A name no search directory and no embedded pipeline has.
@@ -174,14 +174,16 @@ impl<'r> Loader<'r> {
     /// separator; relative to `base` when given) or a shipped name, looked up
     /// in the search directories, then among the embedded ones, and then
     /// beside the including file (`base`), so that a pipeline directory is
-    /// self-contained.
+    /// self-contained. Anything that exists at a path counts as found (a
+    /// directory too), so reading it says what is wrong with it instead of
+    /// "no pipeline file" or a silent fall-back to the shipped pipeline.
     pub fn resolve(&self, spec: &str, base: Option<&Path>) -> Result<PipelineSource, ResolveError> {
         if spec.ends_with(".ron") || spec.contains('/') || spec.contains('\\') {
             let p = match base {
                 Some(b) => b.join(spec),
                 None => PathBuf::from(spec),
             };
-            return if p.is_file() {
+            return if p.exists() {
                 Ok(PipelineSource::File(p))
             } else {
                 Err(ResolveError::NoFile(super::excerpt(&p.display().to_string()).into_owned()))
@@ -189,14 +191,14 @@ impl<'r> Loader<'r> {
         }
         for dir in &self.search_dirs {
             let p = dir.join(format!("{spec}.ron"));
-            if p.is_file() {
+            if p.exists() {
                 return Ok(PipelineSource::File(p));
             }
         }
         if let Some(&(name, text)) = self.shipped.iter().find(|(n, _)| *n == spec) {
             return Ok(PipelineSource::Shipped { name, text });
         }
-        if let Some(p) = base.map(|b| b.join(format!("{spec}.ron"))).filter(|p| p.is_file()) {
+        if let Some(p) = base.map(|b| b.join(format!("{spec}.ron"))).filter(|p| p.exists()) {
             return Ok(PipelineSource::File(p));
         }
         let shipped = self.shipped();

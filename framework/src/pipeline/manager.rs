@@ -246,6 +246,7 @@ impl<'p> PassManager<'p> {
         if let Some(limit) = self.options.bisect_limit {
             report.bisect = Some(match (&ex.last, ex.stopped) {
                 (Some(last), true) => format!("bisect-limit {limit}: stopped after execution #{limit}, {last}"),
+                (None, true) => format!("bisect-limit {limit}: stopped before the first execution"),
                 _ => format!(
                     "bisect-limit {limit} not reached: the pipeline ran all {} pass executions{}",
                     ex.executions,
@@ -540,7 +541,8 @@ fn guarded_analyses(preserves: &[AnalysisKind]) -> Vec<AnalysisKind> {
     [AnalysisKind::Cfg, AnalysisKind::Dominators].into_iter().filter(|k| preserves.contains(k)).collect()
 }
 
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+/// A caught panic's message (its `&str` or `String` payload).
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<&str>() {
         s.to_string()
     } else if let Some(s) = payload.downcast_ref::<String>() {

@@ -25,7 +25,7 @@ use std::{fmt, sync::Arc};
 pub use check::check_flow;
 pub use instrument::TimingRow;
 pub use load::{LoadFailure, Loader, PipelineSource, ResolveError, MAX_NESTING};
-pub use manager::{FailureKind, PassManager, RunError, RunOptions, RunReport};
+pub use manager::{panic_message, FailureKind, PassManager, RunError, RunOptions, RunReport};
 pub use repro::Reproducer;
 
 use crate::diag::{Diagnostic, Fix, Label, Rule, Severity};

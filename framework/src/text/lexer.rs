@@ -179,7 +179,9 @@ impl<'a> Lexer<'a> {
                 }
                 let start = self.pos;
                 let end = self.src[start..].find('\n').map_or(self.src.len(), |n| start + n);
-                let text = &self.src[start..end];
+                // A CRLF file's `\r` ends the line, not the comment's text
+                // (kept, it would be printed back before an LF).
+                let text = self.src[start..end].strip_suffix('\r').unwrap_or(&self.src[start..end]);
                 while self.pos < end {
                     self.bump();
                 }
@@ -378,6 +380,11 @@ mod tests {
                 Tok::Comment("hi"),
             ]
         );
+    }
+
+    #[test]
+    fn a_comment_ends_before_a_crlf() {
+        assert_eq!(toks("// hi\r\n%x"), vec![Tok::Comment("hi"), Tok::Local("x")]);
     }
 
     #[test]

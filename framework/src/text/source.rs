@@ -13,6 +13,9 @@ use crate::ir::Span;
 /// or pipeline the project meets (the corpus's largest is under 1 MiB).
 pub const MAX_SOURCE_BYTES: u64 = 256 << 20;
 
+/// The UTF-8 byte-order mark.
+const BOM: &[u8] = b"\xef\xbb\xbf";
+
 /// Why a source could not be read (a phrase for "cannot read FILE: ..."),
 /// `span` locating a byte that is not UTF-8.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -21,13 +24,19 @@ pub struct SourceError {
     pub span: Option<Span>,
 }
 
-/// Read `r` to its end as UTF-8 text of at most [`MAX_SOURCE_BYTES`].
+/// Read `r` to its end as UTF-8 text of at most [`MAX_SOURCE_BYTES`]. A
+/// leading byte-order mark (what some editors write first) is dropped, as
+/// rustc drops it: no reader (XIR, JSON, WGSL, GLSL, RON) takes one, and
+/// positions then count from the first character an editor shows.
 pub fn read_source(r: impl Read) -> Result<String, SourceError> {
     let plain = |message: String| SourceError { message, span: None };
     let mut bytes = Vec::new();
     r.take(MAX_SOURCE_BYTES + 1).read_to_end(&mut bytes).map_err(|e| plain(e.to_string()))?;
     if bytes.len() as u64 > MAX_SOURCE_BYTES {
         return Err(plain(format!("larger than the {} MiB limit on source files", MAX_SOURCE_BYTES >> 20)));
+    }
+    if bytes.starts_with(BOM) {
+        bytes.drain(..BOM.len());
     }
     String::from_utf8(bytes).map_err(|e| {
         let bad = e.utf8_error().valid_up_to();
@@ -59,6 +68,16 @@ mod tests {
             SourceError { message: "not UTF-8: invalid byte 0xff".into(), span: Some(Span::with_len(2, 5, 1)) }
         );
         assert_eq!(read_source(&b"ok\n"[..]), Ok("ok\n".to_string()));
+    }
+
+    #[test]
+    fn a_leading_byte_order_mark_is_dropped() {
+        assert_eq!(read_source(&b"\xef\xbb\xbfkernel\n"[..]), Ok("kernel\n".to_string()));
+        // Only a leading one: elsewhere it is text like any character.
+        assert_eq!(read_source(&b"a\xef\xbb\xbf"[..]), Ok("a\u{feff}".to_string()));
+        // A bad byte after it is located in the text an editor shows.
+        let e = read_source(&b"\xef\xbb\xbfab\xff"[..]).unwrap_err();
+        assert_eq!(e.span, Some(Span::with_len(1, 3, 1)));
     }
 
     #[test]

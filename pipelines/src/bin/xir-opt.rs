@@ -17,7 +17,7 @@ use xir::pipeline::RunOptions;
 use xir_pipelines::backend::{self, BackendEmit};
 use xir_pipelines::cache::{CompileCache, Compiled, Outcome, Request, StoreError};
 use xir_pipelines::report::{DiagnosticsFormat, Reporter};
-use xir_pipelines::{device_features, dot, io, listing};
+use xir_pipelines::{device_features, dot, io, listing, usage};
 
 use xir_pipelines::then::ThenEmit as Emit;
 
@@ -38,6 +38,9 @@ struct Cli {
     /// Value of a shader `override` constant (repeatable).
     #[arg(long = "override", value_name = "NAME=VALUE", value_parser = io::parse_override)]
     overrides: Vec<(String, f64)>,
+    /// The kernel a SPIR-V `--emit` compiles when the module has several.
+    #[arg(long, value_name = "NAME")]
+    kernel: Option<String>,
     /// Pipeline to run: a shipped name (`pipelines/NAME.ron`) or a `.ron`
     /// path. Default: none, except with `--emit spirv|spirv-asm|artifact`,
     /// whose default is `spirv` (the legalization the backend's input
@@ -153,7 +156,7 @@ fn main() {
     let code = match catch_unwind(AssertUnwindSafe(run)) {
         Ok(code) => code,
         Err(payload) => {
-            let msg = panic_message(&*payload);
+            let msg = xir::pipeline::panic_message(&*payload);
             let at = PANIC_LOCATION.lock().ok().and_then(|l| l.clone()).unwrap_or_default();
             eprintln!("xir-opt: error: internal error: {msg} (at {at}); this is a bug in xir-opt");
             1
@@ -184,7 +187,12 @@ fn run() -> i32 {
             return code;
         }
     };
-    if let Some(e) = binary_to_terminal(&cli) {
+    let binary = match cli.emit {
+        Emit::Spirv => Some("spirv"),
+        Emit::Artifact => Some("artifact"),
+        _ => None,
+    };
+    if let Some(e) = usage::binary_to_terminal(binary, cli.output.as_deref()) {
         eprintln!("xir-opt: error: {e}");
         return 2;
     }
@@ -212,12 +220,22 @@ fn run() -> i32 {
             Err(e) => fail(&e.to_string()),
         };
     }
+    if let Err(e) = xir_pipelines::check_pipeline_dir(cli.pipeline_dir.as_deref()) {
+        eprintln!("xir-opt: error: {e}");
+        return 2;
+    }
+    if let Some(e) =
+        usage::unknown_pass(&reg, &[("--print-before", &cli.print_before), ("--print-after", &cli.print_after)])
+    {
+        eprintln!("xir-opt: error: {e}");
+        return 2;
+    }
     let loader = xir_pipelines::loader(&reg, cli.pipeline_dir.as_deref());
     let reporter = Reporter::new(cli.diagnostics);
     if let Some(path) = &cli.check_pipeline {
         return match loader.load_path(std::path::Path::new(path)) {
             Ok(p) => {
-                eprint!("{}", warnings(&reporter, &p.warnings, |_| true));
+                eprint!("{}", reporter.pipeline_warnings(&p.warnings, |_| true));
                 eprintln!(
                     "{path}: pipeline `{}` is well-formed: {} -> {}, {} pass steps",
                     p.name,
@@ -237,6 +255,10 @@ fn run() -> i32 {
         eprintln!("xir-opt: error: an INPUT file (or `-`) is required\n\nFor more information, try '--help'.");
         return 2;
     };
+    if let Some(e) = idle_flag(&cli) {
+        eprintln!("xir-opt: error: {e}");
+        return 2;
+    }
     let batch_mode =
         cli.jobs.is_some() || cli.inputs.len() > 1 || cli.inputs.iter().any(|i| std::path::Path::new(i).is_dir());
     if batch_mode && !cli.then.is_empty() {
@@ -264,6 +286,13 @@ fn run() -> i32 {
     if batch_mode {
         return batch(&cli, &reporter, pipeline.as_ref(), device);
     }
+    if !cli.overrides.is_empty() && !io::detect(input, "").is_shader() {
+        eprintln!(
+            "xir-opt: error: {}",
+            usage::overrides_without_shader(&format!("{} is none", io::display_name(input)))
+        );
+        return 2;
+    }
     let job = Job { cli: &cli, reporter: &reporter, device, cache: cache_use(&cli), batch: false };
     let mut log = std::io::stderr().lock();
     compile_file(&job, pipeline.as_mut(), input, cli.output.as_deref(), &mut log)
@@ -286,6 +315,10 @@ fn batch(
         Ok(i) => i,
         Err(e) => return usage(e),
     };
+    if !cli.overrides.is_empty() && !inputs.iter().any(|i| io::detect(&i.to_string_lossy(), "").is_shader()) {
+        eprintln!("xir-opt: error: {}", usage::overrides_without_shader("none of the inputs is one"));
+        return 2;
+    }
     let Some(out_dir) = cli.output.as_deref().filter(|o| *o != "-").map(std::path::Path::new) else {
         return usage(BatchError::NoOutputDir);
     };
@@ -306,7 +339,7 @@ fn batch(
         return fail(&format!("{}: cannot create the output directory: {e}", out_dir.display()));
     }
     if let Some(p) = pipeline {
-        eprint!("{}", warnings(reporter, &p.warnings, |w| w.severity == xir::diag::Severity::Warning));
+        eprint!("{}", reporter.pipeline_warnings(&p.warnings, |w| w.severity == xir::diag::Severity::Warning));
     }
     let jobs =
         cli.jobs.map(|j| j as usize).unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
@@ -344,7 +377,7 @@ fn batch(
                             log,
                             "xir-opt: error: {}: internal error: {}; this is a bug in xir-opt",
                             names[i],
-                            panic_message(&*payload)
+                            xir::pipeline::panic_message(&*payload)
                         );
                         1
                     });
@@ -366,15 +399,6 @@ fn batch(
     1
 }
 
-/// A panic's message.
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic".into())
-}
-
 /// Whether and where the compile cache is used.
 #[derive(Clone)]
 enum CacheUse {
@@ -383,11 +407,9 @@ enum CacheUse {
     Off(String),
 }
 
-/// The compile cache `cli` asks for: none with `--no-cache`, or when a
-/// flag watches the passes (a hit would run none of them: the reference
-/// forces a fresh compile when source dumping is on, for the same reason).
-fn cache_use(cli: &Cli) -> CacheUse {
-    let watching = [
+/// The flags that watch the passes, each with whether it was given.
+fn watching(cli: &Cli) -> [(bool, &'static str); 7] {
+    [
         (cli.time_passes, "--time-passes"),
         (cli.print_after_all, "--print-after-all"),
         (!cli.print_after.is_empty(), "--print-after"),
@@ -395,7 +417,33 @@ fn cache_use(cli: &Cli) -> CacheUse {
         (cli.print_changed, "--print-changed"),
         (cli.verify_each, "--verify-each"),
         (cli.bisect_limit.is_some(), "--bisect-limit"),
+    ]
+}
+
+/// A flag given that only a pipeline or the backend reads, when neither
+/// runs (no `--pipeline`, an `--emit` form short of SPIR-V), or `--kernel`
+/// without a SPIR-V form: it would change nothing, in silence
+/// (`--opt-level 2` printing the input as it was).
+fn idle_flag(cli: &Cli) -> Option<String> {
+    if cli.kernel.is_some() && !cli.emit.is_backend() {
+        return Some("--kernel picks the kernel of a SPIR-V --emit form (spirv, spirv-asm, artifact)".into());
+    }
+    if cli.pipeline_name().is_some() {
+        return None;
+    }
+    let compile = [
+        (cli.opt_level != 0, "--opt-level"),
+        (cli.fast_math, "--fast-math"),
+        (cli.device_features != "unknown", "--device-features"),
     ];
+    compile.into_iter().chain(watching(cli)).find(|(on, _)| *on).map(|(_, flag)| usage::compiles_nothing(flag))
+}
+
+/// The compile cache `cli` asks for: none with `--no-cache`, or when a
+/// flag watches the passes (a hit would run none of them: the reference
+/// forces a fresh compile when source dumping is on, for the same reason).
+fn cache_use(cli: &Cli) -> CacheUse {
+    let watching = watching(cli);
     if cli.no_cache {
         return CacheUse::Off("off (--no-cache)".into());
     }
@@ -469,7 +517,8 @@ fn compile_file(
         return report(log, &diags);
     }
     if let Some(p) = pipeline.as_deref().filter(|_| !job.batch) {
-        let _ = write!(log, "{}", warnings(reporter, &p.warnings, |w| w.severity == xir::diag::Severity::Warning));
+        let _ =
+            write!(log, "{}", reporter.pipeline_warnings(&p.warnings, |w| w.severity == xir::diag::Severity::Warning));
     }
     let backend_emit = match cli.emit {
         Emit::Spirv => Some(BackendEmit::Spirv),
@@ -496,13 +545,15 @@ fn compile_file(
             };
             let module = handoffs.module();
             let mut backend = |what| {
-                backend::emit_from_with(&handoffs, what, &backend_options(job)).map_err(|e| match e {
-                    backend::BackendError::Compile(d) => {
-                        let _ = write!(log, "{}", reporter.render_for(&d, input));
-                        note_backend_failure(job, &d, before.as_ref(), input, log);
-                        None
+                backend::emit_from_with(&handoffs, cli.kernel.as_deref(), what, &backend_options(job)).map_err(|e| {
+                    match e {
+                        backend::BackendError::Compile(d) => {
+                            let _ = write!(log, "{}", reporter.render_for(&d, input));
+                            note_backend_failure(job, &d, before.as_ref(), input, log);
+                            None
+                        }
+                        e => Some(e.to_string()),
                     }
-                    e => Some(e.to_string()),
                 })
             };
             match cli.emit {
@@ -524,7 +575,8 @@ fn compile_file(
     match bytes.map(|b| io::write_output(output, &b)) {
         Ok(Ok(())) => 0,
         Ok(Err(e)) => fail(log, &e.to_string()),
-        Err(Some(e)) => fail(log, &e),
+        // About this input (no kernel, several, an artifact refused): named, as a batch needs.
+        Err(Some(e)) => fail(log, &format!("{}: {e}", io::display_name(input))),
         Err(None) => 1,
     }
 }
@@ -626,7 +678,7 @@ fn cached_backend(
     let (cli, reporter) = (job.cli, job.reporter);
     let request = Request {
         module,
-        kernel: None,
+        kernel: cli.kernel.as_deref(),
         opt_level: cli.opt_level,
         fast_math: cli.fast_math,
         device_features: job.device,
@@ -639,14 +691,15 @@ fn cached_backend(
             Some(p) => run_pipeline_logged(job, p, module, input, log).map_err(|_| None::<String>)?,
             None => xir_spirv::handoff::Handoffs::new(module),
         };
-        let (k, out) = backend::compile_with(&handoffs, None, &backend_options(job)).map_err(|e| match e {
-            backend::BackendError::Compile(d) => {
-                let _ = write!(log, "{}", reporter.render_for(&d, input));
-                note_backend_failure(job, &d, before.as_ref(), input, log);
-                None
-            }
-            e => Some(e.to_string()),
-        })?;
+        let (k, out) =
+            backend::compile_with(&handoffs, cli.kernel.as_deref(), &backend_options(job)).map_err(|e| match e {
+                backend::BackendError::Compile(d) => {
+                    let _ = write!(log, "{}", reporter.render_for(&d, input));
+                    note_backend_failure(job, &d, before.as_ref(), input, log);
+                    None
+                }
+                e => Some(e.to_string()),
+            })?;
         let artifact = xir_spirv::artifact::ShaderArtifact::from_compiled(handoffs.module(), k, &out).encode();
         Ok::<_, Option<String>>(Compiled { words: out.words, artifact })
     });
@@ -697,21 +750,6 @@ fn shader_ast(input: &str, overrides: &xir_frontend::Overrides) -> Result<String
     Ok(xir_ast::print_module(&ast))
 }
 
-/// Binary output (`--emit spirv | artifact`) bound for a terminal is refused
-/// before any work, as `spirv-as` and `naga` do: it would only garble the
-/// screen.
-fn binary_to_terminal(cli: &Cli) -> Option<String> {
-    let binary = matches!(cli.emit, Emit::Spirv | Emit::Artifact);
-    let to_stdout = cli.output.as_deref().is_none_or(|o| o == "-");
-    (binary && to_stdout && std::io::IsTerminal::is_terminal(&std::io::stdout())).then(|| {
-        let what = if cli.emit == Emit::Spirv { "spirv" } else { "artifact" };
-        format!(
-            "refusing to write binary `--emit {what}` output to a terminal\n  \
-             = help: give `-o FILE`, redirect standard output, or use `--emit spirv-asm` for text"
-        )
-    })
-}
-
 fn fail(msg: &str) -> i32 {
     eprintln!("xir-opt: error: {msg}");
     1
@@ -724,24 +762,15 @@ fn report(reporter: &Reporter, diags: &[xir::Diagnostic], input: &str) -> i32 {
     1
 }
 
-/// A loaded pipeline's lint findings that `keep` selects, rendered.
-fn warnings(
-    reporter: &Reporter,
-    found: &[xir::pipeline::PipelineDiag],
-    keep: impl Fn(&xir::pipeline::PipelineDiag) -> bool,
-) -> String {
-    let kept: Vec<&xir::pipeline::PipelineDiag> = found.iter().filter(|w| keep(w)).collect();
-    match reporter.format {
-        xir::diag::Format::Short => kept.iter().map(|w| format!("{w}\n")).collect(),
-        _ => reporter.render(&kept.iter().map(|w| w.to_diagnostic()).collect::<Vec<_>>()),
-    }
-}
-
 /// `--then`: one salsa session over INPUT and its edits (`then.rs`).
 fn incremental(cli: &Cli, reporter: &Reporter, input: &str, pipeline: xir::pipeline::Pipeline) -> i32 {
     use xir_pipelines::then::Settings;
     if cli.device_features != "unknown" {
         eprintln!("xir-opt: error: --then plans for an unknown device; --device-features is not supported with it yet");
+        return 2;
+    }
+    if cli.kernel.is_some() {
+        eprintln!("xir-opt: error: --then emits a module's only kernel; --kernel is not supported with it yet");
         return 2;
     }
     let emit = cli.emit;

@@ -41,7 +41,10 @@
 //! (`--kernel`, `--pipeline`, `--pipeline-dir`, `--opt-level`, `--fast-math`,
 //! `--artifact`), about the interpreter (`--interp`, `--compare`, `--ulp`,
 //! `--max-*`) are refused with a message: there is no XIR to compile or
-//! interpret.
+//! interpret. Any other run refuses the flags it would not read the same
+//! way (`idle_flag`: `--ulp` without a comparison, the interpreter's
+//! limits on a Vulkan-only run, compile flags where nothing compiles), and
+//! `--override` without a shader.
 //!
 //! Exit codes: 0 success, 1 failure (bad input, compile error, run error,
 //! mismatch, stdout not writable), 2 usage error.
@@ -183,6 +186,10 @@ fn main() -> ExitCode {
             return if e.use_stderr() { ExitCode::from(2) } else { ExitCode::SUCCESS };
         }
     };
+    if let Err(e) = xir_pipelines::check_pipeline_dir(args.pipeline_dir.as_deref()) {
+        eprintln!("xir-run: error: {e}");
+        return ExitCode::from(2);
+    }
     match std::panic::catch_unwind(|| run(&args)) {
         Ok(Ok(())) => ExitCode::SUCCESS,
         Ok(Err(f)) => {
@@ -220,13 +227,27 @@ fn parse_dispatch(s: &str) -> Result<[u32; 3], String> {
 }
 
 fn run(args: &Args) -> Result<(), Failure> {
+    if args.input.as_deref() == Some("-") && args.inputs == "-" {
+        // Standard input can be read once: the inputs would find it empty.
+        return Err(Failure::from("xir-run: INPUT and --inputs cannot both be `-` (standard input)".to_string()));
+    }
     let text = xir_pipelines::io::read_text(&args.inputs, "inputs").map_err(Failure::Diags)?;
     let inputs = Inputs::from_json(&text).map_err(|e| {
         let span = xir::Span::new(e.line() as u32, e.column() as u32);
         Failure::Diags(vec![xir::Diagnostic::error(xir::diag::Rule::Inputs, e.to_string())
-            .with_file(args.inputs.as_str())
+            .with_file(xir_pipelines::io::display_name(&args.inputs))
             .with_span(Some(span))])
     })?;
+    let shader = args.input.as_deref().is_some_and(|i| xir_frontend::Language::from_path(i).is_some());
+    if !args.overrides.is_empty() && !shader {
+        // Only a shader has `override` constants; anything else would ignore the values in silence.
+        let what =
+            args.input.as_deref().map_or("--artifact".to_string(), |i| xir_pipelines::io::display_name(i).into());
+        return Err(Failure::from(format!(
+            "xir-run: {}",
+            xir_pipelines::usage::overrides_without_shader(&format!("{what} is none"))
+        )));
+    }
     let requested = match (&args.dispatch, inputs.dispatch) {
         (Some(d), _) => Some(parse_dispatch(d)?),
         (None, d) => d,
@@ -235,6 +256,9 @@ fn run(args: &Args) -> Result<(), Failure> {
         if let Some(words) = read_spirv(input)? {
             return Ok(run_spirv(input, &words, args, &inputs, requested)?);
         }
+    }
+    if let Some(flag) = idle_flag(args) {
+        return Err(Failure::from(format!("xir-run: {flag}")));
     }
     if let Some(path) = &args.artifact {
         return run_artifact(path, args, inputs, requested);
@@ -248,8 +272,13 @@ fn run(args: &Args) -> Result<(), Failure> {
             xir_pipelines::io::display_name(input)
         )));
     }
+    if args.oracle.is_some() {
+        // Refused before the kernel runs anywhere, not after.
+        oracle_language(input)?;
+    }
     let module = read_verified(input, &args.overrides, args.debug_info)?;
-    let kernel = xir_pipelines::backend::select_kernel(&module, args.kernel.as_deref())?;
+    let kernel = xir_pipelines::backend::select_kernel(&module, args.kernel.as_deref())
+        .map_err(|e| Failure::from(format!("{}: error: {e}", xir_pipelines::io::display_name(input))))?;
     let dispatch = requested.unwrap_or_else(|| one_block(&module, kernel));
     let inputs = inputs.with_dispatch(dispatch);
     let interp = |precision: Option<xir::interp::Precision>, warp_size: u32| -> Result<Outputs, Failure> {
@@ -413,13 +442,19 @@ fn run(args: &Args) -> Result<(), Failure> {
     Ok(print_outputs(&out)?)
 }
 
+/// The shader language of `input` for `--oracle naga`, which needs one.
+fn oracle_language(input: &str) -> Result<xir_frontend::Language, String> {
+    xir_frontend::Language::from_path(input).ok_or_else(|| {
+        let display = xir_pipelines::io::display_name(input);
+        format!("xir-run: --oracle naga needs a .wgsl or .comp shader; {display} is XIR")
+    })
+}
+
 /// `--oracle naga`: the shader compiled by naga alone (the same overrides),
 /// run on Vulkan with the same inputs, by its entry point's name.
 fn naga_run(input: &str, args: &Args, entry: &str, inputs: &Inputs, dispatch: [u32; 3]) -> Result<Outputs, String> {
     let display = xir_pipelines::io::display_name(input);
-    let Some(language) = xir_frontend::Language::from_path(input) else {
-        return Err(format!("xir-run: --oracle naga needs a .wgsl or .comp shader; {display} is XIR"));
-    };
+    let language = oracle_language(input)?;
     let text = xir_pipelines::io::read_text(input, "input").map_err(|d| xir::diag::render(&d))?;
     let overrides = args.overrides.iter().cloned().collect();
     let words =
@@ -454,6 +489,45 @@ fn read_spirv(input: &str) -> Result<Option<Vec<u32>>, String> {
         return Err(format!("{input}: error: cannot read input: larger than the {cap}-byte limit"));
     }
     xir_spirv::reflect::words_from_bytes(&bytes).map(Some).map_err(|e| format!("{input}: error: {e}"))
+}
+
+/// A flag the run being made does not read, refused as the SPIR-V path
+/// refuses its own rather than ignored in silence: the interpreter's
+/// options on a Vulkan-only run, `--ulp` without a comparison, compile
+/// options on an interpreter-only run that has no `--pipeline` or on an
+/// artifact run without INPUT.
+fn idle_flag(args: &Args) -> Option<String> {
+    if args.input.is_none() && args.artifact.is_none() {
+        return None; // Nothing runs: the missing INPUT is the error.
+    }
+    let compares = args.compare || args.oracle.is_some();
+    let interprets = compares || !(args.vulkan || args.artifact.is_some());
+    let compiles = compares || args.vulkan || args.artifact.is_some() || args.pipeline.is_some();
+    let defaults = xir::interp::Options::default();
+    let interp_options = [
+        (args.max_steps != defaults.max_steps, "--max-steps"),
+        (args.max_threads != defaults.max_threads, "--max-threads"),
+        (args.max_print_bytes != defaults.max_print_bytes, "--max-print-bytes"),
+        (args.warp_size.is_some(), "--warp-size"),
+    ];
+    let compile_options =
+        [(args.opt_level != 0, "--opt-level"), (args.fast_math, "--fast-math"), (args.debug_info, "-g")];
+    let given = |flags: &[(bool, &'static str)]| flags.iter().find(|(on, _)| *on).map(|(_, f)| *f);
+    if args.ulp != 0 && !compares {
+        return Some("--ulp widens a comparison, and there is none (--compare)".into());
+    }
+    if let Some(flag) = given(&interp_options).filter(|_| !interprets) {
+        return Some(format!("{flag} is an interpreter option, and only Vulkan runs"));
+    }
+    // An artifact without INPUT is run as it was compiled: nothing compiles.
+    let compile = [(args.pipeline.is_some(), "--pipeline"), (args.pipeline_dir.is_some(), "--pipeline-dir")];
+    if let Some(flag) =
+        given(&compile).or(given(&compile_options)).filter(|_| args.artifact.is_some() && args.input.is_none())
+    {
+        return Some(format!("{flag} is a compile option, and the artifact runs as it was compiled"));
+    }
+    let flag = given(&compile_options).filter(|_| !compiles)?;
+    Some(format!("{flag} is a compile option, and only the interpreter runs, with no --pipeline"))
 }
 
 /// Run the SPIR-V module `words` (read from `path`) on Vulkan; flags about

@@ -61,13 +61,13 @@ struct Cli {
     max_steps: Option<u64>,
     /// Where to write the reduced module (default: standard output).
     #[arg(short, long)]
-    output: Option<PathBuf>,
+    output: Option<String>,
     /// Stop after this many interestingness tests (0 = no limit).
     #[arg(long, default_value_t = 0)]
     max_tests: usize,
     /// Stop after this many seconds (0 = no limit); the smallest module
     /// found so far is written.
-    #[arg(long, value_name = "SECONDS", default_value_t = 0.0)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 0.0, value_parser = parse_seconds)]
     max_time: f64,
     /// No progress on standard error.
     #[arg(long, short)]
@@ -76,6 +76,21 @@ struct Cli {
 
 fn main() {
     std::process::exit(run());
+}
+
+/// `--max-time`: a finite number of seconds, not negative.
+fn parse_seconds(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!("`{s}` is not a finite, non-negative number of seconds")),
+    }
+}
+
+/// When a `--max-time` budget runs out: `None` for no budget (0), and for
+/// one past any instant the clock can name, which no run reaches.
+fn deadline(max_time: f64) -> Option<Instant> {
+    let budget = Duration::try_from_secs_f64(max_time).ok().filter(|d| !d.is_zero())?;
+    Instant::now().checked_add(budget)
 }
 
 fn fail(code: i32, msg: &str) -> i32 {
@@ -125,6 +140,19 @@ fn read_failure_file(p: &Path) -> Result<Option<FailureFile>, String> {
 
 fn run() -> i32 {
     let mut cli = Cli::parse();
+    // A reproducer directory may bring the --mismatch these belong to.
+    let mismatch_only = [(cli.kernel.is_some(), "--kernel"), (cli.max_steps.is_some(), "--max-steps")];
+    if let Some((_, flag)) = mismatch_only.iter().find(|(on, _)| *on && cli.mismatch.is_none() && !cli.input.is_dir()) {
+        return fail(1, &format!("{flag} applies to --mismatch, and there is none"));
+    }
+    // The reducer has no --pipeline-dir; `$XIR_PIPELINE_DIR` is checked as the drivers check it.
+    if let Err(e) = xir_pipelines::check_pipeline_dir(None) {
+        return fail(1, &e.to_string());
+    }
+    // A reduction can take minutes: an output it could not write is refused before it starts.
+    if let Err(e) = xir_pipelines::io::check_output(cli.output.as_deref()) {
+        return fail(1, &e.to_string());
+    }
     if let Some(inputs) = cli.naga_mismatch.clone() {
         return naga_mismatch(&cli, &inputs);
     }
@@ -202,6 +230,13 @@ fn run() -> i32 {
     } else if let Some(s) = &cli.pass_error {
         Signature::PassError(s.clone())
     } else if let Some(s) = &cli.verifier {
+        // Matched by exact name: an unknown one could never match, and would
+        // read as "does not fail as asked".
+        if xir::diag::Rule::from_name(s).is_none() {
+            let names = xir::diag::Rule::ALL.iter().map(|r| r.name());
+            let hint = xir::pipeline::suggest(s, names).map(|r| format!("; did you mean `{r}`?")).unwrap_or_default();
+            return fail(1, &format!("--verifier `{s}` is no rule{hint} (docs/diagnostics.md, \"Rules\")"));
+        }
         Signature::Verifier(s.clone())
     } else if let Some(s) = &cli.spirv_val {
         Signature::SpirvVal(s.clone())
@@ -238,7 +273,7 @@ fn run() -> i32 {
         }
     }
     // The budget counts from here: the first check is part of the run.
-    let deadline = (cli.max_time > 0.0).then(|| Instant::now() + Duration::from_secs_f64(cli.max_time));
+    let deadline = deadline(cli.max_time);
     let silenced = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
     let fails = match cli.max_steps {
@@ -257,13 +292,7 @@ fn run() -> i32 {
         let why = if stats.spent() { " (budget spent)" } else { "" };
         eprintln!("xir-reduce: {before} -> {} instructions after {} tests{why}", reduced.inst_count(), stats.tests);
     }
-    match &cli.output {
-        Some(p) => write(p, &text),
-        None => {
-            print!("{text}");
-            0
-        }
-    }
+    write(cli.output.as_deref(), &text)
 }
 
 /// The largest default interpreter budget of one `--mismatch` run.
@@ -318,10 +347,14 @@ fn vulkan_device(pipeline: Pipeline, mm: &Mismatch, opt_level: u8) -> Result<Dev
     }))
 }
 
-fn write(p: &Path, text: &str) -> i32 {
-    match std::fs::write(p, text) {
+/// Write the result to `out` (`None`: standard output) as `xir-opt`
+/// writes its output: atomically, symlinks written through, a failed write
+/// to standard output an error rather than a panic
+/// (`xir_pipelines::io::write_output`).
+fn write(out: Option<&str>, text: &str) -> i32 {
+    match xir_pipelines::io::write_output(out, text.as_bytes()) {
         Ok(()) => 0,
-        Err(e) => fail(1, &format!("cannot write {}: {e}", p.display())),
+        Err(e) => fail(1, &e.to_string()),
     }
 }
 
@@ -355,7 +388,7 @@ fn naga_mismatch(cli: &Cli, inputs_path: &Path) -> i32 {
         device,
         max_steps: cli.max_steps.unwrap_or(MAX_STEPS),
     };
-    let deadline = (cli.max_time > 0.0).then(|| Instant::now() + Duration::from_secs_f64(cli.max_time));
+    let deadline = deadline(cli.max_time);
     let silenced = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
     if !test.fails(&text) {
@@ -374,13 +407,7 @@ fn naga_mismatch(cli: &Cli, inputs_path: &Path) -> i32 {
             stats.tests
         );
     }
-    match &cli.output {
-        Some(p) => write(p, &reduced),
-        None => {
-            print!("{reduced}");
-            0
-        }
-    }
+    write(cli.output.as_deref(), &reduced)
 }
 
 /// An interpreter inputs file, or its located error.
