@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use xir::diag::Diagnostic;
 use xir::ir::Span;
 
+pub mod depth;
 pub mod lower;
 /// naga's own SPIR-V for the same source: the second oracle.
 pub mod oracle;
@@ -85,8 +86,22 @@ fn chain(e: &dyn std::error::Error) -> String {
     s
 }
 
+/// Run `f` (naga and the lowering) on the front end's own stack, after
+/// checking that `src` nests no deeper than that stack takes ([`depth`]).
+fn on_front_end_stack<T: Send>(src: &Source<'_>, f: impl FnOnce() -> Result<T, Error> + Send) -> Result<T, Error> {
+    depth::check(src)?;
+    depth::on_front_end_stack(f).unwrap_or_else(|e| {
+        Err(diag(src, "frontend:internal", format!("could not start the front end's thread: {e}"), None))
+    })
+}
+
 /// Parse and validate `src` with naga, and give the overrides their values.
 pub fn parse(src: &Source<'_>, overrides: &Overrides) -> Result<(naga::Module, naga::valid::ModuleInfo), Error> {
+    on_front_end_stack(src, || parse_here(src, overrides))
+}
+
+/// [`parse`] on the calling thread, whose stack the caller vouches for.
+fn parse_here(src: &Source<'_>, overrides: &Overrides) -> Result<(naga::Module, naga::valid::ModuleInfo), Error> {
     let module = match src.language {
         Language::Wgsl => naga::front::wgsl::parse_str(src.text).map_err(|e| {
             let mut message = e.message().to_string();
@@ -170,22 +185,38 @@ fn validate(src: &Source<'_>, module: &naga::Module) -> Result<naga::valid::Modu
 }
 
 /// `src` as a kernel AST in `arenas`: one kernel per compute entry point.
+/// naga runs on the front end's own stack; the lowering into `arenas` runs
+/// here (the arenas cannot be shared with another thread), within the
+/// depth naga was given.
 pub fn to_ast<'a>(
     arenas: &'a xir_ast::Arenas<'a>,
     src: &Source<'_>,
     overrides: &Overrides,
 ) -> Result<xir_ast::Module<'a>, Error> {
     let (module, info) = parse(src, overrides)?;
-    lower::Lowering::new(arenas, &module, &info, src.text).lower().map_err(|e| {
+    lower_parsed(arenas, src, &module, &info)
+}
+
+fn lower_parsed<'a>(
+    arenas: &'a xir_ast::Arenas<'a>,
+    src: &Source<'_>,
+    module: &naga::Module,
+    info: &naga::valid::ModuleInfo,
+) -> Result<xir_ast::Module<'a>, Error> {
+    lower::Lowering::new(arenas, module, info, src.text).lower().map_err(|e| {
         diag(src, "frontend:unsupported", format!("not supported: {}", e.message), location(src.text, e.span))
     })
 }
 
-/// `src` as structured XIR (`xir.structured`), verified.
+/// `src` as structured XIR (`xir.structured`), verified. All of it runs
+/// on the front end's own stack.
 pub fn compile(src: &Source<'_>, overrides: &Overrides) -> Result<xir::ir::Module, Error> {
-    let arenas = xir_ast::Arenas::default();
-    let ast = to_ast(&arenas, src, overrides)?;
-    ast_to_module(src, &ast)
+    on_front_end_stack(src, || {
+        let (module, info) = parse_here(src, overrides)?;
+        let arenas = xir_ast::Arenas::default();
+        let ast = lower_parsed(&arenas, src, &module, &info)?;
+        ast_to_module(src, &ast)
+    })
 }
 
 /// [`compile`] with every instruction located: `!loc(path, line, col)`

@@ -151,7 +151,23 @@ pub fn naga_spirv_with(
     file: &str,
     overrides: &crate::Overrides,
 ) -> Result<Vec<u32>, OracleError> {
-    let run = std::panic::AssertUnwindSafe(|| compile(source, language, file, overrides));
+    // The same depth bound and stack as our front end (`crate::depth`):
+    // naga's recursion is the same on this path.
+    let src = crate::Source { path: file, text: source, language };
+    if let Err(d) = crate::depth::check(&src) {
+        let location = d.span.map(|s| (s.line, s.col));
+        return Err(OracleError { file: file.into(), location, stage: Stage::Parse, message: d.message });
+    }
+    let run = std::panic::AssertUnwindSafe(|| {
+        crate::depth::on_front_end_stack(|| compile(source, language, file, overrides)).unwrap_or_else(|e| {
+            Err(OracleError {
+                file: file.into(),
+                location: None,
+                stage: Stage::Internal,
+                message: format!("could not start the front end's thread: {e}"),
+            })
+        })
+    });
     match std::panic::catch_unwind(run) {
         Ok(r) => r,
         Err(payload) => {

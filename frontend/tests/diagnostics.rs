@@ -247,3 +247,33 @@ proptest! {
         }
     }
 }
+
+/// The front end's recursion bound (`xir_frontend::depth`): nesting just
+/// under it compiles even from a test thread's 2 MiB stack (naga runs on
+/// the front end's own), just over it is refused at the token that passes
+/// it, and naga's own path (the oracle) refuses it the same way.
+#[test]
+fn nesting_at_the_depth_limit_compiles_and_one_over_is_refused() {
+    use xir_frontend::depth::MAX_DEPTH;
+    // `main`'s brace, `n` nested blocks, and the assignment's `=`.
+    let blocks = |n: usize| {
+        format!(
+            "#version 450\nlayout(local_size_x = 1) in;\nvoid main() {{ uint x = 1u; {}x = 2u;{} }}\n",
+            "{".repeat(n),
+            "}".repeat(n)
+        )
+    };
+    let src = blocks(MAX_DEPTH - 2);
+    let ok = Source { path: "deep.comp", text: &src, language: Language::Glsl };
+    compile(&ok, &Overrides::new()).unwrap_or_else(|d| panic!("{d}"));
+    let over = blocks(MAX_DEPTH - 1);
+    let col = "void main() { uint x = 1u; ".len() + MAX_DEPTH - 1 + 3;
+    assert!(
+        diag("deep.comp", &over).starts_with(&format!("deep.comp:3:{col}: error: [glsl] the shader nests too deeply")),
+        "{}",
+        diag("deep.comp", &over)
+    );
+    let naga = xir_frontend::oracle::naga_spirv(&over, Language::Glsl, "deep.comp").expect_err("refused");
+    assert_eq!((naga.location, naga.stage), (Some((3, col as u32)), xir_frontend::oracle::Stage::Parse));
+    assert!(naga.message.starts_with("the shader nests too deeply"), "{}", naga.message);
+}

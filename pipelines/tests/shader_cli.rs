@@ -85,6 +85,58 @@ fn a_bad_shader_is_located_and_leaves_no_output() {
     assert_eq!(text(&o.stderr).trim(), format!("{g}:3:15: error: [glsl] Unknown function 'frobnicate'"));
 }
 
+/// Shaders that nest past what naga's recursion survives (a 20,000-term
+/// sum, a 20,000-branch `else if` chain) used to abort the process with a
+/// stack overflow: they are refused, located, before naga runs, with
+/// `xir-run --oracle naga` too; one level under the limit still compiles.
+#[test]
+fn a_shader_nesting_past_the_front_ends_limit_is_refused_not_a_crash() {
+    let d = scratch("deep");
+    let limit = xir_frontend::depth::MAX_DEPTH;
+    let wgsl_sum = |n: usize| {
+        format!(
+            "@compute @workgroup_size(1)\nfn main() {{\n    var n = 1u;\n    n = {};\n}}\n",
+            vec!["n"; n].join(" + ")
+        )
+    };
+    let glsl_elif = |n: usize| {
+        format!(
+            "#version 450\nlayout(local_size_x = 1) in;\nvoid main() {{\n    uint n = 1u;\n    if (n == 0u) {{ n = 1u; }}{}\n}}\n",
+            " else if (n == 2u) { n = 3u; }".repeat(n)
+        )
+    };
+    let message = format!(
+        "error: [{{}}] the shader nests too deeply here: expressions, statements and `else if` chains together \
+         more than {limit} levels (the front end's recursion limit; split the expression or the chain)"
+    );
+    for (file, source, rule, at) in [
+        // The function's brace, `=`, then a `+` per term after the first:
+        // the `limit - 1`-th `+` is one over (`    n = n` then ` + n`s).
+        ("sum.wgsl", wgsl_sum(20_000), "wgsl", format!("4:{}:", 11 + 4 * (limit - 2))),
+        ("elif.comp", glsl_elif(20_000), "glsl", "5:".to_string()),
+    ] {
+        let path = d.join(file);
+        std::fs::write(&path, source).unwrap();
+        let p = path.display().to_string();
+        let out = d.join("out.spv");
+        let o = opt(&[&p, "--emit", "spirv", "-o", &out.display().to_string()]);
+        assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+        let err = text(&o.stderr);
+        assert!(err.starts_with(&format!("{p}:{at}")), "{err}");
+        assert!(err.trim_end().ends_with(&message.replace("{}", rule)), "{err}");
+        assert!(!out.exists());
+        let inputs = d.join("inputs.json");
+        std::fs::write(&inputs, r#"{"dispatch": [1, 1, 1], "args": {}}"#).unwrap();
+        let o = xrun(&[&p, "--inputs", &inputs.display().to_string(), "--oracle", "naga"]);
+        assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+        assert!(text(&o.stderr).contains("nests too deeply"), "{}", text(&o.stderr));
+    }
+    let under = d.join("under.wgsl");
+    std::fs::write(&under, wgsl_sum(limit - 1)).unwrap();
+    let o = opt(&[&under.display().to_string(), "--emit", "spirv", "-o", &d.join("u.spv").display().to_string()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+}
+
 /// Instructions of a disassembly (lines with an `Op`).
 fn instructions(asm: &str) -> usize {
     asm.lines().filter(|l| l.trim_start().starts_with("Op") || l.contains("= Op")).count()

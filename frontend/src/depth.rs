@@ -1,0 +1,245 @@
+//! A bound on how deeply a shader's source can make the front end recurse,
+//! checked on the text before naga sees it.
+//!
+//! naga's front ends and validator recurse once per level of an expression
+//! tree and per nested statement: a chain of 20,000 additions, an `else if`
+//! chain as long, or thousands of nested braces overflow the stack and abort
+//! the process, which no error handling can catch. So the front end refuses,
+//! with a located diagnostic, any source whose *estimated* depth passes
+//! [`MAX_DEPTH`], and runs naga and the lowering on a thread of its own with
+//! [`FRONT_END_STACK`] bytes of stack (the caller's thread may be a test's or
+//! a batch worker's, with 2 MiB).
+//!
+//! The estimate reads tokens only, and over-counts on purpose: at each token
+//! it is the number of open braces, parentheses and brackets, plus the
+//! operator characters since the statement began (a chain of `n` binary
+//! operators is a tree `n` deep; a two-character operator counts twice),
+//! plus the `else`s of the `if` chains still open (each `else if` nests
+//! one level). Measured on this machine, naga overflows an 8 MiB stack at
+//! about 4,200 nested GLSL blocks, 4,700 `else if`s or 5,400 nested
+//! parentheses, and our own lowering passes 11,000-term chains; the limit
+//! keeps four times that margin on a main thread's stack and sixty-four
+//! times on the front end's own.
+
+use crate::{diag, Error, Language, Source};
+use xir::ir::Span;
+
+/// The deepest estimated nesting the front end accepts.
+pub const MAX_DEPTH: usize = 1024;
+
+/// The stack of the thread the front end runs on.
+pub const FRONT_END_STACK: usize = 64 << 20;
+
+/// Refuse `src` when its estimated depth passes [`MAX_DEPTH`], at the
+/// first token where it does.
+pub fn check(src: &Source<'_>) -> Result<(), Error> {
+    match first_too_deep(src.text, src.language) {
+        None => Ok(()),
+        Some(at) => {
+            let (line, col) = line_col(src.text, at);
+            let message = format!(
+                "the shader nests too deeply here: expressions, statements and `else if` chains together \
+                 more than {MAX_DEPTH} levels (the front end's recursion limit; split the expression or \
+                 the chain)"
+            );
+            Err(diag(src, src.language.rule(), message, Some(Span::with_len(line, col, 1))))
+        }
+    }
+}
+
+/// One open brace level: what its current statement has accumulated.
+#[derive(Default)]
+struct Level {
+    /// Operator characters since this level's statement began.
+    operators: usize,
+    /// `else`s of this level's `if` chain.
+    elses: usize,
+    /// Parentheses and brackets open in this level's statement.
+    parens: usize,
+}
+
+/// The byte offset of the first token at which the estimate passes
+/// [`MAX_DEPTH`].
+fn first_too_deep(text: &str, language: Language) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut levels = vec![Level::default()];
+    // Sums over the open levels, kept in step with `levels`.
+    let mut braces = 0usize;
+    let mut elses = 0usize;
+    let mut parens = 0usize;
+    let mut line_start = true;
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        let start = i;
+        if c == b'\n' {
+            line_start = true;
+            i += 1;
+            continue;
+        }
+        if c.is_ascii_whitespace() {
+            i += 1;
+            continue;
+        }
+        // GLSL preprocessor lines (`#version`, `#define`) are not code here.
+        if line_start && c == b'#' && language == Language::Glsl {
+            i += text[i..].find('\n').unwrap_or(text.len() - i);
+            continue;
+        }
+        line_start = false;
+        if text[i..].starts_with("//") {
+            i += text[i..].find('\n').unwrap_or(text.len() - i);
+            continue;
+        }
+        if text[i..].starts_with("/*") {
+            i += text[i + 2..].find("*/").map_or(text.len() - i, |n| n + 4);
+            continue;
+        }
+        let level = levels.last_mut().expect("the outermost level is never closed");
+        let ch = text[i..].chars().next().unwrap_or_default();
+        if c.is_ascii_digit() {
+            // A number: its `.`, suffix and exponent sign are part of it.
+            i += 1;
+            while i < bytes.len() {
+                let x = bytes[i];
+                let sign = matches!(x, b'+' | b'-') && matches!(bytes[i - 1], b'e' | b'E' | b'p' | b'P');
+                if !(x.is_ascii_alphanumeric() || x == b'_' || x == b'.' || sign) {
+                    break;
+                }
+                i += 1;
+            }
+        } else if ch.is_alphanumeric() || ch == '_' {
+            let end = text[i..].find(|ch: char| !(ch.is_alphanumeric() || ch == '_')).map_or(text.len(), |n| i + n);
+            if &text[i..end] == "else" {
+                level.elses += 1;
+                elses += 1;
+            }
+            i = end;
+        } else if !ch.is_ascii() {
+            // Not a token of either language: naga refuses it, located.
+            i += ch.len_utf8();
+        } else {
+            match c {
+                b'{' => {
+                    parens -= level.parens;
+                    level.parens = 0;
+                    level.operators = 0;
+                    levels.push(Level::default());
+                    braces += 1;
+                }
+                b'}' => {
+                    if levels.len() > 1 {
+                        let closed = levels.pop().expect("checked above");
+                        elses -= closed.elses;
+                        parens -= closed.parens;
+                        braces -= 1;
+                    }
+                }
+                b';' => {
+                    elses -= level.elses;
+                    parens -= level.parens;
+                    *level = Level::default();
+                }
+                b'(' | b'[' => {
+                    level.parens += 1;
+                    parens += 1;
+                }
+                b')' | b']' => {
+                    if level.parens > 0 {
+                        level.parens -= 1;
+                        parens -= 1;
+                    }
+                }
+                b',' | b'@' => {}
+                _ => level.operators += 1,
+            }
+            i += 1;
+        }
+        let operators = levels.last().map_or(0, |l| l.operators);
+        if braces + parens + elses + operators > MAX_DEPTH {
+            return Some(start);
+        }
+    }
+    None
+}
+
+/// Run `f` on a thread of its own with [`FRONT_END_STACK`] bytes of stack,
+/// and wait for it; a panic in `f` continues on the caller's thread.
+pub(crate) fn on_front_end_stack<T: Send>(f: impl FnOnce() -> T + Send) -> std::io::Result<T> {
+    std::thread::scope(|scope| {
+        let thread = std::thread::Builder::new()
+            .name("xir-frontend".into())
+            .stack_size(FRONT_END_STACK)
+            .spawn_scoped(scope, f)?;
+        Ok(thread.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+    })
+}
+
+/// 1-based line and column (in characters) of byte offset `at`.
+fn line_col(text: &str, at: usize) -> (u32, u32) {
+    let before = &text[..at];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rfind('\n').map_or(before, |n| &before[n + 1..]).chars().count() + 1;
+    (line as u32, col as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn depth_error(language: Language, text: &str) -> Option<(u32, u32)> {
+        first_too_deep(text, language).map(|at| line_col(text, at))
+    }
+
+    fn chain(n: usize) -> String {
+        format!("fn f() {{ var x = 1u; x = {}; }}", vec!["x"; n].join(" + "))
+    }
+
+    #[test]
+    fn an_operator_chain_one_over_the_limit_is_refused_at_its_last_operator() {
+        // In the function's braces (1), `x = ` opens the statement with one
+        // operator (`=`), and the chain of `n` terms adds `n - 1`.
+        assert_eq!(depth_error(Language::Wgsl, &chain(MAX_DEPTH - 1)), None);
+        let over = chain(MAX_DEPTH);
+        let at = first_too_deep(&over, Language::Wgsl).expect("one over the limit");
+        assert_eq!(&over[at..at + 1], "+");
+        assert_eq!(over[at..].matches('+').count(), 1, "the last `+`");
+    }
+
+    #[test]
+    fn statements_reset_the_count_and_blocks_nest() {
+        let many = format!("fn f() {{ {} }}", "x = x + x;".repeat(10 * MAX_DEPTH));
+        assert_eq!(depth_error(Language::Wgsl, &many), None);
+        // The function's own brace is the first level.
+        let nested = |n: usize| format!("fn f() {}{}", "{".repeat(n), "}".repeat(n));
+        assert_eq!(depth_error(Language::Wgsl, &nested(MAX_DEPTH)), None);
+        assert_eq!(depth_error(Language::Wgsl, &nested(MAX_DEPTH + 1)), Some((1, 8 + MAX_DEPTH as u32)));
+    }
+
+    #[test]
+    fn else_if_chains_count_each_else() {
+        let chain = |n: usize| format!("fn f() {{ if a {{ x = 1; }}{} }}", " else if b { x = 2; }".repeat(n));
+        // Inside the last branch: the function's brace, the branch's brace,
+        // `n` elses and the assignment's `=`.
+        assert_eq!(depth_error(Language::Wgsl, &chain(MAX_DEPTH - 3)), None);
+        assert!(depth_error(Language::Wgsl, &chain(MAX_DEPTH - 2)).is_some());
+        // Separate `if`s are not a chain.
+        let separate = format!("fn f() {{ {} }}", "if a { x = 1; } else { x = 2; } y = 3;".repeat(2 * MAX_DEPTH));
+        assert_eq!(depth_error(Language::Wgsl, &separate), None);
+    }
+
+    #[test]
+    fn parentheses_comments_and_preprocessor_lines() {
+        let parens = |n: usize| format!("fn f() {{ x = {}x{}; }}", "(".repeat(n), ")".repeat(n));
+        assert_eq!(depth_error(Language::Wgsl, &parens(MAX_DEPTH - 2)), None);
+        assert!(depth_error(Language::Wgsl, &parens(MAX_DEPTH - 1)).is_some());
+        let commented = format!("// {}\n/* {} */ fn f() {{ }}", "+".repeat(5000), "{(".repeat(5000));
+        assert_eq!(depth_error(Language::Wgsl, &commented), None);
+        let glsl = format!("#define X {}\nvoid main() {{ }}", "+".repeat(5000));
+        assert_eq!(depth_error(Language::Glsl, &glsl), None);
+        // Numbers' dots and exponent signs are part of the literal; a long
+        // argument list is wide, not deep.
+        let wide = format!("fn f() {{ x = g({}); }}", vec!["1.5e-3"; 5000].join(", "));
+        assert_eq!(depth_error(Language::Wgsl, &wide), None);
+    }
+}
