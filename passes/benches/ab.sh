@@ -18,7 +18,7 @@
 set -eu
 F="$1"; shift
 OUT="${OUT:-/tmp/ab}"; mkdir -p "$OUT"
-export XIR_PIPELINES_DIR=pipelines MIMALLOC_PURGE_DELAY=-1 XIR_BENCH_MEASURE_S="${MS:-0.5}"
+export XIR_PIPELINE_DIR=pipelines MIMALLOC_PURGE_DELAY=-1 XIR_BENCH_MEASURE_S="${MS:-0.5}"
 lscpu | grep -E "Model name|L2|L3" > "$OUT/cpu.txt" || true
 k=0
 for round in $(seq 1 "${ROUNDS:-2}"); do

@@ -15,7 +15,7 @@
 set -eu
 A="$1"; B="$2"
 OUT="${OUT:-/tmp/ab}"; mkdir -p "$OUT"
-export XIR_PIPELINES_DIR=pipelines MIMALLOC_PURGE_DELAY=-1 XIR_RATIO_ROUNDS="${XIR_RATIO_ROUNDS:-3}"
+export XIR_PIPELINE_DIR=pipelines MIMALLOC_PURGE_DELAY=-1 XIR_RATIO_ROUNDS="${XIR_RATIO_ROUNDS:-3}"
 lscpu | grep -E "Model name|L2|L3" > "$OUT/cpu.txt" || true
 k=0
 for v in $(seq 1 "${VISITS:-4}"); do

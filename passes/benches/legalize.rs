@@ -26,7 +26,7 @@
 //! exceed four times the limit stops there for that row and the rest of
 //! its chain. `XIR_BENCH_SIZES=1000,10000` restricts the sizes (under
 //! `cargo test` the default is the smallest only);
-//! `XIR_PIPELINES_DIR` overrides where `spirv-legalize.ron` is found (for
+//! `XIR_PIPELINE_DIR` overrides where `spirv-legalize.ron` is found (for
 //! running the built bench binary on another machine);
 //! `XIR_BENCH_MEASURE_S` sets criterion's measurement time per benchmark
 //! (default 2 s; every benchmark still takes its 10 samples, so the large

@@ -20,7 +20,7 @@
 //!
 //! `XIR_RATIO_ROUNDS` (default 15) sets the rounds per row, `XIR_RATIO_SIZES`
 //! (default `1000,1000000`) the two sizes, `XIR_RATIO_FILTER` a substring a
-//! row's label must contain, and `XIR_PIPELINES_DIR` where
+//! row's label must contain, and `XIR_PIPELINE_DIR` where
 //! `spirv-legalize.ron` is found. Under `cargo test` (no `--bench`
 //! argument) it runs the rows at 300 and 1000 instructions with 3 rounds,
 //! so the test run checks that it works.

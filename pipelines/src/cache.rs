@@ -201,8 +201,10 @@ pub enum Outcome {
     Hit { path: PathBuf },
     /// No entry: compiled, and stored unless `stored` says why not.
     Miss { path: PathBuf, stored: Result<(), StoreError> },
-    /// The entry was rejected and deleted, then the kernel compiled and stored.
-    Recompiled { path: PathBuf, rejected: EntryError, stored: Result<(), StoreError> },
+    /// The entry was rejected and deleted (unless `deleted` says why not:
+    /// a directory in its place is left alone), then the kernel compiled
+    /// and stored.
+    Recompiled { path: PathBuf, rejected: EntryError, deleted: Result<(), String>, stored: Result<(), StoreError> },
 }
 
 impl Outcome {
@@ -210,6 +212,19 @@ impl Outcome {
     pub fn path(&self) -> &Path {
         match self {
             Outcome::Hit { path } | Outcome::Miss { path, .. } | Outcome::Recompiled { path, .. } => path,
+        }
+    }
+    /// For a rejected entry, what became of it, as the driver's warning
+    /// says it.
+    pub fn rejection(&self) -> Option<String> {
+        match self {
+            Outcome::Recompiled { rejected, deleted: Ok(()), .. } => {
+                Some(format!("rejected the cached entry ({rejected}); deleted it and recompiled"))
+            }
+            Outcome::Recompiled { rejected, deleted: Err(e), .. } => {
+                Some(format!("rejected the cached entry ({rejected}); could not delete it ({e}); recompiled"))
+            }
+            _ => None,
         }
     }
     pub fn is_hit(&self) -> bool {
@@ -367,10 +382,7 @@ impl CompileCache {
                 return Ok((compiled, Outcome::Hit { path }));
             }
             Ok(None) => None,
-            Err(e) => {
-                let _ = std::fs::remove_file(&path);
-                Some(e)
-            }
+            Err(e) => Some((e, std::fs::remove_file(&path).map_err(|e| e.to_string()))),
         };
         let compiled = compile()?;
         let stored = match &compiled.artifact {
@@ -379,7 +391,7 @@ impl CompileCache {
         };
         let outcome = match rejected {
             None => Outcome::Miss { path, stored },
-            Some(rejected) => Outcome::Recompiled { path, rejected, stored },
+            Some((rejected, deleted)) => Outcome::Recompiled { path, rejected, deleted, stored },
         };
         Ok((compiled, outcome))
     }

@@ -286,3 +286,28 @@ fn an_unwritable_cache_is_a_warning_and_the_kernel_still_compiles() {
     );
     assert!(out.is_file());
 }
+
+/// A directory where an entry belongs is rejected like a bad entry, but it
+/// is not deleted, and the warning says so instead of claiming it was.
+#[test]
+fn a_directory_in_an_entrys_place_is_left_alone_and_said_so() {
+    let dir = scratch("cache-cli-entry-dir");
+    let cache = dir.join("cache");
+    let out = dir.join("k.spv");
+    assert!(compile(&cache, "spirv", &out, &[]).status.success());
+    let fresh = std::fs::read(&out).unwrap();
+    let [entry] = entries(&cache).try_into().expect("one entry");
+    std::fs::remove_file(&entry).unwrap();
+    std::fs::create_dir(&entry).unwrap();
+    std::fs::remove_file(&out).unwrap();
+    let o = compile(&cache, "spirv", &out, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let warning = stderr(&o).lines().next().unwrap_or_default().to_string();
+    assert!(
+        warning.starts_with(&format!("{}: warning: [compile-cache] rejected the cached entry (", entry.display())),
+        "{warning}"
+    );
+    assert!(warning.ends_with("); recompiled") && warning.contains("; could not delete it ("), "{warning}");
+    assert!(entry.is_dir());
+    assert_eq!(std::fs::read(&out).unwrap(), fresh);
+}

@@ -259,7 +259,8 @@ pub fn suggest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) ->
         // costs no quadratic comparisons.
         .filter(|c| len.abs_diff(c.chars().count()) <= limit)
         .map(|c| (edit_distance(name, c), c))
-        .filter(|&(d, _)| d <= limit)
+        // Rewriting every character is not a typo (`-` is not a slip for `O1`).
+        .filter(|&(d, _)| d <= limit && d < len)
         .min_by_key(|&(d, c)| (d, c))
         .map(|(_, c)| c)
 }
@@ -299,6 +300,10 @@ mod tests {
         assert_eq!(edit_distance("mem2rag", "mem2reg"), 1);
         assert_eq!(suggest("mem2rag", ["reg2mem", "mem2reg", "dce"]), Some("mem2reg"));
         assert_eq!(suggest("completely_else", ["dce", "gvn"]), None);
+        // A short name is a typo of another only where a character survives.
+        assert_eq!(suggest("O3", ["O1", "O2"]), Some("O1"));
+        assert_eq!(suggest("-", ["O1", "O2"]), None);
+        assert_eq!(suggest("x", ["O1"]), None);
     }
 
     #[test]

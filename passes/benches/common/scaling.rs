@@ -112,14 +112,14 @@ pub fn generate(target: usize) -> Module {
     m
 }
 
-/// `spirv-legalize.ron` (from `XIR_PIPELINES_DIR` when set, for runs on a
+/// `spirv-legalize.ron` (from `XIR_PIPELINE_DIR` when set, for runs on a
 /// machine without the source tree's layout) with every pass registered and
 /// the backend's hook left unbound.
 pub fn pipeline() -> Pipeline {
     let mut reg = PassRegistry::new();
     xir_passes::register_all(&mut reg);
     reg.declare_hook("callable_specialization", "SPIR-V callable specialization (unbound here)");
-    let dir = std::env::var_os("XIR_PIPELINES_DIR")
+    let dir = std::env::var_os("XIR_PIPELINE_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../pipelines"));
     let path = dir.join("spirv-legalize.ron");

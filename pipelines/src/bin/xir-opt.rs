@@ -712,8 +712,8 @@ fn cached_backend(
     let (what, stored) = match &outcome {
         Outcome::Hit { .. } => ("hit", None),
         Outcome::Miss { stored, .. } => ("miss", Some(stored)),
-        Outcome::Recompiled { rejected, stored, .. } => {
-            warn(log, format!("rejected the cached entry ({rejected}); deleted it and recompiled"));
+        Outcome::Recompiled { stored, .. } => {
+            warn(log, outcome.rejection().unwrap_or_default());
             ("recompiled", Some(stored))
         }
     };
