@@ -22,12 +22,9 @@ fn cli(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_xir-reduce")).args(args).output().unwrap()
 }
 
-#[test]
-fn planted_crash_shrinks_to_the_expected_text() {
-    let dir = tempfile::tempdir().unwrap();
-    let p = pipeline_file(dir.path());
-    let input = root().join("tests/corpus/bitonic_sort.xir");
-    let out = dir.path().join("out.xir");
+/// `xir-reduce` on `input` under the planted crash's pipeline `p`, into
+/// `out`; checks it wrote the expected reduction and returns its text.
+fn reduce_planted_crash(input: &Path, p: &Path, out: &Path) -> String {
     let o = cli(&[
         input.to_str().unwrap(),
         "--pipeline",
@@ -40,7 +37,17 @@ fn planted_crash_shrinks_to_the_expected_text() {
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     let want = std::fs::read_to_string(root().join("reduce/tests/bitonic_panic.reduced.xir")).unwrap();
-    assert_eq!(std::fs::read_to_string(&out).unwrap(), want);
+    assert_eq!(std::fs::read_to_string(out).unwrap(), want);
+    want
+}
+
+#[test]
+fn planted_crash_shrinks_to_the_expected_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = pipeline_file(dir.path());
+    let input = root().join("tests/corpus/bitonic_sort.xir");
+    let out = dir.path().join("out.xir");
+    let want = reduce_planted_crash(&input, &p, &out);
     // The reduced module still holds the planted opcode, and none of the
     // original stores survives.
     let original = std::fs::read_to_string(&input).unwrap();
@@ -132,19 +139,7 @@ fn an_output_it_could_not_write_is_refused_before_reducing() {
     // A regular output is replaced atomically: no temporary file is left beside it.
     let out = dir.path().join("small.xir");
     std::fs::write(&out, "old").unwrap();
-    let o = cli(&[
-        input.to_str().unwrap(),
-        "--pipeline",
-        p.to_str().unwrap(),
-        "--panic",
-        "deliberate panic",
-        "-q",
-        "-o",
-        out.to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
-    let want = std::fs::read_to_string(root().join("reduce/tests/bitonic_panic.reduced.xir")).unwrap();
-    assert_eq!(std::fs::read_to_string(&out).unwrap(), want);
+    reduce_planted_crash(&input, &p, &out);
     let mut names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
     names.sort();
     assert_eq!(names, ["p.ron", "small.xir"]);
