@@ -6,9 +6,12 @@
 //! chain as long, or thousands of nested braces overflow the stack and abort
 //! the process, which no error handling can catch. So the front end refuses,
 //! with a located diagnostic, any source whose *estimated* depth passes
-//! [`MAX_DEPTH`], and runs naga and the lowering on a thread of its own with
-//! [`FRONT_END_STACK`] bytes of stack (the caller's thread may be a test's or
-//! a batch worker's, with 2 MiB).
+//! [`MAX_DEPTH`], and runs naga and the lowering of a source deeper than
+//! [`INLINE_DEPTH`] on a thread of its own with [`FRONT_END_STACK`] bytes of
+//! stack (the caller's thread may be a test's or a batch worker's, with
+//! 2 MiB). Starting that thread costs 40-160 us, a tenth of a typical
+//! compile, so a source as shallow as real shaders are (the corpus' deepest
+//! is 11) runs on the caller's thread.
 //!
 //! The estimate reads tokens only, and over-counts on purpose: at each token
 //! it is the number of open braces, parentheses and brackets, plus the
@@ -27,14 +30,30 @@ use xir::ir::Span;
 /// The deepest estimated nesting the front end accepts.
 pub const MAX_DEPTH: usize = 1024;
 
-/// The stack of the thread the front end runs on.
+/// The deepest estimate run on the caller's thread: any thread's stack
+/// takes it (naga's deepest frames, in a debug build, times this is well
+/// under a 2 MiB thread's stack).
+pub const INLINE_DEPTH: usize = 64;
+
+/// The stack of the thread the front end runs on past [`INLINE_DEPTH`].
 pub const FRONT_END_STACK: usize = 64 << 20;
 
+/// Where the front end runs a source that passed [`check`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Placement {
+    /// On the caller's thread: the source is at most [`INLINE_DEPTH`] deep.
+    Inline,
+    /// On a thread of its own with [`FRONT_END_STACK`] bytes of stack.
+    OwnStack,
+}
+
 /// Refuse `src` when its estimated depth passes [`MAX_DEPTH`], at the
-/// first token where it does.
-pub fn check(src: &Source<'_>) -> Result<(), Error> {
-    match first_too_deep(src.text, src.language) {
-        None => Ok(()),
+/// first token where it does; otherwise say where to run it.
+pub fn check(src: &Source<'_>) -> Result<Placement, Error> {
+    let scan = scan(src.text, src.language);
+    match scan.first_too_deep {
+        None if scan.deepest <= INLINE_DEPTH => Ok(Placement::Inline),
+        None => Ok(Placement::OwnStack),
         Some(at) => {
             let (line, col) = line_col(src.text, at);
             let message = format!(
@@ -61,6 +80,19 @@ struct Level {
 /// The byte offset of the first token at which the estimate passes
 /// [`MAX_DEPTH`].
 fn first_too_deep(text: &str, language: Language) -> Option<usize> {
+    scan(text, language).first_too_deep
+}
+
+/// What a scan of the tokens found.
+struct Scan {
+    /// The largest estimate anywhere.
+    deepest: usize,
+    /// Where the estimate first passed [`MAX_DEPTH`].
+    first_too_deep: Option<usize>,
+}
+
+fn scan(text: &str, language: Language) -> Scan {
+    let mut deepest = 0;
     let bytes = text.as_bytes();
     let mut levels = vec![Level::default()];
     // Sums over the open levels, kept in step with `levels`.
@@ -156,16 +188,20 @@ fn first_too_deep(text: &str, language: Language) -> Option<usize> {
             i += 1;
         }
         let operators = levels.last().map_or(0, |l| l.operators);
-        if braces + parens + elses + operators > MAX_DEPTH {
-            return Some(start);
+        deepest = deepest.max(braces + parens + elses + operators);
+        if deepest > MAX_DEPTH {
+            return Scan { deepest, first_too_deep: Some(start) };
         }
     }
-    None
+    Scan { deepest, first_too_deep: None }
 }
 
-/// Run `f` on a thread of its own with [`FRONT_END_STACK`] bytes of stack,
-/// and wait for it; a panic in `f` continues on the caller's thread.
-pub(crate) fn on_front_end_stack<T: Send>(f: impl FnOnce() -> T + Send) -> std::io::Result<T> {
+/// Run `f` where `placement` says, waiting for it; a panic in `f`
+/// continues on the caller's thread.
+pub(crate) fn run_placed<T: Send>(placement: Placement, f: impl FnOnce() -> T + Send) -> std::io::Result<T> {
+    if placement == Placement::Inline {
+        return Ok(f());
+    }
     std::thread::scope(|scope| {
         let thread = std::thread::Builder::new()
             .name("xir-frontend".into())
@@ -226,6 +262,16 @@ mod tests {
         // Separate `if`s are not a chain.
         let separate = format!("fn f() {{ {} }}", "if a { x = 1; } else { x = 2; } y = 3;".repeat(2 * MAX_DEPTH));
         assert_eq!(depth_error(Language::Wgsl, &separate), None);
+    }
+
+    #[test]
+    fn only_sources_deeper_than_the_inline_depth_get_their_own_stack() {
+        let place = |text: &str| check(&Source { path: "k.wgsl", text, language: Language::Wgsl });
+        // The function's braces and `=` around the chain: `n + 1` deep.
+        assert_eq!(place(&chain(INLINE_DEPTH - 1)).unwrap(), Placement::Inline);
+        assert_eq!(place(&chain(INLINE_DEPTH)).unwrap(), Placement::OwnStack);
+        assert_eq!(place(&chain(MAX_DEPTH - 1)).unwrap(), Placement::OwnStack);
+        assert!(place(&chain(MAX_DEPTH)).is_err());
     }
 
     #[test]

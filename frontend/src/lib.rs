@@ -86,11 +86,12 @@ fn chain(e: &dyn std::error::Error) -> String {
     s
 }
 
-/// Run `f` (naga and the lowering) on the front end's own stack, after
-/// checking that `src` nests no deeper than that stack takes ([`depth`]).
+/// Run `f` (naga and the lowering) after checking that `src` nests no
+/// deeper than the front end takes, on its own stack when `src` is deeper
+/// than any thread's stack is sure to take ([`depth`]).
 fn on_front_end_stack<T: Send>(src: &Source<'_>, f: impl FnOnce() -> Result<T, Error> + Send) -> Result<T, Error> {
-    depth::check(src)?;
-    depth::on_front_end_stack(f).unwrap_or_else(|e| {
+    let placement = depth::check(src)?;
+    depth::run_placed(placement, f).unwrap_or_else(|e| {
         Err(diag(src, "frontend:internal", format!("could not start the front end's thread: {e}"), None))
     })
 }

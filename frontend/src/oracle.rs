@@ -154,12 +154,15 @@ pub fn naga_spirv_with(
     // The same depth bound and stack as our front end (`crate::depth`):
     // naga's recursion is the same on this path.
     let src = crate::Source { path: file, text: source, language };
-    if let Err(d) = crate::depth::check(&src) {
-        let location = d.span.map(|s| (s.line, s.col));
-        return Err(OracleError { file: file.into(), location, stage: Stage::Parse, message: d.message });
-    }
+    let placement = match crate::depth::check(&src) {
+        Ok(placement) => placement,
+        Err(d) => {
+            let location = d.span.map(|s| (s.line, s.col));
+            return Err(OracleError { file: file.into(), location, stage: Stage::Parse, message: d.message });
+        }
+    };
     let run = std::panic::AssertUnwindSafe(|| {
-        crate::depth::on_front_end_stack(|| compile(source, language, file, overrides)).unwrap_or_else(|e| {
+        crate::depth::run_placed(placement, || compile(source, language, file, overrides)).unwrap_or_else(|e| {
             Err(OracleError {
                 file: file.into(),
                 location: None,

@@ -248,10 +248,11 @@ proptest! {
     }
 }
 
-/// The front end's recursion bound (`xir_frontend::depth`): nesting just
-/// under it compiles even from a test thread's 2 MiB stack (naga runs on
-/// the front end's own), just over it is refused at the token that passes
-/// it, and naga's own path (the oracle) refuses it the same way.
+/// The front end's recursion bound (`xir_frontend::depth`): nesting at the
+/// inline depth compiles on a 1 MiB thread, nesting just under the limit
+/// compiles from a test thread's 2 MiB stack (naga runs on the front end's
+/// own), just over it is refused at the token that passes it, and naga's
+/// own path (the oracle) refuses it the same way.
 #[test]
 fn nesting_at_the_depth_limit_compiles_and_one_over_is_refused() {
     use xir_frontend::depth::MAX_DEPTH;
@@ -263,6 +264,19 @@ fn nesting_at_the_depth_limit_compiles_and_one_over_is_refused() {
             "}".repeat(n)
         )
     };
+    // At the inline depth the front end runs on the caller's thread: naga
+    // takes it with half of a 2 MiB test thread's stack to spare.
+    let inline = blocks(xir_frontend::depth::INLINE_DEPTH - 2);
+    let small = std::thread::Builder::new().stack_size(1 << 20);
+    let compiled = small
+        .spawn(move || {
+            let src = Source { path: "inline.comp", text: &inline, language: Language::Glsl };
+            compile(&src, &Overrides::new()).map(|_| ()).map_err(|d| d.to_string())
+        })
+        .unwrap()
+        .join()
+        .expect("no overflow on 1 MiB");
+    compiled.unwrap_or_else(|d| panic!("{d}"));
     let src = blocks(MAX_DEPTH - 2);
     let ok = Source { path: "deep.comp", text: &src, language: Language::Glsl };
     compile(&ok, &Overrides::new()).unwrap_or_else(|d| panic!("{d}"));
