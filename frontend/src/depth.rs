@@ -77,12 +77,6 @@ struct Level {
     parens: usize,
 }
 
-/// The byte offset of the first token at which the estimate passes
-/// [`MAX_DEPTH`].
-fn first_too_deep(text: &str, language: Language) -> Option<usize> {
-    scan(text, language).first_too_deep
-}
-
 /// What a scan of the tokens found.
 struct Scan {
     /// The largest estimate anywhere.
@@ -222,6 +216,12 @@ fn line_col(text: &str, at: usize) -> (u32, u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The byte offset of the first token at which the estimate passes
+    /// [`MAX_DEPTH`].
+    fn first_too_deep(text: &str, language: Language) -> Option<usize> {
+        scan(text, language).first_too_deep
+    }
 
     fn depth_error(language: Language, text: &str) -> Option<(u32, u32)> {
         first_too_deep(text, language).map(|at| line_col(text, at))
