@@ -14,6 +14,7 @@ use xir::diag::Diagnostic;
 use xir::ir::Span;
 
 pub mod depth;
+mod glsl_literals;
 pub mod lower;
 /// naga's own SPIR-V for the same source: the second oracle.
 pub mod oracle;
@@ -103,6 +104,12 @@ pub fn parse(src: &Source<'_>, overrides: &Overrides) -> Result<(naga::Module, n
 
 /// [`parse`] on the calling thread, whose stack the caller vouches for.
 fn parse_here(src: &Source<'_>, overrides: &Overrides) -> Result<(naga::Module, naga::valid::ModuleInfo), Error> {
+    if src.language == Language::Glsl {
+        if let Some(bad) = glsl_literals::first_bad_literal(src.text) {
+            let span = naga::Span::new(bad.start as u32, (bad.start + bad.len) as u32);
+            return Err(diag(src, "glsl", bad.message, location(src.text, span)));
+        }
+    }
     let module = match src.language {
         Language::Wgsl => naga::front::wgsl::parse_str(src.text).map_err(|e| {
             let mut message = e.message().to_string();

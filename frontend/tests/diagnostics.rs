@@ -291,3 +291,23 @@ fn nesting_at_the_depth_limit_compiles_and_one_over_is_refused() {
     assert_eq!((naga.location, naga.stage), (Some((3, col as u32)), xir_frontend::oracle::Stage::Parse));
     assert!(naga.message.starts_with("the shader nests too deeply"), "{}", naga.message);
 }
+
+/// GLSL number literals naga's preprocessor reports without a place (or
+/// takes though GLSL forbids them: an integer past 32 bits) are refused at
+/// the literal, before naga runs.
+#[test]
+fn bad_glsl_literals_are_located() {
+    let body = |stmt: &str| format!("#version 450\nlayout(local_size_x = 1) in;\nvoid main() {{\n    {stmt}\n}}\n");
+    for (stmt, col, message) in [
+        ("uint x = 0x;", 14, "hexadecimal literal `0x` has no digits"),
+        ("float x = 1.5e;", 15, "malformed floating-point literal `1.5e`"),
+        ("uint x = 4294967296;", 14, "integer literal `4294967296` does not fit in 32 bits (GLSL 4.50, section 4.1.3)"),
+        ("uint x = 1ul;", 14, "64-bit integer literals (`1ul`) are not supported"),
+    ] {
+        assert_eq!(diag("lit.comp", &body(stmt)), format!("lit.comp:4:{col}: error: [glsl] {message}"), "{stmt}");
+    }
+    // The largest 32-bit literals compile.
+    let ok = body("uint x = 4294967295u + 0xFFFFFFFFu; int y = 037777777777;");
+    compile(&Source { path: "ok.comp", text: &ok, language: Language::Glsl }, &Overrides::new())
+        .unwrap_or_else(|d| panic!("{d}"));
+}
