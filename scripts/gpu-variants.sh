@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Variants of our own modules for `gpu-runtime --peer-abi ours`: each guess
+# about why a kernel is slower on the H200 (BENCHMARKS.md, "Staged for the
+# next device run (session 21)") becomes one module that differs from ours
+# in that one respect, timed beside ours in the same submission order.
+#
+#   matmul/control   our -O2 module as it is (the two columns must agree)
+#   matmul/aliased   + `Aliased` on the three output buffers (as before
+#                    session 20's `noalias`)
+#   matmul/branch    the body inside `if i < arrayLength(&dots)` (a branch
+#                    around the body, as the entry check made before
+#                    session 20's `whole_blocks`; no push constants)
+#   bytecode_vm/o0opt our -O0 module through `spirv-opt -O` (the switch's
+#                    cases branch to its merge, as naga's do)
+#
+# Stage here (needs spirv-as, spirv-dis, spirv-opt, spirv-val), then run the
+# printed command on the GPU machine (the device tool, carry [".gl", ".gpu"]).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+for tool in spirv-as spirv-dis spirv-opt spirv-val python3; do
+  command -v "$tool" >/dev/null || { echo "gpu-variants.sh: \`$tool\` is missing" >&2; exit 1; }
+done
+cargo build --workspace --bins
+stage=.gpu/variants
+rm -rf "$stage" && mkdir -p "$stage"/{control,aliased,branch,o0opt}
+opt=target/debug/xir-opt
+$opt tests/wgsl/matmul.wgsl --opt-level 2 --emit spirv -o "$stage/control/matmul.spv" --no-cache
+spirv-dis "$stage/control/matmul.spv" -o "$stage/matmul.spvasm"
+python3 - "$stage" <<'PY'
+import re, sys
+stage = sys.argv[1]
+asm = open(f"{stage}/matmul.spvasm").read()
+# The output buffers: the variables at bindings 1, 2 and 3 of set 0.
+outs = re.findall(r"OpDecorate (%\w+) Binding [123]\n", asm)
+assert len(outs) == 3, outs
+decorations = "".join(f"               OpDecorate {v} Aliased\n" for v in outs)
+anchor = re.search(r"\n( +OpDecorate %gl_GlobalInvocationID BuiltIn)", asm)
+aliased = asm[: anchor.start() + 1] + decorations + asm[anchor.start() + 1 :]
+open(f"{stage}/matmul.aliased.spvasm", "w").write(aliased)
+# The body wrapped in a branch, from the source.
+src = open("tests/wgsl/matmul.wgsl").read()
+head, body = src.split("    let i = gid.x;\n", 1)
+body = body.rsplit("}", 1)[0].rstrip("\n")
+inner = "".join(("    " + l if l.strip() else "") + "\n" for l in body.split("\n"))
+open(f"{stage}/matmul.branch.wgsl", "w").write(head + "    let i = gid.x;\n    if i < arrayLength(&dots) {\n" + inner + "    }\n}\n")
+PY
+version=$(sed -n 's/^; Version: \([0-9.]*\)$/\1/p' "$stage/matmul.spvasm")
+spirv-as --target-env "spv$version" "$stage/matmul.aliased.spvasm" -o "$stage/aliased/matmul.spv"
+$opt "$stage/matmul.branch.wgsl" --opt-level 2 --emit spirv -o "$stage/branch/matmul.spv" --no-cache
+$opt tests/wgsl/bytecode_vm.wgsl --opt-level 0 --emit spirv -o "$stage/bytecode_vm.o0.spv" --no-cache
+spirv-opt -O "$stage/bytecode_vm.o0.spv" -o "$stage/o0opt/bytecode_vm.spv"
+for m in "$stage"/*/*.spv; do spirv-val --target-env vulkan1.2 "$m"; done
+rm -f "$stage"/*.spvasm "$stage"/*.wgsl "$stage"/*.spv
+strip -o "$stage/gpu-runtime" target/debug/gpu-runtime
+tar -C .gpu -cf - variants | xz -9 -T1 > .gpu/variants.tar.xz
+rm -rf "$stage"
+du -sh .gpu/variants.tar.xz
+cat <<'RUN'
+On the device (carry [".gl", ".gpu"]), one call:
+  for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig
+  export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+  tar -C .gpu -xJf .gpu/variants.tar.xz; V=.gpu/variants
+  for round in 1 2; do for v in control aliased branch; do
+    $V/gpu-runtime --wgsl tests/wgsl --corpus tests/corpus --peer $V/$v --peer-abi ours --peer-label $v --only matmul > $OUT/matmul-$v-$round.md
+  done; done
+  $V/gpu-runtime --wgsl tests/wgsl --corpus tests/corpus --peer $V/o0opt --peer-abi ours --peer-label o0opt --only bytecode_vm > $OUT/bytecode_vm-o0opt.md
+RUN
