@@ -193,9 +193,10 @@ fn validate(src: &Source<'_>, module: &naga::Module) -> Result<naga::valid::Modu
 }
 
 /// `src` as a kernel AST in `arenas`: one kernel per compute entry point.
-/// naga runs on the front end's own stack; the lowering into `arenas` runs
-/// here (the arenas cannot be shared with another thread), within the
-/// depth naga was given.
+/// naga runs where [`parse`] places it; the lowering into `arenas` runs on
+/// this thread (the arenas cannot be shared with another), within the depth
+/// the check allowed (our lowering takes more than ten times that depth on
+/// a main thread's stack).
 pub fn to_ast<'a>(
     arenas: &'a xir_ast::Arenas<'a>,
     src: &Source<'_>,

@@ -205,14 +205,15 @@ fn measure(dev: &mut Device, a: &Args, name: &str, wgsl: &Path) -> Result<Row, S
     let (legal, kernel, ours) =
         xir_pipelines::backend::legalize_and_compile(&module, Some("main"), a.opt_level, a.fast_math)
             .map_err(|e| e.to_string())?;
-    if a.peer_has_our_abi && interface(&peer)? != interface(&ours.words)? {
-        return Err(format!(
-            "peer: {} is not a variant of our module: its descriptor bindings or push-constant block differ \
-             from ours ({:?} against {:?})",
-            peer_path.display(),
-            interface(&peer)?,
-            interface(&ours.words)?
-        ));
+    if a.peer_has_our_abi {
+        let (theirs, mine) = (interface(&peer)?, interface(&ours.words)?);
+        if theirs != mine {
+            return Err(format!(
+                "peer: {} is not a variant of our module: its descriptor bindings or push-constant block differ \
+                 from ours ({theirs:?} against {mine:?})",
+                peer_path.display()
+            ));
+        }
     }
     let block = match legal.func(kernel).kind {
         xir::ir::FunctionKind::Kernel { block_size, .. } => block_size,
