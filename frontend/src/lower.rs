@@ -357,6 +357,11 @@ impl<'a, 'n> Lowering<'a, 'n> {
         if let Some(n) = self.single_member_name(g.ty) {
             return xir::interp::block_member_key(n);
         }
+        // One of several members: the block's name (`uniform Params { .. };`
+        // is `Params`), as the foreign-SPIR-V runner names it too.
+        if let Some(n) = self.module.types[g.ty].name.as_ref().filter(|n| !n.is_empty()) {
+            return n.clone();
+        }
         format!("global{}", h.index())
     }
 
