@@ -229,7 +229,10 @@ impl<'a, 'n> Lowering<'a, 'n> {
             let inner = &self.module.types[g.ty].inner;
             let kind = match g.space {
                 AddressSpace::Storage { .. } => self.buffer_kind(inner, span)?,
-                AddressSpace::Uniform => match &self.module.types[g.ty].inner {
+                // A push-constant block (GLSL `layout(push_constant)`, naga's
+                // `Immediate`) is a read-only value of the dispatch, as a
+                // uniform is: a value parameter of the kernel.
+                AddressSpace::Uniform | AddressSpace::Immediate => match &self.module.types[g.ty].inner {
                     TypeInner::Struct { members, .. } if g.name.is_none() && members.len() == 1 => {
                         GlobalKind::Uniform { ty: self.ty(members[0].ty)?, wrapped: true }
                     }
@@ -354,6 +357,11 @@ impl<'a, 'n> Lowering<'a, 'n> {
         if let Some(n) = self.single_member_name(g.ty) {
             return xir::interp::block_member_key(n);
         }
+        // One of several members: the block's name (`uniform Params { .. };`
+        // is `Params`), as the foreign-SPIR-V runner names it too.
+        if let Some(n) = self.module.types[g.ty].name.as_ref().filter(|n| !n.is_empty()) {
+            return n.clone();
+        }
         format!("global{}", h.index())
     }
 
@@ -392,7 +400,15 @@ impl<'a, 'n> Lowering<'a, 'n> {
                         _ => None,
                     };
                     let Some(reg) = reg else {
-                        return unsupported(fspan, format!("entry argument {i} of `{name}`: only compute built-ins"));
+                        let what = match &a.binding {
+                            Some(naga::Binding::BuiltIn(b)) => format!("built-in {b:?}"),
+                            Some(naga::Binding::Location { location, .. }) => format!("location {location}"),
+                            None => "no binding".to_string(),
+                        };
+                        return unsupported(
+                            fspan,
+                            format!("entry argument {i} of `{name}` ({what}): only compute built-ins"),
+                        );
                     };
                     args.push(Arg::Builtin(reg));
                 }
@@ -546,6 +562,8 @@ fn builtin_value(b: naga::BuiltIn) -> Option<BuiltinValue> {
         B::GlobalInvocationId => BuiltinValue::Reg(SpecialRegister::DispatchId),
         B::LocalInvocationId => BuiltinValue::Reg(SpecialRegister::ThreadId),
         B::WorkGroupId => BuiltinValue::Reg(SpecialRegister::BlockId),
+        // GLSL's `gl_WorkGroupSize` (WGSL has no such built-in).
+        B::WorkGroupSize => BuiltinValue::Reg(SpecialRegister::BlockSize),
         B::NumWorkGroups => BuiltinValue::NumWorkgroups,
         B::LocalInvocationIndex => BuiltinValue::LocalIndex,
         B::SubgroupSize => BuiltinValue::Reg(SpecialRegister::WarpSize),
@@ -1875,6 +1893,14 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
                 return Ok(self.bit_builtin(ty, fun, &args, span));
             }
             other => return unsupported(span, format!("built-in {other:?}")),
+        };
+        // WGSL's `mix(a: vecN, b: vecN, t: f32)` takes a scalar factor where
+        // XIR's `lerp` takes three operands of one type (naga's GLSL front end
+        // already splats GLSL's scalar overloads, `mix` and `clamp` included).
+        let args = if fun == M::Mix {
+            args.into_iter().map(|a| if a.ty == ty { a } else { self.splat_value(a, ty, span) }).collect()
+        } else {
+            args
         };
         Ok(self.builtin(op, ty, args, span))
     }

@@ -46,7 +46,7 @@ pub enum BackendError {
     #[error("the module has no kernel")]
     NoKernel,
     /// The kernels' names, without `@`.
-    #[error("the module has {} kernels ({}); name one", .0.len(), .0.iter().map(|k| format!("@{k}")).collect::<Vec<_>>().join(", "))]
+    #[error("the module has {} kernels ({}); name one with --kernel", .0.len(), .0.iter().map(|k| format!("@{k}")).collect::<Vec<_>>().join(", "))]
     ManyKernels(Vec<String>),
     /// The backend refused the module (planning, validation): located diagnostics.
     #[error("{}", xir::diag::render(.0))]

@@ -536,7 +536,10 @@ fn kernel_picks_one_of_several_for_spirv() {
     let two = write(&dir, "two.xir", &format!("{src}\n{other}"));
     let o = xir_opt(&[&two, "--emit", "spirv-asm", "--no-cache"]);
     assert_eq!(o.status.code(), Some(1));
-    assert_eq!(stderr(&o), format!("xir-opt: error: {two}: the module has 2 kernels (@saxpy, @other); name one\n"));
+    assert_eq!(
+        stderr(&o),
+        format!("xir-opt: error: {two}: the module has 2 kernels (@saxpy, @other); name one with --kernel\n")
+    );
     // Through the cache too: each kernel is its own entry, never the other's.
     let cache = dir.join("cache");
     for name in ["other", "saxpy", "other"] {

@@ -195,9 +195,15 @@ impl Codec {
                     None if top => runtime_len(j)?,
                     None => return Err("a runtime array that is not a block's last member".into()),
                 };
-                // A fill: encode the value once, copy it to every element.
+                // A fill: encode the value once, copy it to every element. A
+                // block's fixed-size array takes one too, of its length: the
+                // interpreter's `buffer<T>` of a `var<storage> x: array<T, N>`.
                 if let Json::Object(o) = j {
-                    if len.is_none() {
+                    if top {
+                        let fill_len = runtime_len(j)?;
+                        if fill_len != n {
+                            return Err(format!("a fill of {fill_len} elements for an array of {n}"));
+                        }
                         let mut one = vec![0u8; elem.extent() as usize];
                         self.encode(elem, &o["fill"], &mut one, 0, false).map_err(|e| format!("fill: {e}"))?;
                         for k in 0..n as usize {
@@ -379,6 +385,17 @@ mod tests {
         assert_eq!(c.block_from_bytes(&b, &enc.bytes, enc.runtime_len).unwrap(), j);
         let fill = c.block_to_bytes(&b, &json!({"fill": 2, "len": 3})).unwrap();
         assert_eq!(c.block_from_bytes(&b, &fill.bytes, fill.runtime_len).unwrap(), json!([2.0, 2.0, 2.0]));
+    }
+
+    #[test]
+    fn a_fixed_size_array_block_takes_a_fill_of_its_length() {
+        let c = Codec::new();
+        let b = block(vec![(0, DataType::Array { elem: Box::new(DataType::Scalar(U32)), len: Some(3), stride: 4 })]);
+        let fill = c.block_to_bytes(&b, &json!({"fill": 7, "len": 3})).unwrap();
+        assert_eq!(fill.runtime_len, None);
+        assert_eq!(c.block_from_bytes(&b, &fill.bytes, None).unwrap(), json!([7, 7, 7]));
+        let Err(short) = c.block_to_bytes(&b, &json!({"fill": 7, "len": 2})) else { panic!("a short fill encoded") };
+        assert_eq!(short.to_string(), "a fill of 2 elements for an array of 3");
     }
 
     #[test]
