@@ -113,12 +113,8 @@ fn scan(text: &str, language: Language) -> Scan {
             continue;
         }
         line_start = false;
-        if text[i..].starts_with("//") {
-            i += text[i..].find('\n').unwrap_or(text.len() - i);
-            continue;
-        }
-        if text[i..].starts_with("/*") {
-            i += text[i + 2..].find("*/").map_or(text.len() - i, |n| n + 4);
+        if let Some(n) = crate::comment_len(&text[i..]) {
+            i += n;
             continue;
         }
         let level = levels.last_mut().expect("the outermost level is never closed");

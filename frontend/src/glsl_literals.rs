@@ -21,12 +21,8 @@ pub(crate) fn first_bad_literal(text: &str) -> Option<BadLiteral> {
     let mut i = 0;
     while i < bytes.len() {
         let rest = &text[i..];
-        if rest.starts_with("//") {
-            i += rest.find('\n').unwrap_or(rest.len());
-            continue;
-        }
-        if let Some(body) = rest.strip_prefix("/*") {
-            i += body.find("*/").map_or(rest.len(), |n| n + 4);
+        if let Some(n) = crate::comment_len(rest) {
+            i += n;
             continue;
         }
         let c = bytes[i];

@@ -164,13 +164,8 @@ fn parse_here(src: &Source<'_>, overrides: &Overrides) -> Result<(naga::Module, 
 fn unexpected_glsl_char(text: &str) -> Option<usize> {
     let mut i = 0;
     while let Some(c) = text[i..].chars().next() {
-        let rest = &text[i..];
-        if rest.starts_with("//") {
-            i += rest.find('\n').unwrap_or(rest.len());
-            continue;
-        }
-        if let Some(body) = rest.strip_prefix("/*") {
-            i += body.find("*/").map_or(rest.len(), |n| n + 4);
+        if let Some(n) = comment_len(&text[i..]) {
+            i += n;
             continue;
         }
         let token = c.is_alphanumeric() || c == '_' || matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0b' | '\x0c');
@@ -181,6 +176,17 @@ fn unexpected_glsl_char(text: &str) -> Option<usize> {
         i += c.len_utf8();
     }
     None
+}
+
+/// The length in bytes of the comment `rest` starts with (`//` to the end
+/// of the line, `/* */`, unterminated to the end of the text), for the
+/// scans of the source before naga (both languages comment alike).
+pub(crate) fn comment_len(rest: &str) -> Option<usize> {
+    if rest.starts_with("//") {
+        return Some(rest.find('\n').unwrap_or(rest.len()));
+    }
+    let body = rest.strip_prefix("/*")?;
+    Some(body.find("*/").map_or(rest.len(), |n| n + 4))
 }
 
 fn validate(src: &Source<'_>, module: &naga::Module) -> Result<naga::valid::ModuleInfo, Error> {
