@@ -73,8 +73,11 @@ struct Level {
     operators: usize,
     /// `else`s of this level's `if` chain.
     elses: usize,
-    /// Parentheses and brackets open in this level's statement.
-    parens: usize,
+    /// Parentheses and brackets open in this level's statement, each with
+    /// the operator count where it opened: a `,` starts a sibling (the
+    /// elements of a list nest side by side, not inside each other), so it
+    /// takes the count back there.
+    parens: Vec<usize>,
 }
 
 /// What a scan of the tokens found.
@@ -143,8 +146,8 @@ fn scan(text: &str, language: Language) -> Scan {
         } else {
             match c {
                 b'{' => {
-                    parens -= level.parens;
-                    level.parens = 0;
+                    parens -= level.parens.len();
+                    level.parens.clear();
                     level.operators = 0;
                     levels.push(Level::default());
                     braces += 1;
@@ -153,26 +156,29 @@ fn scan(text: &str, language: Language) -> Scan {
                     if levels.len() > 1 {
                         let closed = levels.pop().expect("checked above");
                         elses -= closed.elses;
-                        parens -= closed.parens;
+                        parens -= closed.parens.len();
                         braces -= 1;
                     }
                 }
                 b';' => {
                     elses -= level.elses;
-                    parens -= level.parens;
+                    parens -= level.parens.len();
                     *level = Level::default();
                 }
                 b'(' | b'[' => {
-                    level.parens += 1;
+                    level.parens.push(level.operators);
                     parens += 1;
                 }
                 b')' | b']' => {
-                    if level.parens > 0 {
-                        level.parens -= 1;
+                    if level.parens.pop().is_some() {
                         parens -= 1;
                     }
                 }
-                b',' | b'@' => {}
+                // A list element, struct member or argument: back to the
+                // count where the list opened (the brace level's start when
+                // no parenthesis is open).
+                b',' => level.operators = level.parens.last().copied().unwrap_or(0),
+                b'@' => {}
                 _ => level.operators += 1,
             }
             i += 1;
@@ -283,5 +289,15 @@ mod tests {
         // argument list is wide, not deep.
         let wide = format!("fn f() {{ x = g({}); }}", vec!["1.5e-3"; 5000].join(", "));
         assert_eq!(depth_error(Language::Wgsl, &wide), None);
+        // A table of signed entries and a struct of many members are wide
+        // too: each element's operators start over at its comma.
+        let table = format!("const T = array<f32, 5000>({});", vec!["-1.5"; 5000].join(", "));
+        assert_eq!(depth_error(Language::Wgsl, &table), None);
+        let members: Vec<String> = (0..5000).map(|k| format!("m{k}: f32")).collect();
+        let big_struct = format!("struct S {{ {} }}", members.join(", "));
+        assert_eq!(depth_error(Language::Wgsl, &big_struct), None);
+        // An element's own chain still counts, on top of what opened the list.
+        let deep_element = format!("fn f() {{ x = g(1, {}); }}", vec!["x"; MAX_DEPTH].join(" + "));
+        assert!(depth_error(Language::Wgsl, &deep_element).is_some());
     }
 }
