@@ -15,10 +15,11 @@
 //!
 //! The estimate reads tokens only, and over-counts on purpose: at each token
 //! it is the number of open braces, parentheses and brackets, plus the
-//! operator characters since the statement began (a chain of `n` binary
-//! operators is a tree `n` deep; a two-character operator counts twice),
-//! plus the `else`s of the `if` chains still open (each `else if` nests
-//! one level). Measured on this machine, naga overflows an 8 MiB stack at
+//! operator characters since the statement or list element began (a chain
+//! of `n` binary operators is a tree `n` deep; a two-character operator
+//! counts twice; the elements of a list sit side by side, so a comma takes
+//! the count back to where the list opened), plus the `else`s of the `if`
+//! chains still open (each `else if` nests one level). Measured on this machine, naga overflows an 8 MiB stack at
 //! about 4,200 nested GLSL blocks, 4,700 `else if`s or 5,400 nested
 //! parentheses, and our own lowering passes 11,000-term chains; the limit
 //! keeps four times that margin on a main thread's stack and sixty-four
