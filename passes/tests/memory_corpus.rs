@@ -12,22 +12,12 @@ use xir::interp::{run_kernel, Inputs, Outputs};
 use xir::pass::{AnalysisCache, PassContext, PassRegistry};
 use xir::Module;
 
-const SPINE: &[&str] = &[
-    "promote_ref_arg",
-    "destructure_cfg",
-    "inline",
-    "dce",
-    "reg2mem",
-    "restructure_cfg",
-    "canonicalize_one_shot_loops",
-    "clear_inactive_block_payloads",
-    "mem2reg",
-    "audit_reg2mem_spills",
-    "fix_self_referential",
-    "phi_cleanup",
-    "dce",
-    "unused_callable_removal",
-];
+/// The legalization spine (`xir_testgen::passes::LEGALIZE`) with inlining
+/// after the CFG is destructured and the cleanups after it.
+fn spine() -> Vec<&'static str> {
+    let (to_raw, rest) = xir_testgen::passes::LEGALIZE.split_at(2);
+    [to_raw, &["inline", "dce"], rest, &["phi_cleanup", "dce", "unused_callable_removal"]].concat()
+}
 
 fn corpus() -> Vec<(String, String, Inputs)> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus");
@@ -67,7 +57,7 @@ fn run_all(m: &Module, inputs: &Inputs) -> Vec<(String, Result<Outputs, String>)
 fn corpus_through_the_spine_keeps_results() {
     let mut reg = PassRegistry::new();
     xir_passes::register_all(&mut reg);
-    let steps: Vec<&str> = SPINE.iter().copied().filter(|s| reg.get(s).is_some()).collect();
+    let steps: Vec<&str> = spine().into_iter().filter(|s| reg.get(s).is_some()).collect();
     let mut failures = Vec::new();
     let mut checked = 0;
     for (name, text, inputs) in corpus() {

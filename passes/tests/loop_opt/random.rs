@@ -194,22 +194,13 @@ fn random_affine_loops() {
             let base = parse(&src);
             let before = interp(&base, &inp);
             assert!(before.is_ok(), "fixture runs: {before:?}\n{src}");
-            let legalized = [
-                "reg2mem",
-                "restructure_cfg",
-                "canonicalize_one_shot_loops",
-                "clear_inactive_block_payloads",
-                "mem2reg",
-                "audit_reg2mem_spills",
-                "fix_self_referential",
-                "licm",
-                "indvar_simplify",
-            ];
+            // The legalization spine from raw SSA on, then the loop passes.
+            let legalized = [&xir_testgen::passes::LEGALIZE[2..], &["licm", "indvar_simplify"]].concat();
             for steps in [
                 &["indvar_simplify"][..],
                 &["loop_rotation", "indvar_simplify"],
                 &["loop_rotation", "licm", "indvar_simplify", "dce"],
-                &legalized,
+                &legalized[..],
             ] {
                 let mut m = base.clone();
                 for s in steps {
