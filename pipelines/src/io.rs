@@ -200,8 +200,32 @@ pub fn write_output(out: Option<&str>, bytes: &[u8]) -> Result<(), WriteError> {
     };
     let path = Path::new(path);
     let fail = |source: std::io::Error| WriteError::Io { path: path.to_path_buf(), source };
+    match output_target(path)? {
+        OutputTarget::New => write_atomically(path, bytes, None).map_err(fail),
+        OutputTarget::File { target, meta } => write_atomically(&target, bytes, Some(meta.permissions())).map_err(fail),
+        // A device, FIFO or socket: written in place, opened without creating
+        // or truncating anything.
+        OutputTarget::Other { target } => {
+            let mut f = std::fs::OpenOptions::new().write(true).open(&target).map_err(fail)?;
+            f.write_all(bytes).and_then(|_| f.flush()).map_err(fail)
+        }
+    }
+}
+
+/// What an output path names, its symlink resolved; a directory is refused.
+enum OutputTarget {
+    /// Nothing yet: a new file.
+    New,
+    /// A regular file (`target`: the symlink's target, else the path).
+    File { target: PathBuf, meta: std::fs::Metadata },
+    /// A device, FIFO or socket.
+    Other { target: PathBuf },
+}
+
+fn output_target(path: &Path) -> Result<OutputTarget, WriteError> {
+    let fail = |source: std::io::Error| WriteError::Io { path: path.to_path_buf(), source };
     let target = match std::fs::symlink_metadata(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return write_atomically(path, bytes, None).map_err(fail),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(OutputTarget::New),
         Err(e) => return Err(fail(e)),
         Ok(m) if m.file_type().is_symlink() => {
             std::fs::canonicalize(path).map_err(|source| WriteError::Symlink { path: path.to_path_buf(), source })?
@@ -210,15 +234,12 @@ pub fn write_output(out: Option<&str>, bytes: &[u8]) -> Result<(), WriteError> {
     };
     let meta = std::fs::metadata(&target).map_err(fail)?;
     if meta.is_dir() {
-        return Err(WriteError::Directory { path: path.to_path_buf() });
+        Err(WriteError::Directory { path: path.to_path_buf() })
+    } else if meta.is_file() {
+        Ok(OutputTarget::File { target, meta })
+    } else {
+        Ok(OutputTarget::Other { target })
     }
-    if meta.is_file() {
-        return write_atomically(&target, bytes, Some(meta.permissions())).map_err(fail);
-    }
-    // A device, FIFO or socket: written in place, opened without creating
-    // or truncating anything.
-    let mut f = std::fs::OpenOptions::new().write(true).open(&target).map_err(fail)?;
-    f.write_all(bytes).and_then(|_| f.flush()).map_err(fail)
 }
 
 /// Refuse, before a long run (`xir-reduce`), an `out` that
@@ -229,23 +250,12 @@ pub fn check_output(out: Option<&str>) -> Result<(), WriteError> {
     let Some(path) = out.filter(|p| *p != "-") else { return Ok(()) };
     let path = Path::new(path);
     let fail = |source: std::io::Error| WriteError::Io { path: path.to_path_buf(), source };
-    let target = match std::fs::symlink_metadata(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let dir = std::fs::metadata(parent_dir(path)).map_err(fail)?;
-            return match dir.is_dir() {
-                true => Ok(()),
-                false => Err(fail(std::io::ErrorKind::NotADirectory.into())),
-            };
-        }
-        Err(e) => return Err(fail(e)),
-        Ok(m) if m.file_type().is_symlink() => {
-            std::fs::canonicalize(path).map_err(|source| WriteError::Symlink { path: path.to_path_buf(), source })?
-        }
-        Ok(_) => path.to_path_buf(),
-    };
-    match std::fs::metadata(&target).map_err(fail)?.is_dir() {
-        true => Err(WriteError::Directory { path: path.to_path_buf() }),
-        false => Ok(()),
+    match output_target(path)? {
+        OutputTarget::New => match std::fs::metadata(parent_dir(path)).map_err(fail)?.is_dir() {
+            true => Ok(()),
+            false => Err(fail(std::io::ErrorKind::NotADirectory.into())),
+        },
+        OutputTarget::File { .. } | OutputTarget::Other { .. } => Ok(()),
     }
 }
 
