@@ -25,7 +25,7 @@
 //! runtime-sized buffer `min(u32(index), arrayLength - 1)`; workgroup
 //! variables are zeroed by thread (0, 0, 0) before a barrier at kernel
 //! entry. Everything else naga can express and XIR cannot (textures other
-//! than the ones listed, samplers, subgroup and ray-query operations,
+//! than the ones listed, samplers, `subgroupBarrier`, ray-query operations,
 //! fragment-only operations, writes to a member of a buffer element) is
 //! refused with the construct's location.
 
@@ -39,6 +39,8 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use xir::ir::{ArgKind, FloatFormat, Span, Type, TypeId, TypeTable};
 use xir_ast::*;
 use xir_spec::{Opcode, SpecialRegister};
+
+mod subgroup;
 
 /// A construct that cannot be translated, at a naga span.
 #[derive(Debug, Clone)]
@@ -405,10 +407,13 @@ impl<'a, 'n> Lowering<'a, 'n> {
                             Some(naga::Binding::Location { location, .. }) => format!("location {location}"),
                             None => "no binding".to_string(),
                         };
-                        return unsupported(
-                            fspan,
-                            format!("entry argument {i} of `{name}` ({what}): only compute built-ins"),
-                        );
+                        let why = match &a.binding {
+                            Some(naga::Binding::BuiltIn(naga::BuiltIn::NumSubgroups | naga::BuiltIn::SubgroupId)) => {
+                                "XIR numbers lanes within a subgroup only (`subgroup_invocation_id`, `subgroup_size`)"
+                            }
+                            _ => "only compute built-ins",
+                        };
+                        return unsupported(fspan, format!("entry argument {i} of `{name}` ({what}): {why}"));
                     };
                     args.push(Arg::Builtin(reg));
                 }
@@ -897,6 +902,11 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
                 self.flush(out)?;
                 out.push(self.st(StmtKind::Return(v), span));
             }
+            Statement::ControlBarrier(flags) if *flags == naga::Barrier::SUB_GROUP => {
+                // A block barrier in its place would hang (or be undefined)
+                // where only some of the block's subgroups reach it.
+                return unsupported(span, "`subgroupBarrier`: XIR has no subgroup barrier (a `workgroupBarrier` in uniform control flow orders more)");
+            }
             Statement::ControlBarrier(_) => {
                 // `sync_block` waits for the block and orders workgroup and
                 // storage memory: every barrier flag naga sets (GLSL's
@@ -1051,9 +1061,13 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
                 return unsupported(span, "texture arrays and texture atomics")
             }
             Statement::RayQuery { .. } | Statement::RayPipelineFunction(_) => return unsupported(span, "ray queries"),
-            Statement::SubgroupBallot { .. }
-            | Statement::SubgroupGather { .. }
-            | Statement::SubgroupCollectiveOperation { .. } => return unsupported(span, "subgroup operations"),
+            Statement::SubgroupBallot { result, predicate } => self.subgroup_ballot(*predicate, *result, span, out)?,
+            Statement::SubgroupGather { mode, argument, result } => {
+                self.subgroup_gather(*mode, *argument, *result, span, out)?
+            }
+            Statement::SubgroupCollectiveOperation { op, collective_op, argument, result } => {
+                self.subgroup_collective(*op, *collective_op, *argument, *result, span, out)?
+            }
             Statement::CooperativeStore { .. } => return unsupported(span, "cooperative matrices"),
         }
         Ok(())
@@ -1488,7 +1502,7 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
             | Expression::RayQueryProceedResult
             | Expression::RayQueryGetIntersection { .. } => return unsupported(span, "ray queries"),
             Expression::SubgroupBallotResult | Expression::SubgroupOperationResult { .. } => {
-                return unsupported(span, "subgroup operations")
+                return unsupported(span, "a subgroup result used before its statement")
             }
             Expression::CooperativeLoad { .. } | Expression::CooperativeMultiplyAdd { .. } => {
                 return unsupported(span, "cooperative matrices")

@@ -78,7 +78,14 @@ fn refusals_name_the_construct_and_its_place() {
             // the built-in instead.
             "subgroups.wgsl",
             format!("{HEAD}@compute @workgroup_size(1) fn main(@builtin(num_subgroups) n: u32) {{ out[0] = n; }}"),
-            "subgroups.wgsl: error: [frontend:unsupported] not supported: entry argument 0 of `main` (built-in NumSubgroups): only compute built-ins",
+            "subgroups.wgsl: error: [frontend:unsupported] not supported: entry argument 0 of `main` (built-in NumSubgroups): XIR numbers lanes within a subgroup only (`subgroup_invocation_id`, `subgroup_size`)",
+        ),
+        (
+            // A block barrier in its place would hang where only some
+            // subgroups reach it.
+            "subgroup_barrier.wgsl",
+            format!("{HEAD}@compute @workgroup_size(64) fn main(@builtin(subgroup_invocation_id) l: u32) {{\n    if l < 8u {{ subgroupBarrier(); }}\n}}"),
+            "subgroup_barrier.wgsl:3:17: error: [frontend:unsupported] not supported: `subgroupBarrier`: XIR has no subgroup barrier",
         ),
         (
             "override.wgsl",
