@@ -40,6 +40,7 @@ use xir::ir::{ArgKind, FloatFormat, Span, Type, TypeId, TypeTable};
 use xir_ast::*;
 use xir_spec::{Opcode, SpecialRegister};
 
+mod packing;
 mod subgroup;
 
 /// A construct that cannot be translated, at a naga span.
@@ -1814,6 +1815,9 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
 
     fn math(&mut self, ty: TypeId, fun: MathFunction, args: Vec<ExprRef<'a>>, span: naga::Span) -> R<ExprRef<'a>> {
         use MathFunction as M;
+        if let Some(packed) = self.packing(ty, fun, &args, span)? {
+            return Ok(packed);
+        }
         let op = match fun {
             M::Abs => Opcode::Abs,
             M::Min => Opcode::Min,

@@ -108,6 +108,9 @@ const ORACLE_GAPS: &[(&str, &str)] = &[
     // The oracle validates without push constants (naga's `IMMEDIATES`),
     // and foreign modules with push constants are refused anyway.
     ("sobel_push_constants.comp", "IMMEDIATES"),
+    // naga writes the packed dot products with SPV_KHR_integer_dot_product,
+    // which the foreign runner does not enable.
+    ("packed_dot.wgsl", "SPV_KHR_integer_dot_product"),
 ];
 
 #[test]
