@@ -1613,6 +1613,49 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
         self.mk(ty, ExprKind::Cast(CastOp::Bitwise, r), span)
     }
 
+    /// WGSL's `refract(e1, e2, e3)`: with `k = 1 - e3 * e3 * (1 - dot(e2,
+    /// e1)^2)`, zero when `k < 0`, else `e3 * e1 - (e3 * dot(e2, e1) +
+    /// sqrt(k)) * e2`.
+    fn refract(
+        &mut self,
+        ty: TypeId,
+        e1: ExprRef<'a>,
+        e2: ExprRef<'a>,
+        e3: ExprRef<'a>,
+        span: naga::Span,
+    ) -> ExprRef<'a> {
+        let s = e3.ty;
+        let bin = |cx: &mut Self, t: TypeId, op: BinaryOp, l: ExprRef<'a>, r: ExprRef<'a>| {
+            cx.mk(t, ExprKind::Binary(op, l, r), span)
+        };
+        let lit = |cx: &mut Self, v: f64| {
+            let bits = if lane_bits(&cx.lw.ast.types, s) == 64 { v.to_bits() } else { u64::from((v as f32).to_bits()) };
+            cx.mk(s, ExprKind::Literal(bits), span)
+        };
+        let d = self.builtin(Opcode::Dot, s, vec![e2, e1], span);
+        let dd = bin(self, s, BinaryOp::Mul, d, d);
+        let one = lit(self, 1.0);
+        let rest = bin(self, s, BinaryOp::Sub, one, dd);
+        let ee = bin(self, s, BinaryOp::Mul, e3, e3);
+        let scaled = bin(self, s, BinaryOp::Mul, ee, rest);
+        let one = lit(self, 1.0);
+        let k = bin(self, s, BinaryOp::Sub, one, scaled);
+        let root = self.builtin(Opcode::Sqrt, s, vec![k], span);
+        let ed = bin(self, s, BinaryOp::Mul, e3, d);
+        let factor = bin(self, s, BinaryOp::Add, ed, root);
+        let e3v = self.splat_value(e3, ty, span);
+        let along = bin(self, ty, BinaryOp::Mul, e3v, e1);
+        let factor = self.splat_value(factor, ty, span);
+        let across = bin(self, ty, BinaryOp::Mul, factor, e2);
+        let r = bin(self, ty, BinaryOp::Sub, along, across);
+        let zero = lit(self, 0.0);
+        let total = bin(self, TypeTable::BOOL, BinaryOp::Less, k, zero);
+        let total = self.splat_like(total, ty, span);
+        let zero = lit(self, 0.0);
+        let zero = self.splat_value(zero, ty, span);
+        self.builtin(Opcode::Select, ty, vec![total, zero, r], span)
+    }
+
     /// `v` (a scalar) repeated to the lane count of `like`, in `v`'s own
     /// scalar type; `v` itself when `like` is a scalar.
     fn splat_lanes(&mut self, v: ExprRef<'a>, like: TypeId, span: naga::Span) -> ExprRef<'a> {
@@ -1864,6 +1907,14 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
             M::Transpose => Opcode::MatrixTranspose,
             M::Determinant => Opcode::MatrixDeterminant,
             M::Inverse => Opcode::MatrixInverse,
+            M::Modf => {
+                // { fract: e - trunc(e), whole: trunc(e) }, as WGSL defines it.
+                let e = args[0];
+                let whole = self.builtin(Opcode::Trunc, e.ty, vec![e], span);
+                let fract = self.mk(e.ty, ExprKind::Binary(BinaryOp::Sub, e, whole), span);
+                return Ok(self.builtin(Opcode::Aggregate, ty, vec![fract, whole], span));
+            }
+            M::Refract => return Ok(self.refract(ty, args[0], args[1], args[2], span)),
             M::Distance => {
                 let d = self.mk(args[0].ty, ExprKind::Binary(BinaryOp::Sub, args[0], args[1]), span);
                 return Ok(self.builtin(Opcode::Length, ty, vec![d], span));
