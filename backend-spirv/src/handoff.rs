@@ -26,10 +26,11 @@
 //! - calls pass only Function-storage pointers and no resources (call sites
 //!   that need more are specialized by `callable_specialization` first);
 //! - special registers exist in Vulkan compute;
-//! - warp operations only where a `GroupNonUniform*` instruction computes
-//!   the interpreter's value (integer, not float, reductions and scans;
-//!   scalar votes; shuffles of scalars and vectors; `u32` counts; ballots as
-//!   `vec<u32, 4>` or `u32`).
+//! - warp operations only where the emitted code computes the interpreter's
+//!   value: a `GroupNonUniform*` instruction (integer reductions and scans,
+//!   scalar votes, shuffles of scalars and vectors, `u32` counts, ballots as
+//!   `vec<u32, 4>` or `u32`), or a loop over the lanes for `f32` reductions
+//!   and scans (`plan::warp_fold`); other float widths are refused.
 //!
 //! Fail closed by construction: [`check`] is the only way to a
 //! [`HandedOff`], and planning and emission take nothing else. The witness
@@ -486,16 +487,9 @@ impl Cx<'_> {
         let is_vector = x.is_some_and(|x| matches!(t.get(x), Type::Vector { .. }));
         let name = |ty: TypeId| type_name(t, ty);
         match op {
-            Opcode::WarpActiveSum | Opcode::WarpActiveProduct | Opcode::WarpPrefixSum | Opcode::WarpPrefixProduct
-                if is_float =>
-            {
-                self.err(i, "warp", format!("`{op}` on `{}`: the order in which OpGroupNonUniformFAdd / FMul combine the lanes is implementation-defined, so the rounding would differ from XIR's lane-order fold; integer reductions are exact", name(d.ty)))
+            _ if is_float && crate::plan::warp_fold::is_fold(op) && !crate::plan::warp_fold::folds_in_lane_order(m, f, i) => {
+                self.err(i, "warp", format!("`{op}` on `{}`: float reductions and scans are folded lane by lane in 32-bit floats only (OpGroupNonUniformFAdd and its kin combine the lanes in an order of the device's choosing, which rounds differently from XIR's lane-order fold)", name(d.ty)))
             }
-            Opcode::WarpActiveMin | Opcode::WarpActiveMax if is_float => self.err(
-                i,
-                "warp",
-                format!("`{op}` on `{}`: OpGroupNonUniformFMin / FMax leave the result undefined when every lane holds NaN and do not order -0.0 and +0.0, where XIR's fold is IEEE minNum / maxNum in lane order", name(d.ty)),
-            ),
             Opcode::WarpActiveCountBits | Opcode::WarpActiveAll | Opcode::WarpActiveAny if is_vector => self.err(
                 i,
                 "warp",

@@ -456,17 +456,67 @@ fn a_device_without_subgroup_arithmetic_refuses_a_reduction() {
     compile_with(REDUCTIONS, &xir_spirv::CompileOptions { device_features: Some(all_features()), ..opts(0, false) });
 }
 
+const FLOAT_SCAN: &str = r#"
+kernel @k(%x: buffer<f32>) block_size(64, 1, 1) {
+^entry:
+  %t = extract $dispatch_id, u32 0 : u32
+  %f = buffer.read %x, %t : f32
+  %s = warp.prefix_sum %f : f32
+  buffer.write %x, %t, %s
+  return
+}
+"#;
+
+/// An `f32` fold is a loop over the subgroup's lanes in lane order (the
+/// interpreter's order; `plan::warp_fold`): lane k's value shuffled to
+/// every lane, taken where k is active and, for a scan, below the lane
+/// (block labels print as `?N`).
+#[test]
+fn float_folds_are_loops_over_the_lanes_in_lane_order() {
+    assert_eq!(
+        body(FLOAT_SCAN),
+        [
+            "%0 = Load vec<u32, 3> @GlobalInvocationId",
+            "%1 = CompositeExtract u32 %0 0",
+            "%2 = AccessChain ptr<StorageBuffer, f32> @var (u32 0) %1",
+            "%3 = Load f32 %2",
+            "%4 = GroupNonUniformBallot vec<u32, 4> (u32 3) true",
+            "%5 = Load u32 @SubgroupSize",
+            "%6 = Load u32 @SubgroupLocalInvocationId",
+            "Branch ?19",
+            "%7 = Phi u32 (u32 0) ?18 ?42 ?21",
+            "%8 = Phi f32 (f32 0) ?18 ?44 ?21",
+            "LoopMerge ?22 ?21 LoopControl(0x0)",
+            "Branch ?20",
+            "%9 = GroupNonUniformShuffle f32 (u32 3) %3 %7",
+            "%10 = GroupNonUniformBallotBitExtract bool (u32 3) %4 %7",
+            "%11 = ULessThan bool %7 %6",
+            "%12 = LogicalAnd bool %10 %11",
+            "%13 = FAdd f32 %8 %9",
+            "%14 = Select f32 %12 %13 %8",
+            "Branch ?21",
+            "%15 = IAdd u32 %7 (u32 1)",
+            "%16 = ULessThan bool %15 %5",
+            "BranchConditional %16 ?19 ?22",
+            "%17 = CopyObject f32 %14",
+            "%18 = AccessChain ptr<StorageBuffer, f32> @var (u32 0) %1",
+            "Store %18 %17",
+            "Return",
+        ]
+    );
+}
+
 /// What no group instruction computes exactly is refused at the handoff,
 /// located at the instruction (rule `spirv-handoff:warp`).
 #[test]
 fn inexact_warp_forms_are_refused_by_name_at_the_handoff() {
     let cases = [
-        ("%r = warp.active_sum %f : f32", "warp.active_sum"),
-        ("%r = warp.active_product %f : f32", "warp.active_product"),
-        ("%r = warp.prefix_sum %f : f32", "warp.prefix_sum"),
-        ("%r = warp.prefix_product %f : f32", "warp.prefix_product"),
-        ("%r = warp.active_min %f : f32", "warp.active_min"),
-        ("%r = warp.active_max %f : f32", "warp.active_max"),
+        ("%r = warp.active_sum %d : f64", "warp.active_sum"),
+        ("%r = warp.active_product %d : f64", "warp.active_product"),
+        ("%r = warp.prefix_sum %d : f64", "warp.prefix_sum"),
+        ("%r = warp.prefix_product %d : f64", "warp.prefix_product"),
+        ("%r = warp.active_min %d : f64", "warp.active_min"),
+        ("%r = warp.active_max %d : f64", "warp.active_max"),
         ("%r = warp.active_all %bv : bool", "warp.active_all"),
         ("%r = warp.active_count_bits %b : u64", "warp.active_count_bits"),
         ("%r = warp.prefix_count_bits %b : i32", "warp.prefix_count_bits"),
@@ -483,6 +533,7 @@ kernel @k(%x: buffer<f32>) block_size(64, 1, 1) {{
   %b = gt %f, f32 0.0 : bool
   %bv = aggregate %b, %b : vec<bool, 2>
   %arr = aggregate u32 1, u32 2 : array<u32, 2>
+  %d = cast.static %f : f64
   {line}
   return
 }}
@@ -491,6 +542,6 @@ kernel @k(%x: buffer<f32>) block_size(64, 1, 1) {{
         let e = compile_err(&src, &opts(0, false));
         assert!(e.contains("spirv-handoff:warp"), "{line}: {e}");
         assert!(e.contains(&format!("`{op}`")), "{line}: {e}");
-        assert!(e.contains(":8:3: error: [spirv-handoff:warp]"), "located at the instruction: {line}: {e}");
+        assert!(e.contains(":9:3: error: [spirv-handoff:warp]"), "located at the instruction: {line}: {e}");
     }
 }

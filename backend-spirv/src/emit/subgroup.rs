@@ -5,8 +5,9 @@
 //! same dynamic instance, which the `MaximallyReconvergesKHR` mode declared
 //! in `globals.rs` guarantees on the device):
 //! - integer reductions and exclusive scans are exact in any combining order
-//!   (wrapping add and multiply, min / max, bit operations); float ones are
-//!   refused at the handoff;
+//!   (wrapping add and multiply, min / max, bit operations); `f32` ones are
+//!   loops over the lanes in lane order (`fold_in_lane_order`,
+//!   `plan::warp_fold`), other float widths are refused at the handoff;
 //! - `active_all_equal` compares per component; a float is compared by its
 //!   bits with `-0.0` made `+0.0`, which is the interpreter's "equal bits or
 //!   `==`" (a NaN equals only a NaN with the same bits), and leaves nothing
@@ -18,11 +19,13 @@
 //! features are reconciled from the final binary (`features.rs`).
 
 use rspirv::dr::Operand;
-use rspirv::spirv::{Capability, GroupOperation, Op, Scope, Word};
+use rspirv::spirv::{Capability, GlslStd450Op as GLOp, GroupOperation, LoopControl, Op, Scope, Word};
 use xir::{Inst, Opcode, SpecialRegister};
 
+use super::function::be;
 use super::instructions::ids;
 use super::{err, EResult, Emitter, ScalarKind, Shape};
+use crate::plan::warp_fold;
 
 impl Emitter<'_> {
     fn subgroup_scope(&mut self) -> Word {
@@ -64,6 +67,9 @@ impl Emitter<'_> {
     pub(crate) fn emit_warp(&mut self, i: Inst) -> EResult<()> {
         let m = self.m;
         let f = m.func(self.fs.func.expect("in function"));
+        if warp_fold::folds_in_lane_order(m, f, i) {
+            return self.fold_in_lane_order(i);
+        }
         let d = f.inst(i);
         let rid = self.fs.values.get(&i).copied();
         let t = self.ty(d.ty)?;
@@ -163,6 +169,94 @@ impl Emitter<'_> {
             }
             op => return err(format!("`{op}` is not a warp operation")),
         }
+        Ok(())
+    }
+
+    /// An `f32` reduction or exclusive scan folded as the interpreter folds
+    /// it (`plan::warp_fold`): for `k` in `0..size`, lane `k`'s value is
+    /// shuffled to every lane (`k` is uniform) and combined into `acc` where
+    /// lane `k` is active (and, for a scan, below the reading lane).
+    /// `acc` starts at `-0.0` for a sum (`-0.0 + x == x` for every `x`), at
+    /// `+0.0` / `1.0` for a scan's empty prefix, at `1.0` for a product, and
+    /// at the first active lane's value for `min` / `max` (folding it twice
+    /// changes nothing).
+    fn fold_in_lane_order(&mut self, i: Inst) -> EResult<()> {
+        let m = self.m;
+        let fid = self.fs.func.expect("in function");
+        let f = m.func(fid);
+        let d = f.inst(i);
+        let rid = self.fs.values.get(&i).copied();
+        let [h, body, c, mg] = match self.plans.control[&fid].cas.get(&i) {
+            Some(ids) => ids.map(|p| self.fs.labels[p as usize]),
+            None => return err("a lane-order warp fold without planned blocks"),
+        };
+        let t = self.ty(d.ty)?;
+        let s = self.shape(d.ty)?;
+        let x = self.val(d.operands[0])?;
+        let u32t = self.u32_ty();
+        let bt = self.scalar_ty(ScalarKind::Bool);
+        let scan = warp_fold::is_scan(d.opcode);
+        let yes = self.scalar_const(ScalarKind::Bool, 1);
+        let active = self.ballot(yes)?;
+        let size = self.register(SpecialRegister::WarpSize)?;
+        let lane = if scan { Some(self.register(SpecialRegister::WarpLaneId)?) } else { None };
+        let init = match d.opcode {
+            Opcode::WarpActiveSum => self.float_splat(s, -0.0),
+            Opcode::WarpPrefixSum => self.float_splat(s, 0.0),
+            Opcode::WarpActiveProduct | Opcode::WarpPrefixProduct => self.float_splat(s, 1.0),
+            _ => self.group(
+                Op::GroupNonUniformBroadcastFirst,
+                Capability::GroupNonUniformBallot,
+                t,
+                None,
+                vec![Operand::IdRef(x)],
+            )?,
+        };
+        let (zero, one) = (self.u32_const(0), self.u32_const(1));
+        let before = self.current_block_label()?;
+        self.b.branch(h).map_err(be)?;
+        // Header: the lane `k` to fold next and the value so far.
+        self.b.begin_block(Some(h)).map_err(be)?;
+        let (k, next_k, acc, next_acc) = (self.b.id(), self.b.id(), self.b.id(), self.b.id());
+        self.op(Op::Phi, Some(u32t), Some(k), ids(&[zero, before, next_k, c]))?;
+        self.op(Op::Phi, Some(t), Some(acc), ids(&[init, before, next_acc, c]))?;
+        self.b.loop_merge(mg, c, LoopControl::NONE, []).map_err(be)?;
+        self.b.branch(body).map_err(be)?;
+        // Body: lane k's value, combined where it counts.
+        self.b.begin_block(Some(body)).map_err(be)?;
+        let v = self.group(Op::GroupNonUniformShuffle, Capability::GroupNonUniformShuffle, t, None, ids(&[x, k]))?;
+        let mut take = self.group(
+            Op::GroupNonUniformBallotBitExtract,
+            Capability::GroupNonUniformBallot,
+            bt,
+            None,
+            ids(&[active, k]),
+        )?;
+        if let Some(lane) = lane {
+            let below = self.op(Op::ULessThan, Some(bt), None, ids(&[k, lane]))?;
+            take = self.op(Op::LogicalAnd, Some(bt), None, ids(&[take, below]))?;
+        }
+        let combined = match d.opcode {
+            Opcode::WarpActiveSum | Opcode::WarpPrefixSum => self.arith(Op::FAdd, t, None, &[acc, v])?,
+            Opcode::WarpActiveProduct | Opcode::WarpPrefixProduct => self.arith(Op::FMul, t, None, &[acc, v])?,
+            Opcode::WarpActiveMin => self.glsl(t, None, GLOp::NMin, &[acc, v])?,
+            _ => self.glsl(t, None, GLOp::NMax, &[acc, v])?,
+        };
+        let take = if s.lanes > 1 {
+            let bvec = self.b.type_vector(bt, s.lanes);
+            self.op(Op::CompositeConstruct, Some(bvec), None, ids(&vec![take; s.lanes as usize]))?
+        } else {
+            take
+        };
+        self.op(Op::Select, Some(t), Some(next_acc), ids(&[take, combined, acc]))?;
+        self.b.branch(c).map_err(be)?;
+        // Continue: the next lane, while one is left.
+        self.b.begin_block(Some(c)).map_err(be)?;
+        self.op(Op::IAdd, Some(u32t), Some(next_k), ids(&[k, one]))?;
+        let more = self.op(Op::ULessThan, Some(bt), None, ids(&[next_k, size]))?;
+        self.b.branch_conditional(more, h, mg, []).map_err(be)?;
+        self.b.begin_block(Some(mg)).map_err(be)?;
+        self.op(Op::CopyObject, Some(t), rid, ids(&[next_acc]))?;
         Ok(())
     }
 

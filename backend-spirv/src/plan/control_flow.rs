@@ -175,7 +175,7 @@ pub fn plan_control_flow(
         let mut tail = e;
         if let Some(sites) = cas_sites.get(&b) {
             if prepares.contains(&b) && !sites.is_empty() {
-                errs.push((Some(sites[0]), Some(b), "a CAS loop (software float atomic, masked byte-buffer store, sub-word buffer write or sub-word bindless write) or a guarded committed ray-query read cannot be expanded inside a loop's prepare block (the loop header)".into()));
+                errs.push((Some(sites[0]), Some(b), "a CAS loop (software float atomic, masked byte-buffer store, sub-word buffer write or sub-word bindless write), an f32 warp fold or a guarded committed ray-query read cannot be expanded inside a loop's prepare block (the loop header)".into()));
             }
             for &i in sites {
                 let ids = [0u8, 1, 2, 3].map(|k| new(&mut blocks, PhysKind::Cas(i, k)));

@@ -24,6 +24,7 @@ pub mod layout;
 pub mod limits;
 pub mod ray_query;
 pub mod texture_heap;
+pub mod warp_fold;
 
 use rustc_hash::FxHashMap;
 use xir::verify::{block_diag, inst_diag};
@@ -90,7 +91,8 @@ pub fn plan_all(handed: &HandedOff<'_>, device: Option<&FeatureSet>) -> Result<P
     // Byte-buffer stores not proven word-aligned and sub-word writes of partly covered words
     // (word-ABI buffers, typed bindless elements) are masked CAS loops (`emit::bytes`,
     // `plan::layout`, `plan::bindless`); committed ray-query reads are guarded selections
-    // (`emit::ray_query`); in block order.
+    // (`emit::ray_query`); f32 warp reductions and scans are loops over the lanes
+    // (`plan::warp_fold`); in block order.
     for (fid, blocks) in &blocks_of {
         let f = m.func(*fid);
         for &b in blocks {
@@ -103,6 +105,7 @@ pub fn plan_all(handed: &HandedOff<'_>, device: Option<&FeatureSet>) -> Result<P
                         || layout::needs_masked_buffer_write(m, f, i)
                         || bindless::needs_masked_write(m, f, i)
                         || ray_query::needs_guarded_read(m, f, i)
+                        || warp_fold::folds_in_lane_order(m, f, i)
                 })
                 .collect();
             if masked.is_empty() {

@@ -22,8 +22,8 @@
 //! that is not active is reported by the interpreter; on a device it is
 //! undefined, as in WGSL.
 //!
-//! XIR folds float reductions and scans in lane order; the SPIR-V handoff
-//! refuses them, because the device's order is its own (integers are exact).
+//! XIR folds float reductions and scans in lane order, and the SPIR-V
+//! backend keeps that order for `f32` (`plan::warp_fold` there).
 
 use naga::{CollectiveOperation, Expression, GatherMode, Handle, SubgroupOperation};
 use xir::ir::TypeTable;

@@ -1,0 +1,48 @@
+//! Float warp reductions and scans folded lane by lane.
+//!
+//! The interpreter folds `warp.active_sum` / `product` / `min` / `max` and
+//! the exclusive scans `warp.prefix_sum` / `prefix_product` over the active
+//! lanes in lane order. For integers any order gives the same value, so the
+//! `OpGroupNonUniform*` instructions serve; for floats the device's own
+//! order rounds differently. So an `f32` fold is a loop over the subgroup's
+//! lanes (`emit::subgroup`): lane `k`'s value is shuffled to every lane and
+//! combined where lane `k` is active (for a scan, also below the reading
+//! lane), with the same correctly rounded `+` / `*` and `NMin` / `NMax` as
+//! scalar code. It costs one shuffle per lane of the subgroup where the
+//! native instruction costs about log2 of it. The loop's four blocks are
+//! planned as the CAS loops' are (`plan::control_flow`). Other float widths
+//! are refused at the handoff (f16 and FP8 arithmetic are widened by the
+//! emitter, f64's rounding is not the interpreter's there).
+
+use xir::{Function, Inst, Module, Opcode};
+
+/// Whether `op` reduces or scans with arithmetic (where float rounding
+/// depends on the order).
+pub fn is_fold(op: Opcode) -> bool {
+    matches!(
+        op,
+        Opcode::WarpActiveSum
+            | Opcode::WarpActiveProduct
+            | Opcode::WarpActiveMin
+            | Opcode::WarpActiveMax
+            | Opcode::WarpPrefixSum
+            | Opcode::WarpPrefixProduct
+    )
+}
+
+/// Whether `i` is an `f32` (scalar or vector) fold, emitted as a loop over
+/// the lanes.
+pub fn folds_in_lane_order(m: &Module, f: &Function, i: Inst) -> bool {
+    let d = f.inst(i);
+    if !is_fold(d.opcode) {
+        return false;
+    }
+    let Some(&x) = d.operands.first() else { return false };
+    let t = &m.types;
+    t.scalar_of(f.value_type(m, x)) == xir::TypeTable::F32
+}
+
+/// Whether `i` is an exclusive scan (the lanes below the reading one).
+pub fn is_scan(op: Opcode) -> bool {
+    matches!(op, Opcode::WarpPrefixSum | Opcode::WarpPrefixProduct)
+}
