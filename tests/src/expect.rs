@@ -455,6 +455,16 @@ pub fn partial_write(o: &Outputs) {
     for (k, r) in rec.iter().enumerate() {
         assert_eq!(r, &serde_json::json!([k % 3 == 1, true, 3 * k]), "rec[{k}]");
     }
+    let lanes = o.json("lanes");
+    assert_eq!(lanes.len(), 16);
+    for (q, l) in lanes.iter().enumerate() {
+        assert_eq!(l, &serde_json::json!([28 * q + 1, 28 * q + 8, 28 * q + 15, 28 * q + 22]), "lanes[{q}]");
+    }
+    let pairs = o.json("pairs");
+    assert_eq!(pairs.len(), 64);
+    for (t, p) in pairs.iter().enumerate() {
+        assert_eq!(p, &serde_json::json!([t % 3 == 0, true]), "pairs[{t}]");
+    }
 }
 
 pub fn atomics(o: &Outputs) {
