@@ -1,6 +1,7 @@
 //! The front end's lowering as a tree: exact `--emit ast` prints of small
 //! shaders, for what the interpreter's outputs cannot show (which returns
-//! stay, the kernel's dispatch model).
+//! stay, the kernel's dispatch model, which writes touch only part of an
+//! element).
 
 use xir_frontend::{to_ast, Language, Overrides, Source};
 
@@ -45,4 +46,22 @@ kernel void main(buffer<u32> out) block_size(4, 1, 1) whole_blocks noalias {
 }
 ";
     assert_eq!(ast("tests/kernels/tail_returns.wgsl"), want);
+}
+
+/// A store to a member of a buffer element is a partial write of that
+/// member (never a read of the element and a write of all of it back), the
+/// element index clamped as every buffer index is.
+#[test]
+fn a_store_to_a_member_of_a_buffer_element_writes_only_that_member() {
+    let want = "\
+kernel void main(buffer<struct<align 8>{vec<f32, 2>, u32}> cells) block_size(8, 1, 1) whole_blocks noalias {
+    let u32 k = $dispatch_id.x / 2u32;
+    if (($dispatch_id.x & 1u32) == 0u32) {
+        buffer.write_part(cells, min(k, buffer.size(cells) - 1u32), aggregate<vec<f32, 2>>(static_cast<f32>(k), 0.5), 0u32);
+    } else {
+        buffer.write_part(cells, min(k, buffer.size(cells) - 1u32), k + 10u32, 1u32);
+    }
+}
+";
+    assert_eq!(ast("tests/kernels/shared_element_fields.wgsl"), want);
 }
