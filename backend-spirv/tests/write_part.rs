@@ -21,10 +21,13 @@ fn kernel(elem: &str, body: &str) -> String {
 
 const PARTICLE: &str = "struct<align 16>{vec<f32, 3>, f32, vec<f32, 3>, u32}";
 
-/// Of the module's stores into storage buffers: the access chain each stores
-/// through, as (base variable, index operands: constants as `Some(value)`,
-/// other ids as `None`), and how many loads read through such a chain.
-fn buffer_stores(words: &[u32]) -> (Vec<(u32, Vec<Option<u64>>)>, usize) {
+/// An access chain into a storage buffer: its base variable and its index
+/// operands (constants as `Some(value)`, other ids as `None`).
+type BufferChain = (u32, Vec<Option<u64>>);
+
+/// Of the module's stores into storage buffers, the access chain each stores
+/// through, and how many loads read through such a chain.
+fn buffer_stores(words: &[u32]) -> (Vec<BufferChain>, usize) {
     use rspirv::spirv::{Op, StorageClass};
     let m = load(words);
     let consts = const_values(&m);
@@ -47,7 +50,8 @@ fn buffer_stores(words: &[u32]) -> (Vec<(u32, Vec<Option<u64>>)>, usize) {
                 (i.operands[0].unwrap_id_ref(), steps)
             })
     };
-    let stores = all.iter().filter(|i| i.class.opcode == Op::Store).filter_map(|i| chain(i.operands[0].unwrap_id_ref()));
+    let stores =
+        all.iter().filter(|i| i.class.opcode == Op::Store).filter_map(|i| chain(i.operands[0].unwrap_id_ref()));
     let loads = all.iter().filter(|i| i.class.opcode == Op::Load && chain(i.operands[0].unwrap_id_ref()).is_some());
     let stores: Vec<_> = stores.collect();
     (stores, loads.count())

@@ -106,9 +106,7 @@ fn parts_written_by_different_invocations_both_survive() {
 #[test]
 fn an_element_index_out_of_range_is_the_error_of_a_buffer_write() {
     let src = |op: &str| {
-        format!(
-            "kernel @k(%b: buffer<vec<u32, 2>>) block_size(1, 1, 1) {{\n^entry:\n  {op}\n  return\n}}\n"
-        )
+        format!("kernel @k(%b: buffer<vec<u32, 2>>) block_size(1, 1, 1) {{\n^entry:\n  {op}\n  return\n}}\n")
     };
     let run = |op: &str| {
         let m = parse(&src(op));

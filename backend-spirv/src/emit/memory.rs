@@ -267,14 +267,15 @@ impl Emitter<'_> {
                     message: format!("`{}`: {e}", d.opcode),
                 })?;
                 let u32t = self.u32_ty();
-                let (at, scale) = if part.word_aligned { (ElemAt::Word as fn(Word) -> ElemAt, elem_size / 4) } else { (ElemAt::Byte as fn(Word) -> ElemAt, elem_size) };
+                // The element's first word (size a multiple of 4) or first byte.
+                let scale = if part.word_aligned { elem_size / 4 } else { elem_size };
                 let first = if scale == 1 {
                     idx
                 } else {
                     let k = self.u32_const(scale);
                     self.op(Op::IMul, Some(u32t), None, ids(&[idx, k]))?
                 };
-                let at = at(first);
+                let at = if part.word_aligned { ElemAt::Word(first) } else { ElemAt::Byte(first) };
                 let v = self.val(d.operands[2])?;
                 self.write_subword(i, buf.var, at, &part.leaves, v, part.masked_write)
             }

@@ -501,7 +501,9 @@ impl AliasAnalysis {
         let private = loc.root.is_thread_private();
         match op {
             Opcode::Load | Opcode::BufferRead => ModRef { reads: overlaps(i), writes: false },
-            Opcode::Store | Opcode::BufferWrite | Opcode::BufferWritePart => ModRef { reads: false, writes: overlaps(i) },
+            Opcode::Store | Opcode::BufferWrite | Opcode::BufferWritePart => {
+                ModRef { reads: false, writes: overlaps(i) }
+            }
             // Atomics synchronize with other threads: everything they can
             // see may have changed (or be read by them after it).
             _ if d.has(Trait::Atomic) => {
