@@ -389,4 +389,25 @@ mod tests {
         let big = t.array(TypeTable::BOOL, 4097);
         assert_eq!(plan_buffer(&t, big), Err(LayoutError::ArrayTooLong { ty: "array<bool, 4097>".into(), len: 4097 }));
     }
+
+    #[test]
+    fn a_part_writes_its_own_leaves_masked_where_it_shares_a_word() {
+        let mut t = TypeTable::default();
+        let u16t = t.int(16, false);
+        // { bool, bool, u16 }: one word; the u16 shares it with the bools.
+        let rec = t.intern(Type::Struct { fields: vec![TypeTable::BOOL, TypeTable::BOOL, u16t], align: 2 });
+        let part = part_access(&t, rec, &[Some(2)]).unwrap();
+        assert_eq!(part.leaves, vec![Leaf { offset: 2, ty: u16t, path: vec![] }]);
+        assert!(part.word_aligned && part.masked_write);
+        // { bool, u32 }: the u32 covers its word, a plain store.
+        let bs = t.intern(Type::Struct { fields: vec![TypeTable::BOOL, TypeTable::U32], align: 4 });
+        let part = part_access(&t, bs, &[Some(1)]).unwrap();
+        assert_eq!((part.leaves.len(), part.masked_write), (1, false));
+        // A lane of a vec<bool, 2> (two elements per word): masked, paths from the part.
+        let b2 = t.vector(TypeTable::BOOL, 2);
+        let part = part_access(&t, b2, &[Some(1)]).unwrap();
+        assert_eq!(part.leaves, vec![Leaf { offset: 1, ty: TypeTable::BOOL, path: vec![] }]);
+        assert!(!part.word_aligned && part.masked_write);
+        assert_eq!(part_access(&t, b2, &[None]), Err(PartError::DynamicPath("vec<bool, 2>".into())));
+    }
 }
