@@ -362,6 +362,24 @@ impl Cx<'_> {
                     }
                 }
             }
+            Opcode::BufferWritePart => {
+                if let Type::Buffer(elem) = t.get(op_ty(0)) {
+                    let path = &d.operands[3..];
+                    match layout::plan_buffer(t, *elem) {
+                        Err(e) => self.err(i, "layout", e.to_string()),
+                        Ok(BufferStorage::Words { .. }) => {
+                            if let Err(e) = layout::part_access(t, *elem, &layout::constant_path(m, path)) {
+                                self.err(i, "layout", e.to_string());
+                            }
+                        }
+                        Ok(_) => {
+                            if let Err(e) = crate::plan::aggregate::plan_indices(m, f, *elem, path) {
+                                self.err(i, "index", format!("`{}` index walk: {e}", d.opcode));
+                            }
+                        }
+                    }
+                }
+            }
             Opcode::ByteBufferRead | Opcode::ByteBufferWrite => {
                 let vt = if d.opcode == Opcode::ByteBufferRead { d.ty } else { op_ty(2) };
                 if t.is_bool(vt) {
@@ -407,6 +425,7 @@ impl Cx<'_> {
                 | Opcode::Store
                 | Opcode::BufferRead
                 | Opcode::BufferWrite
+                | Opcode::BufferWritePart
                 | Opcode::BufferVolatileRead
                 | Opcode::BufferVolatileWrite
                 | Opcode::Call

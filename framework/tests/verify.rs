@@ -665,6 +665,7 @@ const CONSTRAINT_CASES: &[(&str, &str, &str)] = &[
     ("texel_read_shape", "%t: texture2d<f32>, %c: vec<i32, 3>", "%r = texture.read %t, %c : vec<f32, 4>"),
     ("texel_write_vec4", "%t: texture2d<f32>, %c: vec<i32, 2>", "texture.write %t, %c, f32 1.0"),
     ("buffer_write_type", "%b: buffer<f32>", "buffer.write %b, u32 0, u32 1"),
+    ("buffer_write_part_path", "%b: buffer<vec<f32, 2>>", "buffer.write_part %b, u32 0, u32 1, u32 0"),
 ];
 
 #[test]

@@ -922,15 +922,22 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
                 self.flush(out)?;
                 match place {
                     Place::Storage(lhs) => out.push(self.st(StmtKind::Assign { lhs, rhs: v }, span)),
-                    Place::Buffer { buffer, index, path } => {
-                        if !path.is_empty() {
-                            return unsupported(
-                                span,
-                                "a write to part of a buffer element: XIR writes whole elements (write the element)",
-                            );
-                        }
+                    Place::Buffer { buffer, index, path } if path.is_empty() => {
                         let w =
                             self.builtin(Opcode::BufferWrite, TypeTable::VOID, vec![self.var(buffer), index, v], span);
+                        out.push(self.st(StmtKind::Expr(w), span));
+                    }
+                    // A write to part of an element stores only that part (as
+                    // naga's access chain and store do): writing the whole
+                    // element back would race with other invocations writing
+                    // its other parts.
+                    Place::Buffer { buffer, index, path } => {
+                        let mut args = vec![self.var(buffer), index, v];
+                        args.extend(path.into_iter().map(|p| match p {
+                            PathStep::Member(i, _) => self.lit_u32(i),
+                            PathStep::Index(e, _) => e,
+                        }));
+                        let w = self.builtin(Opcode::BufferWritePart, TypeTable::VOID, args, span);
                         out.push(self.st(StmtKind::Expr(w), span));
                     }
                     Place::Value(_) | Place::ValueWrapper(_) => return unsupported(span, "a write to a uniform"),

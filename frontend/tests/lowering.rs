@@ -1,6 +1,7 @@
 //! The front end's lowering as a tree: exact `--emit ast` prints of small
 //! shaders, for what the interpreter's outputs cannot show (which returns
-//! stay, the kernel's dispatch model).
+//! stay, the kernel's dispatch model, which writes touch only part of an
+//! element).
 
 use xir_frontend::{to_ast, Language, Overrides, Source};
 
@@ -45,4 +46,23 @@ kernel void main(buffer<u32> out) block_size(4, 1, 1) whole_blocks noalias {
 }
 ";
     assert_eq!(ast("tests/kernels/tail_returns.wgsl"), want);
+}
+
+/// A store to a member or a lane of a buffer element is a partial write of
+/// that part (never a read of the element and a write of all of it back),
+/// the element index and a dynamic lane clamped as every index is.
+#[test]
+fn a_store_to_a_member_of_a_buffer_element_writes_only_that_member() {
+    let want = "\
+kernel void main(buffer<struct<align 8>{vec<f32, 2>, u32}> cells, buffer<vec<u32, 4>> lanes) block_size(8, 1, 1) whole_blocks noalias {
+    buffer.write_part(lanes, min($dispatch_id.x / 4u32, buffer.size(lanes) - 1u32), $dispatch_id.x * 7u32 + 1u32, min($dispatch_id.x & 3u32, 3u32));
+    let u32 k = $dispatch_id.x / 2u32;
+    if (($dispatch_id.x & 1u32) == 0u32) {
+        buffer.write_part(cells, min(k, buffer.size(cells) - 1u32), aggregate<vec<f32, 2>>(static_cast<f32>(k), 0.5), 0u32);
+    } else {
+        buffer.write_part(cells, min(k, buffer.size(cells) - 1u32), k + 10u32, 1u32);
+    }
+}
+";
+    assert_eq!(ast("tests/kernels/shared_element_fields.wgsl"), want);
 }

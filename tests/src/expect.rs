@@ -50,6 +50,7 @@ pub const ALL: &[(&str, Check)] = &[
     ("ballot_compact", ballot_compact),
     ("warp_scan", warp_scan),
     ("volatile_buffer", volatile_buffer),
+    ("partial_write", partial_write),
 ];
 
 /// The autodiff kernels (`tests/autodiff/`, outside the corpus: every
@@ -438,6 +439,31 @@ pub fn bool_pack(o: &Outputs) {
     for (t, r) in rec.iter().enumerate() {
         let c = r[2].as_u64().expect("u16 member");
         assert_eq!((b(&r[0]), b(&r[1]), c), (src(t), t % 2 != 0, (1001 * t as u64) % 65536), "rec[{t}]");
+    }
+}
+
+pub fn partial_write(o: &Outputs) {
+    let ps = o.json("ps");
+    assert_eq!(ps.len(), 32);
+    for (k, p) in ps.iter().enumerate() {
+        let lane = |j: usize| if j == k % 3 { k as f64 + 0.5 } else { -1.0 };
+        let want = serde_json::json!([[lane(0), lane(1), lane(2)], k + 100]);
+        assert_eq!(p, &want, "ps[{k}]");
+    }
+    let rec = o.json("rec");
+    assert_eq!(rec.len(), 32);
+    for (k, r) in rec.iter().enumerate() {
+        assert_eq!(r, &serde_json::json!([k % 3 == 1, true, 3 * k]), "rec[{k}]");
+    }
+    let lanes = o.json("lanes");
+    assert_eq!(lanes.len(), 16);
+    for (q, l) in lanes.iter().enumerate() {
+        assert_eq!(l, &serde_json::json!([28 * q + 1, 28 * q + 8, 28 * q + 15, 28 * q + 22]), "lanes[{q}]");
+    }
+    let pairs = o.json("pairs");
+    assert_eq!(pairs.len(), 64);
+    for (t, p) in pairs.iter().enumerate() {
+        assert_eq!(p, &serde_json::json!([t % 3 == 0, true]), "pairs[{t}]");
     }
 }
 

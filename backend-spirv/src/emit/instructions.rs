@@ -70,6 +70,7 @@ pub(crate) fn lowering(op: Opcode) -> Lowering {
         Opcode::SyncBlock => Lowering::Barrier,
         Opcode::BufferRead
         | Opcode::BufferWrite
+        | Opcode::BufferWritePart
         | Opcode::BufferVolatileRead
         | Opcode::BufferVolatileWrite
         | Opcode::BufferSize

@@ -10,6 +10,8 @@
 //! `offset >> 2` as the first word; every other byte access is at alignment 1
 //! (`bytes.rs`). `var` may also be a
 //! pointer to one buffer `Block` of the bindless heap (`emit/bindless.rs`).
+//! `buffer.write_part` stores only the part its path reaches (an access
+//! chain past the element, or the part's words; see its function).
 //!
 //! A volatile access (`buffer.volatile_read` / `buffer.volatile_write`) is
 //! the same lowering with every `OpLoad` / `OpStore` of the element carrying
@@ -191,6 +193,7 @@ impl Emitter<'_> {
                     BufferStorage::NotABuffer | BufferStorage::Block { .. } => return err("not a user buffer"),
                 }
             }
+            Opcode::BufferWritePart => self.emit_buffer_write_part(i, buf)?,
             Opcode::ByteBufferRead | Opcode::ByteBufferWrite
                 if !crate::plan::byte_access::word_aligned(
                     m,
@@ -224,6 +227,60 @@ impl Emitter<'_> {
             op => return err(format!("`{op}` is not a buffer operation")),
         }
         Ok(())
+    }
+
+    /// `buffer.write_part`: a typed buffer stores the part through an access
+    /// chain into the element (`OpCopyLogical` to the laid-out type for an
+    /// array or struct part); a word-ABI buffer writes exactly the part's
+    /// leaves, a word shared with other bytes through the planned masked CAS
+    /// loop (`plan::layout::part_access`). Either way no byte outside the
+    /// part is stored, so other invocations' writes to the rest survive.
+    fn emit_buffer_write_part(&mut self, i: Inst, buf: BufferVar) -> EResult<()> {
+        let m = self.m;
+        let f = m.func(self.fs.func.expect("in function"));
+        let d = f.inst(i);
+        let elem = buf.elem.expect("typed buffer has an element type");
+        let path = &d.operands[3..];
+        let idx = self.index32(d.operands[1])?;
+        let part_ty = f.value_type(m, d.operands[2]);
+        match buf.storage {
+            BufferStorage::Typed { .. } if buf.int_view => err("a partial write into a scalar buffer element"),
+            BufferStorage::Typed { .. } => {
+                let st = self.storage_ty(part_ty)?;
+                let pty = self.ptr_ty(StorageClass::StorageBuffer, st);
+                let zero = self.u32_const(0);
+                let mut chain = vec![buf.var, zero, idx];
+                chain.extend(self.index_chain(elem, path)?);
+                let p = self.op(Op::AccessChain, Some(pty), None, ids(&chain))?;
+                let mut v = self.val(d.operands[2])?;
+                if self.needs_copy_logical(part_ty) {
+                    v = self.op(Op::CopyLogical, Some(st), None, ids(&[v]))?;
+                }
+                self.op(Op::Store, None, None, ids(&[p, v]))?;
+                Ok(())
+            }
+            BufferStorage::Words { elem_size, .. } => {
+                let steps = layout::constant_path(m, path);
+                let part = layout::part_access(&m.types, elem, &steps).map_err(|e| super::EmitError {
+                    func: None,
+                    inst: None,
+                    message: format!("`{}`: {e}", d.opcode),
+                })?;
+                let u32t = self.u32_ty();
+                // The element's first word (size a multiple of 4) or first byte.
+                let scale = if part.word_aligned { elem_size / 4 } else { elem_size };
+                let first = if scale == 1 {
+                    idx
+                } else {
+                    let k = self.u32_const(scale);
+                    self.op(Op::IMul, Some(u32t), None, ids(&[idx, k]))?
+                };
+                let at = if part.word_aligned { ElemAt::Word(first) } else { ElemAt::Byte(first) };
+                let v = self.val(d.operands[2])?;
+                self.write_subword(i, buf.var, at, &part.leaves, v, part.masked_write)
+            }
+            BufferStorage::NotABuffer | BufferStorage::Block { .. } => err("not a user buffer"),
+        }
     }
 
     /// Convert a `u32` to an integer result type.

@@ -249,17 +249,83 @@ pub fn typed_access(t: &TypeTable, ty: TypeId) -> Result<TypedAccess, LayoutErro
     Ok(TypedAccess::SubWord { word_aligned, masked_write, leaves })
 }
 
-/// Whether `i` is a `buffer.write` (or `buffer.volatile_write`) to a
+/// How a `buffer.write_part` moves its part through word storage: the
+/// element's leaves under the part's path (offsets from the element's
+/// start, paths from the part), where the element starts, and whether some
+/// word the part touches holds bytes outside the part (another leaf of the
+/// element, padding or another element), so the write must be a masked CAS
+/// loop that leaves those bytes alone.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PartAccess {
+    pub leaves: Vec<Leaf>,
+    /// As `TypedAccess::SubWord`'s: the element starts at a word.
+    pub word_aligned: bool,
+    pub masked_write: bool,
+}
+
+/// Why a partial write into a word-storage element cannot be planned.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PartError {
+    #[error(transparent)]
+    Layout(#[from] LayoutError),
+    #[error(
+        "a write to part of a word-storage element (`{0}`) needs a constant path: a dynamic index would select its words at run time"
+    )]
+    DynamicPath(String),
+}
+
+/// Plan a `buffer.write_part` of the word-storage element `elem` along the
+/// constant `path` (`None` for a dynamic step: refused). Only the part's
+/// bytes are written; a word it shares with other bytes goes through the
+/// masked CAS loop, so a concurrent write to the element's other parts
+/// survives.
+pub fn part_access(t: &TypeTable, elem: TypeId, path: &[Option<u32>]) -> Result<PartAccess, PartError> {
+    let dynamic = || PartError::DynamicPath(xir::verify::type_name(t, elem));
+    let path: Vec<u32> = path.iter().map(|p| p.ok_or_else(dynamic)).collect::<Result<_, _>>()?;
+    let size = t.size_align(elem).0;
+    let word_aligned = size.is_multiple_of(4);
+    // `typed_access` checks every leaf is naturally aligned in its word.
+    typed_access(t, elem)?;
+    let all = leaves(t, elem)?;
+    let part: Vec<Leaf> = all
+        .iter()
+        .filter(|l| l.path.starts_with(&path))
+        .map(|l| Leaf { offset: l.offset, ty: l.ty, path: l.path[path.len()..].to_vec() })
+        .collect();
+    let mut covered = vec![0u8; size.div_ceil(4) as usize];
+    for l in &part {
+        for b in l.offset..l.offset + u64::from(t.scalar_bits(l.ty) / 8) {
+            covered[(b / 4) as usize] |= 1 << (b % 4);
+        }
+    }
+    let masked_write = !word_aligned || covered.iter().any(|&c| c != 0 && c != 0xf);
+    Ok(PartAccess { leaves: part, word_aligned, masked_write })
+}
+
+/// The constant steps of a `buffer.write_part`'s path (`None` for a
+/// dynamic one).
+pub fn constant_path(m: &Module, path: &[xir::Value]) -> Vec<Option<u32>> {
+    path.iter().map(|&v| m.const_int_value(v).and_then(|c| u32::try_from(c).ok())).collect()
+}
+
+/// Whether `i` is a `buffer.write` (or `buffer.volatile_write`, or a
+/// `buffer.write_part` whose part shares a word with other bytes) to a
 /// word-ABI buffer that expands to a masked CAS loop (a CAS site of the
 /// control-flow plan).
 pub fn needs_masked_buffer_write(m: &Module, f: &Function, i: Inst) -> bool {
     let d = f.inst(i);
-    if !matches!(d.opcode, Opcode::BufferWrite | Opcode::BufferVolatileWrite) {
+    if !matches!(d.opcode, Opcode::BufferWrite | Opcode::BufferVolatileWrite | Opcode::BufferWritePart) {
         return false;
     }
     let Type::Buffer(elem) = m.types.get(f.value_type(m, d.operands[0])) else { return false };
-    matches!(plan_buffer(&m.types, *elem), Ok(BufferStorage::Words { .. }))
-        && matches!(typed_access(&m.types, *elem), Ok(TypedAccess::SubWord { masked_write: true, .. }))
+    if !matches!(plan_buffer(&m.types, *elem), Ok(BufferStorage::Words { .. })) {
+        return false;
+    }
+    if d.opcode == Opcode::BufferWritePart {
+        let path = constant_path(m, &d.operands[3..]);
+        return matches!(part_access(&m.types, *elem, &path), Ok(PartAccess { masked_write: true, .. }));
+    }
+    matches!(typed_access(&m.types, *elem), Ok(TypedAccess::SubWord { masked_write: true, .. }))
 }
 
 #[cfg(test)]
@@ -322,5 +388,26 @@ mod tests {
         assert_eq!(leaves.iter().map(|l| l.offset).collect::<Vec<_>>(), vec![0, 4]);
         let big = t.array(TypeTable::BOOL, 4097);
         assert_eq!(plan_buffer(&t, big), Err(LayoutError::ArrayTooLong { ty: "array<bool, 4097>".into(), len: 4097 }));
+    }
+
+    #[test]
+    fn a_part_writes_its_own_leaves_masked_where_it_shares_a_word() {
+        let mut t = TypeTable::default();
+        let u16t = t.int(16, false);
+        // { bool, bool, u16 }: one word; the u16 shares it with the bools.
+        let rec = t.intern(Type::Struct { fields: vec![TypeTable::BOOL, TypeTable::BOOL, u16t], align: 2 });
+        let part = part_access(&t, rec, &[Some(2)]).unwrap();
+        assert_eq!(part.leaves, vec![Leaf { offset: 2, ty: u16t, path: vec![] }]);
+        assert!(part.word_aligned && part.masked_write);
+        // { bool, u32 }: the u32 covers its word, a plain store.
+        let bs = t.intern(Type::Struct { fields: vec![TypeTable::BOOL, TypeTable::U32], align: 4 });
+        let part = part_access(&t, bs, &[Some(1)]).unwrap();
+        assert_eq!((part.leaves.len(), part.masked_write), (1, false));
+        // A lane of a vec<bool, 2> (two elements per word): masked, paths from the part.
+        let b2 = t.vector(TypeTable::BOOL, 2);
+        let part = part_access(&t, b2, &[Some(1)]).unwrap();
+        assert_eq!(part.leaves, vec![Leaf { offset: 1, ty: TypeTable::BOOL, path: vec![] }]);
+        assert!(!part.word_aligned && part.masked_write);
+        assert_eq!(part_access(&t, b2, &[None]), Err(PartError::DynamicPath("vec<bool, 2>".into())));
     }
 }

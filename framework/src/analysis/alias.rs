@@ -7,7 +7,10 @@
 //!   a typed buffer element is `buffer` root + `[index]`;
 //! - `gep` appends its indices to its base's path (chains are followed);
 //! - atomics add their index operands to their base; `buffer.read` /
-//!   `buffer.write` address element `index` of the buffer.
+//!   `buffer.write` address element `index` of the buffer, and
+//!   `buffer.write_part` the part of it its path reaches (`[index, path..]`:
+//!   a location inside the element's, so it `MayAlias`es the whole element
+//!   and is never taken for it).
 //!
 //! Rules, in order:
 //! 1. two locations with the same root compare their paths position by
@@ -193,6 +196,7 @@ fn may_have_location(op: Opcode) -> bool {
             | Opcode::Store
             | Opcode::BufferRead
             | Opcode::BufferWrite
+            | Opcode::BufferWritePart
     ) || xir_spec::spec().op(op).has(Trait::Atomic)
 }
 
@@ -329,6 +333,14 @@ impl AliasAnalysis {
                 let elements = Location::at_root(Root::Buffer(buf), ty);
                 Some(self.extend_path(m, elements, &[ix]))
             }
+            // The part's type is the written value's (`buffer_write_part_path`).
+            Opcode::BufferWritePart => {
+                let (&buf, value) = (d.operands.first()?, *d.operands.get(2)?);
+                let part = Location::at_root(Root::Buffer(buf), f.value_type(m, value));
+                let mut path: SmallVec<[Value; 4]> = SmallVec::from_slice(&[*d.operands.get(1)?]);
+                path.extend_from_slice(d.operands.get(3..)?);
+                Some(self.extend_path(m, part, &path))
+            }
             _ if d.has(Trait::Atomic) => {
                 let base = *d.operands.first()?;
                 let n = xir_spec::spec().op(d.opcode).spec.operands.len();
@@ -376,7 +388,7 @@ impl AliasAnalysis {
     }
 
     /// The location a memory instruction accesses (load, store,
-    /// buffer.read / buffer.write, atomic) or an address instruction
+    /// buffer.read / buffer.write / buffer.write_part, atomic) or an address instruction
     /// designates.
     pub fn access(&self, i: Inst) -> Option<&Location> {
         self.get(i)
@@ -472,7 +484,7 @@ impl AliasAnalysis {
     /// asking per location.
     pub fn never_mod_ref(op: Opcode) -> bool {
         let o = xir_spec::spec().op(op);
-        !matches!(op, Opcode::Load | Opcode::BufferRead | Opcode::Store | Opcode::BufferWrite)
+        !matches!(op, Opcode::Load | Opcode::BufferRead | Opcode::Store | Opcode::BufferWrite | Opcode::BufferWritePart)
             && !o.has(Trait::Atomic)
             && !o.has(Trait::Call)
             && o.has(Trait::Pure)
@@ -489,7 +501,9 @@ impl AliasAnalysis {
         let private = loc.root.is_thread_private();
         match op {
             Opcode::Load | Opcode::BufferRead => ModRef { reads: overlaps(i), writes: false },
-            Opcode::Store | Opcode::BufferWrite => ModRef { reads: false, writes: overlaps(i) },
+            Opcode::Store | Opcode::BufferWrite | Opcode::BufferWritePart => {
+                ModRef { reads: false, writes: overlaps(i) }
+            }
             // Atomics synchronize with other threads: everything they can
             // see may have changed (or be read by them after it).
             _ if d.has(Trait::Atomic) => {

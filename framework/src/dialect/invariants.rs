@@ -225,6 +225,8 @@ fn exact_typed_memory(m: &Module) -> Vec<Diagnostic> {
                 Opcode::Store => (ty(1), Some(ty(0))),
                 Opcode::BufferRead | Opcode::BufferVolatileRead => (d.ty, Some(buffer_elem(t, ty(0)))),
                 Opcode::BufferWrite | Opcode::BufferVolatileWrite => (ty(2), Some(buffer_elem(t, ty(0)))),
+                // The part's type is the value's by the verifier (`buffer_write_part_path`).
+                Opcode::BufferWritePart => (ty(2), None),
                 Opcode::ByteBufferRead | Opcode::BindlessBufferRead | Opcode::BindlessByteBufferRead => (d.ty, None),
                 Opcode::DeviceAddressRead => (d.ty, None),
                 Opcode::ByteBufferWrite => (ty(2), None),

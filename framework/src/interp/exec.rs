@@ -702,6 +702,28 @@ impl<'m> Machine<'m> {
                     return Ok(Flow::Next);
                 }
             }
+            // Only the addressed part changes: the element's other parts keep
+            // what this or another thread wrote there. Indices out of range are
+            // errors, as for `buffer.write` and atomics (`Mem::modify`).
+            BufferWritePart => {
+                let Val::R(b) = ops[0] else { return Err("buffer operand is not a buffer".into()) };
+                let mut path: SmallVec<[u64; 4]> = SmallVec::new();
+                path.push(index_value(m, f, d, 1, &ops[1])?);
+                for (k, v) in ops.iter().enumerate().skip(3) {
+                    path.push(index_value(m, f, d, k, v)?);
+                }
+                let v = ops[2].clone();
+                if v.any_undef() {
+                    return Err("write of an undefined value into a buffer".into());
+                }
+                let p = Ptr { root: Root::Buffer(b), path };
+                let mut mem = Mem { locals, shared, bufs: &mut self.bufs };
+                mem.modify(&p, |slot| {
+                    *slot = v;
+                    Ok(())
+                })?;
+                return Ok(Flow::Next);
+            }
             op if super::ray::is_ray_op(op) => {
                 let rays = &mut self.rays;
                 match super::ray::ray_op(m, f, d, &ops, &mut self.bufs, rays)? {
@@ -865,11 +887,11 @@ fn scoped(m: &Module, sc: &mut Scope, mut mem: Mem, f: &Function, inst: Inst, op
             }
             return Ok(Scoped::Run);
         }
-        BufferRead | BufferWrite => {
+        BufferRead | BufferWrite | BufferWritePart => {
             if let Val::R(b) = ops[0] {
-                sc.touch(b, d.opcode == BufferWrite)?;
+                sc.touch(b, d.opcode != BufferRead)?;
             }
-            if d.opcode == BufferWrite {
+            if d.opcode != BufferRead {
                 ops[2] = autodiff::strip(&ops[2]);
             }
             return Ok(Scoped::Run);

@@ -60,8 +60,8 @@ pub fn semantics(op: Opcode) -> Semantics {
         QuadDdx | QuadDdy | QuadReadAcrossX | QuadReadAcrossY => Semantics::Refused(QUAD),
         _ if traits.has(Trait::Terminator) => Semantics::Control,
         Phi | Call | SyncBlock | ShaderExecutionReorder => Semantics::Control,
-        Alloca | AllocaShared | Gep | Load | Store | BufferRead | BufferWrite | BufferVolatileRead
-        | BufferVolatileWrite => Semantics::Memory,
+        Alloca | AllocaShared | Gep | Load | Store | BufferRead | BufferWrite | BufferWritePart
+        | BufferVolatileRead | BufferVolatileWrite => Semantics::Memory,
         _ if traits.has(Trait::Atomic) => Semantics::Memory,
         _ if super::warp::is_warp_op(op) => Semantics::Warp,
         _ if super::ray::is_ray_op(op) => Semantics::Ray,

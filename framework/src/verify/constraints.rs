@@ -268,6 +268,7 @@ const CONSTRAINTS: &[(&str, Constraint)] = &[
     ("texel_read_shape", ops::texel_read_shape),
     ("texel_write_vec4", ops::texel_write_vec4),
     ("buffer_write_type", ops::buffer_write_type),
+    ("buffer_write_part_path", ops::buffer_write_part_path),
 ];
 
 pub fn lookup(name: &str) -> Option<Constraint> {

@@ -183,3 +183,16 @@ pub(super) fn buffer_write_type(cx: &InstCx) -> Result<(), Violation> {
         _ => Err("operand 0 is not a buffer".into()),
     }
 }
+
+/// `buffer.write_part`: a non-empty path from the buffer's element, walked
+/// as a gep's (`walk_path`: struct members constant, other indices may be
+/// dynamic, constants in range), reaching exactly the written value's type.
+pub(super) fn buffer_write_part_path(cx: &InstCx) -> Result<(), Violation> {
+    let Type::Buffer(elem) = *cx.get(cx.op_ty(0)) else { return Err("operand 0 is not a buffer".into()) };
+    let path = cx.variadic();
+    ensure(!path.is_empty(), || {
+        "a partial write needs a path into the element (a whole element is `buffer.write`)".into()
+    })?;
+    let target = walk_path(cx, elem, path)?;
+    same_op(cx, "the written value", 2, target)
+}

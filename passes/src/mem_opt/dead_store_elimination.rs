@@ -1,8 +1,9 @@
 //! `dead_store_elimination`: delete writes nobody can read.
 //!
-//! 1. *Overwritten* (within one block): a `store` / typed `buffer.write`
-//!    whose location lies inside (or is) the location of a later write in
-//!    the same block, with no instruction in between that may read it, is
+//! 1. *Overwritten* (within one block): a `store` / typed `buffer.write` /
+//!    `buffer.write_part` whose location lies inside (or is) the location
+//!    of a later write in the same block (a whole element written before a
+//!    part of it is not inside the part, and stays), with no instruction in between that may read it, is
 //!    deleted. "Inside" is `AliasAnalysis::sub_path` (same root, must-alias
 //!    prefix, constant rest); "may read" is its mod/ref, which makes
 //!    barriers, atomics, calls and other side effects read every location
@@ -41,7 +42,7 @@ const INFO: PassInfo = PassInfo {
     doc: "Delete stores overwritten before any read (in the block, or field by field across blocks for locals), stores to locals dead at return, and slots that are only written",
     consumes: &["xir"],
     produces: Produces::Same,
-    eliminates: &["store", "buffer.write"],
+    eliminates: &["store", "buffer.write", "buffer.write_part"],
     preserves: super::CFG_ANALYSES,
 };
 
@@ -89,7 +90,7 @@ impl Pass for DeadStoreElimination {
 const MAX_LATER: usize = 64;
 
 fn is_write(op: Opcode) -> bool {
-    matches!(op, Opcode::Store | Opcode::BufferWrite)
+    matches!(op, Opcode::Store | Opcode::BufferWrite | Opcode::BufferWritePart)
 }
 
 /// Rules 1 and 3, block by block, walking backwards with the locations

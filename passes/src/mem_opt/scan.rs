@@ -37,7 +37,10 @@ fn is_read(op: Opcode) -> bool {
 }
 
 /// The memory writes that record a fact: `store` (value operand 1) and
-/// typed `buffer.write` (value operand 2).
+/// typed `buffer.write` (value operand 2). A `buffer.write_part` records
+/// none: it writes part of an element, so no read (reads take whole
+/// elements) may take its value for the element; like any write it drops
+/// the facts it may overlap, the whole element's among them.
 fn written_value(d: &InstCore) -> Option<Value> {
     match d.opcode {
         Opcode::Store => d.operands.get(1).copied(),
