@@ -26,7 +26,7 @@
 //! variables are zeroed by thread (0, 0, 0) before a barrier at kernel
 //! entry. Everything else naga can express and XIR cannot (textures other
 //! than the ones listed, samplers, `subgroupBarrier`, ray-query operations,
-//! fragment-only operations, writes to a member of a buffer element) is
+//! fragment-only operations) is
 //! refused with the construct's location.
 
 use std::collections::BTreeMap;
