@@ -305,6 +305,7 @@ kernel @k(%a: buffer<u32>, %o: texture2d<u32>) block_size(8, 8, 1) {
         [
             "buffer.write",
             "buffer.volatile_write",
+            "buffer.write_part",
             "byte_buffer.write",
             "texture.write",
             "bindless.buffer_write",

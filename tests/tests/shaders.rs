@@ -67,9 +67,19 @@ fn every_corpus_twin_gives_the_xir_kernels_outputs() {
     eprintln!("{twins} corpus twins checked");
 }
 
-/// The interpreter's outputs with the bounds Vulkan's precision allows.
-fn bounded_interp(s: &xir_tests::shaders::Shader, m: &xir::Module, k: xir::FuncId) -> xir::interp::Outputs {
-    let opts = xir::interp::Options { precision: Some(xir::interp::Precision::default()), ..Default::default() };
+/// The interpreter's outputs with the bounds Vulkan's precision allows, at
+/// the device's subgroup size (a subgroup built-in's value depends on it).
+fn bounded_interp(
+    s: &xir_tests::shaders::Shader,
+    m: &xir::Module,
+    k: xir::FuncId,
+    dev: &xir_vulkan::Device,
+) -> xir::interp::Outputs {
+    let opts = xir::interp::Options {
+        precision: Some(xir::interp::Precision::default()),
+        warp_size: dev.subgroups.size,
+        ..Default::default()
+    };
     xir::interp::run_kernel_with(m, k, &s.inputs, &opts).unwrap_or_else(|e| panic!("{}: {e}", s.name))
 }
 
@@ -80,7 +90,7 @@ fn every_shader_matches_the_interpreter_on_vulkan() {
     for s in shaders() {
         let m = compile(&s);
         let k = kernel(&m);
-        let interp = bounded_interp(&s, &m, k);
+        let interp = bounded_interp(&s, &m, k, &dev);
         for opt_level in [0u8, 2, 3] {
             let r = xir_tests::device::run_on_vulkan(&dev, &m, k, &s.inputs, opt_level)
                 .and_then(|(vk, _)| interp.compare_bounded(&vk, same).mismatch.map_or(Ok(()), |m| Err(m.to_string())));
@@ -121,7 +131,7 @@ fn every_shader_agrees_with_nagas_own_spirv_on_vulkan() {
     for s in shaders() {
         let m = compile(&s);
         let k = kernel(&m);
-        let interp = bounded_interp(&s, &m, k);
+        let interp = bounded_interp(&s, &m, k, &dev);
         let path = s.path.display().to_string();
         let language = xir_frontend::Language::from_path(&path).expect("a shader");
         let dispatch = s.inputs.dispatch;
