@@ -265,11 +265,7 @@ impl Emitter<'_> {
         let f = m.func(fid);
         let d = f.inst(i);
         let rid = self.fs.values.get(&i).copied();
-        let plan = &self.plans.control[&fid];
-        let [h, body, c, mg] = match plan.cas.get(&i) {
-            Some(ids) => ids.map(|p| self.fs.labels[p as usize]),
-            None => return err("float CAS loop without planned blocks"),
-        };
+        let [h, body, c, mg] = self.inline_blocks(i, "a float CAS loop")?;
         let IntView { shape: s, ft, ut, ptr, scope, relaxed } = self.int_view(i)?;
         let mut v = self.val(d.operands[1])?;
         if d.opcode == Opcode::AtomicFetchSub {

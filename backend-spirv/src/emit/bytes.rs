@@ -278,11 +278,7 @@ impl Emitter<'_> {
     /// until every CAS of one iteration saw the value it loaded; the word pointers are computed before it.
     pub(crate) fn masked_cas_loop(&mut self, i: Inst, updates: &[WordUpdate]) -> EResult<()> {
         let be = |e: rspirv::dr::Error| super::EmitError { func: None, inst: None, message: format!("rspirv: {e:?}") };
-        let fid = self.fs.func.expect("in function");
-        let [h, body, c, mg] = match self.plans.control[&fid].cas.get(&i) {
-            Some(ids) => ids.map(|p| self.fs.labels[p as usize]),
-            None => return err("a masked word store without a planned CAS loop"),
-        };
+        let [h, body, c, mg] = self.inline_blocks(i, "a masked word store")?;
         let u32t = self.u32_ty();
         let bool_t = self.b.type_bool();
         let scope = self.u32_const(Scope::Device as u32);

@@ -20,6 +20,17 @@ pub(crate) fn be(e: rspirv::dr::Error) -> EmitError {
 }
 
 impl Emitter<'_> {
+    /// The labels of the four blocks planned inline for `i` (a CAS loop, a
+    /// lane-order warp fold or a guarded read: `FunctionPlan::cas`); `what`
+    /// names the construct in the internal error when none were planned.
+    pub(crate) fn inline_blocks(&self, i: Inst, what: &str) -> EResult<[Word; 4]> {
+        let fid = self.fs.func.expect("in function");
+        match self.plans.control.get(&fid).and_then(|p| p.cas.get(&i)) {
+            Some(ids) => Ok(ids.map(|p| self.fs.labels[p as usize])),
+            None => err(format!("{what} without planned blocks")),
+        }
+    }
+
     pub(crate) fn emit_function(&mut self, fid: FuncId) -> EResult<()> {
         let m = self.m;
         let plans = self.plans;

@@ -385,10 +385,7 @@ impl Emitter<'_> {
         let fid = self.fs.func.expect("in function");
         let f = m.func(fid);
         let d = f.inst(i);
-        let [h, body, c, mg] = match self.plans.control.get(&fid).and_then(|p| p.cas.get(&i)) {
-            Some(ids) => ids.map(|p| self.fs.labels[p as usize]),
-            None => return err("a committed ray-query read without its planned blocks"),
-        };
+        let [h, body, c, mg] = self.inline_blocks(i, "a committed ray-query read")?;
         let be = |e: rspirv::dr::Error| super::EmitError { func: None, inst: None, message: format!("rspirv: {e:?}") };
         let q = self.val(d.operands[0])?;
         let bool_t = self.b.type_bool();

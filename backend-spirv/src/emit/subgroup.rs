@@ -186,10 +186,7 @@ impl Emitter<'_> {
         let f = m.func(fid);
         let d = f.inst(i);
         let rid = self.fs.values.get(&i).copied();
-        let [h, body, c, mg] = match self.plans.control[&fid].cas.get(&i) {
-            Some(ids) => ids.map(|p| self.fs.labels[p as usize]),
-            None => return err("a lane-order warp fold without planned blocks"),
-        };
+        let [h, body, c, mg] = self.inline_blocks(i, "a lane-order warp fold")?;
         let t = self.ty(d.ty)?;
         let s = self.shape(d.ty)?;
         let x = self.val(d.operands[0])?;
