@@ -506,7 +506,7 @@ impl Cx<'_> {
         let is_vector = x.is_some_and(|x| matches!(t.get(x), Type::Vector { .. }));
         let name = |ty: TypeId| type_name(t, ty);
         match op {
-            _ if is_float && crate::plan::warp_fold::is_fold(op) && !crate::plan::warp_fold::folds_in_lane_order(m, f, i) => {
+            _ if is_float && crate::plan::warp_fold::is_fold(op) && !crate::plan::warp_fold::is_f32_fold(m, f, i) => {
                 self.err(i, "warp", format!("`{op}` on `{}`: float reductions and scans are folded lane by lane in 32-bit floats only (OpGroupNonUniformFAdd and its kin combine the lanes in an order of the device's choosing, which rounds differently from XIR's lane-order fold)", name(d.ty)))
             }
             Opcode::WarpActiveCountBits | Opcode::WarpActiveAll | Opcode::WarpActiveAny if is_vector => self.err(

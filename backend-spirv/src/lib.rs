@@ -144,7 +144,7 @@ pub fn compile_handed_off(
 ) -> Result<SpirvOutput, Vec<Diagnostic>> {
     let (module, kernel) = (handed.module(), handed.kernel());
     check_options(module, kernel, opts)?;
-    let plans = plan::plan_all(&handed, opts.device_features.as_ref())?;
+    let plans = plan::plan_all(&handed, opts.device_features.as_ref(), opts.fast_math)?;
     let printers = emit::print::plan_prints(module, &plans)?;
     let emitter = emit::Emitter::new(&handed, opts, &plans);
     let words = emitter.run().map_err(|e| {

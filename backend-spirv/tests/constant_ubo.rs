@@ -46,7 +46,7 @@ fn kernel(n: usize) -> String {
 fn order(m: &xir::Module) -> Vec<(xir::FuncId, Vec<xir::Block>)> {
     let k = kernel_of(m);
     let handed = xir_spirv::handoff::check(m, k).expect("hands off");
-    let plans = xir_spirv::plan::plan_all(&handed, None).expect("plans");
+    let plans = xir_spirv::plan::plan_all(&handed, None, false).expect("plans");
     plans.callgraph.order.iter().map(|f| (*f, plans.closures[f].blocks.clone())).collect()
 }
 

@@ -506,6 +506,16 @@ fn float_folds_are_loops_over_the_lanes_in_lane_order() {
     );
 }
 
+/// With fast math the fold is the group instruction, in the device's order
+/// (`--compare` bounds it as any order).
+#[test]
+fn with_fast_math_float_folds_are_group_instructions() {
+    let out = compile_with(FLOAT_SCAN, &opts(0, true));
+    let body = kernel_body(&out.words_unoptimized);
+    assert!(body.contains(&"%4 = GroupNonUniformFAdd f32 (u32 3) ExclusiveScan %3".to_string()), "{body:#?}");
+    assert!(!body.iter().any(|l| l.starts_with("LoopMerge")), "{body:#?}");
+}
+
 /// What no group instruction computes exactly is refused at the handoff,
 /// located at the instruction (rule `spirv-handoff:warp`).
 #[test]

@@ -254,4 +254,23 @@ fn float_reductions_and_scans_match_the_interpreter_bit_for_bit_at_the_device_si
             xir_vulkan::run_kernel(&dev, &m, k, &out.words, &out.abi, &inputs, [128, 1, 1]).expect("runs on Vulkan");
         assert_eq!(want.first_mismatch(&got, |_, _| false), None, "-O{level} at subgroup size {size}");
     }
+    // With fast math: the group instructions, in the device's order, within
+    // the bounds of any order.
+    let fast = xir::interp::Options {
+        warp_size: size,
+        precision: Some(xir::interp::Precision::for_fast_math(true)),
+        ..Default::default()
+    };
+    let bounded = xir::interp::run_kernel_with(&m, k, &inputs, &fast).expect("interpreter");
+    for level in [0u8, 2] {
+        let out = xir_spirv::compile(&m, k, &opts(level, true)).expect("compiles");
+        let (got, _) =
+            xir_vulkan::run_kernel(&dev, &m, k, &out.words, &out.abi, &inputs, [128, 1, 1]).expect("runs on Vulkan");
+        let c = bounded.compare_bounded(&got, xir::interp::same_value);
+        assert!(
+            c.mismatch.is_none(),
+            "-O{level} --fast-math at subgroup size {size}: {:?}",
+            c.mismatch.map(|m| m.to_string())
+        );
+    }
 }

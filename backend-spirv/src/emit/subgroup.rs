@@ -7,7 +7,8 @@
 //! - integer reductions and exclusive scans are exact in any combining order
 //!   (wrapping add and multiply, min / max, bit operations); `f32` ones are
 //!   loops over the lanes in lane order (`fold_in_lane_order`,
-//!   `plan::warp_fold`), other float widths are refused at the handoff;
+//!   `plan::warp_fold`), or with fast math the float group instructions in
+//!   the device's order; other float widths are refused at the handoff;
 //! - `active_all_equal` compares per component; a float is compared by its
 //!   bits with `-0.0` made `+0.0`, which is the interpreter's "equal bits or
 //!   `==`" (a NaN equals only a NaN with the same bits), and leaves nothing
@@ -67,10 +68,11 @@ impl Emitter<'_> {
     pub(crate) fn emit_warp(&mut self, i: Inst) -> EResult<()> {
         let m = self.m;
         let f = m.func(self.fs.func.expect("in function"));
-        if warp_fold::folds_in_lane_order(m, f, i) {
+        if warp_fold::is_lane_order_loop(m, f, i, self.opts.fast_math) {
             return self.fold_in_lane_order(i);
         }
         let d = f.inst(i);
+        let float = warp_fold::is_f32_fold(m, f, i);
         let rid = self.fs.values.get(&i).copied();
         let t = self.ty(d.ty)?;
         let x = match d.operands.first() {
@@ -147,24 +149,37 @@ impl Emitter<'_> {
             Opcode::WarpActiveBitXor => {
                 self.group_arith(Op::GroupNonUniformBitwiseXor, Reduce, t, rid, x()?)?;
             }
+            // Floats here only with fast math: the device's combining order.
             Opcode::WarpActiveSum => {
-                self.group_arith(Op::GroupNonUniformIAdd, Reduce, t, rid, x()?)?;
+                let op = if float { Op::GroupNonUniformFAdd } else { Op::GroupNonUniformIAdd };
+                self.group_arith(op, Reduce, t, rid, x()?)?;
             }
             Opcode::WarpActiveProduct => {
-                self.group_arith(Op::GroupNonUniformIMul, Reduce, t, rid, x()?)?;
+                let op = if float { Op::GroupNonUniformFMul } else { Op::GroupNonUniformIMul };
+                self.group_arith(op, Reduce, t, rid, x()?)?;
             }
             Opcode::WarpPrefixSum => {
-                self.group_arith(Op::GroupNonUniformIAdd, ExclusiveScan, t, rid, x()?)?;
+                let op = if float { Op::GroupNonUniformFAdd } else { Op::GroupNonUniformIAdd };
+                self.group_arith(op, ExclusiveScan, t, rid, x()?)?;
             }
             Opcode::WarpPrefixProduct => {
-                self.group_arith(Op::GroupNonUniformIMul, ExclusiveScan, t, rid, x()?)?;
+                let op = if float { Op::GroupNonUniformFMul } else { Op::GroupNonUniformIMul };
+                self.group_arith(op, ExclusiveScan, t, rid, x()?)?;
             }
             Opcode::WarpActiveMin => {
-                let op = if signed()? { Op::GroupNonUniformSMin } else { Op::GroupNonUniformUMin };
+                let op = match () {
+                    _ if float => Op::GroupNonUniformFMin,
+                    _ if signed()? => Op::GroupNonUniformSMin,
+                    _ => Op::GroupNonUniformUMin,
+                };
                 self.group_arith(op, Reduce, t, rid, x()?)?;
             }
             Opcode::WarpActiveMax => {
-                let op = if signed()? { Op::GroupNonUniformSMax } else { Op::GroupNonUniformUMax };
+                let op = match () {
+                    _ if float => Op::GroupNonUniformFMax,
+                    _ if signed()? => Op::GroupNonUniformSMax,
+                    _ => Op::GroupNonUniformUMax,
+                };
                 self.group_arith(op, Reduce, t, rid, x()?)?;
             }
             op => return err(format!("`{op}` is not a warp operation")),

@@ -56,7 +56,11 @@ pub struct Plans {
 }
 
 /// Compute every plan for a handed-off kernel; errors are located diagnostics.
-pub fn plan_all(handed: &HandedOff<'_>, device: Option<&FeatureSet>) -> Result<Plans, Vec<Diagnostic>> {
+pub fn plan_all(
+    handed: &HandedOff<'_>,
+    device: Option<&FeatureSet>,
+    fast_math: bool,
+) -> Result<Plans, Vec<Diagnostic>> {
     let (m, kernel) = (handed.module(), handed.kernel());
     let mut diags = Vec::new();
     let cg = match callgraph::plan_call_graph(m, kernel) {
@@ -105,7 +109,7 @@ pub fn plan_all(handed: &HandedOff<'_>, device: Option<&FeatureSet>) -> Result<P
                         || layout::needs_masked_buffer_write(m, f, i)
                         || bindless::needs_masked_write(m, f, i)
                         || ray_query::needs_guarded_read(m, f, i)
-                        || warp_fold::folds_in_lane_order(m, f, i)
+                        || warp_fold::is_lane_order_loop(m, f, i, fast_math)
                 })
                 .collect();
             if masked.is_empty() {

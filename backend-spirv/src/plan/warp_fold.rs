@@ -10,8 +10,12 @@
 //! lane), with the same correctly rounded `+` / `*` and `NMin` / `NMax` as
 //! scalar code. It costs one shuffle per lane of the subgroup where the
 //! native instruction costs about log2 of it. The loop's four blocks are
-//! planned as the CAS loops' are (`plan::control_flow`). Other float widths
-//! are refused at the handoff (f16 and FP8 arithmetic are widened by the
+//! planned as the CAS loops' are (`plan::control_flow`). With `--fast-math`
+//! (`CompileOptions::fast_math`, which also lets the optimizer reassociate)
+//! the fold is the group instruction (`OpGroupNonUniformFAdd` and its kin),
+//! in the device's order; `--compare` then bounds it as any order
+//! (`xir::interp::Precision::any_fold_order`). Other float widths are
+//! refused at the handoff (f16 and FP8 arithmetic are widened by the
 //! emitter, f64's rounding is not the interpreter's there).
 
 use xir::{Function, Inst, Module, Opcode};
@@ -30,9 +34,9 @@ pub fn is_fold(op: Opcode) -> bool {
     )
 }
 
-/// Whether `i` is an `f32` (scalar or vector) fold, emitted as a loop over
-/// the lanes.
-pub fn folds_in_lane_order(m: &Module, f: &Function, i: Inst) -> bool {
+/// Whether `i` is an `f32` (scalar or vector) fold: the float folds the
+/// backend emits.
+pub fn is_f32_fold(m: &Module, f: &Function, i: Inst) -> bool {
     let d = f.inst(i);
     if !is_fold(d.opcode) {
         return false;
@@ -45,4 +49,10 @@ pub fn folds_in_lane_order(m: &Module, f: &Function, i: Inst) -> bool {
 /// Whether `i` is an exclusive scan (the lanes below the reading one).
 pub fn is_scan(op: Opcode) -> bool {
     matches!(op, Opcode::WarpPrefixSum | Opcode::WarpPrefixProduct)
+}
+
+/// Whether `i` is emitted as a loop over the lanes (planned blocks): an
+/// `f32` fold without fast math.
+pub fn is_lane_order_loop(m: &Module, f: &Function, i: Inst, fast_math: bool) -> bool {
+    !fast_math && is_f32_fold(m, f, i)
 }

@@ -212,6 +212,11 @@ impl<'m> Machine<'m> {
         self.opts.warp_size
     }
 
+    /// The device model of the precision shadow, when it is on.
+    pub(crate) fn precision(&self) -> Option<&super::Precision> {
+        self.opts.precision.as_ref()
+    }
+
     pub fn new(m: &'m Module, opts: Options, dispatch_size: [u32; 3], block_size: [u32; 3]) -> Self {
         let consts = m.consts.iter().map(|(c, _)| const_val(m, c)).collect();
         let mut shared_types = Vec::new();

@@ -21,7 +21,9 @@
 //! backend emits decides the rest: f16/f32 `fma` is exact (computed through
 //! f64), f64 `fma` is GLSL `Fma` (fused or not: half an ULP of the product);
 //! `exp10` is `pow(10, x)`, `log10` is `log2(x) * log10(2)`; reductions are
-//! chains in lane order; `dot` and matrix products sum in an order the
+//! chains in lane order, and so are warp folds (a loop over the lanes),
+//! except with `--fast-math` (`any_fold_order`: the group instruction, any
+//! order, bounded as `dot`); `dot` and matrix products sum in an order the
 //! device chooses; `determinant` and `inverse` (left undefined by the spec)
 //! are bounded as cofactor expansions in any order.
 //!
@@ -58,12 +60,16 @@ pub struct Precision {
     /// away at most (either neighbour), and the device may ignore the sign
     /// of zero and assume no infinity or NaN is ever an operand or result.
     pub any_rounding: bool,
+    /// A float warp reduction or scan may combine the lanes in any order
+    /// (`--fast-math`: the backend emits the group instruction, whose order
+    /// is the device's, instead of a loop over the lanes in lane order).
+    pub any_fold_order: bool,
 }
 
 impl Precision {
     /// The model of a build with or without `--fast-math`.
     pub fn for_fast_math(fast_math: bool) -> Precision {
-        Precision { contraction: fast_math, any_rounding: fast_math }
+        Precision { contraction: fast_math, any_rounding: fast_math, any_fold_order: fast_math }
     }
 }
 
@@ -587,6 +593,63 @@ fn row(m: &[Vec<A>], i: usize) -> Vec<A> {
     m.iter().map(|c| c[i]).collect()
 }
 
+/// The results of a float warp reduction or exclusive scan `op` (sum,
+/// product, min, max) over the active lanes' values `xs` in lane order, as
+/// the interpreter folded them in lane order (`results`, one per lane), with
+/// the bounds the device's run allows. The device folds in lane order too
+/// (a loop over the lanes), so exact inputs give exact results, unless
+/// `p.any_fold_order`: then a sum is bounded as `dot` is (one rounding per
+/// term, in any order) and a product gets the same slack; `min` / `max` do
+/// not depend on the order. Inexact inputs carry their bounds through.
+pub(crate) fn warp_fold(op: Opcode, sk: Sk, xs: &[&Val], results: Vec<Val>, p: &Precision) -> R<Vec<Val>> {
+    use Opcode::*;
+    let scan = matches!(op, WarpPrefixSum | WarpPrefixProduct);
+    if !p.any_fold_order && !xs.iter().any(|x| has_bound(x)) {
+        return Ok(results);
+    }
+    let dev = Dev::new(sk, p);
+    results
+        .into_iter()
+        .enumerate()
+        .map(|(lane, r)| {
+            let terms = if scan { &xs[..lane] } else { xs };
+            if terms.is_empty() {
+                return Ok(r); // the scan's identity
+            }
+            zip(terms, &r, &mut |ins, rb| {
+                let Ok(a) = vals(sk, ins) else { return ANY };
+                let n = a.len() as f64;
+                let slack =
+                    |m: f64| if p.any_fold_order { (n - 1.0) * dev.rounding_ulps() * ulp_of(sk, m) } else { 0.0 };
+                let model = match op {
+                    WarpActiveSum | WarpPrefixSum => {
+                        let mag: f64 = a.iter().map(|x| x.mag()).sum();
+                        let e: f64 = a.iter().map(|x| x.e).sum();
+                        // Lane order without `any_fold_order`: each add as the device rounds it.
+                        let lane_order = a[1..].iter().fold(a[0], |acc, &x| dev.add(acc, x));
+                        if p.any_fold_order {
+                            A::new(a.iter().map(|x| x.v).sum(), e + slack(mag))
+                        } else {
+                            lane_order
+                        }
+                    }
+                    WarpActiveProduct | WarpPrefixProduct => {
+                        let acc = a[1..].iter().fold(a[0], |acc, &x| dev.mul(acc, x));
+                        A::new(acc.v, acc.e + slack(acc.mag()))
+                    }
+                    WarpActiveMin | WarpActiveMax => {
+                        let pick = |x: f64, y: f64| if op == WarpActiveMin { x.min(y) } else { x.max(y) };
+                        let v = a.iter().map(|x| x.v).reduce(pick).unwrap_or(f64::NAN);
+                        A::new(v, a.iter().map(|x| x.e).fold(0.0, f64::max))
+                    }
+                    _ => return ANY,
+                };
+                finish(sk, model, rb)
+            })
+        })
+        .collect()
+}
+
 /// The result of pure instruction `d`, given its operands `ops` and the
 /// interpreter's exact result `result`, with the bounds Vulkan allows.
 pub(crate) fn annotate(
@@ -1103,6 +1166,45 @@ mod tests {
         let src = kernel("f32", "  %f = fma %x, %x, f32 -1.00048828125 : f32\n  buffer.write %out, u32 0, %f\n");
         let out = run(&src, json!({"x": 1.000244140625, "out": {"fill": 0, "len": 1}})).unwrap();
         assert!(out.bounds.is_empty());
+    }
+
+    /// Eight lanes sum values of mixed magnitude, each lane writing its
+    /// warp's sum. Lane-order folds (the default backend) are exact; with
+    /// `any_fold_order` (fast math) the sum in reverse order is accepted and
+    /// a value ten roundings away is not.
+    #[test]
+    fn warp_folds_are_exact_in_lane_order_and_bounded_in_any_order() {
+        let src = "kernel @k(%x: buffer<f32>, %out: buffer<f32>) block_size(8, 1, 1) {\n^entry:\n  \
+                   %t = extract $dispatch_id, u32 0 : u32\n  %v = buffer.read %x, %t : f32\n  \
+                   %s = warp.active_sum %v : f32\n  buffer.write %out, %t, %s\n  return\n}\n";
+        let x: Vec<f32> = vec![1.0e6, 3.3, -7.25e-3, 2.5e4, -1.0e6, 0.125, 9.9e2, -4.4];
+        let m = crate::text::parse_module(src, "t.xir").unwrap();
+        let k = m.func_ids().next().unwrap();
+        let inputs = Inputs::new()
+            .with_dispatch([8, 1, 1])
+            .with_arg("x", json!(x))
+            .with_arg("out", json!({"fill": 0, "len": 8}));
+        let run = |p: Precision| {
+            run_kernel_with(&m, k, &inputs, &Options { precision: Some(p), ..Options::default() }).unwrap()
+        };
+        let forward = x.iter().fold(-0.0f32, |a, &v| a + v);
+        let backward = x.iter().rev().fold(-0.0f32, |a, &v| a + v);
+        assert_ne!(forward, backward, "the order shows");
+        let device = |v: f32| Outputs {
+            buffers: [("x".to_string(), json!(x)), ("out".to_string(), json!(vec![v as f64; 8]))].into(),
+            ..Outputs::default()
+        };
+        let refused = |o: &Outputs, v: f32| o.compare_bounded(&device(v), same_value).mismatch.map(|m| m.to_string());
+        let exact = run(Precision::default());
+        assert!(exact.bounds.is_empty(), "lane order, exact inputs: {:?}", exact.bounds);
+        assert_eq!(exact.buffers["out"], json!(vec![forward as f64; 8]));
+        let other_order = refused(&exact, backward).expect("another order is refused");
+        assert!(other_order.starts_with("`out`[0]: "), "{other_order}");
+        let any = run(Precision { any_fold_order: true, ..Precision::default() });
+        assert_eq!(refused(&any, backward), None, "any order is accepted");
+        let far = forward + 10.0 * (f32_ulp(2.0e6) as f32);
+        let far_off = refused(&any, far).expect("far off is refused");
+        assert!(far_off.starts_with("`out`[0]: "), "{far_off}");
     }
 
     #[test]

@@ -62,14 +62,33 @@ pub(crate) fn resolve(mach: &mut Machine, threads: &mut [Thread]) -> Result<bool
     let d = f.inst(inst);
     let lanes: Vec<u32> = group.iter().map(|&k| threads[k].regs.lane % size).collect();
     let args: Vec<&[Val]> = group.iter().map(|&k| threads[k].pending.as_slice()).collect();
-    let results = compute(mach.m, f, d, &lanes, &args).map_err(|msg| InterpError {
-        thread: Some(threads[first].regs.did),
-        ..mach.error(func, Some(block), Some(inst), msg)
+    let results = compute(mach.m, f, d, &lanes, &args).and_then(|r| bounded(mach, f, d, &args, r)).map_err(|msg| {
+        InterpError { thread: Some(threads[first].regs.did), ..mach.error(func, Some(block), Some(inst), msg) }
     })?;
     for (k, v) in group.into_iter().zip(results) {
         mach.resume_warp(&mut threads[k], v);
     }
     Ok(true)
+}
+
+/// Under the precision shadow, a float fold's results with the bounds the
+/// device's run allows (`precision::warp_fold`); other results as they are
+/// (moves carry their operands' bounds in the values).
+fn bounded(mach: &Machine, f: &Function, d: &InstCore, args: &[&[Val]], results: Vec<Val>) -> R<Vec<Val>> {
+    use Opcode::*;
+    let Some(p) = mach.precision() else { return Ok(results) };
+    let fold = matches!(
+        d.opcode,
+        WarpActiveSum | WarpActiveProduct | WarpActiveMin | WarpActiveMax | WarpPrefixSum | WarpPrefixProduct
+    );
+    let sk = d.operands.first().and_then(|&v| scalar_kind(&mach.m.types, f.value_type(mach.m, v)));
+    match sk {
+        Some(sk @ (Sk::F16 | Sk::F32 | Sk::F64)) if fold => {
+            let xs: Vec<&Val> = args.iter().filter_map(|a| a.first()).collect();
+            super::precision::warp_fold(d.opcode, sk, &xs, results, p)
+        }
+        _ => Ok(results),
+    }
 }
 
 /// Fold `op` over values in lane order.
