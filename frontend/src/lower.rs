@@ -1865,7 +1865,7 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
 
     fn math(&mut self, ty: TypeId, fun: MathFunction, args: Vec<ExprRef<'a>>, span: naga::Span) -> R<ExprRef<'a>> {
         use MathFunction as M;
-        if let Some(packed) = self.packing(ty, fun, &args, span)? {
+        if let Some(packed) = self.packing(ty, fun, &args, span) {
             return Ok(packed);
         }
         let op = match fun {

@@ -117,6 +117,9 @@ pub fn capabilities() -> Capabilities {
         | Capabilities::SHADER_INT16
         | Capabilities::SUBGROUP
         | Capabilities::SUBGROUP_BARRIER
+        // `quantizeToF16` and the half-float packs: core SPIR-V
+        // (`OpQuantizeToF16`, GLSL.std.450 `PackHalf2x16`), no device feature.
+        | Capabilities::SHADER_FLOAT16_IN_FLOAT32
 }
 
 /// naga's SPIR-V writer options (module doc: why each).

@@ -83,11 +83,6 @@ fn refusals_name_the_construct_and_its_place() {
             "subgroup_barrier.wgsl:3:17: error: [frontend:unsupported] not supported: `subgroupBarrier`: XIR has no subgroup barrier",
         ),
         (
-            "half.wgsl",
-            format!("{HEAD}@compute @workgroup_size(1) fn main() {{ out[0] = pack2x16float(vec2(1.0)); }}"),
-            "half.wgsl:2:50: error: [frontend:unsupported] not supported: `Pack2x16float`: a binary16 conversion",
-        ),
-        (
             "override.wgsl",
             format!("{HEAD}override K: u32;\n@compute @workgroup_size(1) fn main() {{ out[0] = K; }}"),
             "override.wgsl: error: [wgsl] overrides: Missing value for pipeline-overridable constant with identifier string: 'K'",

@@ -13,16 +13,20 @@
 //! - `unpack4x8unorm` / `unpack2x16unorm`: `f32(field) / M`; the `snorm`
 //!   forms `max(f32(field) / M, -1)`.
 //!
-//! `pack2x16float` / `unpack2x16float` are refused: they convert to and from
-//! binary16, which XIR spells as `f16` values, and those need the device's
-//! `shaderFloat16`, which the shader never asked for.
+//! - `pack2x16float` / `unpack2x16float` / `quantizeToF16` convert to and
+//!   from binary16 bit patterns with integer operations (an `f16` value
+//!   would need the device's `shaderFloat16`, which the shader never asked
+//!   for): to binary16 rounds to nearest even (a subnormal through `rint` of
+//!   `|e| * 2^24`, which is exact), past the largest finite value gives
+//!   infinity and a NaN a quiet NaN (WGSL leaves both indeterminate); from
+//!   binary16 is exact.
 
 use naga::MathFunction as M;
 use xir::ir::{TypeId, TypeTable};
 use xir_ast::*;
 use xir_spec::Opcode;
 
-use super::{unsupported, FnCx, R};
+use super::FnCx;
 
 impl<'a> FnCx<'_, 'a, '_> {
     /// The packing built-in `fun` of `args`, of result type `ty`; `None`
@@ -33,9 +37,9 @@ impl<'a> FnCx<'_, 'a, '_> {
         fun: M,
         args: &[ExprRef<'a>],
         span: naga::Span,
-    ) -> R<Option<ExprRef<'a>>> {
+    ) -> Option<ExprRef<'a>> {
         let e = args[0];
-        Ok(Some(match fun {
+        Some(match fun {
             M::Pack4xU8 => self.pack_bytes(e, span),
             M::Pack4xI8 => {
                 let u = self.bitcast_lanes(e, TypeTable::U32, span);
@@ -107,14 +111,116 @@ impl<'a> FnCx<'_, 'a, '_> {
                     q
                 }
             }
-            M::Pack2x16float | M::Unpack2x16float => {
-                return unsupported(
-                    span,
-                    format!("`{fun:?}`: a binary16 conversion, which XIR makes through `f16` values (the device's `shaderFloat16`)"),
-                )
+            M::Pack2x16float => {
+                let lo = self.mk(TypeTable::F32, ExprKind::Member(e, 0), span);
+                let hi = self.mk(TypeTable::F32, ExprKind::Member(e, 1), span);
+                let (lo, hi) = (self.f16_bits(lo, span), self.f16_bits(hi, span));
+                let sixteen = self.lit_u32(16);
+                let hi = self.mk(TypeTable::U32, ExprKind::Binary(BinaryOp::Shl, hi, sixteen), span);
+                self.mk(TypeTable::U32, ExprKind::Binary(BinaryOp::BitOr, lo, hi), span)
             }
-            _ => return Ok(None),
-        }))
+            M::Unpack2x16float => {
+                let (mask, sixteen) = (self.lit_u32(0xFFFF), self.lit_u32(16));
+                let lo = self.mk(TypeTable::U32, ExprKind::Binary(BinaryOp::BitAnd, e, mask), span);
+                let hi = self.mk(TypeTable::U32, ExprKind::Binary(BinaryOp::Shr, e, sixteen), span);
+                let lanes = vec![self.f32_of_f16_bits(lo, span), self.f32_of_f16_bits(hi, span)];
+                self.builtin(Opcode::Aggregate, ty, lanes, span)
+            }
+            M::QuantizeToF16 => {
+                let lanes = match *self.lw.ast.types.get(ty) {
+                    xir::ir::Type::Vector { lanes, .. } => lanes as u32,
+                    _ => 0,
+                };
+                if lanes == 0 {
+                    let h = self.f16_bits(e, span);
+                    self.f32_of_f16_bits(h, span)
+                } else {
+                    let out = (0..lanes)
+                        .map(|k| {
+                            let lane = self.mk(TypeTable::F32, ExprKind::Member(e, k), span);
+                            let h = self.f16_bits(lane, span);
+                            self.f32_of_f16_bits(h, span)
+                        })
+                        .collect();
+                    self.builtin(Opcode::Aggregate, ty, out, span)
+                }
+            }
+            _ => return None,
+        })
+    }
+
+    /// The binary16 bit pattern (in a `u32`) nearest an `f32`, ties to even.
+    fn f16_bits(&mut self, x: ExprRef<'a>, span: naga::Span) -> ExprRef<'a> {
+        let u = TypeTable::U32;
+        let bin = |cx: &mut Self, t, op, l, r| cx.mk(t, ExprKind::Binary(op, l, r), span);
+        let lit = |cx: &mut Self, v: u32| cx.lit_u32(v);
+        let b = self.mk(u, ExprKind::Cast(CastOp::Bitwise, x), span);
+        let (k16, k8000) = (lit(self, 16), lit(self, 0x8000));
+        let sign = bin(self, u, BinaryOp::Shr, b, k16);
+        let sign = bin(self, u, BinaryOp::BitAnd, sign, k8000);
+        let k7f = lit(self, 0x7FFF_FFFF);
+        let a = bin(self, u, BinaryOp::BitAnd, b, k7f);
+        // Normal: round the mantissa to 10 bits (ties to even), rebias the exponent.
+        let (k13, one) = (lit(self, 13), lit(self, 1));
+        let odd = bin(self, u, BinaryOp::Shr, a, k13);
+        let odd = bin(self, u, BinaryOp::BitAnd, odd, one);
+        let kfff = lit(self, 0x0FFF);
+        let r = bin(self, u, BinaryOp::Add, a, kfff);
+        let r = bin(self, u, BinaryOp::Add, r, odd);
+        let k13 = lit(self, 13);
+        let r = bin(self, u, BinaryOp::Shr, r, k13);
+        let rebias = lit(self, 112 << 10);
+        let normal = bin(self, u, BinaryOp::Sub, r, rebias);
+        let inf = lit(self, 0x7C00);
+        let normal = self.builtin(Opcode::Min, u, vec![normal, inf], span);
+        // Subnormal (below 2^-14): |x| * 2^24 is exact, `rint` rounds ties to even.
+        let ax = self.builtin(Opcode::Abs, TypeTable::F32, vec![x], span);
+        let scale = self.mk(TypeTable::F32, ExprKind::Literal(u64::from(16_777_216f32.to_bits())), span);
+        let scaled = bin(self, TypeTable::F32, BinaryOp::Mul, ax, scale);
+        let rounded = self.builtin(Opcode::Rint, TypeTable::F32, vec![scaled], span);
+        let sub = self.mk(u, ExprKind::Cast(CastOp::Static, rounded), span);
+        let min_normal = lit(self, 0x3880_0000);
+        let small = bin(self, TypeTable::BOOL, BinaryOp::Less, a, min_normal);
+        let h = self.builtin(Opcode::Select, u, vec![small, sub, normal], span);
+        let (inf32, qnan) = (lit(self, 0x7F80_0000), lit(self, 0x7E00));
+        let nan = bin(self, TypeTable::BOOL, BinaryOp::Greater, a, inf32);
+        let h = self.builtin(Opcode::Select, u, vec![nan, qnan, h], span);
+        bin(self, u, BinaryOp::BitOr, sign, h)
+    }
+
+    /// The `f32` a binary16 bit pattern (the low 16 bits of a `u32`) holds.
+    fn f32_of_f16_bits(&mut self, h: ExprRef<'a>, span: naga::Span) -> ExprRef<'a> {
+        let u = TypeTable::U32;
+        let bin = |cx: &mut Self, t, op, l, r| cx.mk(t, ExprKind::Binary(op, l, r), span);
+        let lit = |cx: &mut Self, v: u32| cx.lit_u32(v);
+        let (k8000, k16) = (lit(self, 0x8000), lit(self, 16));
+        let sign = bin(self, u, BinaryOp::BitAnd, h, k8000);
+        let sign = bin(self, u, BinaryOp::Shl, sign, k16);
+        let (k10, k1f, k3ff) = (lit(self, 10), lit(self, 0x1F), lit(self, 0x3FF));
+        let exp = bin(self, u, BinaryOp::Shr, h, k10);
+        let exp = bin(self, u, BinaryOp::BitAnd, exp, k1f);
+        let mant = bin(self, u, BinaryOp::BitAnd, h, k3ff);
+        let (k7fff, k13) = (lit(self, 0x7FFF), lit(self, 13));
+        let magnitude = bin(self, u, BinaryOp::BitAnd, h, k7fff);
+        let shifted = bin(self, u, BinaryOp::Shl, magnitude, k13);
+        let rebias = lit(self, 112 << 23);
+        let normal = bin(self, u, BinaryOp::Add, shifted, rebias);
+        let k13 = lit(self, 13);
+        let mant_hi = bin(self, u, BinaryOp::Shl, mant, k13);
+        let inf32 = lit(self, 0x7F80_0000);
+        let special = bin(self, u, BinaryOp::BitOr, inf32, mant_hi);
+        // Subnormal: m * 2^-24, exact in f32.
+        let mf = self.mk(TypeTable::F32, ExprKind::Cast(CastOp::Static, mant), span);
+        let tiny = self.mk(TypeTable::F32, ExprKind::Literal(u64::from((2f32).powi(-24).to_bits())), span);
+        let sub = bin(self, TypeTable::F32, BinaryOp::Mul, mf, tiny);
+        let sub = self.mk(u, ExprKind::Cast(CastOp::Bitwise, sub), span);
+        let (zero, k31) = (lit(self, 0), lit(self, 31));
+        let is_sub = bin(self, TypeTable::BOOL, BinaryOp::Equal, exp, zero);
+        let is_special = bin(self, TypeTable::BOOL, BinaryOp::Equal, exp, k31);
+        let bits = self.builtin(Opcode::Select, u, vec![is_special, special, normal], span);
+        let bits = self.builtin(Opcode::Select, u, vec![is_sub, sub, bits], span);
+        let bits = bin(self, u, BinaryOp::BitOr, sign, bits);
+        self.mk(TypeTable::F32, ExprKind::Cast(CastOp::Bitwise, bits), span)
     }
 
     /// The low 8 bits of each lane of a `vec4<u32>`, lane `i` at bit `8 i`.
