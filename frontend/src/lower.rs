@@ -40,6 +40,7 @@ use xir::ir::{ArgKind, FloatFormat, Span, Type, TypeId, TypeTable};
 use xir_ast::*;
 use xir_spec::{Opcode, SpecialRegister};
 
+mod float_parts;
 mod packing;
 mod subgroup;
 
@@ -1868,6 +1869,9 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
         if let Some(packed) = self.packing(ty, fun, &args, span) {
             return Ok(packed);
         }
+        if let Some(parts) = self.float_parts(ty, fun, &args, span)? {
+            return Ok(parts);
+        }
         let op = match fun {
             M::Abs => Opcode::Abs,
             M::Min => Opcode::Min,
@@ -1914,13 +1918,6 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
             M::Transpose => Opcode::MatrixTranspose,
             M::Determinant => Opcode::MatrixDeterminant,
             M::Inverse => Opcode::MatrixInverse,
-            M::Modf => {
-                // { fract: e - trunc(e), whole: trunc(e) }, as WGSL defines it.
-                let e = args[0];
-                let whole = self.builtin(Opcode::Trunc, e.ty, vec![e], span);
-                let fract = self.mk(e.ty, ExprKind::Binary(BinaryOp::Sub, e, whole), span);
-                return Ok(self.builtin(Opcode::Aggregate, ty, vec![fract, whole], span));
-            }
             M::Refract => return Ok(self.refract(ty, args[0], args[1], args[2], span)),
             M::Distance => {
                 let d = self.mk(args[0].ty, ExprKind::Binary(BinaryOp::Sub, args[0], args[1]), span);
