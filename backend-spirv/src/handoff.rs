@@ -307,6 +307,8 @@ impl Cx<'_> {
                 | SpecialRegister::BlockSize
                 | SpecialRegister::WarpLaneId
                 | SpecialRegister::WarpSize
+                | SpecialRegister::WarpId
+                | SpecialRegister::WarpCount
         );
         if !ok {
             self.err(

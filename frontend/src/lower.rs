@@ -409,13 +409,10 @@ impl<'a, 'n> Lowering<'a, 'n> {
                             Some(naga::Binding::Location { location, .. }) => format!("location {location}"),
                             None => "no binding".to_string(),
                         };
-                        let why = match &a.binding {
-                            Some(naga::Binding::BuiltIn(naga::BuiltIn::NumSubgroups | naga::BuiltIn::SubgroupId)) => {
-                                "XIR numbers lanes within a subgroup only (`subgroup_invocation_id`, `subgroup_size`)"
-                            }
-                            _ => "only compute built-ins",
-                        };
-                        return unsupported(fspan, format!("entry argument {i} of `{name}` ({what}): {why}"));
+                        return unsupported(
+                            fspan,
+                            format!("entry argument {i} of `{name}` ({what}): only compute built-ins"),
+                        );
                     };
                     args.push(Arg::Builtin(reg));
                 }
@@ -575,6 +572,8 @@ fn builtin_value(b: naga::BuiltIn) -> Option<BuiltinValue> {
         B::LocalInvocationIndex => BuiltinValue::LocalIndex,
         B::SubgroupSize => BuiltinValue::Reg(SpecialRegister::WarpSize),
         B::SubgroupInvocationId => BuiltinValue::Reg(SpecialRegister::WarpLaneId),
+        B::SubgroupId => BuiltinValue::Reg(SpecialRegister::WarpId),
+        B::NumSubgroups => BuiltinValue::Reg(SpecialRegister::WarpCount),
         _ => return None,
     })
 }
@@ -1523,7 +1522,17 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
         let v3 = self.types().vector(TypeTable::U32, 3);
         let reg = |cx: &Self, r| {
             cx.mk(
-                if r == SpecialRegister::WarpSize || r == SpecialRegister::WarpLaneId { TypeTable::U32 } else { v3 },
+                if matches!(
+                    r,
+                    SpecialRegister::WarpSize
+                        | SpecialRegister::WarpLaneId
+                        | SpecialRegister::WarpId
+                        | SpecialRegister::WarpCount
+                ) {
+                    TypeTable::U32
+                } else {
+                    v3
+                },
                 ExprKind::Register(r),
                 span,
             )

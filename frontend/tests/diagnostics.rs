@@ -69,13 +69,6 @@ fn refusals_name_the_construct_and_its_place() {
             "glsl_syntax.comp:3:",
         ),
         (
-            // naga keeps no span for an entry argument: the message names
-            // the built-in instead.
-            "subgroups.wgsl",
-            format!("{HEAD}@compute @workgroup_size(1) fn main(@builtin(num_subgroups) n: u32) {{ out[0] = n; }}"),
-            "subgroups.wgsl: error: [frontend:unsupported] not supported: entry argument 0 of `main` (built-in NumSubgroups): XIR numbers lanes within a subgroup only (`subgroup_invocation_id`, `subgroup_size`)",
-        ),
-        (
             // A block barrier in its place would hang where only some
             // subgroups reach it.
             "subgroup_barrier.wgsl",

@@ -277,12 +277,16 @@ impl Emitter<'_> {
             SpecialRegister::DispatchId => (BuiltIn::GlobalInvocationId, u3),
             SpecialRegister::ThreadId => (BuiltIn::LocalInvocationId, u3),
             SpecialRegister::BlockId => (BuiltIn::WorkgroupId, u3),
-            SpecialRegister::WarpLaneId | SpecialRegister::WarpSize => {
+            SpecialRegister::WarpLaneId
+            | SpecialRegister::WarpSize
+            | SpecialRegister::WarpId
+            | SpecialRegister::WarpCount => {
                 self.cap(Capability::GroupNonUniform);
-                let bi = if r == SpecialRegister::WarpSize {
-                    BuiltIn::SubgroupSize
-                } else {
-                    BuiltIn::SubgroupLocalInvocationId
+                let bi = match r {
+                    SpecialRegister::WarpSize => BuiltIn::SubgroupSize,
+                    SpecialRegister::WarpId => BuiltIn::SubgroupId,
+                    SpecialRegister::WarpCount => BuiltIn::NumSubgroups,
+                    _ => BuiltIn::SubgroupLocalInvocationId,
                 };
                 (bi, u1)
             }

@@ -159,7 +159,13 @@ impl Uniformity {
             Value::Inst(i) => self.divergent_inst.get(i.index()).copied().unwrap_or(true),
             Value::Arg(a) => self.divergent_arg.get(a as usize).copied().unwrap_or(true),
             Value::Reg(r) => {
-                matches!(r, SpecialRegister::ThreadId | SpecialRegister::DispatchId | SpecialRegister::WarpLaneId)
+                matches!(
+                    r,
+                    SpecialRegister::ThreadId
+                        | SpecialRegister::DispatchId
+                        | SpecialRegister::WarpLaneId
+                        | SpecialRegister::WarpId
+                )
             }
             Value::Const(_) | Value::Undef(_) | Value::Func(_) => false,
         }

@@ -497,6 +497,12 @@ impl<'m> Machine<'m> {
                 SpecialRegister::BlockSize => vec3(self.block_size),
                 SpecialRegister::WarpLaneId => Val::S((regs.lane % self.opts.warp_size) as u64),
                 SpecialRegister::WarpSize => Val::S(self.opts.warp_size as u64),
+                // Warps are `warp_size` consecutive linear thread indices (`warp.rs`).
+                SpecialRegister::WarpId => Val::S((regs.lane / self.opts.warp_size) as u64),
+                SpecialRegister::WarpCount => {
+                    let threads: u64 = self.block_size.iter().map(|&n| u64::from(n)).product();
+                    Val::S(threads.div_ceil(u64::from(self.opts.warp_size)))
+                }
                 SpecialRegister::KernelId => Val::S(0),
                 r => return Err(format!("special register ${} is not available in a compute dispatch", r.name())),
             },
