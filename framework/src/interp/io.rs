@@ -290,6 +290,12 @@ pub(crate) fn val_from_json(types: &TypeTable, ty: TypeId, j: &Json) -> R<Val> {
     let list = |n: usize| -> R<&Vec<Json>> {
         match j {
             Json::Array(a) if a.len() == n => Ok(a),
+            // An object names its members, which XIR's structs do not:
+            // say how a struct is written instead of only what was wrong.
+            Json::Object(_) if matches!(types.get(ty), Type::Struct { .. }) => Err(format!(
+                "expected an array of {n} members, found {j} (a struct is the list of its members' values in \
+                 declaration order, not an object: docs/inputs-format.md)"
+            )),
             _ => Err(format!("expected an array of {n} members, found {j}")),
         }
     };
@@ -649,5 +655,23 @@ mod tests {
         assert!(!same_value(&a, &c));
         assert!(!same_value(&a, &json!({"buffers": {"y": [0.0, "nan", "nan", "-0.0"]}})));
         assert!(!same_value(&json!({"x": 1}), &json!({"y": 1})));
+    }
+
+    #[test]
+    fn a_struct_given_as_an_object_says_how_a_struct_is_written() {
+        let mut types = TypeTable::default();
+        let v3 = types.vector(TypeTable::F32, 3);
+        let st = types.intern(Type::Struct { fields: vec![v3, TypeTable::U32], align: 16 });
+        let ok = val_from_json(&types, st, &json!([[1.0, 2.0, 3.0], 4])).expect("a list of members");
+        assert_eq!(ok.members().expect("members").len(), 2);
+        let e = val_from_json(&types, st, &json!({"pos": [1.0, 2.0, 3.0], "alive": 4})).expect_err("an object");
+        assert_eq!(
+            e,
+            "expected an array of 2 members, found {\"alive\":4,\"pos\":[1.0,2.0,3.0]} (a struct is the list of its \
+             members' values in declaration order, not an object: docs/inputs-format.md)"
+        );
+        // Elsewhere the message stays as it was.
+        let e = val_from_json(&types, v3, &json!({"x": 1.0})).expect_err("an object for a vector");
+        assert_eq!(e, "expected an array of 3 members, found {\"x\":1.0}");
     }
 }
