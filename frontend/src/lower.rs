@@ -682,6 +682,31 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
         self.af.add_var(Variable { name, ty, kind: VarKind::Let, span })
     }
 
+    /// `e` as an expression that may be read twice: itself when it is a
+    /// variable or a literal, else a temporary bound to it.
+    pub(super) fn bound(&mut self, e: ExprRef<'a>, span: naga::Span, out: &mut Scope<'a>) -> ExprRef<'a> {
+        if matches!(e.kind, ExprKind::Var(_) | ExprKind::Literal(_)) {
+            return e;
+        }
+        let v = self.new_temp(e.ty, None, span);
+        out.push(self.st(StmtKind::Bind { var: v, value: e }, span));
+        self.var(v)
+    }
+
+    /// Bind a statement's value (a call's, a subgroup operation's) to a
+    /// temporary that stands for naga's result expression from here on.
+    pub(super) fn bind_result(
+        &mut self,
+        value: ExprRef<'a>,
+        result: Handle<Expression>,
+        span: naga::Span,
+        out: &mut Scope<'a>,
+    ) {
+        let v = self.new_temp(value.ty, None, span);
+        out.push(self.st(StmtKind::Bind { var: v, value }, span));
+        self.exprs.insert(result, self.var(v));
+    }
+
     /// The type of naga expression `h`.
     fn expr_ty(&mut self, h: Handle<Expression>) -> R<TypeId> {
         let inner = self.info[h].ty.inner_with(&self.lw.module.types).clone();
@@ -1041,11 +1066,7 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
                 let call = self.mk(ret, ExprKind::Call(Callee::Function(callee), args), span);
                 match result {
                     None => out.push(self.st(StmtKind::Expr(call), span)),
-                    Some(r) => {
-                        let v = self.new_temp(ret, None, span);
-                        out.push(self.st(StmtKind::Bind { var: v, value: call }, span));
-                        self.exprs.insert(*r, self.var(v));
-                    }
+                    Some(r) => self.bind_result(call, *r, span, out),
                 }
             }
             Statement::Kill => return unsupported(span, "`discard` outside a fragment shader"),
@@ -1700,10 +1721,7 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
         let signed = matches!(self.lw.ast.types.get(scalar), Type::Int { signed: true, .. });
         let bty = self.types().with_scalar(ty, TypeTable::BOOL);
         let all_ones = if w == 64 { u64::MAX } else { (1u64 << w) - 1 };
-        let lit = |cx: &mut Self, bits: u64| {
-            let s = cx.mk(scalar, ExprKind::Literal(bits), span);
-            cx.splat_value(s, ty, span)
-        };
+        let lit = |cx: &mut Self, bits: u64| cx.splat_bits(bits, ty, span);
         let bin = |cx: &mut Self, t: TypeId, op: BinaryOp, l: ExprRef<'a>, r: ExprRef<'a>| {
             cx.mk(t, ExprKind::Binary(op, l, r), span)
         };
@@ -1794,6 +1812,13 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
         }
     }
 
+    /// The literal `bits` of `like`'s scalar type in every lane of `like`.
+    fn splat_bits(&mut self, bits: u64, like: TypeId, span: naga::Span) -> ExprRef<'a> {
+        let scalar = self.lw.ast.types.scalar_of(like);
+        let s = self.mk(scalar, ExprKind::Literal(bits), span);
+        self.splat_value(s, like, span)
+    }
+
     /// WGSL integer `/` and `%`: a zero divisor, or -1 beside the minimum
     /// signed value, is replaced by 1 (so `x / 0 == x`, `x % 0 == 0`).
     fn int_div(&mut self, ty: TypeId, is_div: bool, l: ExprRef<'a>, r: ExprRef<'a>, span: naga::Span) -> ExprRef<'a> {
@@ -1810,10 +1835,7 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
             }
         }
         let bool_ty = self.types().with_scalar(ty, TypeTable::BOOL);
-        let lit = |cx: &mut Self, bits: u64| {
-            let s = cx.mk(scalar, ExprKind::Literal(bits), span);
-            cx.splat_value(s, ty, span)
-        };
+        let lit = |cx: &mut Self, bits: u64| cx.splat_bits(bits, ty, span);
         let zero = lit(self, 0);
         let one = lit(self, 1);
         let mut bad = self.mk(bool_ty, ExprKind::Binary(BinaryOp::Equal, r, zero), span);
@@ -1958,10 +1980,7 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
                     (1, if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 })
                 };
                 let bty = self.types().with_scalar(ty, TypeTable::BOOL);
-                let lit = |cx: &mut Self, b| {
-                    let s = cx.mk(scalar, ExprKind::Literal(b), span);
-                    cx.splat_value(s, ty, span)
-                };
+                let lit = |cx: &mut Self, b| cx.splat_bits(b, ty, span);
                 let (z, o, m) = (lit(self, 0), lit(self, one), lit(self, minus_one));
                 let gt = self.mk(bty, ExprKind::Binary(BinaryOp::Greater, x, z), span);
                 let lt = self.mk(bty, ExprKind::Binary(BinaryOp::Less, x, z), span);

@@ -14,7 +14,7 @@
 //!
 //! `f32` only (scalars and vectors): an `f16` or `f64` operand is refused.
 
-use xir::ir::{Type, TypeId, TypeTable};
+use xir::ir::{TypeId, TypeTable};
 use xir_ast::*;
 use xir_spec::Opcode;
 
@@ -48,31 +48,31 @@ impl<'a> FnCx<'_, 'a, '_> {
             }
             M::Frexp => {
                 let bits = self.mk(u, ExprKind::Cast(CastOp::Bitwise, e), span);
-                let k23 = self.lane_u32(23, u, span);
+                let k23 = self.splat_bits(23, u, span);
                 let field = self.mk(u, ExprKind::Binary(BinaryOp::Shr, bits, k23), span);
-                let kff = self.lane_u32(0xFF, u, span);
+                let kff = self.splat_bits(0xFF, u, span);
                 let field = self.mk(u, ExprKind::Binary(BinaryOp::BitAnd, field, kff), span);
                 let field = self.mk(i, ExprKind::Cast(CastOp::Bitwise, field), span);
-                let k126 = self.lane_u32(126, i, span);
+                let k126 = self.splat_bits(126, i, span);
                 let exp = self.mk(i, ExprKind::Binary(BinaryOp::Sub, field, k126), span);
-                let keep = self.lane_u32(0x807F_FFFF, u, span);
+                let keep = self.splat_bits(0x807F_FFFF, u, span);
                 let fract = self.mk(u, ExprKind::Binary(BinaryOp::BitAnd, bits, keep), span);
-                let half = self.lane_u32(0x3F00_0000, u, span);
+                let half = self.splat_bits(0x3F00_0000, u, span);
                 let fract = self.mk(u, ExprKind::Binary(BinaryOp::BitOr, fract, half), span);
                 let fract = self.mk(e.ty, ExprKind::Cast(CastOp::Bitwise, fract), span);
-                let zero = self.lane_u32(0, e.ty, span);
+                let zero = self.splat_bits(0, e.ty, span);
                 let bty = self.types().with_scalar(e.ty, TypeTable::BOOL);
                 let is_zero = self.mk(bty, ExprKind::Binary(BinaryOp::Equal, e, zero), span);
                 let fract = self.builtin(Opcode::Select, e.ty, vec![is_zero, e, fract], span);
-                let no_exp = self.lane_u32(0, i, span);
+                let no_exp = self.splat_bits(0, i, span);
                 let exp = self.builtin(Opcode::Select, i, vec![is_zero, no_exp, exp], span);
                 self.builtin(Opcode::Aggregate, ty, vec![fract, exp], span)
             }
             _ => {
                 let e2 = args[1];
-                let (lo, hi) = (self.lane_u32(-252i32 as u32, i, span), self.lane_u32(254, i, span));
+                let (lo, hi) = (self.splat_bits(u64::from(-252i32 as u32), i, span), self.splat_bits(254, i, span));
                 let n = self.builtin(Opcode::Clamp, i, vec![e2, lo, hi], span);
-                let two = self.lane_u32(2, i, span);
+                let two = self.splat_bits(2, i, span);
                 let a = self.mk(i, ExprKind::Binary(BinaryOp::Div, n, two), span);
                 let b = self.mk(i, ExprKind::Binary(BinaryOp::Sub, n, a), span);
                 let (pa, pb) = (self.power_of_two(a, e.ty, span), self.power_of_two(b, e.ty, span));
@@ -86,22 +86,12 @@ impl<'a> FnCx<'_, 'a, '_> {
     /// biased exponent in the exponent field.
     fn power_of_two(&mut self, k: ExprRef<'a>, like: TypeId, span: naga::Span) -> ExprRef<'a> {
         let i = k.ty;
-        let bias = self.lane_u32(127, i, span);
+        let bias = self.splat_bits(127, i, span);
         let biased = self.mk(i, ExprKind::Binary(BinaryOp::Add, k, bias), span);
         let u = self.types().with_scalar(like, TypeTable::U32);
         let biased = self.mk(u, ExprKind::Cast(CastOp::Bitwise, biased), span);
-        let k23 = self.lane_u32(23, u, span);
+        let k23 = self.splat_bits(23, u, span);
         let bits = self.mk(u, ExprKind::Binary(BinaryOp::Shl, biased, k23), span);
         self.mk(like, ExprKind::Cast(CastOp::Bitwise, bits), span)
-    }
-
-    /// The 32-bit pattern `bits` in every lane of `like` (of `like`'s scalar).
-    fn lane_u32(&mut self, bits: u32, like: TypeId, span: naga::Span) -> ExprRef<'a> {
-        let scalar = self.lw.ast.types.scalar_of(like);
-        let s = self.mk(scalar, ExprKind::Literal(u64::from(bits)), span);
-        match self.lw.ast.types.get(like) {
-            Type::Vector { .. } => self.splat_value(s, like, span),
-            _ => s,
-        }
     }
 }

@@ -28,6 +28,11 @@ use xir_spec::Opcode;
 
 use super::FnCx;
 
+/// An `f32` literal's bits.
+fn f32_bits(x: f32) -> u64 {
+    u64::from(x.to_bits())
+}
+
 impl<'a> FnCx<'_, 'a, '_> {
     /// The packing built-in `fun` of `args`, of result type `ty`; `None`
     /// when `fun` is not one.
@@ -46,12 +51,13 @@ impl<'a> FnCx<'_, 'a, '_> {
                 self.pack_bytes(u, span)
             }
             M::Pack4xU8Clamp => {
-                let max = self.splat_u32(255, e.ty, span);
+                let max = self.splat_bits(255, e.ty, span);
                 let clamped = self.builtin(Opcode::Min, e.ty, vec![e, max], span);
                 self.pack_bytes(clamped, span)
             }
             M::Pack4xI8Clamp => {
-                let (lo, hi) = (self.splat_int(-128, e.ty, span), self.splat_int(127, e.ty, span));
+                let (lo, hi) =
+                    (self.splat_bits(u64::from(-128i32 as u32), e.ty, span), self.splat_bits(127, e.ty, span));
                 let clamped = self.builtin(Opcode::Clamp, e.ty, vec![e, lo, hi], span);
                 let u = self.bitcast_lanes(clamped, TypeTable::U32, span);
                 self.pack_bytes(u, span)
@@ -78,11 +84,11 @@ impl<'a> FnCx<'_, 'a, '_> {
                 };
                 let scale = if signed { (1u32 << (bits - 1)) - 1 } else { (1u32 << bits) - 1 };
                 let lo = if signed { -1.0 } else { 0.0 };
-                let (lo, hi) = (self.splat_f32(lo, e.ty, span), self.splat_f32(1.0, e.ty, span));
+                let (lo, hi) = (self.splat_bits(f32_bits(lo), e.ty, span), self.splat_bits(f32_bits(1.0), e.ty, span));
                 let clamped = self.builtin(Opcode::Clamp, e.ty, vec![e, lo, hi], span);
-                let m = self.splat_f32(scale as f32, e.ty, span);
+                let m = self.splat_bits(f32_bits(scale as f32), e.ty, span);
                 let scaled = self.mk(e.ty, ExprKind::Binary(BinaryOp::Mul, m, clamped), span);
-                let half = self.splat_f32(0.5, e.ty, span);
+                let half = self.splat_bits(f32_bits(0.5), e.ty, span);
                 let biased = self.mk(e.ty, ExprKind::Binary(BinaryOp::Add, half, scaled), span);
                 let rounded = self.builtin(Opcode::Floor, e.ty, vec![biased], span);
                 let int = if signed { TypeTable::I32 } else { TypeTable::U32 };
@@ -102,10 +108,10 @@ impl<'a> FnCx<'_, 'a, '_> {
                 let scale = if signed { (1u32 << (bits - 1)) - 1 } else { (1u32 << bits) - 1 };
                 let fields = self.unpack_fields(e, lanes, signed, span);
                 let floats = self.mk(ty, ExprKind::Cast(CastOp::Static, fields), span);
-                let m = self.splat_f32(scale as f32, ty, span);
+                let m = self.splat_bits(f32_bits(scale as f32), ty, span);
                 let q = self.mk(ty, ExprKind::Binary(BinaryOp::Div, floats, m), span);
                 if signed {
-                    let minus_one = self.splat_f32(-1.0, ty, span);
+                    let minus_one = self.splat_bits(f32_bits(-1.0), ty, span);
                     self.builtin(Opcode::Max, ty, vec![q, minus_one], span)
                 } else {
                     q
@@ -226,7 +232,7 @@ impl<'a> FnCx<'_, 'a, '_> {
     /// The low 8 bits of each lane of a `vec4<u32>`, lane `i` at bit `8 i`.
     fn pack_bytes(&mut self, v: ExprRef<'a>, span: naga::Span) -> ExprRef<'a> {
         let masked = {
-            let mask = self.splat_u32(0xFF, v.ty, span);
+            let mask = self.splat_bits(0xFF, v.ty, span);
             self.mk(v.ty, ExprKind::Binary(BinaryOp::BitAnd, v, mask), span)
         };
         self.pack_fields(masked, 8, span)
@@ -289,20 +295,5 @@ impl<'a> FnCx<'_, 'a, '_> {
             return v;
         }
         self.mk(ty, ExprKind::Cast(CastOp::Bitwise, v), span)
-    }
-
-    fn splat_u32(&mut self, v: u32, like: TypeId, span: naga::Span) -> ExprRef<'a> {
-        let s = self.lit_u32(v);
-        self.splat_value(s, like, span)
-    }
-
-    fn splat_int(&mut self, v: i32, like: TypeId, span: naga::Span) -> ExprRef<'a> {
-        let s = self.mk(TypeTable::I32, ExprKind::Literal(u64::from(v as u32)), span);
-        self.splat_value(s, like, span)
-    }
-
-    fn splat_f32(&mut self, v: f32, like: TypeId, span: naga::Span) -> ExprRef<'a> {
-        let s = self.mk(TypeTable::F32, ExprKind::Literal(u64::from(v.to_bits())), span);
-        self.splat_value(s, like, span)
     }
 }

@@ -170,23 +170,4 @@ impl<'a> FnCx<'_, 'a, '_> {
             self.mk(TypeTable::U32, ExprKind::Cast(CastOp::Bitwise, e), self.espan(h))
         })
     }
-
-    /// `e` as an expression that may be read twice: itself when it is a
-    /// variable or a literal, else a temporary bound to it.
-    fn bound(&mut self, e: ExprRef<'a>, span: naga::Span, out: &mut Scope<'a>) -> ExprRef<'a> {
-        if matches!(e.kind, ExprKind::Var(_) | ExprKind::Literal(_)) {
-            return e;
-        }
-        let v = self.new_temp(e.ty, None, span);
-        out.push(self.st(StmtKind::Bind { var: v, value: e }, span));
-        self.var(v)
-    }
-
-    /// Bind a subgroup operation's value to a temporary that stands for
-    /// naga's result expression from here on.
-    fn bind_result(&mut self, value: ExprRef<'a>, result: Handle<Expression>, span: naga::Span, out: &mut Scope<'a>) {
-        let v = self.new_temp(value.ty, None, span);
-        out.push(self.st(StmtKind::Bind { var: v, value }, span));
-        self.exprs.insert(result, self.var(v));
-    }
 }
