@@ -622,17 +622,13 @@ pub(crate) fn warp_fold(op: Opcode, sk: Sk, xs: &[&Val], results: Vec<Val>, p: &
                 let slack =
                     |m: f64| if p.any_fold_order { (n - 1.0) * dev.rounding_ulps() * ulp_of(sk, m) } else { 0.0 };
                 let model = match op {
-                    WarpActiveSum | WarpPrefixSum => {
+                    // Any order: as `dot`; lane order: each add as the device rounds it.
+                    WarpActiveSum | WarpPrefixSum if p.any_fold_order => {
                         let mag: f64 = a.iter().map(|x| x.mag()).sum();
                         let e: f64 = a.iter().map(|x| x.e).sum();
-                        // Lane order without `any_fold_order`: each add as the device rounds it.
-                        let lane_order = a[1..].iter().fold(a[0], |acc, &x| dev.add(acc, x));
-                        if p.any_fold_order {
-                            A::new(a.iter().map(|x| x.v).sum(), e + slack(mag))
-                        } else {
-                            lane_order
-                        }
+                        A::new(a.iter().map(|x| x.v).sum(), e + slack(mag))
                     }
+                    WarpActiveSum | WarpPrefixSum => a[1..].iter().fold(a[0], |acc, &x| dev.add(acc, x)),
                     WarpActiveProduct | WarpPrefixProduct => {
                         let acc = a[1..].iter().fold(a[0], |acc, &x| dev.mul(acc, x));
                         A::new(acc.v, acc.e + slack(acc.mag()))
