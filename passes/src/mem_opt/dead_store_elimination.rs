@@ -3,8 +3,8 @@
 //! 1. *Overwritten* (within one block): a `store` / typed `buffer.write` /
 //!    `buffer.write_part` whose location lies inside (or is) the location
 //!    of a later write in the same block (a whole element written before a
-//!    part of it is not inside the part, and stays), with no instruction in between that may read it, is
-//!    deleted. "Inside" is `AliasAnalysis::sub_path` (same root, must-alias
+//!    part of it is not inside the part, and stays), with no instruction in
+//!    between that may read it, is deleted. "Inside" is `AliasAnalysis::sub_path` (same root, must-alias
 //!    prefix, constant rest); "may read" is its mod/ref, which makes
 //!    barriers, atomics, calls and other side effects read every location
 //!    other threads can see (shared slots, buffers, reference arguments).
