@@ -234,19 +234,29 @@ pub fn typed_access(t: &TypeTable, ty: TypeId) -> Result<TypedAccess, LayoutErro
     }
     // The element's alignment is gcd(size, 4); a leaf's is that of its offset within it, too.
     let base_align = 1u64 << size.trailing_zeros().min(2);
-    let mut covered = vec![0u8; size.div_ceil(4) as usize];
     for l in &leaves {
         let bytes = u64::from(t.scalar_bits(l.ty) / 8);
         let align = base_align.min(if l.offset == 0 { 4 } else { 1 << l.offset.trailing_zeros().min(2) });
         if align < bytes.min(4) {
             return Err(LayoutError::MisalignedLeaf { bytes, offset: l.offset, ty: xir::verify::type_name(t, ty) });
         }
-        for b in l.offset..l.offset + bytes {
+    }
+    let masked_write = shares_a_word(t, size, &leaves);
+    Ok(TypedAccess::SubWord { word_aligned, masked_write, leaves })
+}
+
+/// Whether writing `leaves` (offsets from the start of an element of `size`
+/// bytes) touches a word that also holds other bytes, so the write must be
+/// a masked CAS loop: the element does not start at a word, or a word the
+/// leaves touch is only partly theirs.
+fn shares_a_word(t: &TypeTable, size: u64, leaves: &[Leaf]) -> bool {
+    let mut covered = vec![0u8; size.div_ceil(4) as usize];
+    for l in leaves {
+        for b in l.offset..l.offset + u64::from(t.scalar_bits(l.ty) / 8) {
             covered[(b / 4) as usize] |= 1 << (b % 4);
         }
     }
-    let masked_write = !word_aligned || covered.iter().any(|&c| c != 0 && c != 0xf);
-    Ok(TypedAccess::SubWord { word_aligned, masked_write, leaves })
+    !size.is_multiple_of(4) || covered.iter().any(|&c| c != 0 && c != 0xf)
 }
 
 /// How a `buffer.write_part` moves its part through word storage: the
@@ -292,13 +302,7 @@ pub fn part_access(t: &TypeTable, elem: TypeId, path: &[Option<u32>]) -> Result<
         .filter(|l| l.path.starts_with(&path))
         .map(|l| Leaf { offset: l.offset, ty: l.ty, path: l.path[path.len()..].to_vec() })
         .collect();
-    let mut covered = vec![0u8; size.div_ceil(4) as usize];
-    for l in &part {
-        for b in l.offset..l.offset + u64::from(t.scalar_bits(l.ty) / 8) {
-            covered[(b / 4) as usize] |= 1 << (b % 4);
-        }
-    }
-    let masked_write = !word_aligned || covered.iter().any(|&c| c != 0 && c != 0xf);
+    let masked_write = shares_a_word(t, size, &part);
     Ok(PartAccess { leaves: part, word_aligned, masked_write })
 }
 
