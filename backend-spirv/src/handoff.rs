@@ -509,7 +509,7 @@ impl Cx<'_> {
         let name = |ty: TypeId| type_name(t, ty);
         match op {
             _ if is_float && crate::plan::warp_fold::is_fold(op) && !crate::plan::warp_fold::is_f32_fold(m, f, i) => {
-                self.err(i, "warp", format!("`{op}` on `{}`: float reductions and scans are folded lane by lane in 32-bit floats only (OpGroupNonUniformFAdd and its kin combine the lanes in an order of the device's choosing, which rounds differently from XIR's lane-order fold)", name(d.ty)))
+                self.err(i, "warp", format!("`{op}` on `{}`: float reductions and scans compile for `f32` only (a loop over the lanes in XIR's lane order, or with fast math the group instruction); the emitter widens f16 and FP8 arithmetic, and f64's rounding is not modelled", name(d.ty)))
             }
             Opcode::WarpActiveCountBits | Opcode::WarpActiveAll | Opcode::WarpActiveAny if is_vector => self.err(
                 i,
