@@ -139,15 +139,18 @@ pub fn dialect_of(m: &Module) -> Option<&'static Dialect> {
 /// the function index and, if inside a body, the instruction.
 pub fn used_types(m: &Module) -> Vec<(TypeId, (usize, Option<Inst>))> {
     let t = &m.types;
-    let mut first: FxHashMap<TypeId, (usize, Option<Inst>)> = FxHashMap::default();
+    // Dense by type id: asked once per result and operand, and the table
+    // is small next to the instructions.
+    let mut first: Vec<Option<(usize, Option<Inst>)>> = vec![None; t.len()];
     let mut order = Vec::new();
+    let mut stack = Vec::new();
     let mut add = |ty: TypeId, at: (usize, Option<Inst>)| {
-        let mut stack = vec![ty];
+        stack.push(ty);
         while let Some(x) = stack.pop() {
-            if !t.contains(x) || first.contains_key(&x) {
+            if !t.contains(x) || first[x.index()].is_some() {
                 continue;
             }
-            first.insert(x, at);
+            first[x.index()] = Some(at);
             order.push(x);
             stack.extend(crate::verify::type_members(t.get(x)));
         }
@@ -166,7 +169,7 @@ pub fn used_types(m: &Module) -> Vec<(TypeId, (usize, Option<Inst>))> {
             }
         }
     }
-    order.into_iter().filter(|&ty| ty != TypeTable::VOID).map(|ty| (ty, first[&ty])).collect()
+    order.into_iter().filter(|&ty| ty != TypeTable::VOID).filter_map(|ty| Some((ty, first[ty.index()]?))).collect()
 }
 
 /// The type of an operand if its id is valid.

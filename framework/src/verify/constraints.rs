@@ -21,12 +21,12 @@ pub(super) fn ensure(ok: bool, msg: impl FnOnce() -> String) -> Result<(), Viola
 }
 
 /// `Err` unless `got == want`, naming `what`.
-pub(super) fn same(cx: &InstCx, what: &str, got: TypeId, want: TypeId) -> Result<(), Violation> {
+pub(super) fn same(cx: &InstCx, what: impl std::fmt::Display, got: TypeId, want: TypeId) -> Result<(), Violation> {
     ensure(got == want, || format!("{what} has type `{}`, expected `{}`", cx.name(got), cx.name(want)))
 }
 
 /// `Err` unless operand `k` has type `want`, about that operand.
-pub(super) fn same_op(cx: &InstCx, what: &str, k: usize, want: TypeId) -> Result<(), Violation> {
+pub(super) fn same_op(cx: &InstCx, what: impl std::fmt::Display, k: usize, want: TypeId) -> Result<(), Violation> {
     same(cx, what, cx.op_ty(k), want).map_err(|v| v.operand(k))
 }
 
@@ -58,7 +58,7 @@ fn return_matches_function(cx: &InstCx) -> Result<(), Violation> {
 fn phi_incoming_types(cx: &InstCx) -> Result<(), Violation> {
     ensure(cx.result() != TypeTable::VOID, || "a Phi must have a non-void type".into())?;
     for k in 0..cx.data.operands.len() {
-        same_op(cx, &format!("incoming value {k}"), k, cx.result())?;
+        same_op(cx, format_args!("incoming value {k}"), k, cx.result())?;
     }
     Ok(())
 }
@@ -125,7 +125,7 @@ fn call_signature(cx: &InstCx) -> Result<(), Violation> {
     .map_err(about_callee)?;
     let first = cx.data.operands.len() - args.len();
     for (k, (&v, formal)) in args.iter().zip(&callee.args).enumerate() {
-        same_op(cx, &format!("argument {k}"), first + k, formal.ty)?;
+        same_op(cx, format_args!("argument {k}"), first + k, formal.ty)?;
         if formal.kind == ArgKind::Reference {
             ensure(cx.func.is_lvalue(v), || format!("argument {k} is passed by reference and must be an lvalue"))
                 .map_err(|e| e.operand(first + k))?;
@@ -182,7 +182,7 @@ fn bitcast_same_size(cx: &InstCx) -> Result<(), Violation> {
 fn operands_same_type(cx: &InstCx) -> Result<(), Violation> {
     let first = cx.op_ty(0);
     for k in 1..cx.data.operands.len() {
-        same_op(cx, &format!("operand {k}"), k, first)?;
+        same_op(cx, format_args!("operand {k}"), k, first)?;
     }
     Ok(())
 }

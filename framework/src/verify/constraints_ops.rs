@@ -32,7 +32,7 @@ pub(super) fn aggregate_members(cx: &InstCx) -> Result<(), Violation> {
         format!("`{}` has {} members, {} given", cx.name(cx.result()), slots.len(), ops.len())
     })?;
     for (k, &slot) in slots.iter().enumerate() {
-        same_op(cx, &format!("member {k}"), k, slot)?;
+        same_op(cx, format_args!("member {k}"), k, slot)?;
     }
     Ok(())
 }
@@ -86,7 +86,7 @@ pub(super) fn atomic_path(cx: &InstCx) -> Result<(), Violation> {
         format!("atomics act on integer or float scalars, found `{}`", cx.name(target))
     })?;
     for k in 1..cx.info.spec.operands.len() {
-        same_op(cx, &format!("operand {k}"), k, target)?;
+        same_op(cx, format_args!("operand {k}"), k, target)?;
     }
     same(cx, "the result", cx.result(), target)
 }

@@ -261,10 +261,12 @@ fn check_inst(cx: &InstCx, diags: &mut Vec<Diagnostic>) -> bool {
         return false;
     }
     // Operand classes.
+    let rules = spec_names::op_rules(op);
     let mut classes_ok = true;
     for (k, &v) in d.operands.iter().enumerate() {
         let o = spec.operands.get(k).or(spec.variadic.as_ref()).expect("count checked");
-        match classes::lookup(&o.class) {
+        let class = rules.operands.get(k).copied().or(rules.variadic).expect("count checked");
+        match class {
             Some(class) if (class.test)(cx, v) => {}
             Some(class) => {
                 classes_ok = false;
@@ -285,7 +287,7 @@ fn check_inst(cx: &InstCx, diags: &mut Vec<Diagnostic>) -> bool {
         // Result rules and constraints assume the operand classes hold.
         return true;
     }
-    match results::lookup(&spec.result) {
+    match rules.result {
         Some(rule) => {
             if let Err(v) = rule(cx) {
                 let rule = Rule::named(&format!("result:{}", spec.result));
@@ -294,8 +296,8 @@ fn check_inst(cx: &InstCx, diags: &mut Vec<Diagnostic>) -> bool {
         }
         None => diags.push(cx.diag(Rule::Spec, format!("result rule `{}` has no implementation", spec.result))),
     }
-    for c in spec.constraints.iter() {
-        match constraints::lookup(c) {
+    for &(c, rule) in &rules.constraints {
+        match rule {
             Some(rule) => {
                 if let Err(v) = rule(cx) {
                     diags.push(cx.violation(Rule::named(c), format!("`{op}`: {}", v.message), &v));

@@ -76,3 +76,37 @@ pub fn check_spec_names(spec: &Spec) -> Result<(), SpecError> {
     }
     Ok(())
 }
+
+/// One opcode's rules, resolved from the spec's names: the verifier runs
+/// them for every instruction, and finding each by name there (a scan of
+/// the rule tables, a string compare per entry) cost more than the rules.
+/// `None` marks a name without an implementation, which
+/// [`check_spec_names`] refuses for any spec it admits.
+pub(super) struct OpRules {
+    /// The class of each fixed operand slot, then of the variadic tail.
+    pub operands: Vec<Option<&'static classes::OperandClass>>,
+    pub variadic: Option<Option<&'static classes::OperandClass>>,
+    pub result: Option<results::ResultRule>,
+    pub constraints: Vec<(&'static str, Option<constraints::Constraint>)>,
+}
+
+/// The resolved rules of `op` under the built-in spec, built once per process.
+pub(super) fn op_rules(op: xir_spec::Opcode) -> &'static OpRules {
+    static RULES: std::sync::OnceLock<Vec<OpRules>> = std::sync::OnceLock::new();
+    let all = RULES.get_or_init(|| {
+        xir_spec::spec()
+            .ops()
+            .iter()
+            .map(|info| {
+                let s = &info.spec;
+                OpRules {
+                    operands: s.operands.iter().map(|o| classes::lookup(&o.class)).collect(),
+                    variadic: s.variadic.as_ref().map(|o| classes::lookup(&o.class)),
+                    result: results::lookup(&s.result),
+                    constraints: s.constraints.iter().map(|c| (&**c, constraints::lookup(c))).collect(),
+                }
+            })
+            .collect()
+    });
+    &all[op.index()]
+}
