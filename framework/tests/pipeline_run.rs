@@ -73,6 +73,13 @@ fn registry() -> PassRegistry {
     }));
     reg.register(pass!("boom", &[], |_| panic!("boom goes the pass")));
     reg.register(pass!("nothing", &[], |_| Ok(PassOutcome::changed(false))));
+    // Runs once per process; panics when run again (a pass that is not
+    // deterministic, for the reproducer's replay).
+    reg.register(pass!("once", &[], |_| {
+        static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        assert_eq!(RUNS.fetch_add(1, std::sync::atomic::Ordering::SeqCst), 0, "`once` ran twice");
+        Ok(PassOutcome::changed(false))
+    }));
     reg.register(pass!("refuse", &[], |_| Err(PassError::new("refuse", "cannot handle this module"))));
     // Splits the entry block but claims to preserve the CFG.
     reg.register(pass!("liar", &[AnalysisKind::Cfg], |m| {
@@ -255,6 +262,23 @@ fn verify_each_names_the_pass_and_its_reproducer_replays_the_failure() {
 }
 
 #[test]
+fn a_reproducer_whose_replay_diverges_is_not_written() {
+    // The module before a failing pass is rebuilt by running the passes
+    // before it again; when they do not do the same again, the failure says
+    // so instead of writing a reproducer of some other module.
+    let (_guard, dir) = temp_dir("diverge");
+    let (r, _, _) =
+        run("Pass(\"once\"),\nPass(\"boom\")", RunOptions { reproducer_dir: Some(dir.clone()), ..Default::default() });
+    let e = r.unwrap_err();
+    assert_eq!(e.kind, FailureKind::Panic);
+    assert!(e.reproducer.is_none());
+    let why = e.reproducer_error.as_deref().expect("the replay's failure is reported");
+    assert!(why.starts_with("replaying the 1 pass execution(s) before the failure failed:"), "{why}");
+    assert!(why.contains("`once` ran twice"), "{why}");
+    assert!(!dir.join("input.xir").exists());
+}
+
+#[test]
 fn a_panicking_pass_is_reported_not_propagated() {
     let (_guard, dir) = temp_dir("panic");
     let (r, _, _) =
@@ -327,17 +351,25 @@ fn analyses_survive_only_passes_that_preserve_them() {
     assert_eq!(computed, ["#1", "#1", "#2"], "the CFG is recomputed only after `nothing`, which preserves nothing");
 }
 
-/// Counts spans by name.
-struct SpanCounter(std::sync::Mutex<Vec<String>>);
+/// Counts spans by name, those made on one thread only: it is the process's
+/// global subscriber (a scoped one misses spans whose callsite another test's
+/// thread registered at the same moment with no subscriber: tracing caches
+/// that callsite's interest as "never"), and the other tests run passes too.
+struct SpanCounter {
+    thread: std::thread::ThreadId,
+    names: std::sync::Mutex<Vec<String>>,
+}
 
 impl tracing::Subscriber for SpanCounter {
     fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
         true
     }
     fn new_span(&self, span: &tracing::span::Attributes<'_>) -> tracing::span::Id {
-        let mut v = self.0.lock().unwrap();
-        v.push(span.metadata().name().to_string());
-        tracing::span::Id::from_u64(v.len() as u64)
+        let mut v = self.names.lock().unwrap();
+        if std::thread::current().id() == self.thread {
+            v.push(span.metadata().name().to_string());
+        }
+        tracing::span::Id::from_u64(v.len() as u64 + 1)
     }
     fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
     fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
@@ -348,16 +380,14 @@ impl tracing::Subscriber for SpanCounter {
 
 #[test]
 fn every_pass_execution_has_a_tracing_span() {
-    let counter = std::sync::Arc::new(SpanCounter(Default::default()));
-    let r = tracing::subscriber::with_default(counter.clone(), || {
-        run(
-            "Pass(\"tag\"),\nFixedPoint(max_iterations: 3, steps: [Pass(\"tag\"), Pass(\"uses_cfg\")])",
-            RunOptions::default(),
-        )
-        .0
-    });
+    let counter = std::sync::Arc::new(SpanCounter { thread: std::thread::current().id(), names: Default::default() });
+    tracing::subscriber::set_global_default(counter.clone()).expect("the only test that sets a subscriber");
+    let (r, _, _) = run(
+        "Pass(\"tag\"),\nFixedPoint(max_iterations: 3, steps: [Pass(\"tag\"), Pass(\"uses_cfg\")])",
+        RunOptions::default(),
+    );
     assert_eq!(r.unwrap().executions, 3);
-    let spans = counter.0.lock().unwrap().clone();
+    let spans = counter.names.lock().unwrap().clone();
     assert_eq!(spans.iter().filter(|s| *s == "pass").count(), 3, "{spans:?}");
     assert_eq!(spans.iter().filter(|s| *s == "fixed_point").count(), 1, "{spans:?}");
 }

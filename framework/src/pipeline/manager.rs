@@ -190,6 +190,9 @@ struct Exec<'a, 'w> {
     timings: BTreeMap<usize, TimingRow>,
     dialect: &'static Dialect,
     frames: Vec<Frame<'a>>,
+    /// The module the run started from, kept when a reproducer may be
+    /// written: the module before a failing pass is rebuilt from it.
+    input: Option<Module>,
 }
 
 fn dialect(name: &str) -> &'static Dialect {
@@ -234,6 +237,7 @@ impl<'p> PassManager<'p> {
             timings: BTreeMap::new(),
             dialect: input,
             frames: Vec::new(),
+            input: self.options.reproducer_dir.as_ref().map(|_| module.clone()),
         };
         let _span = tracing::info_span!("pipeline", name = %self.pipeline.name).entered();
         ex.run_steps(&self.pipeline.steps, module, None)?;
@@ -355,7 +359,6 @@ impl<'a> Exec<'a, '_> {
             let text = crate::text::print_module(m);
             let _ = writeln!(self.log, "// ----- IR before `{}` (#{n}, {}) -----\n{text}", ps.name, ps.loc);
         }
-        let snapshot = self.opts.reproducer_dir.as_ref().map(|_| m.clone());
         let before_text = self.opts.print_changed.then(|| crate::text::print_module(m));
         let insts_before = if self.opts.time_passes { m.inst_count() } else { 0 };
         let guarded = guarded_analyses(info.preserves);
@@ -382,18 +385,11 @@ impl<'a> Exec<'a, '_> {
                     FailureKind::Panic,
                     format!("pass `{}` panicked: {msg}", ps.name),
                     Vec::new(),
-                    snapshot,
                 ));
             }
             Ok(Err(e)) => {
                 let kind = FailureKind::PassError;
-                return Err(self.fail(
-                    ps,
-                    kind,
-                    format!("pass `{}` failed: {}", ps.name, e.message),
-                    e.diagnostics,
-                    snapshot,
-                ));
+                return Err(self.fail(ps, kind, format!("pass `{}` failed: {}", ps.name, e.message), e.diagnostics));
             }
             Ok(Ok(o)) => o,
         };
@@ -401,7 +397,7 @@ impl<'a> Exec<'a, '_> {
         if cfg!(debug_assertions) {
             if let Some(msg) = self.false_preserve(m, &guarded) {
                 let msg = format!("pass `{}` claims to preserve {msg}", ps.name);
-                return Err(self.fail(ps, FailureKind::FalsePreserve, msg, Vec::new(), snapshot));
+                return Err(self.fail(ps, FailureKind::FalsePreserve, msg, Vec::new()));
             }
         }
         let produced = match info.produced_from(&self.dialect.name) {
@@ -425,7 +421,7 @@ impl<'a> Exec<'a, '_> {
                     diags.len(),
                     if diags.len() == 1 { "" } else { "s" }
                 );
-                return Err(self.fail(ps, FailureKind::InvalidIr, msg, diags, snapshot));
+                return Err(self.fail(ps, FailureKind::InvalidIr, msg, diags));
             }
         }
         self.dialect = produced;
@@ -500,7 +496,6 @@ impl<'a> Exec<'a, '_> {
         kind: FailureKind,
         message: String,
         diagnostics: Vec<Diagnostic>,
-        snapshot: Option<Module>,
     ) -> Box<RunError> {
         let mut err = RunError {
             kind,
@@ -510,8 +505,14 @@ impl<'a> Exec<'a, '_> {
             reproducer: None,
             reproducer_error: None,
         };
-        let snapshot = snapshot.filter(|_| kind.is_internal_fault());
-        if let (Some(dir), Some(before)) = (&self.opts.reproducer_dir, snapshot) {
+        if let (Some(dir), true) = (&self.opts.reproducer_dir, kind.is_internal_fault()) {
+            let before = match self.module_before_execution(self.executions) {
+                Ok(m) => m,
+                Err(e) => {
+                    err.reproducer_error = Some(e);
+                    return Box::new(err);
+                }
+            };
             let steps = repro::remaining_steps(&self.frames, ps, self.opts.opt_level);
             let why = format!("pass `{}` at {} failed: {}", ps.name, ps.loc, first_line(&err.message));
             match repro::write(
@@ -529,6 +530,33 @@ impl<'a> Exec<'a, '_> {
             }
         }
         Box::new(err)
+    }
+}
+
+impl Exec<'_, '_> {
+    /// The module as it was before execution `n`: the run's input with the
+    /// `n - 1` executions before it run again (passes are deterministic).
+    /// Cloning the module before every pass in case it fails cost more than
+    /// many of the passes; a failure pays for the replay instead.
+    fn module_before_execution(&self, n: usize) -> Result<Module, String> {
+        let mut m = self.input.clone().ok_or("the run kept no copy of its input")?;
+        let options = RunOptions {
+            opt_level: self.opts.opt_level,
+            fast_math: self.opts.fast_math,
+            bisect_limit: Some(n - 1),
+            ..RunOptions::default()
+        };
+        let replayed = PassManager::new(self.pipeline, options)
+            .run(&mut m, &mut std::io::sink())
+            .map_err(|e| format!("replaying the {} pass execution(s) before the failure failed: {e}", n - 1))?;
+        if replayed.executions != n - 1 {
+            return Err(format!(
+                "replaying the {} pass execution(s) before the failure ran {}",
+                n - 1,
+                replayed.executions
+            ));
+        }
+        Ok(m)
     }
 }
 
