@@ -159,6 +159,38 @@ fn final_handoff_step(steps: &mut [Step]) -> Option<&mut xir::pipeline::PassStep
 
 /// The handoff's findings for `kernel`; empty means it may be emitted.
 pub(crate) fn diagnostics(m: &Module, kernel: FuncId) -> Vec<Diagnostic> {
+    let diags = module_diagnostics(m);
+    if !diags.is_empty() {
+        return diags;
+    }
+    kernel_diagnostics(m, kernel)
+}
+
+/// The whole-module half of the handoff: generic validity, which every
+/// kernel of the module shares (so a module of many kernels is checked
+/// once, not once per kernel).
+pub(crate) fn module_diagnostics(m: &Module) -> Vec<Diagnostic> {
+    let spec = xir_spec::spec();
+    let parent = spec.dialect("xir.restructured.audited").expect("built-in dialect");
+    let mut diags: Vec<Diagnostic> =
+        xir::dialect::check_module(m, parent).into_iter().filter(|d| d.is_error()).collect();
+    if !diags.is_empty() {
+        return diags;
+    }
+    for inv in ["phi_first_in_block", "exact_typed_memory"] {
+        if let Some(pred) = xir::dialect::invariants::lookup(inv) {
+            for mut d in pred(m) {
+                d.rule = Rule::named(&format!("dialect:xir.spirv:{inv}"));
+                diags.push(d);
+            }
+        }
+    }
+    diags
+}
+
+/// The backend-specific half of the handoff for `kernel`, over its call
+/// graph; it assumes [`module_diagnostics`] found nothing.
+pub(crate) fn kernel_diagnostics(m: &Module, kernel: FuncId) -> Vec<Diagnostic> {
     let spec = xir_spec::spec();
     if kernel.index() >= m.functions.len() || !m.func(kernel).is_kernel() {
         return vec![Diagnostic::error(RULE, format!("{kernel} is not a kernel of this module"))];
@@ -177,20 +209,7 @@ pub(crate) fn diagnostics(m: &Module, kernel: FuncId) -> Vec<Diagnostic> {
             .in_function(&k.name)
             .with_span(k.span)];
     }
-    let parent = spec.dialect("xir.restructured.audited").expect("built-in dialect");
-    let mut diags: Vec<Diagnostic> =
-        xir::dialect::check_module(m, parent).into_iter().filter(|d| d.is_error()).collect();
-    if !diags.is_empty() {
-        return diags;
-    }
-    for inv in ["phi_first_in_block", "exact_typed_memory"] {
-        if let Some(pred) = xir::dialect::invariants::lookup(inv) {
-            for mut d in pred(m) {
-                d.rule = Rule::named(&format!("dialect:xir.spirv:{inv}"));
-                diags.push(d);
-            }
-        }
-    }
+    let mut diags = Vec::new();
     let cg = match plan_call_graph(m, kernel) {
         Ok(cg) => cg,
         Err(errs) => {

@@ -48,15 +48,17 @@ impl Pass for SpirvHandoff {
         &HANDOFF
     }
     fn run(&self, module: &mut Module, _cx: &mut PassContext) -> Result<PassOutcome, PassError> {
-        let mut diags = Vec::new();
+        let mut diags = crate::handoff::module_diagnostics(module);
         let mut passed = Vec::new();
-        for fid in module.func_ids() {
-            if module.func(fid).is_kernel() {
-                let found = crate::handoff::diagnostics(module, fid);
-                if found.is_empty() {
-                    passed.push(fid);
+        if diags.is_empty() {
+            for fid in module.func_ids() {
+                if module.func(fid).is_kernel() {
+                    let found = crate::handoff::kernel_diagnostics(module, fid);
+                    if found.is_empty() {
+                        passed.push(fid);
+                    }
+                    diags.extend(found);
                 }
-                diags.extend(found);
             }
         }
         if diags.is_empty() {
