@@ -52,6 +52,24 @@ pub fn read_module_located(
     }
 }
 
+/// [`read_module_located`], then the verifier: a module the tools may run a
+/// pipeline on or emit. A shader's module is not verified twice: the front
+/// end verified it (a failure there is the front end's own).
+pub fn read_module_verified(
+    path: &str,
+    overrides: &xir_frontend::Overrides,
+    located: bool,
+) -> Result<Module, Vec<Diagnostic>> {
+    let module = read_module_located(path, overrides, located)?;
+    if !detect(path, "").is_shader() {
+        let diags = xir::verify::verify_module(&module);
+        if diags.iter().any(|d| d.is_error()) {
+            return Err(diags);
+        }
+    }
+    Ok(module)
+}
+
 /// A module input that is not text may be one of the binaries the tools
 /// write; say which and what reads it, instead of only "not UTF-8".
 fn binary_note(path: &str, diags: Vec<Diagnostic>) -> Vec<Diagnostic> {

@@ -186,7 +186,8 @@ struct Exec<'a, 'w> {
     cache: AnalysisCache,
     executions: usize,
     stopped: bool,
-    last: Option<String>,
+    /// The last pass step run (named in the bisect report).
+    last: Option<&'a PassStep>,
     timings: BTreeMap<usize, TimingRow>,
     dialect: &'static Dialect,
     frames: Vec<Frame<'a>>,
@@ -248,13 +249,14 @@ impl<'p> PassManager<'p> {
             final_dialect: ex.dialect.name.to_string(),
         };
         if let Some(limit) = self.options.bisect_limit {
-            report.bisect = Some(match (&ex.last, ex.stopped) {
+            let last = ex.last.map(|ps| format!("`{}` at {}", ps.name, ps.loc));
+            report.bisect = Some(match (&last, ex.stopped) {
                 (Some(last), true) => format!("bisect-limit {limit}: stopped after execution #{limit}, {last}"),
                 (None, true) => format!("bisect-limit {limit}: stopped before the first execution"),
                 _ => format!(
                     "bisect-limit {limit} not reached: the pipeline ran all {} pass executions{}",
                     ex.executions,
-                    ex.last.as_ref().map(|l| format!("; the last was {l}")).unwrap_or_default()
+                    last.as_ref().map(|l| format!("; the last was {l}")).unwrap_or_default()
                 ),
             });
         }
@@ -460,7 +462,7 @@ impl<'a> Exec<'a, '_> {
             row.add_stats(&outcome.stats);
         }
         tracing::debug!(changed = outcome.changed, "pass done");
-        self.last = Some(format!("`{}` at {}", ps.name, ps.loc));
+        self.last = Some(ps);
         if self.opts.bisect_limit == Some(n) {
             self.stopped = true;
         }

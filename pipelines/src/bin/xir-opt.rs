@@ -508,14 +508,10 @@ fn compile_file(
             Err(diags) => report(log, &diags),
         };
     }
-    let mut module = match io::read_module_located(input, &overrides, cli.debug_info) {
+    let mut module = match io::read_module_verified(input, &overrides, cli.debug_info) {
         Ok(m) => m,
         Err(diags) => return report(log, &diags),
     };
-    let diags = xir::verify::verify_module(&module);
-    if diags.iter().any(|d| d.is_error()) {
-        return report(log, &diags);
-    }
     if let Some(p) = pipeline.as_deref().filter(|_| !job.batch) {
         let _ =
             write!(log, "{}", reporter.pipeline_warnings(&p.warnings, |w| w.severity == xir::diag::Severity::Warning));

@@ -583,12 +583,7 @@ fn read_verified(input: &str, overrides: &[(String, f64)], located: bool) -> Res
         Failure::Diags(diags.into_iter().map(|d| if d.file.is_some() { d } else { d.with_file(file) }).collect())
     };
     let overrides = overrides.iter().cloned().collect();
-    let module = xir_pipelines::io::read_module_located(input, &overrides, located).map_err(render)?;
-    let diags = xir::verify::verify_module(&module);
-    if diags.iter().any(|d| d.is_error()) {
-        return Err(render(diags));
-    }
-    Ok(module)
+    xir_pipelines::io::read_module_verified(input, &overrides, located).map_err(render)
 }
 
 /// Load `path` through the artifact codec and run it on Vulkan.
