@@ -56,6 +56,10 @@ pub enum Trait {
     Autodiff,
     /// Marks an outlining region.
     Outline,
+    /// Combines the values of a warp's lanes with arithmetic (sum, product,
+    /// min, max): a float result depends on the order the lanes are taken
+    /// in, which the interpreter bounds and the backend fixes.
+    LaneFold,
 }
 
 impl Trait {
@@ -85,6 +89,7 @@ impl Trait {
         (Trait::RayQueryLoop, "ray_query_loop"),
         (Trait::Autodiff, "autodiff"),
         (Trait::Outline, "outline"),
+        (Trait::LaneFold, "lane_fold"),
     ];
 
     pub fn from_name(s: &str) -> Option<Trait> {

@@ -53,7 +53,7 @@ fn plan_generates_every_arithmetic_and_cast_opcode() {
     );
     assert_eq!(reason("gep"), "its result is an lvalue (an address), not a value");
     assert_eq!(reason("print"), "carries a `text` payload");
-    assert!(reason("warp.active_sum").starts_with("not `pure` (traits: convergent)"));
+    assert!(reason("warp.active_sum").starts_with("not `pure` (traits: convergent, lane_fold)"));
     assert!(plan.skip_reason("br_indexed").is_none(), "xir.structured has no `br_indexed`");
 }
 

@@ -23,15 +23,7 @@ use xir::{Function, Inst, Module, Opcode};
 /// Whether `op` reduces or scans with arithmetic (where float rounding
 /// depends on the order).
 pub fn is_fold(op: Opcode) -> bool {
-    matches!(
-        op,
-        Opcode::WarpActiveSum
-            | Opcode::WarpActiveProduct
-            | Opcode::WarpActiveMin
-            | Opcode::WarpActiveMax
-            | Opcode::WarpPrefixSum
-            | Opcode::WarpPrefixProduct
-    )
+    xir_spec::spec().op(op).has(xir_spec::Trait::LaneFold)
 }
 
 /// Whether `i` is an `f32` (scalar or vector) fold: the float folds the

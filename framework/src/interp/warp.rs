@@ -75,12 +75,8 @@ pub(crate) fn resolve(mach: &mut Machine, threads: &mut [Thread]) -> Result<bool
 /// device's run allows (`precision::warp_fold`); other results as they are
 /// (moves carry their operands' bounds in the values).
 fn bounded(mach: &Machine, f: &Function, d: &InstCore, args: &[&[Val]], results: Vec<Val>) -> R<Vec<Val>> {
-    use Opcode::*;
     let Some(p) = mach.precision() else { return Ok(results) };
-    let fold = matches!(
-        d.opcode,
-        WarpActiveSum | WarpActiveProduct | WarpActiveMin | WarpActiveMax | WarpPrefixSum | WarpPrefixProduct
-    );
+    let fold = xir_spec::spec().op(d.opcode).has(xir_spec::Trait::LaneFold);
     let sk = d.operands.first().and_then(|&v| scalar_kind(&mach.m.types, f.value_type(mach.m, v)));
     match sk {
         Some(sk @ (Sk::F16 | Sk::F32 | Sk::F64)) if fold => {
