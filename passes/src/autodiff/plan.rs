@@ -20,7 +20,8 @@ pub struct ScopePlan {
     /// The instructions before the backward (the tape), in layout order of
     /// their blocks.
     pub tape: FxHashSet<Inst>,
-    /// Instruction results that carry gradients.
+    /// Instruction results that carry gradients to the output (active and
+    /// useful).
     pub active: FxHashSet<Value>,
     /// Local variables (allocas) that hold gradient-carrying data at some
     /// point of the tape, in first-use order.
@@ -253,5 +254,49 @@ pub fn plan_scope(m: &Module, f: &Function, shape: ScopeShape) -> Result<ScopePl
             ));
         }
     }
+    // Usefulness: a value that carries a gradient but does not reach the
+    // output has a zero adjoint. Replaying it would multiply that zero by
+    // its partial derivatives, and one that overflows (the `exp` of a large
+    // value nothing reads) would turn a finite derivative into NaN; the
+    // interpreter's tangents never meet it. The sweep replays only what is
+    // both active and useful (refusals above stay those of the active set,
+    // as the interpreter's).
+    let useful = useful_values(f, &order, shape.backward);
+    active.retain(|v| useful.contains(v));
     Ok(ScopePlan { shape, tape, active, roots, root_set })
+}
+
+/// The values and local variables the operand of `backward` depends on
+/// through the tape's data flow: the operands of a useful instruction, the
+/// variable a useful load reads, the value stored into a useful variable;
+/// to a fixed point (a loop's stores reach loads laid out before them).
+fn useful_values(f: &Function, order: &[Inst], backward: Inst) -> FxHashSet<Value> {
+    let y = f.inst(backward).operands[0];
+    let mut useful: FxHashSet<Value> = FxHashSet::default();
+    useful.insert(y);
+    useful.extend(root(f, y));
+    loop {
+        let mut changed = false;
+        for &i in order.iter().rev() {
+            let d = f.inst(i);
+            if d.opcode == Opcode::Store {
+                let (p, v) = (d.operands[0], d.operands[1]);
+                if root(f, p).is_some_and(|r| useful.contains(&r)) {
+                    changed |= useful.insert(v);
+                }
+            } else if useful.contains(&Value::Inst(i)) {
+                if d.opcode == Opcode::Load {
+                    if let Some(r) = root(f, d.operands[0]) {
+                        changed |= useful.insert(r);
+                    }
+                }
+                for &v in &d.operands {
+                    changed |= useful.insert(v);
+                }
+            }
+        }
+        if !changed {
+            return useful;
+        }
+    }
 }
