@@ -123,6 +123,15 @@ const ORACLE_GAPS: &[(&str, &str)] = &[
     ("packed_dot.wgsl", "SPV_KHR_integer_dot_product"),
 ];
 
+/// Shaders whose naga module one driver computes wrongly: the oracle
+/// comparison is skipped on a device whose name contains the second field
+/// (it must still fail there with the third), and holds everywhere else.
+const DRIVER_GAPS: &[(&str, &str, &str)] = &[
+    // lavapipe computes `FindSMsb(ConvertFToS(x))` as the highest set bit of
+    // |x| (the kernel's header says more).
+    ("signed_leading_bit.wgsl", "llvmpipe", "`output`[0]: 7 != 8"),
+];
+
 #[test]
 fn every_shader_agrees_with_nagas_own_spirv_on_vulkan() {
     let Some(dev) = device() else { return };
@@ -149,11 +158,13 @@ fn every_shader_agrees_with_nagas_own_spirv_on_vulkan() {
                 let nan_free = |a: &serde_json::Value, b: &serde_json::Value| same(a, b) || is_nan(a) || is_nan(b);
                 interp.compare_bounded(&theirs, nan_free).mismatch.map_or(Ok(()), |m| Err(m.to_string()))
             });
-        let gap = ORACLE_GAPS.iter().find(|(n, _)| *n == s.name);
-        match (result, gap) {
+        let oracle_gap = ORACLE_GAPS.iter().find(|(n, _)| *n == s.name).map(|(_, why)| *why);
+        let driver_gap =
+            DRIVER_GAPS.iter().find(|(n, d, _)| *n == s.name && dev.name.contains(d)).map(|(_, _, why)| *why);
+        match (result, oracle_gap.or(driver_gap)) {
             (Ok(()), None) => agreed += 1,
             (Ok(()), Some(_)) => failures.push(format!("{}: agrees now; remove it from ORACLE_GAPS", s.name)),
-            (Err(e), Some((_, why))) if e.contains(why) => eprintln!("known oracle gap {}: {e}", s.name),
+            (Err(e), Some(why)) if e.contains(why) => eprintln!("known oracle gap {}: {e}", s.name),
             (Err(e), _) => failures.push(format!("{}: {e}", s.name)),
         }
     }

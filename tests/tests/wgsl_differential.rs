@@ -11,7 +11,8 @@
 //! fails; a mismatch found this way is kept as a regression: the program
 //! goes to `tests/wgsl/` with its `seed-N.inputs.json` beside it, where
 //! `tests/shaders.rs` runs it on the interpreter, on Vulkan and as naga's
-//! module on every run. (None has been found yet: 699 programs agreed.)
+//! module on every run. None has been found in our code (1,099 programs,
+//! seeds 0-699 and 5000-5399); one found a driver's: `NAGA_MISCOMPUTED`.
 
 use xir_frontend::{Language, Overrides, Source};
 use xir_testgen::wgslsmith::{generate, Config};
@@ -24,6 +25,16 @@ const DRIVER_CRASHES: &[(u64, &str)] = &[
     (267, "the H200's driver (580.159.04) segfaults building the pipeline (seen in a 300-program run)"),
     (330, "lavapipe (Mesa 25, LLVM 15) crashes building naga's module: a loop in a switch case whose arms all jump"),
 ];
+
+/// Seeds whose naga module one driver computes wrongly (the device name
+/// contains the second field): there, ours is checked against the
+/// interpreter only. Each is kept as a kernel with a `DRIVER_GAPS` entry
+/// in `tests/shaders.rs`.
+const NAGA_MISCOMPUTED: &[(u64, &str, &str)] = &[(
+    5251,
+    "llvmpipe",
+    "lavapipe computes FindSMsb(ConvertFToS(x)) as the highest set bit of |x|: frontend/tests/kernels/signed_leading_bit.wgsl",
+)];
 
 fn env_u64(name: &str, default: u64) -> u64 {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
@@ -55,6 +66,9 @@ fn random_wgsl_programs_agree_three_ways() {
                 .map_err(|e| format!("ours -O{opt_level}: {e}"))?;
             if let Some(mm) = interp.first_mismatch(&ours, same) {
                 return Err(format!("interpreter vs ours -O{opt_level}: {mm}"));
+            }
+            if NAGA_MISCOMPUTED.iter().any(|(s, d, _)| *s == seed && dev.name.contains(d)) {
+                return Ok(());
             }
             let words =
                 xir_frontend::oracle::naga_spirv(&p.source, Language::Wgsl, &name).map_err(|e| e.to_string())?;
