@@ -6,7 +6,7 @@
 
 use proptest::prelude::*;
 use serde_json::{json, Value as Json};
-use xir::interp::{run_kernel, run_kernel_with, InterpError, Options, Outputs, Precision};
+use xir::interp::{json_float, run_kernel, run_kernel_with, InterpError, Options, Outputs, Precision};
 use xir::text::parse_module;
 
 fn run(src: &str, inputs: Json) -> Result<Outputs, InterpError> {
@@ -26,8 +26,7 @@ fn err(src: &str, inputs: Json) -> String {
 fn floats(o: &Outputs, name: &str) -> Vec<f64> {
     let b = o.buffers.get(name).unwrap_or_else(|| panic!("no buffer `{name}`"));
     // Negative zero, infinities and NaNs are written as strings ("-0.0").
-    let float = |x: &serde_json::Value| x.as_f64().or_else(|| x.as_str().and_then(|s| s.parse().ok()));
-    b.as_array().expect("array").iter().map(|x| float(x).unwrap_or_else(|| panic!("not a number: {x}"))).collect()
+    b.as_array().expect("array").iter().map(|x| json_float(x).unwrap_or_else(|| panic!("not a number: {x}"))).collect()
 }
 
 /// A kernel that reads `n` inputs of type `ty` from `%in`, marks a variable

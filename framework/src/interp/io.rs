@@ -125,7 +125,7 @@ impl Outputs {
 
 /// The float an output element encodes (`"nan"` and `"0x..."` NaNs,
 /// `"inf"`, `"-inf"`, `"-0.0"` included); `None` for anything else.
-pub(crate) fn json_float(j: &Json) -> Option<f64> {
+pub fn json_float(j: &Json) -> Option<f64> {
     match j {
         Json::Number(n) => n.as_f64(),
         Json::String(s) => match s.as_str() {

@@ -50,8 +50,8 @@ use crate::diag::{Diagnostic, Rule};
 use crate::ir::{ArgKind, Block, FuncId, FunctionKind, Inst, Module, Span, Type};
 
 pub use io::{
-    buffer_from_host_bytes, buffer_to_host_bytes, close, is_nan_json, same_value, HostBytesError, Inputs, Mismatch,
-    Outputs,
+    buffer_from_host_bytes, buffer_to_host_bytes, close, is_nan_json, json_float, same_value, HostBytesError, Inputs,
+    Mismatch, Outputs,
 };
 
 pub use fold::{fold_constant, fold_scalar};

@@ -1,23 +1,16 @@
 //! Kernels for the autodiff tests: scalar f64 inputs marked in one scope,
 //! a body computing `%y`, the gradients written out; and their inputs.
 
-/// The numbers of an output buffer.
+/// The numbers of an output buffer (negative zero, infinities and NaNs are
+/// written as strings: "-0.0").
 macro_rules! numbers {
     ($j:expr) => {
         $j.as_array()
             .expect("array")
             .iter()
-            .map(|x| crate::autodiff_support::number(x.as_f64(), x.as_str()))
+            .map(|x| xir::interp::json_float(x).unwrap_or_else(|| panic!("not a number: {x}")))
             .collect::<Vec<f64>>()
     };
-}
-
-/// One output number, a JSON number or string: negative zero, infinities
-/// and NaNs are strings (`"-0.0"`, `"inf"`, `"nan"`, a NaN's bits
-/// `"0x7ff8000000000001"`).
-pub fn number(n: Option<f64>, s: Option<&str>) -> f64 {
-    let text = |s: &str| if s.starts_with("0x") || s.ends_with("nan") { Some(f64::NAN) } else { s.parse().ok() };
-    n.or_else(|| s.and_then(text)).unwrap_or_else(|| panic!("not a number: {n:?} {s:?}"))
 }
 
 /// The kernel: inputs marked in one scope (or none), the body, `%y` to
