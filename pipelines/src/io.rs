@@ -39,9 +39,19 @@ pub fn read_module_located(
     overrides: &xir_frontend::Overrides,
     located: bool,
 ) -> Result<Module, Vec<Diagnostic>> {
+    read_module_detected(path, overrides, located).map(|(m, _)| m)
+}
+
+/// The module `path` holds, and the format it was read as.
+fn read_module_detected(
+    path: &str,
+    overrides: &xir_frontend::Overrides,
+    located: bool,
+) -> Result<(Module, InputFormat), Vec<Diagnostic>> {
     let display = display_name(path);
     let text = read_text(path, "input").map_err(|diags| binary_note(path, diags))?;
-    match detect(path, &text) {
+    let format = detect(path, &text);
+    let module = match format {
         InputFormat::Json => xir::text::json::from_json(&text, display),
         InputFormat::Text => xir::text::parse_module(&text, display),
         InputFormat::Shader(language) => {
@@ -49,7 +59,8 @@ pub fn read_module_located(
             let compile = if located { xir_frontend::compile_located } else { xir_frontend::compile };
             compile(&src, overrides).map_err(|d| vec![*d])
         }
-    }
+    }?;
+    Ok((module, format))
 }
 
 /// [`read_module_located`], then the verifier: a module the tools may run a
@@ -60,8 +71,8 @@ pub fn read_module_verified(
     overrides: &xir_frontend::Overrides,
     located: bool,
 ) -> Result<Module, Vec<Diagnostic>> {
-    let module = read_module_located(path, overrides, located)?;
-    if !detect(path, "").is_shader() {
+    let (module, format) = read_module_detected(path, overrides, located)?;
+    if !format.is_shader() {
         let diags = xir::verify::verify_module(&module);
         if diags.iter().any(|d| d.is_error()) {
             return Err(diags);

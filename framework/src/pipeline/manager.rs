@@ -533,9 +533,7 @@ impl<'a> Exec<'a, '_> {
         }
         Box::new(err)
     }
-}
 
-impl Exec<'_, '_> {
     /// The module as it was before execution `n`: the run's input with the
     /// `n - 1` executions before it run again (passes are deterministic).
     /// Cloning the module before every pass in case it fails cost more than
