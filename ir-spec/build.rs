@@ -2,18 +2,41 @@
 //! files, so that adding an opcode to `spec/opcodes.ron` adds it to the Rust
 //! IR, and every diagnostic rule (spec names plus `spec/rules.ron`) is a
 //! variant.
-//! Structural checks (duplicates, unknown names) happen in the loader, which
-//! reports them with a location; here a malformed file only fails the build.
+//! The built-in spec is checked here with the crate's own check (`check.rs`
+//! and `dialect.rs`, shared): a broken spec file fails the build with its
+//! file, line and column, and the resolved traits and dialects are compiled
+//! in, so no process checks or resolves them again at start-up.
 
 use std::{env, fmt::Write, fs, path::Path};
 
+// The modules the build shares with the crate. `crate::X` in them names
+// the items imported below, as the crate's root re-exports them.
+#[path = "src/check.rs"]
+#[allow(dead_code)]
+mod check;
+#[path = "src/dialect.rs"]
+#[allow(dead_code)]
+mod dialect;
+#[path = "src/error.rs"]
+#[allow(dead_code)]
+mod error;
 #[path = "src/schema.rs"]
 #[allow(dead_code)]
 mod schema;
+#[path = "src/traits.rs"]
+#[allow(dead_code)]
+mod traits;
+
+use check::{OpData, SpecSources};
+use error::SpecError;
+use schema::TypeKindSpec;
+use traits::{Trait, TraitSet};
 
 fn main() {
     println!("cargo:rerun-if-changed=spec");
-    println!("cargo:rerun-if-changed=src/schema.rs");
+    for shared in ["check", "dialect", "error", "schema", "traits"] {
+        println!("cargo:rerun-if-changed=src/{shared}.rs");
+    }
     let ops: schema::OpcodeFile = read("spec/opcodes.ron");
     let regs: schema::RegisterFile = read("spec/registers.ron");
     let mut out = String::new();
@@ -25,7 +48,16 @@ fn main() {
     gen_rules(&mut out, &ops, &types, &dialects, &fixed);
     let dest = Path::new(&env::var("OUT_DIR").unwrap()).join("generated.rs");
     fs::write(dest, out).unwrap();
-    let builtin = gen_builtin(&types, &ops, &regs, &dialects);
+    let sources = SpecSources {
+        types: source("types.ron"),
+        opcodes: source("opcodes.ron"),
+        registers: source("registers.ron"),
+        dialects: source("dialects.ron"),
+    };
+    let checked = check::check(types.clone(), ops.clone(), regs.clone(), dialects.clone(), &sources, &())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut builtin = gen_builtin(&types, &checked.ops, &regs, &dialects);
+    gen_resolved(&mut builtin, &checked);
     fs::write(Path::new(&env::var("OUT_DIR").unwrap()).join("builtin.rs"), builtin).unwrap();
 }
 
@@ -33,10 +65,10 @@ fn main() {
 /// is compiled in: parsing 78 KB of RON at every start-up was half of an
 /// `xir-opt` process's instructions, and building owned strings from
 /// literals was most of what remained. Every string and list borrows
-/// `'static` data. `Spec::load` still checks the entries.
+/// `'static` data; `gen_resolved` adds what the check resolved.
 fn gen_builtin(
     types: &schema::TypeFile,
-    ops: &schema::OpcodeFile,
+    ops: &[OpData],
     regs: &schema::RegisterFile,
     dialects: &schema::DialectFile,
 ) -> String {
@@ -66,12 +98,15 @@ fn gen_builtin(
         )
         .unwrap();
     }
-    out.push_str("];\n\npub(crate) static BUILTIN_OPCODES: &[OpcodeSpec] = &[\n");
-    for o in ops {
+    out.push_str("];\n\npub(crate) static BUILTIN_OPS: &[OpInfo] = &[\n");
+    for OpData { spec: o, traits } in ops {
         writeln!(
             out,
-            "    OpcodeSpec {{ name: {}, class: {}, doc: {}, operands: Cow::Borrowed(&[{}]), variadic: {}, blocks: {}, \
-             variadic_blocks: {}, result: {}, traits: {}, constraints: {}, payload: {}, undefined: {} }},",
+            "    OpInfo {{ opcode: Opcode::{}, traits: TraitSet::from_bits({:#x}), spec: OpcodeSpec {{ name: {}, class: {}, \
+             doc: {}, operands: Cow::Borrowed(&[{}]), variadic: {}, blocks: {}, variadic_blocks: {}, result: {}, \
+             traits: {}, constraints: {}, payload: {}, undefined: {} }} }},",
+            schema::variant_name(&o.name),
+            traits.bits(),
             s(&o.name),
             s(&o.class),
             s(&o.doc),
@@ -119,6 +154,38 @@ fn gen_builtin(
     }
     out.push_str("];\n");
     out
+}
+
+/// The dialects, as `check` resolved them.
+fn gen_resolved(out: &mut String, checked: &check::Checked) {
+    let words = |w: &[u64]| w.iter().map(|x| format!("{x:#x}")).collect::<Vec<_>>().join(", ");
+    out.push_str("\npub(crate) static BUILTIN_DIALECTS_RESOLVED: &[CompiledDialect] = &[\n");
+    let names =
+        |set: &dialect::NameSet| set.iter().map(|n| format!("Cow::Borrowed({n:?})")).collect::<Vec<_>>().join(", ");
+    for d in &checked.dialects {
+        let [ops, types, invariants] = d.compiled_words();
+        writeln!(
+            out,
+            "    // {}\n    CompiledDialect {{ parent: {:?}, ops: &[{}], type_bits: &[{}], invariant_bits: &[{}], \
+             types: NameSet::compiled(&[{}]), invariants: NameSet::compiled(&[{}]) }},",
+            d.name,
+            d.parent.map(|p| p.0),
+            words(ops),
+            words(types),
+            words(invariants),
+            names(&d.types),
+            names(&d.invariants),
+        )
+        .unwrap();
+    }
+    out.push_str("];\n");
+}
+
+/// A spec file's text with the name diagnostics give it (as `SpecSources::builtin`).
+fn source(name: &str) -> (String, String) {
+    let path = format!("spec/{name}");
+    let text = fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    (format!("ir-spec/spec/{name}"), text)
 }
 
 fn read<T: serde::de::DeserializeOwned>(path: &str) -> T {

@@ -5,12 +5,18 @@
 //! handed to a pass consuming `b` when `a` refines `b` (`a.refines(b)`):
 //! every opcode and type `a` allows, `b` allows too, and every invariant `b`
 //! demands holds in `a`.
+//!
+//! `build.rs` shares this module (and `check.rs`) to resolve the built-in
+//! dialects when the crate is built, so nothing here names the [`Opcode`]
+//! enum the build script generates; what does is in `dialect_ops.rs`.
+//!
+//! [`Opcode`]: crate::Opcode
 
-use std::collections::BTreeSet;
+use std::{borrow::Cow, collections::BTreeSet};
 
 use crate::{
     schema::{DialectSpec, Str},
-    OpData, Opcode, SpecError, Trait, TypeKindSpec,
+    OpData, SpecError, Trait, TypeKindSpec,
 };
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -30,15 +36,6 @@ pub struct OpSet(Vec<u64>);
 struct IndexSet(OpSet);
 
 impl OpSet {
-    pub fn insert(&mut self, op: Opcode) {
-        self.insert_index(op.index())
-    }
-    pub fn remove(&mut self, op: Opcode) {
-        self.remove_index(op.index())
-    }
-    pub fn contains(&self, op: Opcode) -> bool {
-        self.contains_index(op.index())
-    }
     pub fn insert_index(&mut self, i: usize) {
         if self.0.len() <= i / 64 {
             self.0.resize(i / 64 + 1, 0);
@@ -60,8 +57,54 @@ impl OpSet {
     pub fn is_subset(&self, other: &OpSet) -> bool {
         self.0.iter().enumerate().all(|(k, w)| w & !other.0.get(k).copied().unwrap_or(0) == 0)
     }
-    pub fn iter(&self) -> impl Iterator<Item = Opcode> + '_ {
-        Opcode::ALL.iter().copied().filter(|&op| self.contains(op))
+    /// The set's words, lowest positions first.
+    pub fn words(&self) -> &[u64] {
+        &self.0
+    }
+}
+
+/// A sorted set of names (a dialect's type kinds or invariants): borrowed
+/// from the tables `build.rs` compiles in for the built-in spec, owned for
+/// a spec read from files.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct NameSet(Cow<'static, [Str]>);
+
+impl NameSet {
+    /// Names already sorted, without repeats (`build.rs` writes them so).
+    pub const fn compiled(sorted: &'static [Str]) -> Self {
+        NameSet(Cow::Borrowed(sorted))
+    }
+    pub fn contains(&self, name: &str) -> bool {
+        self.0.binary_search_by(|n| (**n).cmp(name)).is_ok()
+    }
+    /// The names in order, as the spec holds them (borrowed from the
+    /// compiled-in tables for the built-in spec, so a clone is free).
+    pub fn names(&self) -> &[Str] {
+        &self.0
+    }
+    /// The names in order.
+    pub fn iter(&self) -> impl Iterator<Item = &str> + '_ {
+        self.0.iter().map(|n| &**n)
+    }
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+    pub fn is_subset(&self, other: &NameSet) -> bool {
+        self.iter().all(|n| other.contains(n))
+    }
+    /// The names of `self` that `other` lacks, in order.
+    pub fn difference<'a>(&'a self, other: &'a NameSet) -> impl Iterator<Item = &'a str> + 'a {
+        self.iter().filter(|n| !other.contains(n))
+    }
+}
+
+impl FromIterator<Str> for NameSet {
+    fn from_iter<I: IntoIterator<Item = Str>>(names: I) -> Self {
+        let set: BTreeSet<Str> = names.into_iter().collect();
+        NameSet(set.into_iter().collect())
     }
 }
 
@@ -73,9 +116,9 @@ pub struct Dialect {
     pub doc: Str,
     pub parent: Option<DialectId>,
     pub ops: OpSet,
-    pub types: BTreeSet<Str>,
+    pub types: NameSet,
     /// Every invariant that holds, inherited ones included.
-    pub invariants: BTreeSet<Str>,
+    pub invariants: NameSet,
     /// As written in the file.
     pub spec: DialectSpec,
     /// `types` and `invariants` as index sets, for [`Dialect::refines`].
@@ -90,24 +133,52 @@ impl Dialect {
             && self.type_bits.0.is_subset(&other.type_bits.0)
             && other.invariant_bits.0.is_subset(&self.invariant_bits.0)
     }
+}
 
-    /// Why `self` does not refine `other`, as readable reasons.
-    pub fn refinement_gaps(&self, other: &Dialect) -> Vec<String> {
-        let mut gaps = Vec::new();
-        let extra: Vec<_> = self.ops.iter().filter(|&op| !other.ops.contains(op)).map(|op| op.name()).collect();
-        if !extra.is_empty() {
-            gaps.push(format!("`{}` allows opcodes `{}` forbids: {}", self.name, other.name, extra.join(", ")));
-        }
-        let extra_types: Vec<_> = self.types.difference(&other.types).cloned().collect();
-        if !extra_types.is_empty() {
-            gaps.push(format!("`{}` allows types `{}` forbids: {}", self.name, other.name, extra_types.join(", ")));
-        }
-        let missing: Vec<_> = other.invariants.difference(&self.invariants).cloned().collect();
-        if !missing.is_empty() {
-            gaps.push(format!("`{}` requires invariants not established: {}", other.name, missing.join(", ")));
-        }
-        gaps
+/// A resolved dialect as `build.rs` writes it into the crate, so the
+/// built-in spec is resolved once, when the crate is built, and not at
+/// every start-up: the sets as bit words (positions in the opcode file, the
+/// type file, and [`invariant_names`] order) and the name sets.
+#[derive(Clone, Debug)]
+pub struct CompiledDialect {
+    pub parent: Option<usize>,
+    pub ops: &'static [u64],
+    pub type_bits: &'static [u64],
+    pub invariant_bits: &'static [u64],
+    pub types: NameSet,
+    pub invariants: NameSet,
+}
+
+impl Dialect {
+    /// The words `build.rs` writes: opcodes, type kinds, invariants.
+    pub fn compiled_words(&self) -> [&[u64]; 3] {
+        [self.ops.words(), self.type_bits.0.words(), self.invariant_bits.0.words()]
     }
+
+    /// The dialect `build.rs` resolved from its entry `spec`.
+    pub fn from_compiled(id: DialectId, spec: &DialectSpec, c: &CompiledDialect) -> Dialect {
+        Dialect {
+            id,
+            name: spec.name.clone(),
+            doc: spec.doc.clone(),
+            parent: c.parent.map(DialectId),
+            ops: OpSet(c.ops.to_vec()),
+            types: c.types.clone(),
+            invariants: c.invariants.clone(),
+            spec: spec.clone(),
+            type_bits: IndexSet(OpSet(c.type_bits.to_vec())),
+            invariant_bits: IndexSet(OpSet(c.invariant_bits.to_vec())),
+        }
+    }
+}
+
+/// Every invariant any dialect names, sorted and without repeats: the
+/// positions of each dialect's invariant bits.
+pub fn invariant_names(specs: &[DialectSpec]) -> Vec<&str> {
+    let mut names: Vec<&str> = specs.iter().flat_map(|d| d.invariants.iter().map(|i| &**i)).collect();
+    names.sort_unstable();
+    names.dedup();
+    names
 }
 
 pub(crate) fn resolve(
@@ -144,9 +215,7 @@ pub(crate) fn resolve(
             cur = &specs[index_of(p).unwrap_or(0)];
         }
     }
-    let mut invariant_names: Vec<&str> = specs.iter().flat_map(|d| d.invariants.iter().map(|i| &**i)).collect();
-    invariant_names.sort_unstable();
-    invariant_names.dedup();
+    let invariant_names = invariant_names(&specs);
     // The type kinds in name order, so each dialect's name set is built from
     // sorted input (`BTreeSet::from_iter` then only checks the order).
     let mut types_by_name: Vec<usize> = (0..types.len()).collect();
@@ -200,7 +269,7 @@ fn resolve_one(
 ) -> Result<Dialect, SpecError> {
     let mut op_set = parent.map(|p| p.ops.clone()).unwrap_or_default();
     let mut type_bits = parent.map(|p| p.type_bits.clone()).unwrap_or_default();
-    let mut invariants = parent.map(|p| p.invariants.clone()).unwrap_or_default();
+    let mut invariants: BTreeSet<Str> = parent.map(|p| p.invariants.0.iter().cloned().collect()).unwrap_or_default();
     for (names, add) in [(&d.allow_ops, true), (&d.remove_ops, false)] {
         for name in names.iter() {
             let selected = select_ops(name, ops).ok_or_else(|| {
@@ -269,7 +338,7 @@ fn resolve_one(
             ));
         }
     }
-    let type_set: BTreeSet<Str> = names
+    let type_set: NameSet = names
         .types_by_name
         .iter()
         .filter(|&&k| type_bits.0.contains_index(k))
@@ -289,7 +358,7 @@ fn resolve_one(
         parent: parent.map(|p| p.id),
         ops: op_set,
         types: type_set,
-        invariants,
+        invariants: invariants.into_iter().collect(),
         spec: d.clone(),
         type_bits,
         invariant_bits,

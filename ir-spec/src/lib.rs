@@ -2,55 +2,40 @@
 //! dialects, declared as data in `spec/*.ron`.
 //!
 //! This crate owns the data and its structural checks (unknown names,
-//! duplicates, `extends` cycles), reported with `file:line:col`. The meaning
+//! duplicates, `extends` cycles), reported with `file:line:col`. The
+//! built-in spec is checked and resolved when the crate is built
+//! (`build.rs` shares `check.rs` and `dialect.rs`): a broken spec file
+//! fails the build, and [`spec()`] costs no check at start-up. The meaning
 //! of each named rule (operand classes, result rules, constraints,
 //! invariants) lives in the `xir` crate, which checks at start-up that every
 //! name used here has an implementation.
 
+mod check;
 mod dialect;
+mod dialect_ops;
 mod error;
 mod rule;
 pub mod schema;
 mod traits;
 
-pub use dialect::{Dialect, DialectId, OpSet};
+pub use check::{OpData, SpecSources};
+pub use dialect::{CompiledDialect, Dialect, DialectId, NameSet, OpSet};
 pub use error::SpecError;
 pub use schema::{DialectSpec, OpcodeSpec, OperandSpec, RegisterSpec, TypeKindSpec};
 pub use traits::{Trait, TraitSet};
 
 include!(concat!(env!("OUT_DIR"), "/generated.rs"));
 
-/// The spec files' entries as Rust (`build.rs`).
+/// The spec files' entries as Rust, checked and resolved (`build.rs`).
 mod builtin {
     use std::borrow::Cow;
 
     use crate::schema::{DialectSpec, OpcodeSpec, OperandSpec, RegisterSpec, TypeKindSpec};
+    use crate::{CompiledDialect, NameSet, OpInfo, Opcode, TraitSet};
     include!(concat!(env!("OUT_DIR"), "/builtin.rs"));
 }
 
-use std::sync::OnceLock;
-
-/// The texts of the four spec files, with the names used in diagnostics.
-#[derive(Clone, Debug)]
-pub struct SpecSources {
-    pub types: (String, String),
-    pub opcodes: (String, String),
-    pub registers: (String, String),
-    pub dialects: (String, String),
-}
-
-impl SpecSources {
-    /// The spec compiled into this crate.
-    pub fn builtin() -> Self {
-        let f = |name: &str, text: &str| (format!("ir-spec/spec/{name}"), text.to_string());
-        SpecSources {
-            types: f("types.ron", include_str!("../spec/types.ron")),
-            opcodes: f("opcodes.ron", include_str!("../spec/opcodes.ron")),
-            registers: f("registers.ron", include_str!("../spec/registers.ron")),
-            dialects: f("dialects.ron", include_str!("../spec/dialects.ron")),
-        }
-    }
-}
+use std::{borrow::Cow, sync::OnceLock};
 
 /// One opcode with its traits resolved.
 #[derive(Clone, Debug)]
@@ -61,20 +46,6 @@ pub struct OpInfo {
 }
 
 impl OpInfo {
-    pub fn has(&self, t: Trait) -> bool {
-        self.traits.contains(t)
-    }
-}
-
-/// One opcode entry with its traits resolved, not bound to the compiled
-/// [`Opcode`] enum (an entry of a [`SpecData`]).
-#[derive(Clone, Debug)]
-pub struct OpData {
-    pub spec: OpcodeSpec,
-    pub traits: TraitSet,
-}
-
-impl OpData {
     pub fn has(&self, t: Trait) -> bool {
         self.traits.contains(t)
     }
@@ -102,20 +73,15 @@ impl SpecData {
         let op_specs: Vec<OpcodeSpec> = parse(&sources.opcodes)?;
         let registers: Vec<RegisterSpec> = parse(&sources.registers)?;
         let dialect_specs: Vec<DialectSpec> = parse(&sources.dialects)?;
-        check_data(types, op_specs, registers, dialect_specs, sources, false)
+        let c = check::check(types, op_specs, registers, dialect_specs, &sources, &())?;
+        Ok(SpecData { types: c.types, ops: c.ops, registers: c.registers, dialects: c.dialects, sources })
     }
 
-    /// The built-in spec's entries, checked by name.
-    pub fn builtin() -> Result<SpecData, SpecError> {
-        use builtin::*;
-        check_data(
-            BUILTIN_TYPES.to_vec(),
-            BUILTIN_OPCODES.to_vec(),
-            BUILTIN_REGISTERS.to_vec(),
-            BUILTIN_DIALECTS.to_vec(),
-            SpecSources::builtin(),
-            false,
-        )
+    /// The built-in spec's entries, as `build.rs` checked and resolved them.
+    pub fn builtin() -> SpecData {
+        let ops = builtin::BUILTIN_OPS.iter().map(|o| OpData { spec: o.spec.clone(), traits: o.traits }).collect();
+        let (types, registers, dialects) = builtin_rest();
+        SpecData { types, ops, registers, dialects, sources: SpecSources::builtin() }
     }
 
     pub fn op_named(&self, name: &str) -> Option<&OpData> {
@@ -132,25 +98,25 @@ impl SpecData {
     }
 }
 
-/// The checks shared by [`Spec`] and [`SpecData`]. With `bind`, each opcode
-/// must also be compiled into this build (checked entry by entry, before
-/// its traits, so the first error in file order is reported).
-fn check_data(
-    types: Vec<TypeKindSpec>,
-    op_specs: Vec<OpcodeSpec>,
-    registers: Vec<RegisterSpec>,
-    dialect_specs: Vec<DialectSpec>,
-    sources: SpecSources,
-    bind: bool,
-) -> Result<SpecData, SpecError> {
-    no_duplicates(&sources.types, types.iter().map(|t| &*t.name), "type kind")?;
-    no_duplicates(&sources.opcodes, op_specs.iter().map(|o| &*o.name), "opcode")?;
-    no_duplicates(&sources.registers, registers.iter().map(|r| &*r.name), "special register")?;
-    no_duplicates(&sources.dialects, dialect_specs.iter().map(|d| &*d.name), "dialect")?;
+/// The built-in type kinds, registers and dialects, as `build.rs` resolved them.
+fn builtin_rest() -> (Vec<TypeKindSpec>, Vec<RegisterSpec>, Vec<Dialect>) {
+    use builtin::*;
+    let dialects = BUILTIN_DIALECTS
+        .iter()
+        .zip(BUILTIN_DIALECTS_RESOLVED)
+        .enumerate()
+        .map(|(i, (spec, c))| Dialect::from_compiled(DialectId(i), spec, c))
+        .collect();
+    (BUILTIN_TYPES.to_vec(), BUILTIN_REGISTERS.to_vec(), dialects)
+}
 
-    let mut ops = Vec::with_capacity(op_specs.len());
-    for spec in op_specs {
-        if bind && Opcode::from_name(&spec.name).is_none() {
+/// Binding to this build's [`Opcode`] and [`SpecialRegister`] enums: every
+/// opcode compiled in, in the order compiled in, and every register.
+struct CompiledEnums;
+
+impl check::Bind for CompiledEnums {
+    fn opcode(&self, spec: &OpcodeSpec, sources: &SpecSources) -> Result<(), SpecError> {
+        if Opcode::from_name(&spec.name).is_none() {
             return Err(SpecError::at(
                 &sources.opcodes,
                 &spec.name,
@@ -160,23 +126,10 @@ fn check_data(
                 ),
             ));
         }
-        let mut traits = TraitSet::default();
-        for t in spec.traits.iter() {
-            match Trait::from_name(t) {
-                Some(t) => traits.insert(t),
-                None => {
-                    return Err(SpecError::at_in_entry(
-                        &sources.opcodes,
-                        &spec.name,
-                        t,
-                        format!("unknown trait `{t}` on opcode `{}`", spec.name),
-                    ))
-                }
-            }
-        }
-        ops.push(OpData { spec, traits });
+        Ok(())
     }
-    if bind {
+
+    fn lists(&self, ops: &[OpData], registers: &[RegisterSpec], sources: &SpecSources) -> Result<(), SpecError> {
         // The generated enum and the loaded file must agree position by position.
         for (i, o) in ops.iter().enumerate() {
             if Opcode::from_name(&o.spec.name).map(Opcode::index) != Some(i) {
@@ -193,7 +146,7 @@ fn check_data(
                 format!("{} opcodes declared, {} compiled into this build", ops.len(), Opcode::ALL.len()),
             ));
         }
-        for r in &registers {
+        for r in registers {
             if SpecialRegister::from_name(&r.name).is_none() {
                 return Err(SpecError::at(
                     &sources.registers,
@@ -202,16 +155,16 @@ fn check_data(
                 ));
             }
         }
+        Ok(())
     }
-    let dialects = dialect::resolve(&sources.dialects, dialect_specs, &ops, &types)?;
-    Ok(SpecData { types, ops, registers, dialects, sources })
 }
 
 /// The loaded, checked spec.
 #[derive(Debug)]
 pub struct Spec {
     pub types: Vec<TypeKindSpec>,
-    ops: Vec<OpInfo>,
+    /// Borrowed from the compiled-in table for the built-in spec.
+    ops: Cow<'static, [OpInfo]>,
     pub registers: Vec<RegisterSpec>,
     pub dialects: Vec<Dialect>,
     /// Kept so that later checks (in `xir`) can point into the files.
@@ -225,38 +178,25 @@ impl Spec {
         let op_specs: Vec<OpcodeSpec> = parse(&sources.opcodes)?;
         let registers: Vec<RegisterSpec> = parse(&sources.registers)?;
         let dialect_specs: Vec<DialectSpec> = parse(&sources.dialects)?;
-        Self::check(types, op_specs, registers, dialect_specs, sources)
+        let c = check::check(types, op_specs, registers, dialect_specs, &sources, &CompiledEnums)?;
+        let ops =
+            c.ops.into_iter().zip(Opcode::ALL).map(|(o, &opcode)| OpInfo { opcode, spec: o.spec, traits: o.traits });
+        Ok(Spec {
+            types: c.types,
+            ops: Cow::Owned(ops.collect()),
+            registers: c.registers,
+            dialects: c.dialects,
+            sources,
+        })
     }
 
     /// The built-in spec: the entries `build.rs` read from the RON files,
-    /// compiled in (nothing is parsed at start-up), checked as [`Spec::load`]
-    /// checks parsed ones.
-    pub fn builtin() -> Result<Spec, SpecError> {
-        use builtin::*;
-        Self::check(
-            BUILTIN_TYPES.to_vec(),
-            BUILTIN_OPCODES.to_vec(),
-            BUILTIN_REGISTERS.to_vec(),
-            BUILTIN_DIALECTS.to_vec(),
-            SpecSources::builtin(),
-        )
-    }
-
-    fn check(
-        types: Vec<TypeKindSpec>,
-        op_specs: Vec<OpcodeSpec>,
-        registers: Vec<RegisterSpec>,
-        dialect_specs: Vec<DialectSpec>,
-        sources: SpecSources,
-    ) -> Result<Spec, SpecError> {
-        let d = check_data(types, op_specs, registers, dialect_specs, sources, true)?;
-        let ops = d
-            .ops
-            .into_iter()
-            .zip(Opcode::ALL)
-            .map(|(o, &opcode)| OpInfo { opcode, spec: o.spec, traits: o.traits })
-            .collect();
-        Ok(Spec { types: d.types, ops, registers: d.registers, dialects: d.dialects, sources: d.sources })
+    /// checked and resolved there and compiled in (nothing is parsed or
+    /// checked at start-up; `Spec::load` of the same files gives the same
+    /// spec, which a test holds).
+    pub fn builtin() -> Spec {
+        let (types, registers, dialects) = builtin_rest();
+        Spec { types, ops: Cow::Borrowed(builtin::BUILTIN_OPS), registers, dialects, sources: SpecSources::builtin() }
     }
 
     pub fn op(&self, op: Opcode) -> &OpInfo {
@@ -292,14 +232,10 @@ impl Spec {
 /// assert!(spirv.refines(spec.dialect("xir").unwrap()));
 /// assert!(!spec.dialect("xir.raw").unwrap().refines(spec.dialect("xir.raw.phi_free").unwrap()));
 /// ```
-/// It is checked by the build and by tests,
-/// so a failure here is a defect of this build, not of user input.
+/// It was checked when this crate was built (`build.rs`).
 pub fn spec() -> &'static Spec {
     static SPEC: OnceLock<Spec> = OnceLock::new();
-    SPEC.get_or_init(|| match Spec::builtin() {
-        Ok(s) => s,
-        Err(e) => panic!("the built-in XIR spec is invalid: {e}"),
-    })
+    SPEC.get_or_init(Spec::builtin)
 }
 
 fn parse<T: serde::de::DeserializeOwned>(src: &(String, String)) -> Result<Vec<T>, SpecError> {
@@ -309,21 +245,4 @@ fn parse<T: serde::de::DeserializeOwned>(src: &(String, String)) -> Result<Vec<T
         col: e.span.start.col,
         message: e.code.to_string(),
     })
-}
-
-/// The first entry (in file order) whose name an earlier entry has. By
-/// sorting, not hashing: this runs at every start-up on the built-in spec,
-/// and a hash set of its ~250 names cost more than the rest of the check.
-fn no_duplicates<'a>(
-    src: &(String, String),
-    names: impl Iterator<Item = &'a str>,
-    what: &str,
-) -> Result<(), SpecError> {
-    let mut sorted: Vec<(&str, usize)> = names.zip(0..).collect();
-    sorted.sort_unstable();
-    let first_repeat = sorted.windows(2).filter(|w| w[0].0 == w[1].0).map(|w| (w[1].1, w[1].0)).min();
-    match first_repeat {
-        Some((_, n)) => Err(SpecError::nth(src, n, 1, format!("duplicate {what} `{n}`"))),
-        None => Ok(()),
-    }
 }

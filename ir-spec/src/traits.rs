@@ -106,6 +106,14 @@ impl Trait {
 pub struct TraitSet(u64);
 
 impl TraitSet {
+    /// The set with these bits (`build.rs` writes the built-in opcodes'
+    /// sets as numbers).
+    pub const fn from_bits(bits: u64) -> Self {
+        TraitSet(bits)
+    }
+    pub fn bits(self) -> u64 {
+        self.0
+    }
     pub fn insert(&mut self, t: Trait) {
         self.0 |= 1 << t as u8;
     }

@@ -64,7 +64,7 @@ pub fn dialects() -> String {
             d.types.len(),
             spec.types.len()
         );
-        let invs: Vec<&str> = d.invariants.iter().map(|i| &**i).collect();
+        let invs: Vec<&str> = d.invariants.iter().collect();
         let _ = writeln!(out, "    invariants: {}", if invs.is_empty() { "none".into() } else { invs.join(", ") });
     }
     out

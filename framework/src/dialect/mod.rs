@@ -91,7 +91,7 @@ impl<'m> Checker<'m> {
             // The other invariants assume verified IR.
             return diags;
         }
-        for inv in d.invariants.iter() {
+        for inv in d.invariants.names() {
             if inv == "verified" {
                 continue;
             }

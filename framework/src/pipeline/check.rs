@@ -260,9 +260,8 @@ fn lint_pass(
         let mut established = Vec::new();
         for ((st, m), p) in states.iter().zip(matched).zip(produced.iter().flatten()) {
             let base = m.map(|c| &c.invariants);
-            let new: Vec<&xir_spec::schema::Str> =
-                p.invariants.iter().filter(|i| base.is_none_or(|b| !b.contains(*i))).collect();
-            if new.is_empty() || !new.iter().all(|i| st.dialect.invariants.contains(*i)) {
+            let new: Vec<&str> = p.invariants.iter().filter(|i| base.is_none_or(|b| !b.contains(i))).collect();
+            if new.is_empty() || !new.iter().all(|i| st.dialect.invariants.contains(i)) {
                 redundant = false;
             }
             established = new;

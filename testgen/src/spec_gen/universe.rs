@@ -107,5 +107,5 @@ pub fn universe(dialect: &Dialect) -> Vec<Ty> {
         all.extend(Scalar::ALL.iter().map(|&s| Ty::Vec(s, n)));
     }
     all.extend((2..=4).map(Ty::Mat));
-    all.into_iter().filter(|t| t.kinds().iter().all(|k| dialect.types.contains(*k))).collect()
+    all.into_iter().filter(|t| t.kinds().iter().all(|k| dialect.types.contains(k))).collect()
 }
