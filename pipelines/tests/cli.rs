@@ -164,12 +164,28 @@ fn a_verifier_failure_writes_a_reproducer_that_replays() {
     let ron = std::fs::read_to_string(repro.join("repro.ron")).unwrap();
     assert!(ron.contains("        Pass(\"debug.break_ir\"),\n        Pass(\"dce\"),\n    ],"), "{ron}");
     assert!(ron.contains(&format!("// Reduce: xir-reduce {} -o reduced.xir\n", repro.display())), "{ron}");
-    // Replay exactly the printed command.
+    // Replay exactly the printed command. It fails again and writes its own
+    // reproducer to the default place, the temporary directory: here the
+    // scratch directory, so the test leaves nothing behind.
     let args: Vec<&str> = command.split(' ').skip(1).collect();
-    let o2 = xir_opt(&args);
+    let replay_tmp = dir.join("tmp");
+    std::fs::create_dir_all(&replay_tmp).unwrap();
+    let o2 = Command::new(env!("CARGO_BIN_EXE_xir-opt"))
+        .args(&args)
+        .arg("--diagnostics=short")
+        .env("TMPDIR", &replay_tmp)
+        .output()
+        .unwrap();
     assert_eq!(o2.status.code(), Some(1));
     let err2 = stderr(&o2);
     assert!(err2.contains("error: pass `debug.break_ir` left IR that is not valid `xir`"), "{err2}");
+    let written: Vec<_> = std::fs::read_dir(&replay_tmp).unwrap().map(|e| e.unwrap().path()).collect();
+    assert!(
+        written.len() == 1
+            && written[0].file_name().unwrap().to_string_lossy().starts_with("xir-opt-repro-")
+            && written[0].join("repro.ron").exists(),
+        "{written:?}\n{err2}"
+    );
     let diags = |e: &str| {
         e.lines()
             .filter(|l| l.contains("["))
