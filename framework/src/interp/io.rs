@@ -296,6 +296,9 @@ pub(crate) fn val_from_json(types: &TypeTable, ty: TypeId, j: &Json) -> R<Val> {
                 "expected an array of {n} members, found {j} (a struct is the list of its members' values in \
                  declaration order, not an object: docs/inputs-format.md)"
             )),
+            _ if matches!(types.get(ty), Type::Struct { .. }) => Err(format!(
+                "expected a struct: an array of its {n} members' values in declaration order, found {j}"
+            )),
             _ => Err(format!("expected an array of {n} members, found {j}")),
         }
     };
@@ -370,7 +373,7 @@ pub(crate) fn buffer_from_json(types: &TypeTable, elem: TypeId, j: &Json) -> R<V
             .collect(),
         Json::Object(o) if o.contains_key("fill") => {
             let len = fill_len(o)?;
-            let v = val_from_json(types, elem, &o["fill"])?;
+            let v = val_from_json(types, elem, &o["fill"]).map_err(|e| format!("`fill`: {e}"))?;
             Ok(vec![v; len as usize])
         }
         _ => Err(format!("expected a buffer (array or {{\"fill\", \"len\"}}), found {j}")),
@@ -670,6 +673,12 @@ mod tests {
             "expected an array of 2 members, found {\"alive\":4,\"pos\":[1.0,2.0,3.0]} (a struct is the list of its \
              members' values in declaration order, not an object: docs/inputs-format.md)"
         );
+        // A struct written as anything else says what a struct is.
+        let e = val_from_json(&types, st, &json!(0)).expect_err("a number for a struct");
+        assert_eq!(e, "expected a struct: an array of its 2 members' values in declaration order, found 0");
+        // A buffer's `fill` says it is the fill that is wrong.
+        let e = buffer_from_json(&types, st, &json!({"fill": 0, "len": 4})).expect_err("a number as a struct fill");
+        assert_eq!(e, "`fill`: expected a struct: an array of its 2 members' values in declaration order, found 0");
         // Elsewhere the message stays as it was.
         let e = val_from_json(&types, v3, &json!({"x": 1.0})).expect_err("an object for a vector");
         assert_eq!(e, "expected an array of 3 members, found {\"x\":1.0}");
