@@ -574,3 +574,25 @@ fn kernel_picks_one_of_several_for_spirv() {
         "xir-opt: error: --kernel picks the kernel of a SPIR-V --emit form (spirv, spirv-asm, artifact)\n"
     );
 }
+
+/// `-O2` is `--opt-level 2`, as compiler users type it; a level past 3 is refused.
+#[test]
+fn dash_o_is_the_opt_level() {
+    let dir = scratch("dash-o");
+    let saxpy = format!("{}/../tests/wgsl/saxpy.wgsl", env!("CARGO_MANIFEST_DIR"));
+    let compile = |flags: &[&str], name: &str| {
+        let out = dir.join(name);
+        let mut args = vec![saxpy.as_str(), "--emit", "spirv", "--no-cache", "-o", out.to_str().unwrap()];
+        args.extend_from_slice(flags);
+        let o = xir_opt(&args);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        std::fs::read(out).unwrap()
+    };
+    let short = compile(&["-O2"], "short.spv");
+    assert_eq!(short, compile(&["--opt-level", "2"], "long.spv"));
+    assert_ne!(short, compile(&["-O0"], "o0.spv"), "-O2 optimizes");
+    let o = xir_opt(&[&saxpy, "-O4", "--emit", "spirv", "-o", dir.join("o4.spv").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("4 is not in 0..=3"), "{}", stderr(&o));
+    assert!(!dir.join("o4.spv").exists());
+}

@@ -296,9 +296,9 @@ pub(crate) fn val_from_json(types: &TypeTable, ty: TypeId, j: &Json) -> R<Val> {
                 "expected an array of {n} members, found {j} (a struct is the list of its members' values in \
                  declaration order, not an object: docs/inputs-format.md)"
             )),
-            _ if matches!(types.get(ty), Type::Struct { .. }) => Err(format!(
-                "expected a struct: an array of its {n} members' values in declaration order, found {j}"
-            )),
+            _ if matches!(types.get(ty), Type::Struct { .. }) => {
+                Err(format!("expected a struct: an array of its {n} members' values in declaration order, found {j}"))
+            }
             _ => Err(format!("expected an array of {n} members, found {j}")),
         }
     };

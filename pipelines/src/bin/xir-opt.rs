@@ -51,8 +51,9 @@ struct Cli {
     /// which are built into the binary (default: `$XIR_PIPELINE_DIR`).
     #[arg(long, value_name = "DIR")]
     pipeline_dir: Option<PathBuf>,
-    /// Optimization level: opt-level groups with a higher `min_level` are skipped.
-    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=3))]
+    /// Optimization level (`-O2` = `--opt-level 2`): opt-level groups with a
+    /// higher `min_level` are skipped, and SPIR-V gets SPIRV-Tools' preset of the level.
+    #[arg(short = 'O', long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=3))]
     opt_level: u8,
     /// Allow value-changing float rewrites (reassociation, fast-math-only
     /// algebraic rules) in the passes that offer them, and in the backend

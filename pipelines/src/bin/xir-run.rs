@@ -97,8 +97,8 @@ struct Args {
     /// which are built into the binary (default: `$XIR_PIPELINE_DIR`).
     #[arg(long, value_name = "DIR")]
     pipeline_dir: Option<std::path::PathBuf>,
-    /// Optimization level 0..=3.
-    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=3))]
+    /// Optimization level 0..=3 (`-O2` = `--opt-level 2`).
+    #[arg(short = 'O', long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=3))]
     opt_level: u8,
     /// Compile with fast math (as `xir-opt --fast-math`); `--compare` then
     /// bounds the interpreter's values by the wider fast-math model.
