@@ -223,7 +223,14 @@ pub fn plan_control_flow(
                         errs.push((Some(t), Some(b), e.to_string()));
                     }
                 }
-                for s in d.successors() {
+                // A switch's cases in the order written, then its default
+                // (where WGSL and GLSL usually write it, and naga puts it):
+                // the order `rpo` then lays them out in.
+                let mut order = d.successors();
+                if d.opcode == Opcode::Switch && !order.is_empty() {
+                    order.rotate_left(1);
+                }
+                for s in order {
                     let p = if s == m_role { mp } else { target(&entry_of, s) };
                     edge.insert((b, s), p);
                     succs.push(p);
@@ -446,15 +453,19 @@ pub fn plan_control_flow(
     Ok(FunctionPlan { blocks, schedule, entry_of, tail_of, edge, phis, forwards, preds, cas })
 }
 
+/// Reverse post-order. Successors are visited last to first, so that in
+/// the order they come out first to first: a selection's `then` before its
+/// `else`, a switch's cases in the order written (the order of the source
+/// and of naga's modules, which drivers may lay out as given).
 fn rpo(blocks: &[PhysBlock], entry: PhysId) -> Vec<PhysId> {
     let mut post = Vec::new();
     let mut seen = vec![false; blocks.len()];
     let mut stack: Vec<(PhysId, usize)> = vec![(entry, 0)];
     seen[entry as usize] = true;
     while let Some((b, k)) = stack.last_mut() {
-        let bb = *b as usize;
-        if *k < blocks[bb].succs.len() {
-            let s = blocks[bb].succs[*k];
+        let succs = &blocks[*b as usize].succs;
+        if *k < succs.len() {
+            let s = succs[succs.len() - 1 - *k];
             *k += 1;
             if !seen[s as usize] {
                 seen[s as usize] = true;
