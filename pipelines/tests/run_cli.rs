@@ -396,3 +396,37 @@ fn a_flag_the_run_does_not_read_is_refused() {
     let o = xir_run(&[&saxpy, "--inputs", &inputs, "--max-steps", "100000"]);
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+/// `--inputs-template` prints the kernel's inputs at zero, one argument a
+/// line in the kernel's order, and what it prints is an inputs file the
+/// kernel runs with; it needs a module of XIR (a shader or XIR file).
+#[test]
+fn an_inputs_template_is_an_inputs_file_to_edit() {
+    let wgsl = |k: &str| format!("{}/../tests/wgsl/{k}.wgsl", env!("CARGO_MANIFEST_DIR"));
+    let o = xir_run(&[&wgsl("saxpy"), "--inputs-template"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "{\n  \"dispatch\": [64, 1, 1],\n  \"args\": {\n    \"a\": 0.0,\n    \"x\": {\"fill\":0.0,\"len\":64},\n    \
+         \"y\": {\"fill\":0.0,\"len\":64}\n  }\n}\n"
+    );
+    // Every kind the front end makes: values, a uniform struct, buffers of
+    // structs, vectors, bytes and atomics, 2D and 3D textures.
+    let dir = scratch("inputs-template");
+    for k in ["saxpy", "matrix_ops", "struct_gep", "byte_buffer", "vector_ops", "atomics", "texture_rw"] {
+        let o = xir_run(&[&wgsl(k), "--inputs-template"]);
+        assert_eq!(o.status.code(), Some(0), "{k}: {}", stderr(&o));
+        let inputs = write(&dir, &format!("{k}.inputs.json"), &o.stdout);
+        let run = xir_run(&[&wgsl(k), "--inputs", &inputs]);
+        assert_eq!(run.status.code(), Some(0), "{k}: {}", stderr(&run));
+    }
+    // Refusals: no module; a SPIR-V module (no XIR kernel to read); a run flag.
+    let o = xir_run(&["--inputs-template"]);
+    assert_eq!((o.status.code(), stderr(&o).trim()), (Some(1), "xir-run: --inputs-template needs an INPUT module"));
+    let spv = write(&dir, "k.spv", &[0x03, 0x02, 0x23, 0x07, 0, 0, 1, 0]);
+    let o = xir_run(&[&spv, "--inputs-template"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("--inputs-template writes the inputs of an XIR kernel;"), "{}", stderr(&o));
+    let o = xir_run(&[&wgsl("saxpy"), "--inputs-template", "--vulkan"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}

@@ -41,6 +41,7 @@ mod ray;
 mod resource;
 mod sampling;
 pub mod semantics;
+mod template;
 mod value;
 mod warp;
 
@@ -60,6 +61,7 @@ pub use print::{format_value_bits, FormatError};
 pub use ray::{
     accel_from_json, accel_to_json, Accel, AccelError, AccelInstance, MAX_INSTANCE_MASK, MAX_INSTANCE_USER_ID,
 };
+pub use template::{inputs_template, InputsTemplate};
 
 use exec::{Machine, Regs, State, Thread};
 use memory::Buf;

@@ -46,6 +46,9 @@
 //! limits on a Vulkan-only run, compile flags where nothing compiles), and
 //! `--override` without a shader.
 //!
+//! `--inputs-template` prints an inputs file for the kernel (every argument
+//! at zero, `xir::interp::inputs_template`) instead of running it.
+//!
 //! Exit codes: 0 success, 1 failure (bad input, compile error, run error,
 //! mismatch, stdout not writable), 2 usage error.
 
@@ -81,8 +84,12 @@ struct Args {
     #[arg(long, value_name = "FILE", conflicts_with_all = ["interp", "compare"])]
     artifact: Option<String>,
     /// Inputs JSON (docs/inputs-format.md).
-    #[arg(long)]
-    inputs: String,
+    #[arg(long, required_unless_present = "inputs_template")]
+    inputs: Option<String>,
+    /// Print an inputs file for the kernel (every argument at zero, one
+    /// block's dispatch, a buffer element per thread) to edit, and exit.
+    #[arg(long, conflicts_with_all = ["inputs", "artifact", "interp", "vulkan", "compare", "oracle", "dispatch"])]
+    inputs_template: bool,
     /// Threads to dispatch: N or X,Y,Z (overrides the inputs file).
     #[arg(long)]
     dispatch: Option<String>,
@@ -146,6 +153,14 @@ struct Args {
     /// temporary directory).
     #[arg(long, value_name = "DIR")]
     reproducer_dir: Option<std::path::PathBuf>,
+}
+
+impl Args {
+    /// The inputs file of a run: clap requires it unless `--inputs-template`,
+    /// which prints and returns before anything runs.
+    fn inputs_file(&self) -> &str {
+        self.inputs.as_deref().unwrap_or_default()
+    }
 }
 
 /// Why a run failed: located diagnostics (about the module, the inputs, a
@@ -227,15 +242,18 @@ fn parse_dispatch(s: &str) -> Result<[u32; 3], String> {
 }
 
 fn run(args: &Args) -> Result<(), Failure> {
-    if args.input.as_deref() == Some("-") && args.inputs == "-" {
+    let Some(inputs_path) = args.inputs.as_deref() else {
+        return print_inputs_template(args);
+    };
+    if args.input.as_deref() == Some("-") && inputs_path == "-" {
         // Standard input can be read once: the inputs would find it empty.
         return Err(Failure::from("xir-run: INPUT and --inputs cannot both be `-` (standard input)".to_string()));
     }
-    let text = xir_pipelines::io::read_text(&args.inputs, "inputs").map_err(Failure::Diags)?;
+    let text = xir_pipelines::io::read_text(inputs_path, "inputs").map_err(Failure::Diags)?;
     let inputs = Inputs::from_json(&text).map_err(|e| {
         let span = xir::Span::new(e.line() as u32, e.column() as u32);
         Failure::Diags(vec![xir::Diagnostic::error(xir::diag::Rule::Inputs, e.to_string())
-            .with_file(xir_pipelines::io::display_name(&args.inputs))
+            .with_file(xir_pipelines::io::display_name(inputs_path))
             .with_span(Some(span))])
     })?;
     let shader = args.input.as_deref().is_some_and(|i| xir_frontend::Language::from_path(i).is_some());
@@ -337,9 +355,9 @@ fn run(args: &Args) -> Result<(), Failure> {
         let (k, out) = compile(Some(device.enabled))?;
         let (outputs, timing) = if out.printers.is_empty() {
             xir_vulkan::run_compiled(&device, &legal, k, (&out).into(), &inputs, dispatch)
-                .map_err(|e| run_error(e, &args.inputs))?
+                .map_err(|e| run_error(e, args.inputs_file()))?
         } else {
-            run_printing(&device, &legal, k, (&out).into(), &out.printers, (&inputs, args.inputs.as_str()), dispatch)?
+            run_printing(&device, &legal, k, (&out).into(), &out.printers, (&inputs, args.inputs_file()), dispatch)?
         };
         *filtered.borrow_mut() = xir_vulkan::sampling_tolerance(&device, &module, kernel, &inputs);
         subgroup_size.set(Some(device.subgroups.size));
@@ -423,8 +441,10 @@ fn run(args: &Args) -> Result<(), Failure> {
                 // Ours agreed with the interpreter: the disagreement is in
                 // the front end's lowering or in naga, reduced on the source.
                 let ext = std::path::Path::new(input).extension().and_then(|e| e.to_str()).unwrap_or("wgsl");
-                let mut note =
-                    format!("note: reduce with: xir-reduce {input} --naga-mismatch {} -o reduced.{ext}", args.inputs);
+                let mut note = format!(
+                    "note: reduce with: xir-reduce {input} --naga-mismatch {} -o reduced.{ext}",
+                    args.inputs_file()
+                );
                 if !args.overrides.is_empty() {
                     note.push_str(" (after writing the --override values into the shader: the reducer takes none)");
                 }
@@ -461,7 +481,7 @@ fn naga_run(input: &str, args: &Args, entry: &str, inputs: &Inputs, dispatch: [u
         xir_frontend::oracle::naga_spirv_with(&text, language, display, &overrides).map_err(|e| e.to_string())?;
     let device = open_device(false)?;
     let (out, _) = xir_vulkan::run_foreign_on(&device, &words, Some(entry), inputs, Some(dispatch))
-        .map_err(|e| format!("naga's module: {}", run_error(e, &args.inputs)))?;
+        .map_err(|e| format!("naga's module: {}", run_error(e, args.inputs_file())))?;
     Ok(out)
 }
 
@@ -568,7 +588,7 @@ fn run_spirv(
     let (outputs, timing) = xir_vulkan::run_foreign_on(&device, words, args.entry.as_deref(), inputs, requested)
         .map_err(|e| match e {
             xir_vulkan::RunError::Foreign(_) => format!("{path}: error: {e}"),
-            e => run_error(e, &args.inputs),
+            e => run_error(e, args.inputs_file()),
         })?;
     if let Some(ns) = timing.dispatch_ns {
         eprintln!("vulkan: {} ({}): dispatch {:.1} us", device.name, device.driver, ns / 1000.0);
@@ -594,6 +614,24 @@ fn repro_dir(args: &Args) -> std::path::PathBuf {
     args.reproducer_dir
         .clone()
         .unwrap_or_else(|| std::env::temp_dir().join(format!("xir-run-repro-{}", std::process::id())))
+}
+
+/// `--inputs-template`: the kernel's inputs at zero (`xir::interp::inputs_template`) on stdout.
+fn print_inputs_template(args: &Args) -> Result<(), Failure> {
+    let Some(input) = &args.input else {
+        return Err(Failure::from("xir-run: --inputs-template needs an INPUT module".to_string()));
+    };
+    if read_spirv(input)?.is_some() {
+        return Err(Failure::from(format!(
+            "xir-run: --inputs-template writes the inputs of an XIR kernel; {} is a SPIR-V module",
+            xir_pipelines::io::display_name(input)
+        )));
+    }
+    let module = read_verified(input, &args.overrides, false)?;
+    let kernel = xir_pipelines::backend::select_kernel(&module, args.kernel.as_deref())
+        .map_err(|e| Failure::from(format!("{}: error: {e}", xir_pipelines::io::display_name(input))))?;
+    let text = xir::interp::inputs_template(&module, kernel).to_text();
+    Ok(xir_pipelines::io::write_output(None, text.as_bytes()).map_err(|e| format!("xir-run: {e}"))?)
 }
 
 fn one_block(m: &Module, kernel: xir::FuncId) -> [u32; 3] {
@@ -630,9 +668,9 @@ fn run_artifact(path: &str, args: &Args, inputs: Inputs, requested: Option<[u32;
     let inputs = &inputs.with_dispatch(dispatch);
     let (outputs, timing) = if art.printers.is_empty() {
         xir_vulkan::run_compiled(&device, &sig, k, (&art).into(), inputs, dispatch)
-            .map_err(|e| run_error(e, &args.inputs))?
+            .map_err(|e| run_error(e, args.inputs_file()))?
     } else {
-        run_printing(&device, &sig, k, (&art).into(), &art.printers, (inputs, args.inputs.as_str()), dispatch)?
+        run_printing(&device, &sig, k, (&art).into(), &art.printers, (inputs, args.inputs_file()), dispatch)?
     };
     if let Some(ns) = timing.dispatch_ns {
         eprintln!("vulkan: {} ({}): dispatch {:.1} us", device.name, device.driver, ns / 1000.0);
