@@ -59,6 +59,8 @@ pub enum Stage {
     Write,
     /// naga panicked (a naga bug); the message is the panic's.
     Internal,
+    /// naga's module uses what the foreign runner cannot bind.
+    Runner,
 }
 
 impl Stage {
@@ -69,6 +71,7 @@ impl Stage {
             Stage::Overrides => "override resolution",
             Stage::Write => "SPIR-V writer",
             Stage::Internal => "internal error",
+            Stage::Runner => "foreign runner",
         }
     }
 }
@@ -228,6 +231,21 @@ fn compile(
             })?
         }
     };
+    // The runner binds descriptors only (`capabilities`): without this a
+    // push-constant block fails validation with naga's capability message,
+    // which reads as naga's limit rather than the oracle's.
+    if let Some((h, g)) = module.global_variables.iter().find(|(_, g)| g.space == naga::AddressSpace::Immediate) {
+        let span = module.global_variables.get_span(h);
+        let name = g.name.as_deref().unwrap_or("(unnamed)");
+        return Err(err(
+            Stage::Runner,
+            span.is_defined().then(|| span.location(source)),
+            format!(
+                "the push-constant block `{name}`: the runner of naga's module binds descriptors only, so the \
+                 shader cannot run as naga compiles it (our own path passes the block as a kernel value)"
+            ),
+        ));
+    }
     let mut validator = Validator::new(ValidationFlags::all(), capabilities());
     let info = validator.validate(&module).map_err(|e| spanned(&e, source, Stage::Validate, &err))?;
     let mut constants = naga::back::PipelineConstants::default();
@@ -322,6 +340,25 @@ void main() { data.v[gl_GlobalInvocationID.x] *= 2.0; }
 ";
         let words = naga_spirv(src, Language::Glsl, "k.comp").unwrap();
         assert_eq!(words[0], 0x0723_0203);
+    }
+
+    #[test]
+    fn a_push_constant_block_is_refused_as_the_runners_limit() {
+        let src = "#version 450
+layout(local_size_x = 4) in;
+layout(std430, binding = 0) buffer Data { float v[]; } data;
+layout(push_constant) uniform PC { float scale; } pc;
+void main() { data.v[gl_GlobalInvocationID.x] *= pc.scale; }
+";
+        let e = naga_spirv(src, Language::Glsl, "k.comp").unwrap_err();
+        assert_eq!(e.stage, Stage::Runner);
+        assert!(
+            e.to_string().contains(
+                "error: [naga] foreign runner: the push-constant block `pc`: the runner of naga's module binds \
+                 descriptors only"
+            ),
+            "{e}"
+        );
     }
 
     #[test]

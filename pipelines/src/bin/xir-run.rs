@@ -290,10 +290,12 @@ fn run(args: &Args) -> Result<(), Failure> {
             xir_pipelines::io::display_name(input)
         )));
     }
-    if args.oracle.is_some() {
-        // Refused before the kernel runs anywhere, not after.
-        oracle_language(input)?;
-    }
+    // naga's module is compiled first: a shader naga refuses, or one its
+    // runner cannot bind, is refused before the kernel runs anywhere.
+    let naga_words = match args.oracle {
+        Some(Oracle::Naga) => Some(naga_compile(input, args)?),
+        None => None,
+    };
     let module = read_verified(input, &args.overrides, args.debug_info)?;
     let kernel = xir_pipelines::backend::select_kernel(&module, args.kernel.as_deref())
         .map_err(|e| Failure::from(format!("{}: error: {e}", xir_pipelines::io::display_name(input))))?;
@@ -426,12 +428,12 @@ fn run(args: &Args) -> Result<(), Failure> {
                 compared.within, compared.max_bound
             );
         }
-        if args.oracle == Some(Oracle::Naga) {
+        if let Some(words) = &naga_words {
             // The front end's kernels run in whole workgroups, so naga's module
             // (which has no bound check and is dispatched in whole groups) runs
             // the same threads: the requested count rounded up.
             let threads = xir::interp::threads_run(module.func(kernel).kind, dispatch).unwrap_or(dispatch);
-            let theirs = naga_run(input, args, &module.func(kernel).name, &inputs, threads)?;
+            let theirs = naga_run(words, args, &module.func(kernel).name, &inputs, threads)?;
             // naga's module also reports its uniforms; ours keeps values out.
             let mut theirs = theirs;
             theirs.buffers.retain(|k, _| a.buffers.contains_key(k));
@@ -470,17 +472,19 @@ fn oracle_language(input: &str) -> Result<xir_frontend::Language, String> {
     })
 }
 
-/// `--oracle naga`: the shader compiled by naga alone (the same overrides),
-/// run on Vulkan with the same inputs, by its entry point's name.
-fn naga_run(input: &str, args: &Args, entry: &str, inputs: &Inputs, dispatch: [u32; 3]) -> Result<Outputs, String> {
+/// `--oracle naga`: the shader compiled by naga alone (the same overrides).
+fn naga_compile(input: &str, args: &Args) -> Result<Vec<u32>, String> {
     let display = xir_pipelines::io::display_name(input);
     let language = oracle_language(input)?;
     let text = xir_pipelines::io::read_text(input, "input").map_err(|d| xir::diag::render(&d))?;
     let overrides = args.overrides.iter().cloned().collect();
-    let words =
-        xir_frontend::oracle::naga_spirv_with(&text, language, display, &overrides).map_err(|e| e.to_string())?;
+    xir_frontend::oracle::naga_spirv_with(&text, language, display, &overrides).map_err(|e| e.to_string())
+}
+
+/// naga's module run on Vulkan with the same inputs, by its entry point's name.
+fn naga_run(words: &[u32], args: &Args, entry: &str, inputs: &Inputs, dispatch: [u32; 3]) -> Result<Outputs, String> {
     let device = open_device(false)?;
-    let (out, _) = xir_vulkan::run_foreign_on(&device, &words, Some(entry), inputs, Some(dispatch))
+    let (out, _) = xir_vulkan::run_foreign_on(&device, words, Some(entry), inputs, Some(dispatch))
         .map_err(|e| format!("naga's module: {}", run_error(e, args.inputs_file())))?;
     Ok(out)
 }
