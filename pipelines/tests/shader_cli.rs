@@ -264,3 +264,33 @@ fn overrides_without_a_shader_are_refused() {
     let want = format!("xir-run: --override sets `override` constants of a WGSL or GLSL shader; {xir} is none\n");
     assert_eq!(text(&o.stderr), want);
 }
+
+/// `--oracle naga` compiles naga's module before anything runs: a GLSL
+/// push-constant block, which the runner of naga's module cannot bind, is
+/// refused first, located and as the runner's limit (our own path runs it).
+#[test]
+fn the_naga_oracle_refuses_what_its_runner_cannot_bind_before_running() {
+    let dir = scratch("oracle-push-constant");
+    let shader = dir.join("k.comp");
+    std::fs::write(
+        &shader,
+        "#version 450\nlayout(local_size_x = 4) in;\nlayout(std430, binding = 0) buffer Data { float v[]; };\n\
+         layout(push_constant) uniform PC { float scale; } pc;\nvoid main() { v[gl_GlobalInvocationID.x] *= pc.scale; }\n",
+    )
+    .unwrap();
+    let inputs = dir.join("k.inputs.json");
+    std::fs::write(&inputs, r#"{"args": {"pc": [2.0], "v": [1.0, 2.0, 3.0, 4.0]}}"#).unwrap();
+    let (k, i) = (shader.to_str().unwrap(), inputs.to_str().unwrap());
+    let ours = xrun(&[k, "--inputs", i]);
+    assert_eq!(ours.status.code(), Some(0), "{}", text(&ours.stderr));
+    assert_eq!(text(&ours.stdout).trim(), r#"{"buffers":{"v":[2.0,4.0,6.0,8.0]},"printed":[]}"#);
+    let o = xrun(&[k, "--inputs", i, "--oracle", "naga"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = text(&o.stderr);
+    assert!(
+        err.starts_with(&format!("{k}:4:"))
+            && err.contains("error: [naga] foreign runner: the push-constant block `pc`"),
+        "{err}"
+    );
+    assert!(!err.contains("dispatch"), "nothing ran before the refusal: {err}");
+}
