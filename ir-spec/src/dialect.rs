@@ -138,7 +138,7 @@ impl Dialect {
 /// A resolved dialect as `build.rs` writes it into the crate, so the
 /// built-in spec is resolved once, when the crate is built, and not at
 /// every start-up: the sets as bit words (positions in the opcode file, the
-/// type file, and [`invariant_names`] order) and the name sets.
+/// type file, and the order of every invariant any dialect names, sorted) and the name sets.
 #[derive(Clone, Debug)]
 pub struct CompiledDialect {
     pub parent: Option<usize>,
