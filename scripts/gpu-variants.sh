@@ -12,6 +12,11 @@
 #                    session 20's `whole_blocks`; no push constants)
 #   bytecode_vm/o0opt our -O0 module through `spirv-opt -O` (the switch's
 #                    cases branch to its merge, as naga's do)
+#   baseline/K       with a BASELINE xir-opt (another commit's build): its
+#                    -O2 module of each kernel whose module differs from
+#                    ours (session 24: the block order of session 23)
+#
+#   scripts/gpu-variants.sh [BASELINE_XIR_OPT]
 #
 # Stage here (needs spirv-as, spirv-dis, spirv-opt, spirv-val), then run the
 # printed command on the GPU machine (the device tool, carry [".gl", ".gpu"]).
@@ -49,6 +54,17 @@ spirv-as --target-env "spv$version" "$stage/matmul.aliased.spvasm" -o "$stage/al
 $opt "$stage/matmul.branch.wgsl" --opt-level 2 --emit spirv -o "$stage/branch/matmul.spv" --no-cache
 $opt tests/wgsl/bytecode_vm.wgsl --opt-level 0 --emit spirv -o "$stage/bytecode_vm.o0.spv" --no-cache
 spirv-opt -O "$stage/bytecode_vm.o0.spv" -o "$stage/o0opt/bytecode_vm.spv"
+baseline=${1:-}
+if [ -n "$baseline" ]; then
+  mkdir -p "$stage/baseline"
+  for w in tests/wgsl/*.wgsl; do
+    n=$(basename "$w" .wgsl)
+    "$baseline" "$w" --opt-level 2 --emit spirv --no-cache -o "$stage/baseline/$n.spv"
+    $opt "$w" --opt-level 2 --emit spirv --no-cache -o "$stage/ours.spv"
+    if cmp -s "$stage/ours.spv" "$stage/baseline/$n.spv"; then rm "$stage/baseline/$n.spv"; fi
+  done
+  rm -f "$stage/ours.spv"
+fi
 for m in "$stage"/*/*.spv; do spirv-val --target-env vulkan1.2 "$m"; done
 rm -f "$stage"/*.spvasm "$stage"/*.wgsl "$stage"/*.spv
 strip -o "$stage/gpu-runtime" target/debug/gpu-runtime
@@ -64,4 +80,6 @@ On the device (carry [".gl", ".gpu"]), one call:
     $V/gpu-runtime --wgsl tests/wgsl --corpus tests/corpus --peer $V/$v --peer-abi ours --peer-label $v --only matmul > $OUT/matmul-$v-$round.md
   done; done
   $V/gpu-runtime --wgsl tests/wgsl --corpus tests/corpus --peer $V/o0opt --peer-abi ours --peer-label o0opt --only bytecode_vm > $OUT/bytecode_vm-o0opt.md
+With a baseline, also (one --only per file in $V/baseline):
+  $V/gpu-runtime --wgsl tests/wgsl --corpus tests/corpus --peer $V/baseline --peer-abi ours --peer-label baseline --only K ... > $OUT/baseline.md
 RUN
