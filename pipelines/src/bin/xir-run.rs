@@ -83,7 +83,7 @@ struct Args {
     /// Run this shader artifact on Vulkan (with INPUT: it must be INPUT's kernel).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["interp", "compare"])]
     artifact: Option<String>,
-    /// Inputs JSON (docs/inputs-format.md).
+    /// Inputs JSON (docs/inputs-format.md; `--inputs-template` prints one to edit).
     #[arg(long, required_unless_present = "inputs_template")]
     inputs: Option<String>,
     /// Print an inputs file for the kernel (every argument at zero, one
