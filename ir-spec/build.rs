@@ -37,25 +37,26 @@ fn main() {
     for shared in ["check", "dialect", "error", "schema", "traits"] {
         println!("cargo:rerun-if-changed=src/{shared}.rs");
     }
-    let ops: schema::OpcodeFile = read("spec/opcodes.ron");
-    let regs: schema::RegisterFile = read("spec/registers.ron");
-    let mut out = String::new();
-    gen_enum(&mut out, "Opcode", "Every XIR opcode, in spec order.", ops.iter().map(|o| &*o.name));
-    gen_enum(&mut out, "SpecialRegister", "Every special register, in spec order.", regs.iter().map(|r| &*r.name));
-    let types: schema::TypeFile = read("spec/types.ron");
-    let dialects: schema::DialectFile = read("spec/dialects.ron");
-    let fixed: schema::RuleFile = read("spec/rules.ron");
-    gen_rules(&mut out, &ops, &types, &dialects, &fixed);
-    let dest = Path::new(&env::var("OUT_DIR").unwrap()).join("generated.rs");
-    fs::write(dest, out).unwrap();
+    // Each file is read once: its text locates the check's errors.
     let sources = SpecSources {
         types: source("types.ron"),
         opcodes: source("opcodes.ron"),
         registers: source("registers.ron"),
         dialects: source("dialects.ron"),
     };
+    let types: schema::TypeFile = parse(&sources.types);
+    let ops: schema::OpcodeFile = parse(&sources.opcodes);
+    let regs: schema::RegisterFile = parse(&sources.registers);
+    let dialects: schema::DialectFile = parse(&sources.dialects);
+    let fixed: schema::RuleFile = parse(&source("rules.ron"));
     let checked = check::check(types.clone(), ops.clone(), regs.clone(), dialects.clone(), &sources, &())
         .unwrap_or_else(|e| panic!("{e}"));
+    let mut out = String::new();
+    gen_enum(&mut out, "Opcode", "Every XIR opcode, in spec order.", ops.iter().map(|o| &*o.name));
+    gen_enum(&mut out, "SpecialRegister", "Every special register, in spec order.", regs.iter().map(|r| &*r.name));
+    gen_rules(&mut out, &ops, &types, &checked.dialects, &fixed);
+    let dest = Path::new(&env::var("OUT_DIR").unwrap()).join("generated.rs");
+    fs::write(dest, out).unwrap();
     let mut builtin = gen_builtin(&types, &checked.ops, &regs, &dialects);
     gen_resolved(&mut builtin, &checked);
     fs::write(Path::new(&env::var("OUT_DIR").unwrap()).join("builtin.rs"), builtin).unwrap();
@@ -188,9 +189,9 @@ fn source(name: &str) -> (String, String) {
     (format!("ir-spec/spec/{name}"), text)
 }
 
-fn read<T: serde::de::DeserializeOwned>(path: &str) -> T {
-    let text = fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    ron::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+/// A spec file's entries; a file that does not parse fails the build.
+fn parse<T: serde::de::DeserializeOwned>((name, text): &(String, String)) -> T {
+    ron::from_str(text).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
 fn gen_enum<'a>(out: &mut String, name: &str, doc: &str, names: impl Iterator<Item = &'a str>) {
@@ -238,7 +239,7 @@ fn gen_enum<'a>(out: &mut String, name: &str, doc: &str, names: impl Iterator<It
 fn rule_names(
     ops: &schema::OpcodeFile,
     types: &schema::TypeFile,
-    dialects: &schema::DialectFile,
+    dialects: &[dialect::Dialect],
     fixed: &schema::RuleFile,
 ) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = Vec::new();
@@ -269,7 +270,7 @@ fn rule_names(
         }
     }
     for d in dialects {
-        for inv in d.invariants.iter().filter(|i| *i != "verified") {
+        for inv in d.spec.invariants.iter().filter(|i| *i != "verified") {
             push(inv.to_string(), format!("The dialect invariant `{inv}`."));
         }
     }
@@ -277,27 +278,12 @@ fn rule_names(
         let n = &d.name;
         push(format!("dialect:{n}:opcode"), format!("An opcode outside dialect `{n}`."));
         push(format!("dialect:{n}:type"), format!("A type kind outside dialect `{n}`."));
-        for inv in resolved_invariants(dialects, d) {
+        // `verified` keeps the verifier's own rules.
+        for inv in d.invariants.iter().filter(|i| *i != "verified") {
             push(format!("dialect:{n}:{inv}"), format!("Invariant `{inv}` of dialect `{n}`."));
         }
     }
     out
-}
-
-/// A dialect's invariants with its parents' (minus those it drops), except
-/// `verified`, whose diagnostics keep the verifier's rules.
-fn resolved_invariants(all: &schema::DialectFile, d: &schema::DialectSpec) -> Vec<String> {
-    let mut invs = match d.extends.as_deref().and_then(|p| all.iter().find(|x| x.name == p)) {
-        Some(parent) if parent.name != d.name => resolved_invariants(all, parent),
-        _ => Vec::new(),
-    };
-    invs.retain(|i| !d.drop_invariants.iter().any(|x| x == i));
-    for i in d.invariants.iter() {
-        if i != "verified" && !invs.iter().any(|x| x == i) {
-            invs.push(i.to_string());
-        }
-    }
-    invs
 }
 
 /// `CamelCase` of a rule spelling; every non-alphanumeric character splits
@@ -322,7 +308,7 @@ fn gen_rules(
     out: &mut String,
     ops: &schema::OpcodeFile,
     types: &schema::TypeFile,
-    dialects: &schema::DialectFile,
+    dialects: &[dialect::Dialect],
     fixed: &schema::RuleFile,
 ) {
     let rules = rule_names(ops, types, dialects, fixed);
