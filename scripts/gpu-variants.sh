@@ -18,8 +18,8 @@
 #
 #   scripts/gpu-variants.sh [BASELINE_XIR_OPT]
 #
-# Stage here (needs spirv-as, spirv-dis, spirv-opt, spirv-val), then run the
-# printed command on the GPU machine (the device tool, carry [".gl", ".gpu"]).
+# Stage here (needs spirv-as, spirv-dis, spirv-opt, spirv-val), then run
+# `scripts/gpu-call.sh` on the GPU machine (the device tool, carry [".gl", ".gpu"]).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 for tool in spirv-as spirv-dis spirv-opt spirv-val python3; do
@@ -63,7 +63,6 @@ if [ -n "$baseline" ]; then
     $opt "$w" --opt-level 2 --emit spirv --no-cache -o "$stage/ours.spv"
     if cmp -s "$stage/ours.spv" "$stage/baseline/$n.spv"; then rm "$stage/baseline/$n.spv"; fi
   done
-  rm -f "$stage/ours.spv"
 fi
 for m in "$stage"/*/*.spv; do spirv-val --target-env vulkan1.2 "$m"; done
 rm -f "$stage"/*.spvasm "$stage"/*.wgsl "$stage"/*.spv
@@ -71,15 +70,4 @@ strip -o "$stage/gpu-runtime" target/debug/gpu-runtime
 tar -C .gpu -cf - variants | xz -9 -T1 > .gpu/variants.tar.xz
 rm -rf "$stage"
 du -sh .gpu/variants.tar.xz
-cat <<'RUN'
-On the device (carry [".gl", ".gpu"]), one call:
-  for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig
-  export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-  tar -C .gpu -xJf .gpu/variants.tar.xz; V=.gpu/variants
-  for round in 1 2; do for v in control aliased branch; do
-    $V/gpu-runtime --wgsl tests/wgsl --corpus tests/corpus --peer $V/$v --peer-abi ours --peer-label $v --only matmul > $OUT/matmul-$v-$round.md
-  done; done
-  $V/gpu-runtime --wgsl tests/wgsl --corpus tests/corpus --peer $V/o0opt --peer-abi ours --peer-label o0opt --only bytecode_vm > $OUT/bytecode_vm-o0opt.md
-With a baseline, also (one --only per file in $V/baseline):
-  $V/gpu-runtime --wgsl tests/wgsl --corpus tests/corpus --peer $V/baseline --peer-abi ours --peer-label baseline --only K ... > $OUT/baseline.md
-RUN
+echo "On the device: scripts/gpu-call.sh (carry [\".gl\", \".gpu\"]) runs these variants with the rest of what is staged."

@@ -110,7 +110,8 @@ impl std::error::Error for OracleError {}
 /// The validator capabilities: what the foreign runner binds when the device
 /// has it (it checks each `OpCapability` against the device it opened).
 /// Push constants (`IMMEDIATES`), binding arrays, float atomics and ray
-/// queries are left out: the runner refuses them.
+/// queries are left out: the runner refuses them (a push-constant block is
+/// refused before validation, with the runner's reason: `compile`).
 pub fn capabilities() -> Capabilities {
     Capabilities::FLOAT64
         | Capabilities::SHADER_INT64

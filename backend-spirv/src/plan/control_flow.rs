@@ -453,10 +453,11 @@ pub fn plan_control_flow(
     Ok(FunctionPlan { blocks, schedule, entry_of, tail_of, edge, phis, forwards, preds, cas })
 }
 
-/// Reverse post-order. Successors are visited last to first, so that in
-/// the order they come out first to first: a selection's `then` before its
-/// `else`, a switch's cases in the order written (the order of the source
-/// and of naga's modules, which drivers may lay out as given).
+/// Reverse post-order. Successors are visited last to first, so that the
+/// order keeps them first to first: a selection's `then` before its `else`,
+/// a switch's cases in the order written, a loop's body before its merge
+/// (the order of the source and of naga's modules, which drivers may lay
+/// out as given).
 fn rpo(blocks: &[PhysBlock], entry: PhysId) -> Vec<PhysId> {
     let mut post = Vec::new();
     let mut seen = vec![false; blocks.len()];
