@@ -4,7 +4,9 @@
 //! **Bindings.** Every storage and uniform global is a parameter of every
 //! kernel, in (group, binding) order, named by the shader's variable: a
 //! storage buffer is a `buffer<T>` (`array<T>`, a struct wrapping one
-//! runtime array, `array<T, N>`, or a single `T` as a one-element buffer);
+//! runtime array, `array<T, N>`, or a single `T` as a one-element buffer;
+//! a struct with members beside its runtime array a buffer per member,
+//! `NAME.member`);
 //! a uniform buffer is a value parameter. Workgroup variables are shared
 //! variables, private ones locals of the kernel; a helper function that
 //! uses globals receives them as extra trailing parameters (resources,
@@ -61,17 +63,17 @@ fn unsupported<T>(span: naga::Span, message: impl Into<String>) -> R<T> {
 }
 
 /// How a global reaches a function.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 enum GlobalKind {
-    /// A storage buffer: `buffer<T>`; `wrapped` when the WGSL type is a
-    /// struct whose single member is the runtime array; `fixed` holds the
-    /// length of an `array<T, N>`; `single` a non-array `T`.
-    Buffer {
-        elem: TypeId,
-        wrapped: bool,
-        fixed: Option<u32>,
-        single: bool,
-    },
+    /// A storage buffer: one `buffer<T>`.
+    Buffer(BufferKind),
+    /// A storage buffer whose struct has members beside its trailing
+    /// runtime array (`struct Matrix { size: vec2f, numbers: array<f32> }`):
+    /// XIR buffers hold one element type, so each member is a buffer of its
+    /// own, a parameter named `NAME.member` (a member that is not an array
+    /// is a one-element buffer). The foreign runner takes such a block member
+    /// by member under the same keys, so inputs are shared with naga's module.
+    Members(Vec<(String, BufferKind)>),
     /// A uniform buffer, a value parameter; `wrapped` when it is GLSL's
     /// block without an instance name, whose one member is the value.
     Uniform {
@@ -82,6 +84,18 @@ enum GlobalKind {
     Private(TypeId),
     /// A 2D or 3D RGBA32 storage texture: `texture2d<T>` / `texture3d<T>`.
     Texture(TypeId),
+}
+
+/// How one `buffer<T>` holds a storage variable (or one member of it).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+struct BufferKind {
+    elem: TypeId,
+    /// The WGSL type is a struct whose single member is the runtime array.
+    wrapped: bool,
+    /// The length of an `array<T, N>`.
+    fixed: Option<u32>,
+    /// A non-array `T`, held as a one-element buffer.
+    single: bool,
 }
 
 pub struct Lowering<'a, 'n> {
@@ -282,36 +296,35 @@ impl<'a, 'n> Lowering<'a, 'n> {
 
     fn buffer_kind(&mut self, inner: &TypeInner, span: naga::Span) -> R<GlobalKind> {
         let types = &self.module.types;
-        let (inner, wrapped) = match inner {
-            TypeInner::Struct { members, .. }
-                if members.len() == 1
-                    && matches!(types[members[0].ty].inner, TypeInner::Array { size: ArraySize::Dynamic, .. }) =>
-            {
-                (&types[members[0].ty].inner, true)
+        let is_runtime_array =
+            |ty: Handle<naga::Type>| matches!(types[ty].inner, TypeInner::Array { size: ArraySize::Dynamic, .. });
+        match inner {
+            TypeInner::Struct { members, .. } if members.len() == 1 && is_runtime_array(members[0].ty) => {
+                let kind = self.array_buffer(&types[members[0].ty].inner, span)?;
+                Ok(GlobalKind::Buffer(BufferKind { wrapped: true, ..kind }))
             }
-            TypeInner::Struct { members, .. }
-                if members
-                    .iter()
-                    .any(|m| matches!(types[m.ty].inner, TypeInner::Array { size: ArraySize::Dynamic, .. })) =>
-            {
-                return unsupported(
-                    span,
-                    "a storage buffer whose struct has members beside its runtime array: XIR buffers hold one element type",
-                );
+            // WGSL and GLSL allow a runtime array only as the last member.
+            TypeInner::Struct { members, .. } if members.last().is_some_and(|m| is_runtime_array(m.ty)) => {
+                let mut out = Vec::with_capacity(members.len());
+                for (k, m) in members.iter().enumerate() {
+                    let name = m.name.clone().unwrap_or_else(|| k.to_string());
+                    out.push((name, self.array_buffer(&types[m.ty].inner, span)?));
+                }
+                Ok(GlobalKind::Members(out))
             }
-            other => (other, false),
+            other => Ok(GlobalKind::Buffer(self.array_buffer(other, span)?)),
+        }
+    }
+
+    /// The buffer holding a value of type `inner`: its elements when it is
+    /// an array, else the value as the one element.
+    fn array_buffer(&mut self, inner: &TypeInner, span: naga::Span) -> R<BufferKind> {
+        let (elem, fixed, single) = match *inner {
+            TypeInner::Array { base, size: ArraySize::Dynamic, .. } => (self.ty(base)?, None, false),
+            TypeInner::Array { base, size: ArraySize::Constant(n), .. } => (self.ty(base)?, Some(n.get()), false),
+            ref other => (self.inner(other, span)?, None, true),
         };
-        Ok(match *inner {
-            TypeInner::Array { base, size: ArraySize::Dynamic, .. } => {
-                GlobalKind::Buffer { elem: self.ty(base)?, wrapped, fixed: None, single: false }
-            }
-            TypeInner::Array { base, size: ArraySize::Constant(n), .. } => {
-                GlobalKind::Buffer { elem: self.ty(base)?, wrapped, fixed: Some(n.get()), single: false }
-            }
-            ref other => {
-                GlobalKind::Buffer { elem: self.inner(other, span)?, wrapped: false, fixed: None, single: true }
-            }
-        })
+        Ok(BufferKind { elem, wrapped: false, fixed, single })
     }
 
     /// `name`, or `name_N` when a function already has it (naga's GLSL
@@ -341,7 +354,13 @@ impl<'a, 'n> Lowering<'a, 'n> {
             .globals
             .iter()
             .filter(|(_, k)| {
-                matches!(k, GlobalKind::Buffer { .. } | GlobalKind::Uniform { .. } | GlobalKind::Texture(_))
+                matches!(
+                    k,
+                    GlobalKind::Buffer(_)
+                        | GlobalKind::Members(_)
+                        | GlobalKind::Uniform { .. }
+                        | GlobalKind::Texture(_)
+                )
             })
             .map(|(h, _)| *h)
             .collect();
@@ -437,40 +456,45 @@ impl<'a, 'n> Lowering<'a, 'n> {
         // Globals: kernels see every binding and the workgroup / private
         // variables they use; helpers get what they use as parameters.
         let mut globals = FxHashMap::default();
-        match src {
-            FnSource::Entry(_) => {
-                for g in self.binding_globals() {
-                    let (t, k) = match self.globals[&g] {
-                        GlobalKind::Buffer { elem, .. } => (self.ast.types.buffer(elem), ArgKind::Resource),
-                        GlobalKind::Uniform { ty: t, .. } => (t, ArgKind::Value),
-                        GlobalKind::Texture(t) => (t, ArgKind::Resource),
-                        _ => unreachable!("binding_globals yields bindings"),
-                    };
-                    let v = af.add_param(self.global_name(g), t, k);
-                    globals.insert(g, v);
-                }
-                for g in used_globals(self.module, info) {
-                    let (ty, kind) = match self.globals[&g] {
-                        GlobalKind::Workgroup(t) => (t, VarKind::Shared),
-                        GlobalKind::Private(t) => (t, VarKind::Local),
-                        _ => continue,
-                    };
+        let mut members = FxHashMap::default();
+        let params = match src {
+            FnSource::Entry(_) => self.binding_globals(),
+            FnSource::Helper(h) => self.uses[&h].clone(),
+        };
+        for g in params {
+            let (t, k) = match self.globals[&g] {
+                GlobalKind::Buffer(b) => (self.ast.types.buffer(b.elem), ArgKind::Resource),
+                GlobalKind::Members(ref ms) => {
+                    let ms = ms.clone();
                     let name = self.global_name(g);
-                    let span = self.span(self.module.global_variables.get_span(g));
-                    globals.insert(g, af.add_var(Variable { name, ty, kind, span }));
+                    let vars = ms
+                        .iter()
+                        .map(|(m, b)| {
+                            let t = self.ast.types.buffer(b.elem);
+                            af.add_param(format!("{name}.{m}"), t, ArgKind::Resource)
+                        })
+                        .collect();
+                    members.insert(g, vars);
+                    continue;
                 }
-            }
-            FnSource::Helper(h) => {
-                for &g in &self.uses[&h] {
-                    let (t, k) = match self.globals[&g] {
-                        GlobalKind::Buffer { elem, .. } => (self.ast.types.buffer(elem), ArgKind::Resource),
-                        GlobalKind::Uniform { ty: t, .. } => (t, ArgKind::Value),
-                        GlobalKind::Workgroup(t) | GlobalKind::Private(t) => (t, ArgKind::Reference),
-                        GlobalKind::Texture(t) => (t, ArgKind::Resource),
-                    };
-                    let v = af.add_param(self.global_name(g), t, k);
-                    globals.insert(g, v);
-                }
+                GlobalKind::Uniform { ty: t, .. } => (t, ArgKind::Value),
+                GlobalKind::Texture(t) => (t, ArgKind::Resource),
+                // Only a helper gets these as parameters (a kernel's own are variables, below).
+                GlobalKind::Workgroup(t) | GlobalKind::Private(t) => (t, ArgKind::Reference),
+            };
+            let v = af.add_param(self.global_name(g), t, k);
+            globals.insert(g, v);
+        }
+        if let FnSource::Entry(_) = src {
+            for g in used_globals(self.module, info) {
+                let (ty, kind) = match self.globals[&g] {
+                    GlobalKind::Workgroup(t) => (t, VarKind::Shared),
+                    GlobalKind::Private(t) => (t, VarKind::Local),
+                    _ => continue,
+                };
+                let name = self.global_name(g);
+                let span = self.span(self.module.global_variables.get_span(g));
+                globals.insert(g, af.add_var(Variable { name, ty, kind, span }));
             }
         }
         let mut cx = FnCx {
@@ -480,6 +504,7 @@ impl<'a, 'n> Lowering<'a, 'n> {
             af,
             args,
             globals,
+            members,
             locals: FxHashMap::default(),
             exprs: FxHashMap::default(),
             pending: Vec::new(),
@@ -608,6 +633,8 @@ fn used_globals(module: &naga::Module, info: &naga::valid::FunctionInfo) -> Vec<
 enum Place<'a> {
     /// A storage buffer declared as a struct wrapping its runtime array.
     BufferWrapper { buffer: VarId },
+    /// A storage struct held as a buffer per member ([`GlobalKind::Members`]).
+    Members { global: Handle<naga::GlobalVariable> },
     /// A storage buffer's array, not yet indexed (`fixed`: its length when
     /// declared `array<T, N>`).
     BufferArray { buffer: VarId, fixed: Option<u32> },
@@ -634,6 +661,8 @@ struct FnCx<'l, 'a, 'n> {
     af: Function<'a>,
     args: Vec<Arg>,
     globals: FxHashMap<Handle<naga::GlobalVariable>, VarId>,
+    /// The buffer of each member of a [`GlobalKind::Members`] global.
+    members: FxHashMap<Handle<naga::GlobalVariable>, Vec<VarId>>,
     locals: FxHashMap<Handle<naga::LocalVariable>, VarId>,
     /// Translated expressions (trees, or a variable holding the value).
     exprs: FxHashMap<Handle<Expression>, ExprRef<'a>>,
@@ -966,7 +995,7 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
                         out.push(self.st(StmtKind::Expr(w), span));
                     }
                     Place::Value(_) | Place::ValueWrapper(_) => return unsupported(span, "a write to a uniform"),
-                    Place::BufferWrapper { .. } | Place::BufferArray { .. } => {
+                    Place::BufferWrapper { .. } | Place::BufferArray { .. } | Place::Members { .. } => {
                         return unsupported(span, "a write to a whole runtime-sized buffer")
                     }
                 }
@@ -1059,7 +1088,10 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
                     }
                 }
                 for g in self.lw.uses[function].clone() {
-                    args.push(self.var(self.globals[&g]));
+                    match self.members.get(&g) {
+                        Some(vars) => args.extend(vars.iter().map(|&v| self.var(v))),
+                        None => args.push(self.var(self.globals[&g])),
+                    }
                 }
                 self.flush(out)?;
                 let ret = self.lw.ast.function(callee).ret;
@@ -1128,13 +1160,13 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
                 Arg::Builtin(_) => unsupported(span, "a pointer to a built-in"),
             },
             Expression::GlobalVariable(g) => {
+                if let GlobalKind::Members(_) = self.lw.globals[&g] {
+                    return Ok(Place::Members { global: g });
+                }
                 let v = self.globals[&g];
                 match self.lw.globals[&g] {
-                    GlobalKind::Buffer { single: true, .. } => {
-                        Ok(Place::Buffer { buffer: v, index: self.lit_u32(0), path: Vec::new() })
-                    }
-                    GlobalKind::Buffer { wrapped: true, .. } => Ok(Place::BufferWrapper { buffer: v }),
-                    GlobalKind::Buffer { fixed, .. } => Ok(Place::BufferArray { buffer: v, fixed }),
+                    GlobalKind::Buffer(b) => Ok(self.buffer_place(v, b)),
+                    GlobalKind::Members(_) => unreachable!("handled above"),
                     GlobalKind::Uniform { wrapped: true, .. } => Ok(Place::ValueWrapper(self.var(v))),
                     GlobalKind::Uniform { .. } => Ok(Place::Value(self.var(v))),
                     GlobalKind::Workgroup(_) | GlobalKind::Private(_) => Ok(Place::Storage(self.var(v))),
@@ -1147,9 +1179,25 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
         }
     }
 
+    /// Where a buffer of `kind` points before any index.
+    fn buffer_place(&self, buffer: VarId, kind: BufferKind) -> Place<'a> {
+        match kind {
+            BufferKind { single: true, .. } => Place::Buffer { buffer, index: self.lit_u32(0), path: Vec::new() },
+            BufferKind { wrapped: true, .. } => Place::BufferWrapper { buffer },
+            BufferKind { fixed, .. } => Place::BufferArray { buffer, fixed },
+        }
+    }
+
     fn place_step(&mut self, h: Handle<Expression>, base: Handle<Expression>, step: Step) -> R<Place<'a>> {
         let span = self.espan(h);
         Ok(match self.place(base)? {
+            Place::Members { global } => {
+                let (Step::Const(k), GlobalKind::Members(kinds)) = (step, &self.lw.globals[&global]) else {
+                    unreachable!("naga indexes a struct by constant members")
+                };
+                let kind = kinds[k as usize].1;
+                self.buffer_place(self.members[&global][k as usize], kind)
+            }
             Place::ValueWrapper(v) => match step {
                 Step::Const(0) => Place::Value(v),
                 _ => return unsupported(span, "a member of a uniform block other than its one member"),
@@ -1295,7 +1343,7 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
                     format!("a load of a whole {n}-element storage array (at most {MAX_WHOLE_ARRAY})"),
                 )
             }
-            Place::BufferWrapper { .. } | Place::BufferArray { .. } => {
+            Place::BufferWrapper { .. } | Place::BufferArray { .. } | Place::Members { .. } => {
                 return unsupported(span, "a load of a whole runtime-sized buffer")
             }
             Place::Buffer { buffer, index, path } => {
@@ -1489,23 +1537,12 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
             | Expression::WorkGroupUniformLoadResult { .. } => {
                 return unsupported(span, "a call or atomic result used before its statement")
             }
-            Expression::ArrayLength(p) => {
-                let buffer = match self.f.expressions[p] {
-                    Expression::GlobalVariable(g) => Some(g),
-                    Expression::AccessIndex { base, .. } => match self.f.expressions[base] {
-                        Expression::GlobalVariable(g) => Some(g),
-                        _ => None,
-                    },
-                    _ => None,
-                };
-                match buffer.map(|g| (self.lw.globals[&g], g)) {
-                    Some((GlobalKind::Buffer { fixed: None, single: false, .. }, g)) => {
-                        let v = self.globals[&g];
-                        self.builtin(Opcode::BufferSize, TypeTable::U32, vec![self.var(v)], span)
-                    }
-                    _ => return unsupported(span, "arrayLength of something other than a storage buffer's array"),
+            Expression::ArrayLength(p) => match self.place(p)? {
+                Place::BufferArray { buffer, fixed: None } => {
+                    self.builtin(Opcode::BufferSize, TypeTable::U32, vec![self.var(buffer)], span)
                 }
-            }
+                _ => return unsupported(span, "arrayLength of something other than a storage buffer's array"),
+            },
             Expression::ImageLoad { image, coordinate, array_index: None, sample: None, level: None } => {
                 let img = self.expr(image)?;
                 let c = self.expr(coordinate)?;

@@ -66,3 +66,27 @@ kernel void main(buffer<struct<align 8>{vec<f32, 2>, u32}> cells, buffer<vec<u32
 ";
     assert_eq!(ast("tests/kernels/shared_element_fields.wgsl"), want);
 }
+
+/// A storage struct with members beside its runtime array is a buffer per
+/// member, named `NAME.member`: a member that is not an array is a
+/// one-element buffer reached at index 0 (atomics too), `arrayLength` of the
+/// array member is its buffer's size, and a helper that uses the struct
+/// gets each member as a parameter of its own.
+#[test]
+fn a_storage_struct_with_a_header_is_a_buffer_per_member() {
+    let want = "\
+void count(u32 v, buffer<u32> hist.total, buffer<u32> hist.largest, buffer<u32> hist.bins) {
+    let u32 bin = v * buffer.size(hist.bins) / 32u32;
+    let u32 _t1 = atomic.fetch_add(hist.bins, 1u32, min(bin, buffer.size(hist.bins) - 1u32));
+    let u32 _t2 = atomic.fetch_max(hist.largest, v, 0u32);
+}
+
+kernel void main(buffer<u32> values, buffer<u32> hist.total, buffer<u32> hist.largest, buffer<u32> hist.bins) block_size(64, 1, 1) whole_blocks noalias {
+    if ($dispatch_id.x < buffer.size(values)) {
+        count(buffer.read(values, min($dispatch_id.x, buffer.size(values) - 1u32)), hist.total, hist.largest, hist.bins);
+        let u32 _t1 = atomic.fetch_add(hist.total, 1u32, 0u32);
+    }
+}
+";
+    assert_eq!(ast("tests/kernels/header_atomics.wgsl"), want);
+}

@@ -41,6 +41,7 @@
 //! our own kernels (`limits.rs`).
 
 mod codec;
+mod members;
 
 use ash::vk;
 use rspirv::spirv::Capability;
@@ -86,6 +87,8 @@ pub fn run_foreign_on(
         ));
     }
     check_device_support(device, words)?;
+    let (inputs, joined) = members::join(&r, inputs)?;
+    let inputs = &*inputs;
     check_input_keys(&r, inputs)?;
     let threads = dispatch.or(inputs.dispatch).unwrap_or(r.workgroup_size);
     let groups = group_counts(threads, r.workgroup_size)?;
@@ -122,6 +125,7 @@ pub fn run_foreign_on(
             outputs.buffers.insert(v.name.clone(), back);
         }
     }
+    members::split(&mut outputs, &joined)?;
     Ok((outputs, timing))
 }
 
@@ -140,15 +144,10 @@ fn encode(device: &Device, codec: &codec::Codec, v: &Variable, json: &Json) -> R
     let bad = |e: String| RunError::Abi(format!("`{}` ({}): {e}", v.name, v.kind.descriptor_name()));
     let (ty, resource, range, runtime_len) = match &v.kind {
         VariableKind::StorageBuffer(layout) | VariableKind::UniformBuffer(layout) => {
+            let single;
             let json = if is_single_value_buffer(&v.kind) {
-                match json.as_array().map(Vec::as_slice) {
-                    Some([one]) => one,
-                    _ => {
-                        return Err(bad(
-                            "a storage buffer of one value takes a one-element list, as an XIR buffer".into()
-                        ))
-                    }
-                }
+                single = members::single_element(&v.name, json.clone())?;
+                &single
             } else {
                 json
             };

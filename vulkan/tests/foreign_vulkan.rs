@@ -344,3 +344,39 @@ fn subgroup_operations_run_when_the_device_has_them() {
         }
     }
 }
+
+const HEADER: &str = "
+struct Counted { count: u32, scale: vec2<f32>, items: array<f32> }
+@group(0) @binding(0) var<storage, read_write> c: Counted;
+@compute @workgroup_size(4)
+fn main(@builtin(global_invocation_id) id: vec3<u32>) {
+    c.items[id.x] = c.items[id.x] * c.scale.x + c.scale.y;
+    if (id.x == 0u) { c.count = arrayLength(&c.items); }
+}";
+
+/// A block of several members is taken whole (`[member, ...]`) or member
+/// by member under the front end's keys (`c.count`, ...: a member that is
+/// not an array a one-element list), and comes back in the form given.
+#[test]
+fn a_block_is_taken_whole_or_member_by_member() {
+    let Some(device) = common::vulkan_device() else { return };
+    let words = wgsl(HEADER);
+    let whole = inputs(Some([4, 1, 1]), json!({"c": [7, [2, 1], [1, 2, 3, 4]]}));
+    assert_eq!(buffers(&run(&device, &words, &whole)), json!({"c": [4, [2.0, 1.0], [3.0, 5.0, 7.0, 9.0]]}));
+    let split = json!({"c.count": [7], "c.scale": {"fill": [2, 1], "len": 1}, "c.items": [1, 2, 3, 4]});
+    assert_eq!(
+        buffers(&run(&device, &words, &inputs(Some([4, 1, 1]), split))),
+        json!({"c.count": [4], "c.scale": [[2.0, 1.0]], "c.items": [3.0, 5.0, 7.0, 9.0]})
+    );
+    let missing = inputs(Some([4, 1, 1]), json!({"c.count": [7], "c.items": [1, 2, 3, 4]}));
+    assert_eq!(
+        refusal(&device, &words, &missing).to_string(),
+        "ABI mismatch: no input for `c.scale`: `c` is given member by member, and every member must be"
+    );
+    let long = inputs(Some([4, 1, 1]), json!({"c.count": [7, 8], "c.scale": [[2, 1]], "c.items": [1, 2, 3, 4]}));
+    assert_eq!(
+        refusal(&device, &words, &long).to_string(),
+        "ABI mismatch: `c.count`: a value that is not an array takes a one-element list, `[v]` or `{\"fill\": v, \
+         \"len\": 1}` (the front end holds it as a one-element buffer), not a list of 2"
+    );
+}

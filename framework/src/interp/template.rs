@@ -6,7 +6,11 @@
 //!
 //! The dispatch is one block of the kernel and every buffer holds one
 //! element per thread of it: the shape most kernels index by, and one the
-//! interpreter runs without an input error.
+//! interpreter runs without an input error. A buffer the kernel only ever
+//! reaches at constant indices (the front end's one-element buffer of
+//! `var<storage> n: atomic<u32>` or of a storage struct's header member)
+//! holds just the elements those indices reach, so that the template is
+//! also what naga's module of the same shader takes.
 
 use serde_json::{json, Map, Value as Json};
 
@@ -54,9 +58,15 @@ pub fn inputs_template(module: &Module, kernel: FuncId) -> InputsTemplate {
     let args = arg_names(f)
         .into_iter()
         .zip(&f.args)
-        .map(|(name, a)| {
+        .enumerate()
+        .map(|(k, (name, a))| {
             let value = match (a.kind, types.get(a.ty)) {
-                (ArgKind::Resource, Type::Buffer(elem)) => json!({"fill": zero(types, *elem), "len": threads}),
+                (ArgKind::Resource, Type::Buffer(elem)) => {
+                    let len = constant_extent(module, kernel, k as u32, 0)
+                        .filter(|&n| n <= MAX_CONSTANT_EXTENT)
+                        .unwrap_or(threads);
+                    json!({"fill": zero(types, *elem), "len": len})
+                }
                 (ArgKind::Resource, Type::ByteBuffer) => json!({"fill": 0, "len": 4 * threads}),
                 (ArgKind::Resource, Type::Texture { dim, elem }) => {
                     let size: Vec<u32> = block[..usize::from(*dim)].to_vec();
@@ -70,6 +80,46 @@ pub fn inputs_template(module: &Module, kernel: FuncId) -> InputsTemplate {
         })
         .collect();
     InputsTemplate { dispatch: block, args }
+}
+
+/// The longest buffer a template sizes by a constant index (a larger one
+/// gets the thread count instead, as any other buffer).
+const MAX_CONSTANT_EXTENT: u64 = 1 << 20;
+
+/// How deep [`constant_extent`] follows a buffer through calls.
+const MAX_CALL_DEPTH: u32 = 16;
+
+/// The elements buffer argument `arg` of `func` needs when every use of
+/// it, in callees too, is a read, write or atomic at a constant index: the
+/// largest index plus one. `None` when any use is not (a computed index,
+/// `buffer.size`, ...) or it has no use.
+fn constant_extent(module: &Module, func: FuncId, arg: u32, depth: u32) -> Option<u64> {
+    use xir_spec::Opcode::*;
+    let f = module.func(func);
+    let mut extent = None;
+    for u in f.uses(crate::ir::Value::Arg(arg)) {
+        let d = f.inst(u.user);
+        let index_operand = match d.opcode {
+            BufferRead | BufferVolatileRead | BufferWrite | BufferVolatileWrite | BufferWritePart if u.index == 0 => 1,
+            AtomicCompareExchange if u.index == 0 => 3,
+            AtomicExchange | AtomicFetchAdd | AtomicFetchSub | AtomicFetchAnd | AtomicFetchOr | AtomicFetchXor
+            | AtomicFetchMin | AtomicFetchMax
+                if u.index == 0 =>
+            {
+                2
+            }
+            Call if u.index > 0 && depth < MAX_CALL_DEPTH => {
+                let crate::ir::Value::Func(callee) = d.operands[0] else { return None };
+                let n = constant_extent(module, callee, u.index - 1, depth + 1)?;
+                extent = Some(extent.unwrap_or(0).max(n));
+                continue;
+            }
+            _ => return None,
+        };
+        let index = module.const_bits(*d.operands.get(index_operand)?)?;
+        extent = Some(extent.unwrap_or(0).max(index.checked_add(1)?));
+    }
+    extent
 }
 
 /// The zero of a data type in the element encoding: the undefined value's
@@ -93,6 +143,25 @@ mod tests {
         let m = crate::text::parse_module(src, "t.xir").expect("parses");
         let t = inputs_template(&m, FuncId::new(0));
         (m, t)
+    }
+
+    /// A buffer reached only at constant indices (through a callee too)
+    /// holds the elements they reach; any other use (a computed index,
+    /// `buffer.size`, none at all) gives one element per thread.
+    #[test]
+    fn a_buffer_reached_at_constant_indices_holds_just_those_elements() {
+        let src = "kernel @k(%n: buffer<u32>, %m: buffer<f32>, %d: buffer<u32>, %s: buffer<u32>, %u: buffer<u32>) \
+                   block_size(8, 1, 1) {\n^e:\n  %i = extract $dispatch_id, u32 0 : u32\n  \
+                   %o = atomic.fetch_add %n, u32 1, u32 0 : u32\n  buffer.write %n, u32 1, %o\n  \
+                   call @bump, %m\n  buffer.write %d, %i, %i\n  %z = buffer.size %s : u32\n  \
+                   buffer.write %s, u32 0, %z\n  return\n}\n\
+                   callable @bump(%b: buffer<f32>) -> void {\n^e:\n  %v = buffer.read %b, u32 3 : f32\n  \
+                   buffer.write %b, u32 2, %v\n  return\n}\n";
+        let (m, t) = template(src);
+        let lens: Vec<(&str, &Json)> = t.args.iter().map(|(n, v)| (n.as_str(), &v["len"])).collect();
+        assert_eq!(lens, [("n", &json!(2)), ("m", &json!(4)), ("d", &json!(8)), ("s", &json!(8)), ("u", &json!(8))]);
+        let inputs = Inputs::from_json(&t.to_text()).expect("an inputs file");
+        run_kernel(&m, FuncId::new(0), &inputs).expect("the interpreter takes it");
     }
 
     #[test]
