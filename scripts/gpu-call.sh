@@ -8,10 +8,11 @@
 #   scripts/gpu-subgroup-folds.sh
 # It runs, each bounded so the whole call ends inside the tool's 10 minutes
 # and writes what it has as it goes: the Vulkan test binaries at NVIDIA's
-# subgroup size ($OUT/gpu.log), then the variants of our own modules
-# (baseline, matmul control / aliased / branch, bytecode_vm through
-# spirv-opt) and the subgroup folds ($OUT/runs.md). The runtime tables
-# (scripts/gpu-runtime.sh) take a call each.
+# subgroup size ($OUT/gpu.log), then the variants (`matmul`: ours wrapped
+# in a branch and with --fast-math, naga Restrict fused and unfused; the
+# baseline build's modules when one was staged) and the subgroup folds
+# ($OUT/runs.md). The runtime tables (scripts/gpu-runtime.sh) take a call
+# each.
 for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json XIR_CORPUS_DIR=$PWD/tests/corpus
 nvidia-smi -L > $OUT/dev.txt
@@ -20,12 +21,17 @@ tar -C .gpu -xJf .gpu/bins.tar.xz && cp .gpu/bin/* target/debug/
 for t in .gpu/*; do [ -f "$t" ] && [ -x "$t" ] || continue; echo "== $t"; timeout 60 "$t" --test-threads 1 2>&1 | tail -25; done > $OUT/gpu.log
 tar -C .gpu -xJf .gpu/variants.tar.xz; tar -C .gpu -xJf .gpu/sg.tar.xz
 V=.gpu/variants; W="--wgsl tests/wgsl --corpus tests/corpus"
-O=""; for k in $V/baseline/*.spv; do O="$O --only $(basename $k .spv)"; done
-{ echo "## baseline (session-23 block order)"; timeout 200 $V/gpu-runtime $W --peer $V/baseline --peer-abi ours --peer-label 'session 23' $O
-for v in control aliased branch; do
-  echo "## matmul $v"; timeout 40 $V/gpu-runtime $W --peer $V/$v --peer-abi ours --peer-label $v --only matmul
+{ for v in branch fast; do
+  echo "## matmul ours $v"; timeout 40 $V/gpu-runtime $W --peer $V/ours/$v --peer-abi ours --peer-label $v --only matmul
 done
-echo "## bvm o0opt"; timeout 40 $V/gpu-runtime $W --peer $V/o0opt --peer-abi ours --peer-label o0opt --only bytecode_vm
-S=.gpu/sg; echo "## sg"; timeout 40 $S/gpu-runtime --wgsl $S/wgsl --corpus $S/corpus --peer $S/peer
-echo "## sg fast"; timeout 40 $S/gpu-runtime --wgsl $S/wgsl --corpus $S/corpus --peer $S/peer --fast-math
+for v in restrict unfused; do
+  echo "## matmul naga $v"; timeout 40 $V/gpu-runtime $W --peer $V/foreign/$v --peer-label "naga $v" --only matmul
+done
+if [ -d $V/baseline ]; then
+  O=""; for k in $V/baseline/*.spv; do O="$O --only $(basename $k .spv)"; done
+  echo "## baseline"; timeout 200 $V/gpu-runtime $W --peer $V/baseline --peer-abi ours --peer-label baseline $O
+fi
+# The exact f32 fold's loop is slow to tile up to the minimum time: more than 40 s each.
+S=.gpu/sg; echo "## sg"; timeout 120 $S/gpu-runtime --wgsl $S/wgsl --corpus $S/corpus --peer $S/peer
+echo "## sg fast"; timeout 120 $S/gpu-runtime --wgsl $S/wgsl --corpus $S/corpus --peer $S/peer --fast-math
 } > $OUT/runs.md 2>&1

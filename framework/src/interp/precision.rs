@@ -103,6 +103,16 @@ impl A {
 
 /// The ULP of `x` in format `sk` (the spacing of the binade holding `|x|`;
 /// the smallest normal binade's below it).
+/// The smallest normal magnitude of format `sk` (f64's for the others).
+fn min_normal(sk: Sk) -> f64 {
+    match sk {
+        Sk::F16 | Sk::E5M2 => 2f64.powi(-14),
+        Sk::F32 => 2f64.powi(-126),
+        Sk::E4M3 => 2f64.powi(-6),
+        _ => f64::MIN_POSITIVE,
+    }
+}
+
 pub(crate) fn ulp_of(sk: Sk, x: f64) -> f64 {
     let (mant, emin) = match sk {
         Sk::F16 => (10, -14),
@@ -142,8 +152,15 @@ impl Dev {
     /// A correctly rounded result: half an ULP of the device's value, or a
     /// whole one when the rounding mode is open (and then an exact zero
     /// still carries the smallest ULP, so either sign of zero is accepted).
+    /// Without float controls nothing asks to preserve denormals either
+    /// (`DenormPreserve`), and Vulkan lets the device flush a denormal
+    /// result to zero: a result that may be denormal may be zero.
     fn round(self, v: f64, prop: f64) -> A {
-        A::new(v, prop + self.rounding_ulps() * ulp_of(self.sk, v.abs() + prop))
+        let e = prop + self.rounding_ulps() * ulp_of(self.sk, v.abs() + prop);
+        if self.any_rounding && v.abs() - e < min_normal(self.sk) {
+            return A::new(v, e.max(v.abs()));
+        }
+        A::new(v, e)
     }
     /// How far one rounding may move a result, in ULPs.
     fn rounding_ulps(self) -> f64 {
@@ -1069,6 +1086,30 @@ mod tests {
         // One more ULP is outside.
         let below = f32::from_bits(1.0f32.to_bits() - 1) as f64;
         assert!(fast.compare_bounded(&device_out(&[below]), same_value).mismatch.is_some());
+    }
+
+    #[test]
+    fn without_float_controls_a_denormal_result_may_be_flushed_to_zero() {
+        // 2^-100 * 2^-30 = 2^-130, a denormal f32: exact under the float
+        // controls (`DenormPreserve`), zero allowed without them; a normal
+        // result keeps its one-ULP bound.
+        let src = kernel(
+            "f32",
+            "  %a = mul %x, f32 0x30800000 : f32
+  %b = mul %x, f32 2.0 : f32
+  buffer.write %out, u32 0, %a
+  buffer.write %out, u32 1, %b
+",
+        );
+        let args = json!({"x": 2f64.powi(-100), "out": {"fill": 0, "len": 2}});
+        let tiny = 2f64.powi(-130);
+        let exact = run(&src, args.clone()).unwrap();
+        assert_eq!(exact.buffers["out"], json!([tiny, 2f64.powi(-99)]));
+        assert!(exact.compare_bounded(&device_out(&[0.0, 2f64.powi(-99)]), same_value).mismatch.is_some());
+        let fast = run_fast(&src, args).unwrap();
+        let c = fast.compare_bounded(&device_out(&[0.0, 2f64.powi(-99)]), same_value);
+        assert_eq!((c.mismatch, c.within), (None, 1), "flushed to zero");
+        assert!(fast.compare_bounded(&device_out(&[tiny, 0.0]), same_value).mismatch.is_some(), "a normal one is not");
     }
 
     #[test]
