@@ -9,7 +9,7 @@
 # It runs, each bounded so the whole call ends inside the tool's 10 minutes
 # and writes what it has as it goes: the Vulkan test binaries at NVIDIA's
 # subgroup size ($OUT/gpu.log), then the variants (`matmul`: ours wrapped
-# in a branch and with --fast-math, naga Restrict fused and unfused; the
+# in a branch, with --fast-math and with select chains, naga Restrict fused and unfused; the
 # baseline build's modules when one was staged) and the subgroup folds
 # ($OUT/runs.md). The runtime tables (scripts/gpu-runtime.sh) take a call
 # each.
@@ -21,7 +21,7 @@ tar -C .gpu -xJf .gpu/bins.tar.xz && cp .gpu/bin/* target/debug/
 for t in .gpu/*; do [ -f "$t" ] && [ -x "$t" ] || continue; echo "== $t"; timeout 60 "$t" --test-threads 1 2>&1 | tail -25; done > $OUT/gpu.log
 tar -C .gpu -xJf .gpu/variants.tar.xz; tar -C .gpu -xJf .gpu/sg.tar.xz
 V=.gpu/variants; W="--wgsl tests/wgsl --corpus tests/corpus"
-{ for v in branch fast; do
+{ for v in branch fast selects; do
   echo "## matmul ours $v"; timeout 40 $V/gpu-runtime $W --peer $V/ours/$v --peer-abi ours --peer-label $v --only matmul
 done
 for v in restrict unfused; do

@@ -2,15 +2,20 @@
 # Variants for `gpu-runtime`: each guess about why a kernel is slower on
 # the GPU (BENCHMARKS.md, "GPU runtime") becomes one module that differs
 # from a measured one in that one respect, timed beside ours in the same
-# submission order. Session 25's H100 run answered the earlier questions
+# submission order. Session 25's H100 runs answered the earlier questions
 # (block order: no effect; `matmul`: `Aliased` no effect, a branch around
-# the body 1.29x faster); what is staged now asks why `matmul`'s unwrapped
-# body is slow where naga Restrict's unwrapped module is not:
+# the body 1.27x faster, fusing ours no faster, unfusing naga's 2.3x
+# slower: BENCHMARKS.md "Run 5"). Staged:
 #
 #   ours/branch/matmul      our -O2 module of the body inside `if i <
 #                           arrayLength(&dots)` (the fast shape, again)
 #   ours/fast/matmul        our -O2 module with --fast-math (`Fma`, no
 #                           `NoContraction`: naga fuses `col * v + col`)
+#   ours/selects/matmul     our -O2 module of the source with the two
+#                           dynamic indices into locals (`mvar[i]`,
+#                           `pvar[i]`) written as select chains: the guess
+#                           that the driver's choice between registers and
+#                           local memory for them is the cliff
 #   foreign/restrict/matmul naga (Restrict) + spirv-opt -O (the control)
 #   foreign/unfused/matmul  the same with its `Fma` split into `OpFMul` +
 #                           `OpFAdd`, both `NoContraction`, as ours
@@ -29,7 +34,7 @@ for tool in naga spirv-as spirv-dis spirv-opt spirv-val python3; do
 done
 cargo build --workspace --bins
 stage=.gpu/variants
-rm -rf "$stage" && mkdir -p "$stage"/ours/{branch,fast} "$stage"/foreign/{restrict,unfused}
+rm -rf "$stage" && mkdir -p "$stage"/ours/{branch,fast,selects} "$stage"/foreign/{restrict,unfused}
 opt=target/debug/xir-opt
 python3 - "$stage" <<'PY'
 import sys
@@ -40,9 +45,16 @@ head, body = src.split("    let i = gid.x;\n", 1)
 body = body.rsplit("}", 1)[0].rstrip("\n")
 inner = "".join(("    " + l if l.strip() else "") + "\n" for l in body.split("\n"))
 open(f"{stage}/matmul.branch.wgsl", "w").write(head + "    let i = gid.x;\n    if i < arrayLength(&dots) {\n" + inner + "    }\n}\n")
+# The dynamic indices into locals as select chains (the index clamped as Restrict clamps it).
+pick = lambda v: f"select(select(select({v}[0], {v}[1], j == 1u), {v}[2], j == 2u), {v}[3], j == 3u)"
+sel = src.replace("    let col = mvar[i];\n", "    let j = min(i, 3u);\n    let col = " + pick("mvar") + ";\n")
+sel = sel.replace("    mv[i] = pvar[i];\n", "    mv[i] = " + pick("pvar") + ";\n")
+assert sel.count("select(select(") == 2, "matmul.wgsl changed: update the select variant"
+open(f"{stage}/matmul.selects.wgsl", "w").write(sel)
 PY
 $opt "$stage/matmul.branch.wgsl" --opt-level 2 --emit spirv -o "$stage/ours/branch/matmul.spv" --no-cache
 $opt tests/wgsl/matmul.wgsl --opt-level 2 --fast-math --emit spirv -o "$stage/ours/fast/matmul.spv" --no-cache
+$opt "$stage/matmul.selects.wgsl" --opt-level 2 --emit spirv -o "$stage/ours/selects/matmul.spv" --no-cache
 naga --index-bounds-check-policy Restrict tests/wgsl/matmul.wgsl "$stage/naga.spv" >/dev/null
 spirv-opt -O "$stage/naga.spv" -o "$stage/foreign/restrict/matmul.spv"
 spirv-dis "$stage/foreign/restrict/matmul.spv" -o "$stage/restrict.spvasm"
