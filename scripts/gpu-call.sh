@@ -9,7 +9,8 @@
 # It runs, each bounded so the whole call ends inside the tool's 10 minutes
 # and writes what it has as it goes: the Vulkan test binaries at NVIDIA's
 # subgroup size ($OUT/gpu.log), then the variants (`matmul`: ours wrapped
-# in a branch, with --fast-math and with select chains, naga Restrict fused and unfused; the
+# in a branch, with --fast-math and with select chains, naga Restrict fused and unfused;
+# `bytecode_vm` with its loop's exit test split from the header; the
 # baseline build's modules when one was staged) and the subgroup folds
 # ($OUT/runs.md). The runtime tables (scripts/gpu-runtime.sh) take a call
 # each.
@@ -24,6 +25,7 @@ V=.gpu/variants; W="--wgsl tests/wgsl --corpus tests/corpus"
 { for v in branch fast selects; do
   echo "## matmul ours $v"; timeout 40 $V/gpu-runtime $W --peer $V/ours/$v --peer-abi ours --peer-label $v --only matmul
 done
+echo "## bytecode_vm ours split"; timeout 40 $V/gpu-runtime $W --peer $V/ours/split --peer-abi ours --peer-label split --only bytecode_vm
 for v in restrict unfused; do
   echo "## matmul naga $v"; timeout 40 $V/gpu-runtime $W --peer $V/foreign/$v --peer-label "naga $v" --only matmul
 done
@@ -31,7 +33,7 @@ if [ -d $V/baseline ]; then
   O=""; for k in $V/baseline/*.spv; do O="$O --only $(basename $k .spv)"; done
   echo "## baseline"; timeout 200 $V/gpu-runtime $W --peer $V/baseline --peer-abi ours --peer-label baseline $O
 fi
-# The exact f32 fold's loop is slow to tile up to the minimum time: more than 40 s each.
-S=.gpu/sg; echo "## sg"; timeout 120 $S/gpu-runtime --wgsl $S/wgsl --corpus $S/corpus --peer $S/peer
-echo "## sg fast"; timeout 120 $S/gpu-runtime --wgsl $S/wgsl --corpus $S/corpus --peer $S/peer --fast-math
+# The exact f32 fold's loop is slow to tile up to the minimum time: more than 40 s each (100 keeps the call under 10 minutes).
+S=.gpu/sg; echo "## sg"; timeout 100 $S/gpu-runtime --wgsl $S/wgsl --corpus $S/corpus --peer $S/peer
+echo "## sg fast"; timeout 100 $S/gpu-runtime --wgsl $S/wgsl --corpus $S/corpus --peer $S/peer --fast-math
 } > $OUT/runs.md 2>&1
