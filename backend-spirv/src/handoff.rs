@@ -250,6 +250,14 @@ pub(crate) fn kernel_diagnostics(m: &Module, kernel: FuncId) -> Vec<Diagnostic> 
                     if let Value::Reg(r) = v {
                         cx.check_register(i, r);
                     }
+                    if let Some(n) = v.as_const().and_then(|c| crate::emit::constants::oversized(m, c)) {
+                        let max = crate::emit::constants::MAX_COMPOSITE_MEMBERS;
+                        let msg = format!(
+                            "a constant of {n} members that are not all zero: an OpConstantComposite holds at most \
+                             {max} (its word count is 16 bits)"
+                        );
+                        cx.err(i, "constant", msg);
+                    }
                 }
                 cx.check_semantics(i);
             }

@@ -3,13 +3,21 @@
 //! floats are emitted from their stored bit pattern (NaN payloads, -0.0,
 //! f16 included; never through a host `double`), and narrow signed integers
 //! are sign-extended into their one word as SPIR-V requires. Composite
-//! constants become `OpConstantComposite` of their members.
+//! constants become `OpConstantComposite` of their members. An
+//! instruction's word count is 16 bits, so one of more than
+//! [`MAX_COMPOSITE_MEMBERS`] members is `OpConstantNull` when it is all
+//! zero (a zeroed workgroup array of a million elements) and is refused
+//! otherwise.
 
 use rspirv::dr::{Instruction, Operand};
 use rspirv::spirv::{Op, Word};
 use xir::{Const, ConstValue};
 
-use super::{EResult, Emitter, ScalarKind, Shape};
+use super::{err, EResult, Emitter, ScalarKind, Shape};
+
+/// The most members an `OpConstantComposite` holds: 65,535 words less the
+/// opcode word, the result type and the result id.
+pub const MAX_COMPOSITE_MEMBERS: usize = 0xffff - 3;
 
 impl Emitter<'_> {
     /// A scalar constant of shape `s.scalar` with raw `bits` (low bits significant).
@@ -95,6 +103,24 @@ impl Emitter<'_> {
                 let s = self.shape(data.ty)?;
                 self.scalar_const(s.scalar, *bits)
             }
+            ConstValue::Composite(members) if members.len() > MAX_COMPOSITE_MEMBERS && is_zero(m, c) => {
+                let ty = self.ty(data.ty)?;
+                let id = self.b.id();
+                self.b.module_mut().types_global_values.push(Instruction::new(
+                    Op::ConstantNull,
+                    Some(ty),
+                    Some(id),
+                    vec![],
+                ));
+                id
+            }
+            ConstValue::Composite(members) if members.len() > MAX_COMPOSITE_MEMBERS => {
+                return err(format!(
+                    "a constant of {} members: an OpConstantComposite holds at most {MAX_COMPOSITE_MEMBERS} (its \
+                     word count is 16 bits)",
+                    members.len()
+                ))
+            }
             ConstValue::Composite(members) => {
                 let ty = self.ty(data.ty)?;
                 let mut ws = Vec::new();
@@ -106,5 +132,26 @@ impl Emitter<'_> {
         };
         self.composites.insert(c, w);
         Ok(w)
+    }
+}
+
+/// Every scalar leaf of `c` is zero bits (+0.0 for floats, false for bools).
+fn is_zero(m: &xir::Module, c: Const) -> bool {
+    match &m.consts.get(c).value {
+        ConstValue::Scalar(bits) => *bits == 0,
+        ConstValue::Composite(members) => members.iter().all(|&mc| is_zero(m, mc)),
+    }
+}
+
+/// The member count of the first composite in `c` (itself or a member, at
+/// any depth) too large for one `OpConstantComposite` and not all zero:
+/// what the handoff refuses.
+pub(crate) fn oversized(m: &xir::Module, c: Const) -> Option<usize> {
+    match &m.consts.get(c).value {
+        ConstValue::Scalar(_) => None,
+        ConstValue::Composite(members) if members.len() > MAX_COMPOSITE_MEMBERS => {
+            (!is_zero(m, c)).then_some(members.len())
+        }
+        ConstValue::Composite(members) => members.iter().find_map(|&mc| oversized(m, mc)),
     }
 }

@@ -23,7 +23,7 @@ mod atomics;
 mod bindless;
 pub(crate) mod bytes;
 mod constant_ubo;
-mod constants;
+pub(crate) mod constants;
 mod debug;
 mod fp8;
 mod function;

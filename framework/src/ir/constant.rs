@@ -20,10 +20,29 @@ pub struct ConstData {
     pub value: ConstValue,
 }
 
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Debug, Default)]
 pub struct ConstTable {
     data: Vec<ConstData>,
     map: FxHashMap<ConstData, Const>,
+    /// How many constants, from the first, the verifier has found well
+    /// formed. The table only grows and a constant never changes (nor do
+    /// the types it names), so a verdict stays true: each verification
+    /// checks only the constants added since (a composite of a million
+    /// members is checked once, not at every pass's verification).
+    verified: std::sync::atomic::AtomicUsize,
+}
+
+impl Clone for ConstTable {
+    fn clone(&self) -> Self {
+        ConstTable { data: self.data.clone(), map: self.map.clone(), verified: self.verified_len().into() }
+    }
+}
+
+/// Tables are equal when their constants are (the verifier's progress aside).
+impl PartialEq for ConstTable {
+    fn eq(&self, other: &Self) -> bool {
+        self.data == other.data
+    }
 }
 
 impl ConstTable {
@@ -63,5 +82,13 @@ impl ConstTable {
     }
     pub fn iter(&self) -> impl Iterator<Item = (Const, &ConstData)> {
         self.data.iter().enumerate().map(|(i, d)| (Const::new(i), d))
+    }
+    /// How many constants, from the first, are known well formed.
+    pub(crate) fn verified_len(&self) -> usize {
+        self.verified.load(std::sync::atomic::Ordering::Relaxed)
+    }
+    /// The first `n` constants are well formed (the verifier found them so).
+    pub(crate) fn set_verified(&self, n: usize) {
+        self.verified.fetch_max(n.min(self.data.len()), std::sync::atomic::Ordering::Relaxed);
     }
 }

@@ -66,23 +66,44 @@ pub fn members(ty: &Type) -> Vec<TypeId> {
     }
 }
 
-/// The member type of each slot of an aggregate constant.
-fn slot_types(t: &TypeTable, ty: TypeId) -> Option<Vec<TypeId>> {
-    Some(match t.get(ty) {
-        Type::Vector { elem, lanes } => vec![*elem; *lanes as usize],
-        Type::Matrix { elem, dim } => {
-            let col = t.lookup(&Type::Vector { elem: *elem, lanes: *dim })?;
-            vec![col; *dim as usize]
+/// The member type of each slot of an aggregate constant: an array's are
+/// all its element type (not spelled out: an array may have millions).
+enum Slots {
+    Same(TypeId, usize),
+    Each(Vec<TypeId>),
+}
+
+impl Slots {
+    fn len(&self) -> usize {
+        match self {
+            Slots::Same(_, n) => *n,
+            Slots::Each(v) => v.len(),
         }
-        Type::Array { elem, len } => vec![*elem; usize::try_from(*len).ok()?],
-        Type::Struct { fields, .. } => fields.clone(),
+    }
+    fn get(&self, k: usize) -> TypeId {
+        match self {
+            Slots::Same(t, _) => *t,
+            Slots::Each(v) => v[k],
+        }
+    }
+}
+
+fn slot_types(t: &TypeTable, ty: TypeId) -> Option<Slots> {
+    Some(match t.get(ty) {
+        Type::Vector { elem, lanes } => Slots::Same(*elem, *lanes as usize),
+        Type::Matrix { elem, dim } => Slots::Same(t.lookup(&Type::Vector { elem: *elem, lanes: *dim })?, *dim as usize),
+        Type::Array { elem, len } => Slots::Same(*elem, usize::try_from(*len).ok()?),
+        Type::Struct { fields, .. } => Slots::Each(fields.clone()),
         _ => return None,
     })
 }
 
+/// The constants added since the last verification that found all well
+/// formed (`ConstTable`'s watermark); all of them when it finds none wrong.
 pub(super) fn check_consts(m: &Module, diags: &mut Vec<Diagnostic>) {
     let t = &m.types;
-    for (c, data) in m.consts.iter() {
+    let before = diags.len();
+    for (c, data) in m.consts.iter().skip(m.consts.verified_len()) {
         if !t.contains(data.ty) {
             diags.push(Diagnostic::error(Rule::ConstIds, format!("constant {c} has missing type {}", data.ty)));
             continue;
@@ -115,7 +136,8 @@ pub(super) fn check_consts(m: &Module, diags: &mut Vec<Diagnostic>) {
                     ));
                     continue;
                 }
-                for (k, (&item, &slot)) in items.iter().zip(&slots).enumerate() {
+                for (k, &item) in items.iter().enumerate() {
+                    let slot = slots.get(k);
                     if !m.consts.contains(item) {
                         diags.push(Diagnostic::error(Rule::ConstIds, format!("constant {c} refers to missing {item}")));
                     } else if item.index() >= c.index() {
@@ -136,6 +158,9 @@ pub(super) fn check_consts(m: &Module, diags: &mut Vec<Diagnostic>) {
                 }
             }
         }
+    }
+    if diags.len() == before {
+        m.consts.set_verified(m.consts.len());
     }
 }
 
