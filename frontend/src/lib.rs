@@ -18,6 +18,7 @@ mod glsl_literals;
 pub mod lower;
 /// naga's own SPIR-V for the same source: the second oracle.
 pub mod oracle;
+pub mod spirv;
 
 /// A shading language naga reads.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -25,11 +26,15 @@ pub enum Language {
     Wgsl,
     /// GLSL 4.50 compute shaders.
     Glsl,
+    /// A SPIR-V compute module: binary, so it has no [`Source`] text and is
+    /// read by [`spirv::compile`] ([`spirv`]).
+    Spirv,
 }
 
 impl Language {
-    /// The language a file name says: `.wgsl`, or `.comp` / `.glsl` (in
-    /// any case).
+    /// The text language a file name says: `.wgsl`, or `.comp` / `.glsl`
+    /// (in any case). A SPIR-V binary is told by its magic number
+    /// ([`spirv::is_spirv`]), not by its name.
     pub fn from_path(path: &str) -> Option<Language> {
         let ext = std::path::Path::new(path).extension()?.to_str()?.to_ascii_lowercase();
         match ext.as_str() {
@@ -43,6 +48,7 @@ impl Language {
         match self {
             Language::Wgsl => "wgsl",
             Language::Glsl => "glsl",
+            Language::Spirv => "spirv",
         }
     }
 }
@@ -60,7 +66,8 @@ pub struct Source<'s> {
 pub type Overrides = BTreeMap<String, f64>;
 
 fn location(text: &str, span: naga::Span) -> Option<Span> {
-    if !span.is_defined() {
+    // A span past the text (none has text: a SPIR-V module) locates nothing.
+    if !span.is_defined() || span.to_range()?.end > text.len() {
         return None;
     }
     let loc = span.location(text);
@@ -111,6 +118,10 @@ fn parse_here(src: &Source<'_>, overrides: &Overrides) -> Result<(naga::Module, 
         }
     }
     let module = match src.language {
+        Language::Spirv => {
+            let message = "a SPIR-V module is binary: it is read by `spirv::compile`, not as text".to_string();
+            return Err(diag(src, "frontend:internal", message, None));
+        }
         Language::Wgsl => naga::front::wgsl::parse_str(src.text).map_err(|e| {
             let mut message = e.message().to_string();
             for (_, label) in e.labels() {
@@ -141,6 +152,15 @@ fn parse_here(src: &Source<'_>, overrides: &Overrides) -> Result<(naga::Module, 
             })?
         }
     };
+    with_overrides(src, module, overrides)
+}
+
+/// Validate naga's `module` of `src` and give its overrides their values.
+fn with_overrides(
+    src: &Source<'_>,
+    module: naga::Module,
+    overrides: &Overrides,
+) -> Result<(naga::Module, naga::valid::ModuleInfo), Error> {
     let info = validate(src, &module)?;
     if module.overrides.is_empty() && overrides.is_empty() {
         return Ok((module, info));
@@ -193,7 +213,12 @@ fn validate(src: &Source<'_>, module: &naga::Module) -> Result<naga::valid::Modu
     naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all())
         .validate(module)
         .map_err(|e| {
-            let span = e.location(src.text).map(|l| Span::with_len(l.line_number, l.line_position, l.length));
+            // naga's location reads the text up to the span: none past it.
+            let within = e.spans().all(|(s, _)| s.to_range().is_none_or(|r| r.end <= src.text.len()));
+            let span = within
+                .then(|| e.location(src.text))
+                .flatten()
+                .map(|l| Span::with_len(l.line_number, l.line_position, l.length));
             diag(src, src.language.rule(), chain(e.as_inner()), span)
         })
 }
@@ -218,7 +243,9 @@ fn lower_parsed<'a>(
     module: &naga::Module,
     info: &naga::valid::ModuleInfo,
 ) -> Result<xir_ast::Module<'a>, Error> {
-    lower::Lowering::new(arenas, module, info, src.text).lower().map_err(|e| {
+    let lowering = lower::Lowering::new(arenas, module, info, src.text);
+    let lowering = if src.language == Language::Spirv { lowering.from_spirv() } else { lowering };
+    lowering.lower().map_err(|e| {
         diag(src, "frontend:unsupported", format!("not supported: {}", e.message), location(src.text, e.span))
     })
 }

@@ -106,6 +106,11 @@ pub struct Lowering<'a, 'n> {
     /// binary search (naga's `Span::location` rescans the source from its
     /// start, once per span: quadratic in the shader's size).
     line_starts: Vec<u32>,
+    text_len: usize,
+    /// The module came from SPIR-V, where every buffer is a block: a block
+    /// of one member stands for that member (its value, its elements), as
+    /// the foreign runner reads the same module's blocks.
+    blocks_are_wrappers: bool,
     ast: Module<'a>,
     types: FxHashMap<Handle<naga::Type>, TypeId>,
     globals: BTreeMap<Handle<naga::GlobalVariable>, GlobalKind>,
@@ -128,6 +133,8 @@ impl<'a, 'n> Lowering<'a, 'n> {
             line_starts: std::iter::once(0)
                 .chain(source.bytes().enumerate().filter(|&(_, b)| b == b'\n').map(|(i, _)| i as u32 + 1))
                 .collect(),
+            text_len: source.len(),
+            blocks_are_wrappers: false,
             ast: Module::new(),
             types: FxHashMap::default(),
             globals: BTreeMap::new(),
@@ -136,12 +143,22 @@ impl<'a, 'n> Lowering<'a, 'n> {
         }
     }
 
+    /// [`Lowering`] of a module read from SPIR-V (`blocks_are_wrappers`).
+    pub fn from_spirv(mut self) -> Self {
+        self.blocks_are_wrappers = true;
+        self
+    }
+
     pub fn span(&self, s: naga::Span) -> Option<Span> {
         if !s.is_defined() {
             return None;
         }
-        // As `naga::Span::location`: 1-based line, 1-based byte column.
+        // As `naga::Span::location`: 1-based line, 1-based byte column; a
+        // span past the text (a SPIR-V module has none) locates nothing.
         let range = s.to_range()?;
+        if range.end > self.text_len {
+            return None;
+        }
         let (start, end) = (range.start as u32, range.end as u32);
         let line = self.line_starts.partition_point(|&l| l <= start);
         let column = start - self.line_starts[line - 1] + 1;
@@ -251,7 +268,9 @@ impl<'a, 'n> Lowering<'a, 'n> {
                 // `Immediate`) is a read-only value of the dispatch, as a
                 // uniform is: a value parameter of the kernel.
                 AddressSpace::Uniform | AddressSpace::Immediate => match &self.module.types[g.ty].inner {
-                    TypeInner::Struct { members, .. } if g.name.is_none() && members.len() == 1 => {
+                    TypeInner::Struct { members, .. }
+                        if (g.name.is_none() || self.blocks_are_wrappers) && members.len() == 1 =>
+                    {
                         GlobalKind::Uniform { ty: self.ty(members[0].ty)?, wrapped: true }
                     }
                     _ => GlobalKind::Uniform { ty: self.ty(g.ty)?, wrapped: false },
@@ -311,6 +330,10 @@ impl<'a, 'n> Lowering<'a, 'n> {
                     out.push((name, self.array_buffer(&types[m.ty].inner, span)?));
                 }
                 Ok(GlobalKind::Members(out))
+            }
+            TypeInner::Struct { members, .. } if self.blocks_are_wrappers && members.len() == 1 => {
+                let kind = self.array_buffer(&types[members[0].ty].inner, span)?;
+                Ok(GlobalKind::Buffer(BufferKind { wrapped: true, ..kind }))
             }
             other => Ok(GlobalKind::Buffer(self.array_buffer(other, span)?)),
         }
@@ -373,7 +396,8 @@ impl<'a, 'n> Lowering<'a, 'n> {
 
     fn global_name(&self, h: Handle<naga::GlobalVariable>) -> String {
         let g = &self.module.global_variables[h];
-        if let Some(n) = &g.name {
+        // glslang names a GLSL block without an instance name `""`.
+        if let Some(n) = g.name.as_ref().filter(|n| !n.is_empty()) {
             return n.clone();
         }
         // A GLSL block without an instance name: its single member's name.
@@ -631,8 +655,9 @@ fn used_globals(module: &naga::Module, info: &naga::valid::FunctionInfo) -> Vec<
 /// Where a naga pointer points: a global buffer element, or storage the
 /// AST can name (a variable path).
 enum Place<'a> {
-    /// A storage buffer declared as a struct wrapping its runtime array.
-    BufferWrapper { buffer: VarId },
+    /// A storage buffer declared as a struct wrapping its one member (the
+    /// runtime array; from SPIR-V, any member): `kind` is the member's.
+    BufferWrapper { buffer: VarId, kind: BufferKind },
     /// A storage struct held as a buffer per member ([`GlobalKind::Members`]).
     Members { global: Handle<naga::GlobalVariable> },
     /// A storage buffer's array, not yet indexed (`fixed`: its length when
@@ -1183,7 +1208,9 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
     fn buffer_place(&self, buffer: VarId, kind: BufferKind) -> Place<'a> {
         match kind {
             BufferKind { single: true, .. } => Place::Buffer { buffer, index: self.lit_u32(0), path: Vec::new() },
-            BufferKind { wrapped: true, .. } => Place::BufferWrapper { buffer },
+            BufferKind { wrapped: true, .. } => {
+                Place::BufferWrapper { buffer, kind: BufferKind { wrapped: false, ..kind } }
+            }
             BufferKind { fixed, .. } => Place::BufferArray { buffer, fixed },
         }
     }
@@ -1202,9 +1229,9 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
                 Step::Const(0) => Place::Value(v),
                 _ => return unsupported(span, "a member of a uniform block other than its one member"),
             },
-            Place::BufferWrapper { buffer } => match step {
-                Step::Const(0) => Place::BufferArray { buffer, fixed: None },
-                _ => return unsupported(span, "a member of a buffer's wrapper struct other than its array"),
+            Place::BufferWrapper { buffer, kind } => match step {
+                Step::Const(0) => self.buffer_place(buffer, kind),
+                _ => return unsupported(span, "a member of a buffer's wrapper struct other than its one member"),
             },
             Place::BufferArray { buffer, fixed } => {
                 let index = self.buffer_index(buffer, fixed, step, span)?;

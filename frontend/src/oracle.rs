@@ -209,6 +209,11 @@ fn compile(
         message,
     };
     let module = match language {
+        // The module itself is its own oracle: it runs as it is.
+        Language::Spirv => {
+            let message = "a SPIR-V module is no source for naga's SPIR-V: run the module itself".to_string();
+            return Err(err(Stage::Parse, None, message));
+        }
         Language::Wgsl => naga::front::wgsl::parse_str(source).map_err(|e| {
             let label =
                 e.labels().next().map(|(_, l)| l.to_string()).filter(|l| !l.is_empty() && !e.message().contains(l));

@@ -106,6 +106,27 @@ pub fn text(data: &[u8]) -> Option<&str> {
 
 /// A shader through the front end: refused with one located diagnostic,
 /// or compiled to a module that verifies and goes through every pipeline.
+/// SPIR-V `bytes` through the SPIR-V front end: a module that comes out
+/// verifies and goes through every pipeline; a refusal names the file.
+pub fn spirv(bytes: &[u8], file: &str) {
+    match xir_frontend::spirv::compile(file, bytes, &xir_frontend::Overrides::new()) {
+        Ok(m) => {
+            let diags = xir::verify::verify_module(&m);
+            assert!(
+                !diags.iter().any(Diagnostic::is_error),
+                "the SPIR-V front end produced a module that does not verify:\n{}\n{}",
+                xir::diag::render(&diags),
+                xir::text::print_module(&m),
+            );
+            all_pipelines(&m);
+        }
+        Err(d) => {
+            assert!(d.is_error() && d.file.as_deref() == Some(file), "a refusal that names no file: {d:?}");
+            render_all(std::slice::from_ref(&d), file, "");
+        }
+    }
+}
+
 pub fn shader(text: &str, language: xir_frontend::Language, file: &str) {
     let src = xir_frontend::Source { path: file, text, language };
     match xir_frontend::compile(&src, &xir_frontend::Overrides::new()) {

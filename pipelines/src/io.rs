@@ -1,5 +1,6 @@
 //! Reading the driver's input (XIR text, JSON, or either on stdin; WGSL
-//! and GLSL compute shaders through the front end) and
+//! and GLSL compute shaders and SPIR-V compute modules through the front
+//! end) and
 //! writing its output atomically: to a temporary file in the destination's
 //! directory, renamed into place only once everything succeeded, so a failed
 //! run never leaves a partial or stale output file behind.
@@ -49,6 +50,10 @@ fn read_module_detected(
     located: bool,
 ) -> Result<(Module, InputFormat), Vec<Diagnostic>> {
     let display = display_name(path);
+    if let Some(bytes) = read_spirv(path).map_err(|e| vec![*e])? {
+        let module = xir_frontend::spirv::compile(display, &bytes, overrides).map_err(|d| vec![*d])?;
+        return Ok((module, InputFormat::Shader(xir_frontend::Language::Spirv)));
+    }
     let text = read_text(path, "input").map_err(|diags| binary_note(path, diags))?;
     let format = detect(path, &text);
     let module = match format {
@@ -81,6 +86,34 @@ pub fn read_module_verified(
     Ok(module)
 }
 
+/// The bytes of `path` when it is a SPIR-V module: its first four bytes
+/// are the magic number (either byte order), or its name ends in `.spv`
+/// (then it must be one; the SPIR-V front end says why it is not). At most
+/// `MAX_SOURCE_BYTES`, as a text. Standard input is XIR text or JSON.
+pub fn read_spirv(path: &str) -> Result<Option<Vec<u8>>, Box<Diagnostic>> {
+    use std::io::Read;
+    if path == "-" {
+        return Ok(None);
+    }
+    let named = Path::new(path).extension().is_some_and(|e| e.eq_ignore_ascii_case("spv"));
+    let mut head = Vec::with_capacity(4);
+    // An unreadable file is reported by the reader of its kind.
+    let Ok(file) = std::fs::File::open(path) else { return Ok(None) };
+    if file.take(4).read_to_end(&mut head).is_err() || (!named && !xir_frontend::spirv::is_spirv(&head)) {
+        return Ok(None);
+    }
+    let cap = xir::text::source::MAX_SOURCE_BYTES;
+    let io = |message: String| Box::new(Diagnostic::error(xir::diag::Rule::Io, message).with_file(display_name(path)));
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(cap + 1).read_to_end(&mut bytes))
+        .map_err(|e| io(format!("cannot read input: {e}")))?;
+    if bytes.len() as u64 > cap {
+        return Err(io(format!("cannot read input: larger than the {cap}-byte limit")));
+    }
+    Ok(Some(bytes))
+}
+
 /// A module input that is not text may be one of the binaries the tools
 /// write; say which and what reads it, instead of only "not UTF-8".
 fn binary_note(path: &str, diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
@@ -89,8 +122,6 @@ fn binary_note(path: &str, diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
     let read = std::fs::File::open(path).and_then(|f| f.take(8).read_to_end(&mut head));
     let note = if path == "-" || read.is_err() {
         None
-    } else if xir_spirv::reflect::is_spirv(&head) {
-        Some("the file is a SPIR-V binary: `xir-run FILE --inputs ...` runs it on Vulkan; it is no compiler input")
     } else if head.starts_with(&xir_spirv::artifact::MAGIC) {
         Some("the file is a shader artifact (`--emit artifact`): `xir-run --artifact FILE --inputs ...` runs it")
     } else {

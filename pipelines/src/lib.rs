@@ -15,6 +15,8 @@ pub mod io;
 pub mod listing;
 pub mod report;
 pub mod repro;
+#[cfg(feature = "run")]
+pub mod second_oracle;
 pub mod then;
 pub mod usage;
 pub mod workspace;

@@ -484,11 +484,11 @@ fn a_module_without_a_kernel_is_named_in_a_batch() {
 
 #[test]
 fn a_binary_the_tools_write_is_named_when_given_as_input() {
+    // A SPIR-V module is an input of its own (the SPIR-V front end).
     let spv = format!("{}/tests/fixtures/foreign_saxpy.spv", env!("CARGO_MANIFEST_DIR"));
     let o = xir_opt(&[&spv]);
-    assert_eq!(o.status.code(), Some(1));
-    let note = "  = note: the file is a SPIR-V binary: `xir-run FILE --inputs ...` runs it on Vulkan; it is no compiler input\n";
-    assert!(stderr(&o).starts_with(&format!("{spv}:")) && stderr(&o).ends_with(note), "{}", stderr(&o));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("kernel @main("), "{}", stdout(&o));
     let dir = scratch("artifact-input");
     let xsa = dir.join("saxpy.xsa");
     let o = xir_opt(&[&corpus("saxpy.xir"), "--emit", "artifact", "--no-cache", "-o", xsa.to_str().unwrap()]);

@@ -196,7 +196,7 @@ fn xir_run_checks_a_shader_against_nagas_module() {
     let o = xrun(&[&xir, "--inputs", &i, "--oracle", "naga"]);
     assert_eq!(o.status.code(), Some(1));
     // Refused before anything runs: no Vulkan dispatch line, no outputs.
-    assert_eq!(text(&o.stderr), format!("xir-run: --oracle naga needs a .wgsl or .comp shader; {xir} is XIR\n"));
+    assert_eq!(text(&o.stderr), format!("xir-run: --oracle naga needs a .wgsl or .comp shader; {xir} is not one\n"));
     assert_eq!(text(&o.stdout), "");
 }
 
@@ -293,4 +293,77 @@ fn the_naga_oracle_refuses_what_its_runner_cannot_bind_before_running() {
         "{err}"
     );
     assert!(!err.contains("dispatch"), "nothing ran before the refusal: {err}");
+}
+
+/// A SPIR-V module in (glslang's, `tests/spirv/`): `xir-opt` compiles it
+/// like a shader, at -O2 to a module SPIRV-Tools validates; a file that is
+/// not a valid module is refused by name, with no output file; `xir-run
+/// --compare` checks our kernel against the module itself.
+#[test]
+fn a_spirv_module_compiles_and_checks_against_itself() {
+    let d = scratch("spirv-in");
+    let k = root().join("tests/spirv/histogram.spv").display().to_string();
+    let out = d.join("o.spv").display().to_string();
+    let o = opt(&[&k, "-O2", "--emit", "spirv", "-o", &out]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let bytes = std::fs::read(&out).expect("written");
+    let words: Vec<u32> = bytes.chunks_exact(4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]])).collect();
+    xir_spirv::validate::validate(&words).expect("valid");
+    let cut = d.join("cut.spv");
+    std::fs::write(&cut, &bytes[..bytes.len() - 2]).unwrap();
+    let cut = cut.display().to_string();
+    let bad_out = d.join("bad.xir");
+    let o = opt(&[&cut, "-o", &bad_out.display().to_string()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        text(&o.stderr),
+        format!(
+            "{cut}: error: [spirv] not a SPIR-V module: {} bytes, not a whole number of 32-bit words\n",
+            bytes.len() - 2
+        )
+    );
+    assert!(!bad_out.exists());
+    let i = root().join("tests/spirv/histogram.inputs.json").display().to_string();
+    let o = xrun(&[&k, "--inputs", &i, "--compare"]);
+    let err = text(&o.stderr);
+    if err.contains("no Vulkan device") {
+        eprintln!("skipped: {err}");
+        return;
+    }
+    assert!(o.status.success(), "{err}");
+    assert!(err.ends_with("xir-run: interpreter, Vulkan and the module itself agree\n"), "{err}");
+    assert!(text(&o.stdout).contains("\"hist.bins\":[31,23,23,23]"), "{}", text(&o.stdout));
+}
+
+/// An instruction's word count is 16 bits: a constant of more members than
+/// one `OpConstantComposite` holds is `OpConstantNull` when all zero (the
+/// front end zeroes workgroup memory with one; found by the `spirv` fuzz
+/// target as a module that passed the handoff and failed validation), and
+/// is refused at the handoff otherwise.
+#[test]
+fn a_constant_past_one_instruction_is_null_or_refused() {
+    let d = scratch("big-constant");
+    let tail = "@group(0) @binding(0) var<storage, read_write> out: array<u32>;\n\
+                @compute @workgroup_size(1) fn main(@builtin(local_invocation_index) l: u32) { var t = T; out[0] = t[out[1]]; }\n";
+    let zero = d.join("zero.wgsl");
+    std::fs::write(&zero, format!("var<private> T: array<u32, 70000>;\n{tail}")).unwrap();
+    let out = d.join("zero.spv").display().to_string();
+    let o = opt(&[&zero.display().to_string(), "--emit", "spirv", "-o", &out]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let bytes = std::fs::read(&out).expect("written");
+    let words: Vec<u32> = bytes.chunks_exact(4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]])).collect();
+    xir_spirv::validate::validate(&words).expect("valid");
+    let sevens = d.join("sevens.wgsl");
+    std::fs::write(&sevens, format!("const T = array<u32, 70000>({});\n{tail}", vec!["7u"; 70000].join(", "))).unwrap();
+    let o = opt(&[&sevens.display().to_string(), "--emit", "spirv", "-o", &d.join("sevens.spv").display().to_string()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stderr).contains(
+            "error: [spirv-handoff:constant] a constant of 70000 members that are not all zero: an \
+             OpConstantComposite holds at most 65532 (its word count is 16 bits)"
+        ),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(!d.join("sevens.spv").exists());
 }

@@ -21,7 +21,8 @@ pub struct Shader {
     pub twin: Option<String>,
 }
 
-fn root() -> PathBuf {
+/// The repository root.
+pub fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace root").to_path_buf()
 }
 

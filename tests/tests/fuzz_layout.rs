@@ -136,6 +136,16 @@ fn shader_seeds_compile() {
 }
 
 #[test]
+fn spirv_seeds_compile() {
+    for p in seed_files("spirv") {
+        let bytes = std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+        let name = p.display().to_string();
+        xir_frontend::spirv::compile(&name, &bytes, &xir_frontend::Overrides::new())
+            .unwrap_or_else(|d| panic!("spirv/{name}: {}", xir::diag::render(&[*d])));
+    }
+}
+
+#[test]
 fn artifact_inputs_and_spec_seeds_load() {
     let req = xir_spirv::artifact::LoadRequirements::any_xir_spirv();
     for p in files(&fuzz().join("seeds/artifact")) {

@@ -37,11 +37,11 @@
 //! `xir_vulkan::run_foreign_on`: its descriptor variables are bound by
 //! their `OpName`s from the same inputs JSON, and the outputs print exactly
 //! as an XIR kernel's (docs/inputs-format.md, "Foreign SPIR-V modules").
-//! `--entry NAME` picks among several compute entry points. Flags about XIR
-//! (`--kernel`, `--pipeline`, `--pipeline-dir`, `--opt-level`, `--fast-math`,
-//! `--artifact`), about the interpreter (`--interp`, `--compare`, `--ulp`,
-//! `--max-*`) are refused with a message: there is no XIR to compile or
-//! interpret. Any other run refuses the flags it would not read the same
+//! `--entry NAME` picks among several compute entry points. A flag about XIR
+//! or the interpreter (`lowers_spirv`) takes the module through the SPIR-V
+//! front end instead, and `--compare` then runs the module itself as the
+//! second oracle (`xir_pipelines::second_oracle`), as `--oracle naga` runs
+//! naga's module of a shader. Any other run refuses the flags it would not read the same
 //! way (`idle_flag`: `--ulp` without a comparison, the interpreter's
 //! limits on a Vulkan-only run, compile flags where nothing compiles), and
 //! `--override` without a shader.
@@ -59,6 +59,7 @@ use xir::interp::{Inputs, Outputs};
 use xir::pipeline::{PassManager, RunOptions};
 use xir::Module;
 use xir_pipelines::report::{DiagnosticsFormat, Reporter};
+use xir_pipelines::second_oracle::SecondOracle;
 
 /// A second compiler to check ours against.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -256,7 +257,9 @@ fn run(args: &Args) -> Result<(), Failure> {
             .with_file(xir_pipelines::io::display_name(inputs_path))
             .with_span(Some(span))])
     })?;
-    let shader = args.input.as_deref().is_some_and(|i| xir_frontend::Language::from_path(i).is_some());
+    let shader = args.input.as_deref().is_some_and(|i| {
+        xir_frontend::Language::from_path(i).is_some() || matches!(xir_pipelines::io::read_spirv(i), Ok(Some(_)))
+    });
     if !args.overrides.is_empty() && !shader {
         // Only a shader has `override` constants; anything else would ignore the values in silence.
         let what =
@@ -270,9 +273,15 @@ fn run(args: &Args) -> Result<(), Failure> {
         (Some(d), _) => Some(parse_dispatch(d)?),
         (None, d) => d,
     };
+    // A SPIR-V module runs as it is, unless a flag about XIR asks for the
+    // SPIR-V front end's kernel (then the module is the second oracle).
+    let mut itself = None;
     if let Some(input) = &args.input {
         if let Some(words) = read_spirv(input)? {
-            return Ok(run_spirv(input, &words, args, &inputs, requested)?);
+            if !lowers_spirv(args) {
+                return Ok(run_spirv(input, &words, args, &inputs, requested)?);
+            }
+            itself = Some(words);
         }
     }
     if let Some(flag) = idle_flag(args) {
@@ -285,16 +294,24 @@ fn run(args: &Args) -> Result<(), Failure> {
         return Err(Failure::from("xir-run: an INPUT module (or --artifact FILE) is required".to_string()));
     };
     if args.entry.is_some() {
-        return Err(Failure::from(format!(
-            "xir-run: --entry selects an entry point of a SPIR-V module; {} is not one (use --kernel)",
-            xir_pipelines::io::display_name(input)
-        )));
+        let display = xir_pipelines::io::display_name(input);
+        return Err(Failure::from(match itself {
+            Some(_) => format!(
+                "xir-run: --entry picks the entry point of a SPIR-V module run as it is; with a flag about XIR \
+                 {display} goes through the SPIR-V front end (use --kernel)"
+            ),
+            None => format!(
+                "xir-run: --entry selects an entry point of a SPIR-V module; {display} is not one (use --kernel)"
+            ),
+        }));
     }
     // naga's module is compiled first: a shader naga refuses, or one its
     // runner cannot bind, is refused before the kernel runs anywhere.
-    let naga_words = match args.oracle {
-        Some(Oracle::Naga) => Some(naga_compile(input, args)?),
-        None => None,
+    let overrides = args.overrides.iter().cloned().collect();
+    let second = match (args.oracle, itself) {
+        (Some(Oracle::Naga), _) => Some(SecondOracle::naga(input, &overrides)?),
+        (None, Some(words)) if args.compare => Some(SecondOracle::module_itself(words)),
+        (None, _) => None,
     };
     let module = read_verified(input, &args.overrides, args.debug_info)?;
     let kernel = xir_pipelines::backend::select_kernel(&module, args.kernel.as_deref())
@@ -428,35 +445,40 @@ fn run(args: &Args) -> Result<(), Failure> {
                 compared.within, compared.max_bound
             );
         }
-        if let Some(words) = &naga_words {
+        if let Some(second) = &second {
             // The front end's kernels run in whole workgroups, so naga's module
             // (which has no bound check and is dispatched in whole groups) runs
             // the same threads: the requested count rounded up.
             let threads = xir::interp::threads_run(module.func(kernel).kind, dispatch).unwrap_or(dispatch);
-            let theirs = naga_run(words, args, &module.func(kernel).name, &inputs, threads)?;
+            let theirs = second
+                .run(&module.func(kernel).name, &inputs, threads)
+                .map_err(|e| format!("{}: {}", second.what, run_error(e, args.inputs_file())))?;
             // naga's module also reports its uniforms; ours keeps values out.
             let mut theirs = theirs;
             theirs.buffers.retain(|k, _| a.buffers.contains_key(k));
             let tolerance = xir_vulkan::ulp_tolerance(args.ulp);
             let mut c = sorted(&a).compare_bounded(&sorted(&theirs), &tolerance);
-            if c.mismatch.is_some() && !args.fast_math && !has_scopes {
-                // naga's module declares neither `NoContraction` nor float
-                // controls: the device may fuse, round either way and flush
-                // subnormals in it, which is the `--fast-math` model. Where
-                // that model cannot run the kernel, the exact one's mismatch stands.
+            if c.mismatch.is_some() && second.loose_floats && !args.fast_math && !has_scopes {
+                // The device may fuse, round either way and flush subnormals
+                // in it, which is the `--fast-math` model. Where that model
+                // cannot run the kernel, the exact one's mismatch stands.
                 if let Ok(widened) = interp(Some(xir::interp::Precision::for_fast_math(true)), warp) {
                     let w = sorted(&widened).compare_bounded(&sorted(&theirs), &tolerance);
                     if w.mismatch.is_none() {
                         eprintln!(
-                            "xir-run: naga's module agrees under the --fast-math precision model (it declares neither \
-                             NoContraction nor float controls; docs/vulkan.md \"Fast math\")"
+                            "xir-run: {} agrees under the --fast-math precision model (it declares neither \
+                             NoContraction nor float controls; docs/vulkan.md \"Fast math\")",
+                            second.what
                         );
                         c = w;
                     }
                 }
             }
             if let Some(m) = c.mismatch {
-                let failure = Failure::from(format!("mismatch (interpreter vs naga's SPIR-V on Vulkan): {m}"));
+                let failure = Failure::from(format!("mismatch (interpreter vs {} on Vulkan): {m}", second.what));
+                if args.oracle.is_none() {
+                    return Err(failure);
+                }
                 // Ours agreed with the interpreter: the disagreement is in
                 // the front end's lowering or in naga, reduced on the source.
                 let ext = std::path::Path::new(input).extension().and_then(|e| e.to_str()).unwrap_or("wgsl");
@@ -470,7 +492,7 @@ fn run(args: &Args) -> Result<(), Failure> {
                 return Err(Failure::Noted(Box::new(failure), note));
             }
             print_outputs(&a)?;
-            eprintln!("xir-run: interpreter, Vulkan and naga's module agree");
+            eprintln!("xir-run: interpreter, Vulkan and {} agree", second.what);
             return Ok(());
         }
         print_outputs(&a)?;
@@ -481,55 +503,30 @@ fn run(args: &Args) -> Result<(), Failure> {
     Ok(print_outputs(&out)?)
 }
 
-/// The shader language of `input` for `--oracle naga`, which needs one.
-fn oracle_language(input: &str) -> Result<xir_frontend::Language, String> {
-    xir_frontend::Language::from_path(input).ok_or_else(|| {
-        let display = xir_pipelines::io::display_name(input);
-        format!("xir-run: --oracle naga needs a .wgsl or .comp shader; {display} is XIR")
-    })
-}
-
-/// `--oracle naga`: the shader compiled by naga alone (the same overrides).
-fn naga_compile(input: &str, args: &Args) -> Result<Vec<u32>, String> {
-    let display = xir_pipelines::io::display_name(input);
-    let language = oracle_language(input)?;
-    let text = xir_pipelines::io::read_text(input, "input").map_err(|d| xir::diag::render(&d))?;
-    let overrides = args.overrides.iter().cloned().collect();
-    xir_frontend::oracle::naga_spirv_with(&text, language, display, &overrides).map_err(|e| e.to_string())
-}
-
-/// naga's module run on Vulkan with the same inputs, by its entry point's name.
-fn naga_run(words: &[u32], args: &Args, entry: &str, inputs: &Inputs, dispatch: [u32; 3]) -> Result<Outputs, String> {
-    let device = open_device(false)?;
-    let (out, _) = xir_vulkan::run_foreign_on(&device, words, Some(entry), inputs, Some(dispatch))
-        .map_err(|e| format!("naga's module: {}", run_error(e, args.inputs_file())))?;
-    Ok(out)
-}
-
-/// The words of `input` when it is a SPIR-V module: its first four bytes
-/// are the magic number (either byte order), or its name ends in `.spv`
-/// (then it must be one). Standard input is XIR text or JSON.
+/// The words of `input` when it is a SPIR-V module (`xir_pipelines::io::read_spirv`).
 fn read_spirv(input: &str) -> Result<Option<Vec<u32>>, String> {
-    use std::io::Read;
-    if input == "-" {
-        return Ok(None);
-    }
-    let named = std::path::Path::new(input).extension().is_some_and(|e| e.eq_ignore_ascii_case("spv"));
-    let mut head = Vec::with_capacity(4);
-    // An unreadable file is reported by the reader of its kind below.
-    let Ok(file) = std::fs::File::open(input) else { return Ok(None) };
-    if file.take(4).read_to_end(&mut head).is_err() || (!named && !xir_spirv::reflect::is_spirv(&head)) {
-        return Ok(None);
-    }
-    let cap = xir::text::source::MAX_SOURCE_BYTES;
-    let mut bytes = Vec::new();
-    std::fs::File::open(input)
-        .and_then(|f| f.take(cap + 1).read_to_end(&mut bytes))
-        .map_err(|e| format!("{input}: error: cannot read input: {e}"))?;
-    if bytes.len() as u64 > cap {
-        return Err(format!("{input}: error: cannot read input: larger than the {cap}-byte limit"));
-    }
+    let Some(bytes) = xir_pipelines::io::read_spirv(input).map_err(|d| d.to_string())? else { return Ok(None) };
     xir_spirv::reflect::words_from_bytes(&bytes).map(Some).map_err(|e| format!("{input}: error: {e}"))
+}
+
+/// A flag about XIR (its compilation, the interpreter, a comparison) given
+/// with a SPIR-V module: the module then goes through the SPIR-V front end.
+fn lowers_spirv(args: &Args) -> bool {
+    let defaults = xir::interp::Options::default();
+    args.interp
+        || args.compare
+        || args.kernel.is_some()
+        || args.pipeline.is_some()
+        || args.pipeline_dir.is_some()
+        || args.opt_level != 0
+        || args.fast_math
+        || args.debug_info
+        || args.ulp != 0
+        || args.max_steps != defaults.max_steps
+        || args.max_threads != defaults.max_threads
+        || args.max_print_bytes != defaults.max_print_bytes
+        || args.warp_size.is_some()
+        || !args.overrides.is_empty()
 }
 
 /// A flag the run being made does not read, refused as the SPIR-V path
@@ -580,27 +577,8 @@ fn run_spirv(
     inputs: &Inputs,
     requested: Option<[u32; 3]>,
 ) -> Result<(), String> {
-    let defaults = xir::interp::Options::default();
-    let refused = [
-        (args.artifact.is_some(), "--artifact"),
-        (args.kernel.is_some(), "--kernel (use --entry NAME)"),
-        (args.pipeline.is_some(), "--pipeline"),
-        (args.pipeline_dir.is_some(), "--pipeline-dir"),
-        (args.opt_level != 0, "--opt-level"),
-        (args.fast_math, "--fast-math"),
-        (args.debug_info, "-g"),
-        (args.interp, "--interp"),
-        (args.compare, "--compare (there is no XIR to interpret)"),
-        (args.ulp != 0, "--ulp"),
-        (args.max_steps != defaults.max_steps, "--max-steps"),
-        (args.max_threads != defaults.max_threads, "--max-threads"),
-        (args.max_print_bytes != defaults.max_print_bytes, "--max-print-bytes"),
-        (args.warp_size.is_some(), "--warp-size"),
-    ];
-    if let Some((_, flag)) = refused.iter().find(|(given, _)| *given) {
-        return Err(format!(
-            "xir-run: {path} is a SPIR-V module, which runs on Vulkan only: {flag} does not apply to it"
-        ));
+    if args.artifact.is_some() {
+        return Err(format!("xir-run: {path} is a SPIR-V module to run: --artifact does not apply to it"));
     }
     // Refusals of the module itself come before a device is opened (and name the module).
     xir_spirv::reflect::reflect(words, args.entry.as_deref())
@@ -642,12 +620,6 @@ fn print_inputs_template(args: &Args) -> Result<(), Failure> {
     let Some(input) = &args.input else {
         return Err(Failure::from("xir-run: --inputs-template needs an INPUT module".to_string()));
     };
-    if read_spirv(input)?.is_some() {
-        return Err(Failure::from(format!(
-            "xir-run: --inputs-template writes the inputs of an XIR kernel; {} is a SPIR-V module",
-            xir_pipelines::io::display_name(input)
-        )));
-    }
     let module = read_verified(input, &args.overrides, false)?;
     let kernel = xir_pipelines::backend::select_kernel(&module, args.kernel.as_deref())
         .map_err(|e| Failure::from(format!("{}: error: {e}", xir_pipelines::io::display_name(input))))?;

@@ -1,0 +1,192 @@
+//! SPIR-V compute modules in: a binary another compiler wrote (glslang's
+//! GLSL with the atomics naga's GLSL front end lacks, DXC's HLSL, Slang's,
+//! rust-gpu's, ...) becomes a kernel AST through naga's SPIR-V front end and
+//! the same lowering as WGSL and GLSL ([`crate::lower`]).
+//!
+//! Fail closed, in this order: the bytes must be whole 32-bit words starting
+//! with the magic number (either byte order); SPIRV-Tools must validate the
+//! module for Vulkan 1.2 (naga's SPIR-V front end assumes a valid module);
+//! the structured control flow must nest at most [`depth::MAX_DEPTH`]
+//! deep; naga must read it (what it does not support it names); the lowering
+//! refuses what XIR cannot express. A binary has no source text, so
+//! diagnostics name the file without a position (rule `spirv`, or
+//! `frontend:unsupported`). The front end runs on its own stack: a module's
+//! nesting is not estimated as a text's is, and the thread costs little
+//! beside SPIRV-Tools' validation.
+
+use spirv_tools::val::Validator;
+
+use crate::{depth, diag, Error, Language, Overrides, Source};
+
+/// The SPIR-V magic number.
+const MAGIC: u32 = 0x0723_0203;
+
+/// Whether `bytes` start with the SPIR-V magic number, in either byte order.
+pub fn is_spirv(bytes: &[u8]) -> bool {
+    let Some(head) = bytes.get(..4) else { return false };
+    let word = u32::from_le_bytes([head[0], head[1], head[2], head[3]]);
+    word == MAGIC || word.swap_bytes() == MAGIC
+}
+
+/// The module's words, in the host's order, or why the bytes are none.
+fn words(src: &Source<'_>, bytes: &[u8]) -> Result<Vec<u32>, Error> {
+    if !is_spirv(bytes) {
+        return Err(diag(src, "spirv", "not a SPIR-V module: no magic number 0x07230203".into(), None));
+    }
+    if !bytes.len().is_multiple_of(4) {
+        let message = format!("not a SPIR-V module: {} bytes, not a whole number of 32-bit words", bytes.len());
+        return Err(diag(src, "spirv", message, None));
+    }
+    let swapped = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) != MAGIC;
+    Ok(bytes
+        .chunks_exact(4)
+        .map(|c| {
+            let w = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+            if swapped {
+                w.swap_bytes()
+            } else {
+                w
+            }
+        })
+        .collect())
+}
+
+/// The deepest structured nesting of the module's functions: at each
+/// block, the selection and loop constructs whose header came before it
+/// and whose merge block did not (in the order the blocks are written,
+/// which SPIR-V requires to put a header before its construct).
+fn nesting(words: &[u32]) -> usize {
+    const OP_LOOP_MERGE: u32 = 246;
+    const OP_SELECTION_MERGE: u32 = 247;
+    const OP_LABEL: u32 = 248;
+    const OP_FUNCTION_END: u32 = 56;
+    let mut open = rustc_hash::FxHashSet::default();
+    let mut deepest = 0;
+    let mut at = 5;
+    while at < words.len() {
+        let (count, opcode) = ((words[at] >> 16) as usize, words[at] & 0xffff);
+        let operand = |k: usize| words.get(at + k).copied();
+        match opcode {
+            OP_LABEL => {
+                if let Some(label) = operand(1) {
+                    open.remove(&label);
+                }
+            }
+            OP_LOOP_MERGE | OP_SELECTION_MERGE => {
+                if let Some(merge) = operand(1) {
+                    open.insert(merge);
+                    deepest = deepest.max(open.len());
+                }
+            }
+            OP_FUNCTION_END => open.clear(),
+            _ => {}
+        }
+        at += count.max(1);
+    }
+    deepest
+}
+
+/// naga's validated module of the SPIR-V binary `bytes` (named `path` in
+/// diagnostics), its overrides (specialization constants) given values.
+pub fn parse(
+    path: &str,
+    bytes: &[u8],
+    overrides: &Overrides,
+) -> Result<(naga::Module, naga::valid::ModuleInfo), Error> {
+    let src = Source { path, text: "", language: Language::Spirv };
+    let words = words(&src, bytes)?;
+    spirv_tools::val::create(Some(spirv_tools::TargetEnv::Vulkan_1_2))
+        .validate(&words, None)
+        .map_err(|e| diag(&src, "spirv", format!("SPIRV-Tools does not validate it for Vulkan 1.2: {e}"), None))?;
+    let deepest = nesting(&words);
+    if deepest > depth::MAX_DEPTH {
+        let message = format!(
+            "the module nests {deepest} selections and loops deep, more than {} (the front end's recursion limit)",
+            depth::MAX_DEPTH
+        );
+        return Err(diag(&src, "spirv", message, None));
+    }
+    // naga reads little-endian words.
+    let little: Vec<u8>;
+    let bytes = if u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) == MAGIC {
+        bytes
+    } else {
+        little = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        &little
+    };
+    run(&src, || {
+        let options = naga::front::spv::Options { adjust_coordinate_space: false, ..Default::default() };
+        let module = naga::front::spv::parse_u8_slice(bytes, &options)
+            .map_err(|e| diag(&src, "spirv", format!("naga's SPIR-V front end: {}", crate::chain(&e)), None))?;
+        crate::with_overrides(&src, module, overrides)
+    })
+}
+
+/// The binary as structured XIR (`xir.structured`), verified: [`parse`],
+/// the lowering and `ast2xir`, as [`crate::compile`] for a text.
+pub fn compile(path: &str, bytes: &[u8], overrides: &Overrides) -> Result<xir::ir::Module, Error> {
+    let (module, info) = parse(path, bytes, overrides)?;
+    let src = Source { path, text: "", language: Language::Spirv };
+    run(&src, || {
+        let arenas = xir_ast::Arenas::default();
+        let ast = crate::lower_parsed(&arenas, &src, &module, &info)?;
+        crate::ast_to_module(&src, &ast)
+    })
+}
+
+/// The binary as a kernel AST in `arenas` (`--emit ast`); the lowering runs
+/// on this thread, as [`crate::to_ast`]'s does.
+pub fn to_ast<'a>(
+    arenas: &'a xir_ast::Arenas<'a>,
+    path: &str,
+    bytes: &[u8],
+    overrides: &Overrides,
+) -> Result<xir_ast::Module<'a>, Error> {
+    let (module, info) = parse(path, bytes, overrides)?;
+    crate::lower_parsed(arenas, &Source { path, text: "", language: Language::Spirv }, &module, &info)
+}
+
+fn run<T: Send>(src: &Source<'_>, f: impl FnOnce() -> Result<T, Error> + Send) -> Result<T, Error> {
+    depth::run_placed(depth::Placement::OwnStack, f).unwrap_or_else(|e| {
+        Err(diag(src, "frontend:internal", format!("could not start the front end's thread: {e}"), None))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inst(opcode: u32, operands: &[u32]) -> Vec<u32> {
+        let mut w = vec![((operands.len() as u32 + 1) << 16) | opcode];
+        w.extend_from_slice(operands);
+        w
+    }
+
+    /// Constructs open at their merge instruction and close at their merge
+    /// block's label; a function's end closes what is left.
+    #[test]
+    fn nesting_counts_the_constructs_open_at_each_block() {
+        let mut words = vec![MAGIC, 0x0001_0000, 0, 100, 0];
+        for (op, args) in [
+            (248, vec![1]),     // %1 = OpLabel
+            (247, vec![10, 0]), // OpSelectionMerge %10
+            (248, vec![2]),
+            (246, vec![11, 12, 0]), // OpLoopMerge %11 %12
+            (248, vec![3]),
+            (247, vec![13, 0]),
+            (248, vec![13]), // the innermost merge block: two open
+            (248, vec![11]),
+            (248, vec![10]),
+            (56, vec![]), // OpFunctionEnd
+            (248, vec![20]),
+            (247, vec![21, 0]),
+        ] {
+            words.extend(inst(op, &args));
+        }
+        assert_eq!(nesting(&words), 3);
+        // A truncated instruction ends the scan without reading past the words.
+        let mut cut = words.clone();
+        cut.push((9 << 16) | 247);
+        assert_eq!(nesting(&cut), 3);
+    }
+}
