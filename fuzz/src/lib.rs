@@ -106,20 +106,19 @@ pub fn text(data: &[u8]) -> Option<&str> {
 
 /// A shader through the front end: refused with one located diagnostic,
 /// or compiled to a module that verifies and goes through every pipeline.
+pub fn shader(text: &str, language: xir_frontend::Language, file: &str) {
+    let src = xir_frontend::Source { path: file, text, language };
+    match xir_frontend::compile(&src, &xir_frontend::Overrides::new()) {
+        Ok(m) => front_end_module(&m),
+        Err(d) => render_all(std::slice::from_ref(&d), file, text),
+    }
+}
+
 /// SPIR-V `bytes` through the SPIR-V front end: a module that comes out
 /// verifies and goes through every pipeline; a refusal names the file.
 pub fn spirv(bytes: &[u8], file: &str) {
     match xir_frontend::spirv::compile(file, bytes, &xir_frontend::Overrides::new()) {
-        Ok(m) => {
-            let diags = xir::verify::verify_module(&m);
-            assert!(
-                !diags.iter().any(Diagnostic::is_error),
-                "the SPIR-V front end produced a module that does not verify:\n{}\n{}",
-                xir::diag::render(&diags),
-                xir::text::print_module(&m),
-            );
-            all_pipelines(&m);
-        }
+        Ok(m) => front_end_module(&m),
         Err(d) => {
             assert!(d.is_error() && d.file.as_deref() == Some(file), "a refusal that names no file: {d:?}");
             render_all(std::slice::from_ref(&d), file, "");
@@ -127,19 +126,14 @@ pub fn spirv(bytes: &[u8], file: &str) {
     }
 }
 
-pub fn shader(text: &str, language: xir_frontend::Language, file: &str) {
-    let src = xir_frontend::Source { path: file, text, language };
-    match xir_frontend::compile(&src, &xir_frontend::Overrides::new()) {
-        Ok(m) => {
-            let diags = xir::verify::verify_module(&m);
-            assert!(
-                !diags.iter().any(Diagnostic::is_error),
-                "the front end produced a module that does not verify:\n{}\n{}",
-                xir::diag::render(&diags),
-                xir::text::print_module(&m),
-            );
-            all_pipelines(&m);
-        }
-        Err(d) => render_all(std::slice::from_ref(&d), file, text),
-    }
+/// What a front end made: it must verify, and goes through every pipeline.
+fn front_end_module(m: &Module) {
+    let diags = xir::verify::verify_module(m);
+    assert!(
+        !diags.iter().any(Diagnostic::is_error),
+        "the front end produced a module that does not verify:\n{}\n{}",
+        xir::diag::render(&diags),
+        xir::text::print_module(m),
+    );
+    all_pipelines(m);
 }

@@ -7,6 +7,18 @@
 
 use xir::interp::{Inputs, Outputs};
 
+/// Why naga's module of a shader cannot serve as the second oracle.
+#[derive(Debug, thiserror::Error)]
+pub enum SecondOracleError {
+    #[error("xir-run: --oracle naga needs a .wgsl or .comp shader; {0} is not one")]
+    NotAShader(String),
+    /// The shader could not be read (rendered diagnostics).
+    #[error("{0}")]
+    Read(String),
+    #[error(transparent)]
+    Naga(#[from] xir_frontend::oracle::OracleError),
+}
+
 /// A foreign module to compare a kernel's outputs with.
 pub struct SecondOracle {
     pub words: Vec<u32>,
@@ -21,13 +33,12 @@ pub struct SecondOracle {
 impl SecondOracle {
     /// naga's module of the shader `input` (the same overrides); refused
     /// for anything but a `.wgsl` / `.comp` text.
-    pub fn naga(input: &str, overrides: &xir_frontend::Overrides) -> Result<SecondOracle, String> {
+    pub fn naga(input: &str, overrides: &xir_frontend::Overrides) -> Result<SecondOracle, SecondOracleError> {
         let display = crate::io::display_name(input);
         let language = xir_frontend::Language::from_path(input)
-            .ok_or_else(|| format!("xir-run: --oracle naga needs a .wgsl or .comp shader; {display} is not one"))?;
-        let text = crate::io::read_text(input, "input").map_err(|d| xir::diag::render(&d))?;
-        let words =
-            xir_frontend::oracle::naga_spirv_with(&text, language, display, overrides).map_err(|e| e.to_string())?;
+            .ok_or_else(|| SecondOracleError::NotAShader(display.to_string()))?;
+        let text = crate::io::read_text(input, "input").map_err(|d| SecondOracleError::Read(xir::diag::render(&d)))?;
+        let words = xir_frontend::oracle::naga_spirv_with(&text, language, display, overrides)?;
         Ok(SecondOracle { loose_floats: !declares_exact_floats(&words), words, what: "naga's module" })
     }
 

@@ -217,7 +217,7 @@ fn a_naga_mismatch_prints_the_reduce_command() {
         return;
     }
     assert_eq!(o.status.code(), Some(1), "{err}");
-    assert!(err.contains("mismatch (interpreter vs naga's SPIR-V on Vulkan): `y`[0]"), "{err}");
+    assert!(err.contains("mismatch (interpreter vs naga's module on Vulkan): `y`[0]"), "{err}");
     let note = format!("note: reduce with: xir-reduce {k} --naga-mismatch {i} -o reduced.wgsl\n");
     assert!(err.ends_with(&note), "{err}");
 }

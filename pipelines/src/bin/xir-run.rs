@@ -309,7 +309,7 @@ fn run(args: &Args) -> Result<(), Failure> {
     // runner cannot bind, is refused before the kernel runs anywhere.
     let overrides = args.overrides.iter().cloned().collect();
     let second = match (args.oracle, itself) {
-        (Some(Oracle::Naga), _) => Some(SecondOracle::naga(input, &overrides)?),
+        (Some(Oracle::Naga), _) => Some(SecondOracle::naga(input, &overrides).map_err(|e| e.to_string())?),
         (None, Some(words)) if args.compare => Some(SecondOracle::module_itself(words)),
         (None, _) => None,
     };
