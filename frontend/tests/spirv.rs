@@ -1,5 +1,5 @@
 //! SPIR-V compute modules in (`xir_frontend::spirv`): glslang's modules of
-//! `tests/spirv/*.comp` (`*.spv`, one of them through `spirv-opt -O`) lowered
+//! `tests/spirv/*.comp` and `*.hlsl` (`*.spv`, one through `spirv-opt -O`) lowered
 //! and run on the interpreter with exact expected outputs, and every
 //! refusal, unlocated (a binary has no text) and by rule.
 
@@ -39,6 +39,18 @@ fn an_optimized_scan_runs() {
     assert_eq!(scanned[31], json!(29.75), "the first workgroup's total");
     assert_eq!(out["totals.groups"], json!([3]));
     assert_eq!(out["totals.sum_bits"][0], json!(29.75f32.to_bits()));
+}
+
+/// HLSL through glslang: `RWStructuredBuffer`s and a `cbuffer` of two
+/// members (a value argument `[scale, n]`, as the foreign runner takes the block).
+#[test]
+fn glslangs_hlsl_runs() {
+    let out = run("saxpy_sqrt");
+    let b = out["B"].as_array().expect("a list");
+    // B[i] = A[i] * 1.5 + sqrt(|A[i]|) for i < n = 100; A[0] = -10.
+    assert_eq!(b[0], json!(-15.0f32 + 10f32.sqrt()));
+    assert_eq!(b[20], json!(0.0), "A[20] = 0");
+    assert_eq!(b[100], json!(0.0), "past n: untouched");
 }
 
 /// Each refusal names the file, says why, and carries no position.
