@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// The extensions a directory is searched for: XIR text and the front
 /// end's shaders. Not `.json`: the corpus keeps interpreter inputs
 /// (`NAME.inputs.json`) beside its kernels; name a JSON module explicitly.
-pub const DIRECTORY_EXTENSIONS: &[&str] = &["xir", "wgsl", "comp", "glsl"];
+pub const DIRECTORY_EXTENSIONS: &[&str] = &["xir", "wgsl", "comp", "glsl", "spv"];
 
 /// Why a batch cannot start (a usage error: nothing was compiled).
 #[derive(Debug, thiserror::Error)]
@@ -21,7 +21,7 @@ pub enum BatchError {
     Stdin,
     #[error("{}: cannot read the directory: {source}", .dir.display())]
     ReadDir { dir: PathBuf, source: std::io::Error },
-    #[error("{}: no `.xir`, `.wgsl`, `.comp` or `.glsl` file in the directory", .0.display())]
+    #[error("{}: no `.xir`, `.wgsl`, `.comp`, `.glsl` or `.spv` file in the directory", .0.display())]
     EmptyDir(PathBuf),
     #[error("{}: no such file or directory", .0.display())]
     Missing(PathBuf),

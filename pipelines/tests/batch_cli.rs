@@ -184,7 +184,7 @@ fn usage_errors_are_refused_before_any_work() {
         (
             vec![s(&empty), "-o", s(&out)],
             format!(
-                "xir-opt: error: {}: no `.xir`, `.wgsl`, `.comp` or `.glsl` file in the directory\n",
+                "xir-opt: error: {}: no `.xir`, `.wgsl`, `.comp`, `.glsl` or `.spv` file in the directory\n",
                 empty.display()
             ),
         ),

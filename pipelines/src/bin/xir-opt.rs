@@ -26,9 +26,10 @@ use xir_pipelines::then::ThenEmit as Emit;
 #[command(name = "xir-opt", version, about)]
 struct Cli {
     /// Input module: a `.xir` text file, a `.json` file, a `.wgsl` or
-    /// `.comp` shader, or `-` for stdin (XIR text or JSON). Several inputs
-    /// or a directory (its `.xir`, `.wgsl`, `.comp`, `.glsl` files) compile
-    /// as a batch, each to `OUTDIR/NAME.EXT` (`-o OUTDIR`).
+    /// `.comp` shader, a SPIR-V compute module (by its magic number), or `-`
+    /// for stdin (XIR text or JSON). Several inputs or a directory (its
+    /// `.xir`, `.wgsl`, `.comp`, `.glsl`, `.spv` files) compile as a batch,
+    /// each to `OUTDIR/NAME.EXT` (`-o OUTDIR`).
     #[arg(value_name = "INPUT")]
     inputs: Vec<String>,
     /// Compile the inputs as a batch on N threads (default: every core);

@@ -72,8 +72,9 @@ enum Oracle {
 #[command(name = "xir-run", about = "Run an XIR kernel on the interpreter or on Vulkan")]
 struct Args {
     /// The kernel module (.xir or .json, or a .wgsl / .comp shader), or a
-    /// SPIR-V module (by its magic number) to run on Vulkan; optional with
-    /// --artifact.
+    /// SPIR-V module (by its magic number): run on Vulkan as it is, or with a
+    /// flag about XIR (--interp, --compare, -O, ...) through the SPIR-V front
+    /// end; optional with --artifact.
     input: Option<String>,
     /// Value of a shader `override` constant (repeatable).
     #[arg(long = "override", value_name = "NAME=VALUE", value_parser = xir_pipelines::io::parse_override)]
