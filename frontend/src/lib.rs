@@ -169,8 +169,16 @@ fn with_overrides(
     for (k, v) in overrides {
         constants.insert(k.clone(), *v);
     }
-    let (module, _) = naga::back::pipeline_constants::process_overrides(&module, &info, None, &constants)
-        .map_err(|e| diag(src, src.language.rule(), format!("overrides: {}", chain(&e)), None))?;
+    let (module, _) =
+        naga::back::pipeline_constants::process_overrides(&module, &info, None, &constants).map_err(|e| {
+            let hint = match src.language {
+                Language::Spirv => {
+                    " (a SPIR-V module's specialization constants are named by their SpecId: `--override 0=VALUE`)"
+                }
+                _ => "",
+            };
+            diag(src, src.language.rule(), format!("overrides: {}{hint}", chain(&e)), None)
+        })?;
     let module = module.into_owned();
     let info = validate(src, &module)?;
     Ok((module, info))

@@ -12,7 +12,11 @@ fn fixture(name: &str) -> Vec<u8> {
 }
 
 fn run(name: &str) -> serde_json::Value {
-    let m = spirv::compile(name, &fixture(&format!("{name}.spv")), &Overrides::new()).unwrap_or_else(|d| panic!("{d}"));
+    run_with(name, &Overrides::new())
+}
+
+fn run_with(name: &str, overrides: &Overrides) -> serde_json::Value {
+    let m = spirv::compile(name, &fixture(&format!("{name}.spv")), overrides).unwrap_or_else(|d| panic!("{d}"));
     let inputs: xir::interp::Inputs =
         serde_json::from_slice(&fixture(&format!("{name}.inputs.json"))).expect("inputs parse");
     let k = m.func_ids().find(|&f| m.func(f).is_kernel()).expect("a kernel");
@@ -51,6 +55,21 @@ fn glslangs_hlsl_runs() {
     assert_eq!(b[0], json!(-15.0f32 + 10f32.sqrt()));
     assert_eq!(b[20], json!(0.0), "A[20] = 0");
     assert_eq!(b[100], json!(0.0), "past n: untouched");
+}
+
+/// A specialization constant takes its default, or the value given for its
+/// SpecId; its `OpName` is no key (naga names it by the id), and saying so
+/// is part of the refusal.
+#[test]
+fn specialization_constants_are_set_by_spec_id() {
+    let v = |out: &serde_json::Value| out["data"].as_array().expect("a list")[..3].to_vec();
+    // data[i] = i * SCALE + 0.5 for i < 20.
+    assert_eq!(v(&run("scale")), [json!(0.5), json!(3.5), json!(6.5)]);
+    let five: Overrides = [("0".to_string(), 5.0)].into();
+    assert_eq!(v(&run_with("scale", &five)), [json!(0.5), json!(5.5), json!(10.5)]);
+    let named: Overrides = [("SCALE".to_string(), 5.0)].into();
+    let d = spirv::compile("scale.spv", &fixture("scale.spv"), &named).expect_err("refused");
+    assert!(d.message.ends_with("named by their SpecId: `--override 0=VALUE`)"), "{}", d.message);
 }
 
 /// Each refusal names the file, says why, and carries no position.

@@ -92,14 +92,7 @@ pub fn read_module_verified(
 /// `MAX_SOURCE_BYTES`, as a text. Standard input is XIR text or JSON.
 pub fn read_spirv(path: &str) -> Result<Option<Vec<u8>>, Box<Diagnostic>> {
     use std::io::Read;
-    if path == "-" {
-        return Ok(None);
-    }
-    let named = Path::new(path).extension().is_some_and(|e| e.eq_ignore_ascii_case("spv"));
-    let mut head = Vec::with_capacity(4);
-    // An unreadable file is reported by the reader of its kind.
-    let Ok(file) = std::fs::File::open(path) else { return Ok(None) };
-    if file.take(4).read_to_end(&mut head).is_err() || (!named && !xir_frontend::spirv::is_spirv(&head)) {
+    if !is_spirv_file(path) {
         return Ok(None);
     }
     let cap = xir::text::source::MAX_SOURCE_BYTES;
@@ -112,6 +105,28 @@ pub fn read_spirv(path: &str) -> Result<Option<Vec<u8>>, Box<Diagnostic>> {
         return Err(io(format!("cannot read input: larger than the {cap}-byte limit")));
     }
     Ok(Some(bytes))
+}
+
+/// Whether `path` is taken as a SPIR-V module: named `.spv`, or its first
+/// four bytes are the magic number (either byte order). Standard input and
+/// an unreadable file are not (the reader of their kind reports them).
+pub fn is_spirv_file(path: &str) -> bool {
+    use std::io::Read;
+    if path == "-" {
+        return false;
+    }
+    if Path::new(path).extension().is_some_and(|e| e.eq_ignore_ascii_case("spv")) {
+        return true;
+    }
+    let mut head = Vec::with_capacity(4);
+    std::fs::File::open(path).and_then(|f| f.take(4).read_to_end(&mut head)).is_ok()
+        && xir_frontend::spirv::is_spirv(&head)
+}
+
+/// Whether `path` is a shader the front end reads (`--override` applies):
+/// a WGSL or GLSL text, or a SPIR-V module.
+pub fn is_shader_input(path: &str) -> bool {
+    detect(path, "").is_shader() || is_spirv_file(path)
 }
 
 /// A module input that is not text may be one of the binaries the tools

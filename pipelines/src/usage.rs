@@ -21,7 +21,7 @@ pub fn unknown_pass(reg: &PassRegistry, flags: &[(&str, &[String])]) -> Option<S
 /// `--override` where no input is a shader; `which` says what the inputs
 /// are instead ("k.xir is none").
 pub fn overrides_without_shader(which: &str) -> String {
-    format!("--override sets `override` constants of a WGSL or GLSL shader; {which}")
+    format!("--override sets `override` constants of a WGSL or GLSL shader or a SPIR-V module's specialization constants; {which}")
 }
 
 /// A compile flag (`--opt-level`, `--fast-math`, ...) given to `xir-opt`

@@ -251,17 +251,17 @@ fn overrides_without_a_shader_are_refused() {
     let o = opt(&[&xir, "--override", "K=1"]);
     assert_eq!(o.status.code(), Some(2));
     let want =
-        format!("xir-opt: error: --override sets `override` constants of a WGSL or GLSL shader; {xir} is none\n");
+        format!("xir-opt: error: --override sets `override` constants of a WGSL or GLSL shader or a SPIR-V module's specialization constants; {xir} is none\n");
     assert_eq!(text(&o.stderr), want);
     let dir = tempfile::tempdir().unwrap();
     let o = opt(&[&xir, &xir.replace("saxpy", "matmul"), "--override", "K=1", "-o", dir.path().to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
     let want =
-        "xir-opt: error: --override sets `override` constants of a WGSL or GLSL shader; none of the inputs is one\n";
+        "xir-opt: error: --override sets `override` constants of a WGSL or GLSL shader or a SPIR-V module's specialization constants; none of the inputs is one\n";
     assert_eq!(text(&o.stderr), want);
     let o = xrun(&[&xir, "--inputs", &i, "--override", "K=1"]);
     assert_eq!(o.status.code(), Some(1));
-    let want = format!("xir-run: --override sets `override` constants of a WGSL or GLSL shader; {xir} is none\n");
+    let want = format!("xir-run: --override sets `override` constants of a WGSL or GLSL shader or a SPIR-V module's specialization constants; {xir} is none\n");
     assert_eq!(text(&o.stderr), want);
 }
 
@@ -323,6 +323,18 @@ fn a_spirv_module_compiles_and_checks_against_itself() {
         )
     );
     assert!(!bad_out.exists());
+    // The module itself cannot be specialized: --override with --compare is refused first.
+    let scale = root().join("tests/spirv/scale.spv").display().to_string();
+    let si = root().join("tests/spirv/scale.inputs.json").display().to_string();
+    let o = xrun(&[&scale, "--inputs", &si, "--compare", "--override", "0=5"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        text(&o.stderr),
+        format!(
+            "xir-run: --compare runs {scale} itself with its specialization constants' defaults: --override cannot \
+             apply to it (compare without it, or run --interp / --vulkan)\n"
+        )
+    );
     let i = root().join("tests/spirv/histogram.inputs.json").display().to_string();
     let o = xrun(&[&k, "--inputs", &i, "--compare"]);
     let err = text(&o.stderr);

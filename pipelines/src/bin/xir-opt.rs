@@ -288,7 +288,7 @@ fn run() -> i32 {
     if batch_mode {
         return batch(&cli, &reporter, pipeline.as_ref(), device);
     }
-    if !cli.overrides.is_empty() && !io::detect(input, "").is_shader() {
+    if !cli.overrides.is_empty() && !io::is_shader_input(input) {
         eprintln!(
             "xir-opt: error: {}",
             usage::overrides_without_shader(&format!("{} is none", io::display_name(input)))
@@ -317,7 +317,7 @@ fn batch(
         Ok(i) => i,
         Err(e) => return usage(e),
     };
-    if !cli.overrides.is_empty() && !inputs.iter().any(|i| io::detect(&i.to_string_lossy(), "").is_shader()) {
+    if !cli.overrides.is_empty() && !inputs.iter().any(|i| io::is_shader_input(&i.to_string_lossy())) {
         eprintln!("xir-opt: error: {}", usage::overrides_without_shader("none of the inputs is one"));
         return 2;
     }

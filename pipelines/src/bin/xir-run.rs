@@ -258,9 +258,7 @@ fn run(args: &Args) -> Result<(), Failure> {
             .with_file(xir_pipelines::io::display_name(inputs_path))
             .with_span(Some(span))])
     })?;
-    let shader = args.input.as_deref().is_some_and(|i| {
-        xir_frontend::Language::from_path(i).is_some() || matches!(xir_pipelines::io::read_spirv(i), Ok(Some(_)))
-    });
+    let shader = args.input.as_deref().is_some_and(xir_pipelines::io::is_shader_input);
     if !args.overrides.is_empty() && !shader {
         // Only a shader has `override` constants; anything else would ignore the values in silence.
         let what =
@@ -309,6 +307,13 @@ fn run(args: &Args) -> Result<(), Failure> {
     // naga's module is compiled first: a shader naga refuses, or one its
     // runner cannot bind, is refused before the kernel runs anywhere.
     let overrides = args.overrides.iter().cloned().collect();
+    if itself.is_some() && args.compare && !args.overrides.is_empty() {
+        return Err(Failure::from(format!(
+            "xir-run: --compare runs {} itself with its specialization constants' defaults: --override cannot apply \
+             to it (compare without it, or run --interp / --vulkan)",
+            xir_pipelines::io::display_name(input)
+        )));
+    }
     let second = match (args.oracle, itself) {
         (Some(Oracle::Naga), _) => Some(SecondOracle::naga(input, &overrides).map_err(|e| e.to_string())?),
         (None, Some(words)) if args.compare => Some(SecondOracle::module_itself(words)),
