@@ -90,7 +90,9 @@ enum GlobalKind {
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 struct BufferKind {
     elem: TypeId,
-    /// The WGSL type is a struct whose single member is the runtime array.
+    /// The variable's type is a struct of one member that holds the data
+    /// (the runtime array; from SPIR-V, whatever the member is): a place
+    /// steps through member 0 to it.
     wrapped: bool,
     /// The length of an `array<T, N>`.
     fixed: Option<u32>,

@@ -304,9 +304,6 @@ fn run(args: &Args) -> Result<(), Failure> {
             ),
         }));
     }
-    // naga's module is compiled first: a shader naga refuses, or one its
-    // runner cannot bind, is refused before the kernel runs anywhere.
-    let overrides = args.overrides.iter().cloned().collect();
     if itself.is_some() && args.compare && !args.overrides.is_empty() {
         return Err(Failure::from(format!(
             "xir-run: --compare runs {} itself with its specialization constants' defaults: --override cannot apply \
@@ -314,6 +311,9 @@ fn run(args: &Args) -> Result<(), Failure> {
             xir_pipelines::io::display_name(input)
         )));
     }
+    // naga's module is compiled first: a shader naga refuses, or one its
+    // runner cannot bind, is refused before the kernel runs anywhere.
+    let overrides = args.overrides.iter().cloned().collect();
     let second = match (args.oracle, itself) {
         (Some(Oracle::Naga), _) => Some(SecondOracle::naga(input, &overrides).map_err(|e| e.to_string())?),
         (None, Some(words)) if args.compare => Some(SecondOracle::module_itself(words)),
