@@ -411,7 +411,12 @@ impl<'a, 'n> Lowering<'a, 'n> {
         if let Some(n) = self.module.types[g.ty].name.as_ref().filter(|n| !n.is_empty()) {
             return n.clone();
         }
-        format!("global{}", h.index())
+        // Nothing names it (a SPIR-V module without debug names): its
+        // binding, as the foreign runner keys it.
+        match &g.binding {
+            Some(b) => format!("set{}.binding{}", b.group, b.binding),
+            None => format!("global{}", h.index()),
+        }
     }
 
     // ---- functions ----------------------------------------------------

@@ -34,6 +34,16 @@ fn glslangs_histogram_runs() {
     assert_eq!(out["hist.total"], json!([105]));
 }
 
+/// The same module without debug names (`spirv-opt --strip-debug`): each
+/// binding is named by its place, a member by its index, as the foreign
+/// runner keys them.
+#[test]
+fn a_module_without_names_is_keyed_by_binding() {
+    let out = run("histogram.stripped");
+    assert_eq!(out["set0.binding1.1"], json!([31, 23, 23, 23]));
+    assert_eq!(out["set0.binding1.0"], json!([105]));
+}
+
 /// glslang's module through `spirv-opt -O`: SSA values and phis, a loop.
 #[test]
 fn an_optimized_scan_runs() {

@@ -24,8 +24,9 @@ pub(crate) struct Joined {
     members: Vec<(String, bool)>,
 }
 
-/// The member keys of a block of several named members (`None` for any
-/// other variable: it is only ever given whole).
+/// The member keys of a block of several members, an unnamed member by its
+/// index as the front end names it (`None` for any other variable: it is
+/// only ever given whole).
 fn member_keys(key: &str, kind: &VariableKind) -> Option<Vec<(String, bool)>> {
     let (VariableKind::StorageBuffer(StructLayout { members, .. })
     | VariableKind::UniformBuffer(StructLayout { members, .. })) = kind
@@ -35,10 +36,11 @@ fn member_keys(key: &str, kind: &VariableKind) -> Option<Vec<(String, bool)>> {
     if members.len() < 2 {
         return None;
     }
-    members
-        .iter()
-        .map(|m| Some((format!("{key}.{}", m.name.as_deref()?), matches!(m.ty, DataType::Array { .. }))))
-        .collect()
+    let keys = members.iter().enumerate().map(|(k, m)| {
+        let name = m.name.clone().unwrap_or_else(|| k.to_string());
+        (format!("{key}.{name}"), matches!(m.ty, DataType::Array { .. }))
+    });
+    Some(keys.collect())
 }
 
 /// `inputs` with every block that is given member by member (no key of its
