@@ -15,8 +15,12 @@
 //! is free to lay a block out any way its decorations say, and the runner
 //! must put each value where the module reads it.
 //!
+//! A push-constant block the entry point uses (SPIRV-Tools allows one) is
+//! described the same way ([`Reflection::push_constants`]), keyed as a
+//! descriptor variable is.
+//!
 //! What it cannot describe is refused with a [`ReflectError`] naming the
-//! variable or instruction: push constants, samplers, sampled images,
+//! variable or instruction: samplers, sampled images,
 //! descriptor arrays, images other than 2D / 3D storage images of 32-bit
 //! RGBA (or unknown) format, booleans or pointers in a block, constants it
 //! cannot evaluate (`OpSpecConstantOp`), several entry points without a
@@ -111,6 +115,16 @@ pub struct Reflection {
     /// Declared descriptor variables the entry point does not use (those that
     /// can be described), by (set, binding).
     pub unused: Vec<Variable>,
+    /// The push-constant block the entry point uses, if any.
+    pub push_constants: Option<PushBlock>,
+}
+
+/// A push-constant block: its input key (the variable's `OpName`, else its
+/// block's, as a descriptor variable's) and its layout.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PushBlock {
+    pub name: String,
+    pub layout: StructLayout,
 }
 
 impl Reflection {
@@ -569,6 +583,7 @@ pub fn reflect(words: &[u32], entry: Option<&str>) -> Result<Reflection, Reflect
     let used = used_ids(&module, entry_fn, &interface);
 
     let mut candidates = Vec::new();
+    let mut push_constants = None;
     for i in &module.types_global_values {
         if i.class.opcode != Op::Variable {
             continue;
@@ -580,11 +595,22 @@ pub fn reflect(words: &[u32], entry: Option<&str>) -> Result<Reflection, Reflect
         match class {
             StorageClass::StorageBuffer | StorageClass::Uniform | StorageClass::UniformConstant => {}
             StorageClass::PushConstant if is_used => {
-                return refuse(format!(
-                    "variable {}: push constants are not supported by the foreign runner (it binds descriptor \
-                     variables only)",
-                    t.describe(id)
-                ))
+                let pointee = i.result_type.and_then(|p| t.globals.get(&p)).and_then(|p| match p.operands.as_slice() {
+                    [Operand::StorageClass(_), Operand::IdRef(pointee)] => Some(*pointee),
+                    _ => None,
+                });
+                let Some(pointee) = pointee else {
+                    return refuse(format!("variable {}: its type is not a declared OpTypePointer", t.describe(id)));
+                };
+                let layout = t
+                    .struct_layout(pointee, 0)
+                    .map_err(|e| ReflectError(format!("variable {}: {e}", t.describe(id))))?;
+                let name = [id, pointee]
+                    .iter()
+                    .find_map(|n| t.names.get(n).filter(|n| !n.is_empty()).cloned())
+                    .unwrap_or_else(|| "push_constants".to_string());
+                push_constants = Some(PushBlock { name, layout });
+                continue;
             }
             StorageClass::PhysicalStorageBuffer | StorageClass::ShaderRecordBufferKHR if is_used => {
                 return refuse(format!("variable {}: storage class {class:?} is not supported", t.describe(id)))
@@ -691,7 +717,7 @@ pub fn reflect(words: &[u32], entry: Option<&str>) -> Result<Reflection, Reflect
             unused.push(v);
         }
     }
-    Ok(Reflection { words, entry_point: entry_name, workgroup_size, variables, unused })
+    Ok(Reflection { words, entry_point: entry_name, workgroup_size, variables, unused, push_constants })
 }
 
 /// The module as it will run, validated for Vulkan 1.2 by SPIRV-Tools. The

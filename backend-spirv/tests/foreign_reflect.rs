@@ -305,7 +305,7 @@ fn a_workgroup_size_computed_by_spec_constant_op_is_refused() {
 }
 
 #[test]
-fn push_constants_are_refused_by_name() {
+fn a_push_constant_block_is_described() {
     let words = asm(&module(
         "%pcs = OpTypeStruct %u32
          %ppcs = OpTypePointer PushConstant %pcs
@@ -319,12 +319,12 @@ fn push_constants_are_refused_by_name() {
          %v = OpLoad %u32 %q
          OpStore %p %v",
     ));
-    let e = reflect(&words, None).unwrap_err().to_string();
-    assert!(e.starts_with("variable `pc` (%"), "{e}");
-    assert!(
-        e.ends_with("push constants are not supported by the foreign runner (it binds descriptor variables only)"),
-        "{e}"
-    );
+    let r = reflect(&words, None).expect("described");
+    let push = r.push_constants.expect("a push-constant block");
+    assert_eq!(push.name, "pc");
+    assert_eq!(push.layout.members.len(), 1);
+    assert_eq!(push.layout.members[0].offset, 0);
+    assert!(r.variables.iter().all(|v| v.name != "pc"), "not a descriptor variable");
 }
 
 #[test]

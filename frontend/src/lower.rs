@@ -74,8 +74,8 @@ enum GlobalKind {
     /// is a one-element buffer). The foreign runner takes such a block member
     /// by member under the same keys, so inputs are shared with naga's module.
     Members(Vec<(String, BufferKind)>),
-    /// A uniform buffer, a value parameter; `wrapped` when it is GLSL's
-    /// block without an instance name, whose one member is the value.
+    /// A uniform buffer (or push-constant block), a value parameter;
+    /// `wrapped` when its type is a struct of one member, which is the value.
     Uniform {
         ty: TypeId,
         wrapped: bool,
@@ -109,10 +109,6 @@ pub struct Lowering<'a, 'n> {
     /// start, once per span: quadratic in the shader's size).
     line_starts: Vec<u32>,
     text_len: usize,
-    /// The module came from SPIR-V, where every buffer is a block: a block
-    /// of one member stands for that member (its value, its elements), as
-    /// the foreign runner reads the same module's blocks.
-    blocks_are_wrappers: bool,
     ast: Module<'a>,
     types: FxHashMap<Handle<naga::Type>, TypeId>,
     globals: BTreeMap<Handle<naga::GlobalVariable>, GlobalKind>,
@@ -136,19 +132,12 @@ impl<'a, 'n> Lowering<'a, 'n> {
                 .chain(source.bytes().enumerate().filter(|&(_, b)| b == b'\n').map(|(i, _)| i as u32 + 1))
                 .collect(),
             text_len: source.len(),
-            blocks_are_wrappers: false,
             ast: Module::new(),
             types: FxHashMap::default(),
             globals: BTreeMap::new(),
             uses: FxHashMap::default(),
             funcs: FxHashMap::default(),
         }
-    }
-
-    /// [`Lowering`] of a module read from SPIR-V (`blocks_are_wrappers`).
-    pub fn from_spirv(mut self) -> Self {
-        self.blocks_are_wrappers = true;
-        self
     }
 
     pub fn span(&self, s: naga::Span) -> Option<Span> {
@@ -270,9 +259,9 @@ impl<'a, 'n> Lowering<'a, 'n> {
                 // `Immediate`) is a read-only value of the dispatch, as a
                 // uniform is: a value parameter of the kernel.
                 AddressSpace::Uniform | AddressSpace::Immediate => match &self.module.types[g.ty].inner {
-                    TypeInner::Struct { members, .. }
-                        if (g.name.is_none() || self.blocks_are_wrappers) && members.len() == 1 =>
-                    {
+                    // A block of one member stands for that member, as
+                    // the foreign runner reads a module's blocks.
+                    TypeInner::Struct { members, .. } if members.len() == 1 => {
                         GlobalKind::Uniform { ty: self.ty(members[0].ty)?, wrapped: true }
                     }
                     _ => GlobalKind::Uniform { ty: self.ty(g.ty)?, wrapped: false },
@@ -333,7 +322,9 @@ impl<'a, 'n> Lowering<'a, 'n> {
                 }
                 Ok(GlobalKind::Members(out))
             }
-            TypeInner::Struct { members, .. } if self.blocks_are_wrappers && members.len() == 1 => {
+            // Any other struct of one member stands for that member (as the
+            // foreign runner reads a block of one member).
+            TypeInner::Struct { members, .. } if members.len() == 1 => {
                 let kind = self.array_buffer(&types[members[0].ty].inner, span)?;
                 Ok(GlobalKind::Buffer(BufferKind { wrapped: true, ..kind }))
             }
@@ -1359,7 +1350,13 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
         let ty = self.expr_ty(pointer)?;
         Ok(match self.place(pointer)? {
             Place::Storage(e) | Place::Value(e) => e,
-            Place::ValueWrapper(_) => return unsupported(span, "a load of a whole uniform block"),
+            // The block read whole: its one member, wrapped back.
+            Place::ValueWrapper(v) => self.builtin(Opcode::Aggregate, ty, vec![v], span),
+            Place::BufferWrapper { buffer, kind: BufferKind { single: true, .. } } => {
+                let elem = self.elem_of(buffer);
+                let read = self.builtin(Opcode::BufferRead, elem, vec![self.var(buffer), self.lit_u32(0)], span);
+                self.builtin(Opcode::Aggregate, ty, vec![read], span)
+            }
             Place::BufferArray { buffer, fixed: Some(n) } if n <= MAX_WHOLE_ARRAY => {
                 // `array<T, N>` in storage read whole: N element reads.
                 let elem = self.elem_of(buffer);

@@ -59,8 +59,6 @@ pub enum Stage {
     Write,
     /// naga panicked (a naga bug); the message is the panic's.
     Internal,
-    /// naga's module uses what the foreign runner cannot bind.
-    Runner,
 }
 
 impl Stage {
@@ -71,7 +69,6 @@ impl Stage {
             Stage::Overrides => "override resolution",
             Stage::Write => "SPIR-V writer",
             Stage::Internal => "internal error",
-            Stage::Runner => "foreign runner",
         }
     }
 }
@@ -109,11 +106,11 @@ impl std::error::Error for OracleError {}
 
 /// The validator capabilities: what the foreign runner binds when the device
 /// has it (it checks each `OpCapability` against the device it opened).
-/// Push constants (`IMMEDIATES`), binding arrays, float atomics and ray
-/// queries are left out: the runner refuses them (a push-constant block is
-/// refused before validation, with the runner's reason: `compile`).
+/// Binding arrays, float atomics and ray queries are left out: the runner
+/// refuses them. Push constants (`IMMEDIATES`) it pushes.
 pub fn capabilities() -> Capabilities {
-    Capabilities::FLOAT64
+    Capabilities::IMMEDIATES
+        | Capabilities::FLOAT64
         | Capabilities::SHADER_INT64
         | Capabilities::SHADER_INT64_ATOMIC_MIN_MAX
         | Capabilities::SHADER_INT64_ATOMIC_ALL_OPS
@@ -237,21 +234,6 @@ fn compile(
             })?
         }
     };
-    // The runner binds descriptors only (`capabilities`): without this a
-    // push-constant block fails validation with naga's capability message,
-    // which reads as naga's limit rather than the oracle's.
-    if let Some((h, g)) = module.global_variables.iter().find(|(_, g)| g.space == naga::AddressSpace::Immediate) {
-        let span = module.global_variables.get_span(h);
-        let name = g.name.as_deref().unwrap_or("(unnamed)");
-        return Err(err(
-            Stage::Runner,
-            span.is_defined().then(|| span.location(source)),
-            format!(
-                "the push-constant block `{name}`: the runner of naga's module binds descriptors only, so the \
-                 shader cannot run as naga compiles it (our own path passes the block as a kernel value)"
-            ),
-        ));
-    }
     let mut validator = Validator::new(ValidationFlags::all(), capabilities());
     let info = validator.validate(&module).map_err(|e| spanned(&e, source, Stage::Validate, &err))?;
     let mut constants = naga::back::PipelineConstants::default();
@@ -349,22 +331,22 @@ void main() { data.v[gl_GlobalInvocationID.x] *= 2.0; }
     }
 
     #[test]
-    fn a_push_constant_block_is_refused_as_the_runners_limit() {
+    fn a_push_constant_block_is_written_for_the_runner_to_push() {
         let src = "#version 450
 layout(local_size_x = 4) in;
 layout(std430, binding = 0) buffer Data { float v[]; } data;
 layout(push_constant) uniform PC { float scale; } pc;
 void main() { data.v[gl_GlobalInvocationID.x] *= pc.scale; }
 ";
-        let e = naga_spirv(src, Language::Glsl, "k.comp").unwrap_err();
-        assert_eq!(e.stage, Stage::Runner);
-        assert!(
-            e.to_string().contains(
-                "error: [naga] foreign runner: the push-constant block `pc`: the runner of naga's module binds \
-                 descriptors only"
-            ),
-            "{e}"
-        );
+        let words = naga_spirv(src, Language::Glsl, "k.comp").expect("compiles");
+        // OpVariable (59) whose storage class (its fourth word) is PushConstant (9).
+        let (mut at, mut push) = (5, 0);
+        while at < words.len() {
+            let count = (words[at] >> 16) as usize;
+            push += usize::from(words[at] & 0xffff == 59 && words.get(at + 3) == Some(&9));
+            at += count.max(1);
+        }
+        assert_eq!(push, 1);
     }
 
     #[test]

@@ -265,11 +265,10 @@ fn overrides_without_a_shader_are_refused() {
     assert_eq!(text(&o.stderr), want);
 }
 
-/// `--oracle naga` compiles naga's module before anything runs: a GLSL
-/// push-constant block, which the runner of naga's module cannot bind, is
-/// refused first, located and as the runner's limit (our own path runs it).
+/// A GLSL push-constant block: our kernel takes it as a value, naga's
+/// module as a push constant the foreign runner pushes, from the same input.
 #[test]
-fn the_naga_oracle_refuses_what_its_runner_cannot_bind_before_running() {
+fn the_naga_oracle_pushes_a_push_constant_block() {
     let dir = scratch("oracle-push-constant");
     let shader = dir.join("k.comp");
     std::fs::write(
@@ -279,20 +278,19 @@ fn the_naga_oracle_refuses_what_its_runner_cannot_bind_before_running() {
     )
     .unwrap();
     let inputs = dir.join("k.inputs.json");
-    std::fs::write(&inputs, r#"{"args": {"pc": [2.0], "v": [1.0, 2.0, 3.0, 4.0]}}"#).unwrap();
+    std::fs::write(&inputs, r#"{"args": {"pc": 2.0, "v": [1.0, 2.0, 3.0, 4.0]}}"#).unwrap();
     let (k, i) = (shader.to_str().unwrap(), inputs.to_str().unwrap());
     let ours = xrun(&[k, "--inputs", i]);
     assert_eq!(ours.status.code(), Some(0), "{}", text(&ours.stderr));
     assert_eq!(text(&ours.stdout).trim(), r#"{"buffers":{"v":[2.0,4.0,6.0,8.0]},"printed":[]}"#);
     let o = xrun(&[k, "--inputs", i, "--oracle", "naga"]);
-    assert_eq!(o.status.code(), Some(1));
     let err = text(&o.stderr);
-    assert!(
-        err.starts_with(&format!("{k}:4:"))
-            && err.contains("error: [naga] foreign runner: the push-constant block `pc`"),
-        "{err}"
-    );
-    assert!(!err.contains("dispatch"), "nothing ran before the refusal: {err}");
+    if err.contains("no Vulkan device") {
+        eprintln!("skipped: {err}");
+        return;
+    }
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(err.ends_with("xir-run: interpreter, Vulkan and naga's module agree\n"), "{err}");
 }
 
 /// A SPIR-V module in (glslang's, `tests/spirv/`): `xir-opt` compiles it

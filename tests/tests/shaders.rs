@@ -121,9 +121,6 @@ const ORACLE_GAPS: &[(&str, &str)] = &[
     ("radix_histogram.wgsl", "Invalid explicit layout decorations"),
     // naga 30 decorates a variable, not a constant, as gl_WorkGroupSize.
     ("reduce_max_workgroup_size.comp", "must be a constant for WorkgroupSize"),
-    // The foreign runner binds descriptors only: the oracle refuses a
-    // push-constant block before naga validates (`oracle::Stage::Runner`).
-    ("sobel_push_constants.comp", "foreign runner: the push-constant block `pc`"),
     // naga writes the packed dot products with SPV_KHR_integer_dot_product,
     // which the foreign runner does not enable.
     ("packed_dot.wgsl", "SPV_KHR_integer_dot_product"),

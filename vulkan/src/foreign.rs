@@ -15,7 +15,9 @@
 //!   takes that member's value, so naga's wrapper of `var<storage> x:
 //!   array<T>` takes the element list of T, as an XIR `buffer<T>` does;
 //! - a storage image (2D / 3D, 32-bit RGBA) is a texture as the interpreter's
-//!   `texture2d<T>` / `texture3d<T>` take it.
+//!   `texture2d<T>` / `texture3d<T>` take it;
+//! - a push-constant block is its block's value too, pushed before the
+//!   dispatch (`Reflection::push_constants`).
 //!
 //! Every variable the entry point uses must be given and every key must name
 //! a descriptor variable (a variable the entry point does not use may be
@@ -99,8 +101,18 @@ pub fn run_foreign_on(
         let json = &inputs.args[&v.name];
         bound.push(encode(device, &codec, v, json)?);
     }
+    let push = match &r.push_constants {
+        Some(p) => {
+            let json = &inputs.args[&p.name];
+            let b = codec
+                .block_to_bytes(&p.layout, json)
+                .map_err(|e| RunError::Abi(format!("`{}` (push constants): {e}", p.name)))?;
+            b.bytes
+        }
+        None => Vec::new(),
+    };
     let fp = super::limits::footprint_with_local_size(words, r.workgroup_size)?;
-    super::limits::check_module(&device.limits, &fp, 0, groups)?;
+    super::limits::check_module(&device.limits, &fp, (push.len() as u32).next_multiple_of(4), groups)?;
     let resources: Vec<Resource> = bound.iter().map(|b| b.resource.clone()).collect();
     let types: Vec<vk::DescriptorType> = bound.iter().map(|b| b.ty).collect();
     super::limits::check_resources(&device.limits, &resources, &types)?;
@@ -109,12 +121,18 @@ pub fn run_foreign_on(
     super::bindless::check_dispatch_limits(device, sets, &counts)?;
 
     // SAFETY: `device` is live; every object is created and destroyed in `dispatch_bound`.
-    let (out, timing) = unsafe { dispatch_bound(device, words, &r.entry_point, &bound, groups)? };
+    let (out, timing) = unsafe { dispatch_bound(device, words, &r.entry_point, &bound, &push, groups)? };
 
     let mut outputs = Outputs::default();
     for ((v, b), r) in r.variables.iter().zip(&bound).zip(out) {
         let json = decode(&codec, v, b, r).map_err(|e| RunError::Abi(format!("reading `{}` back: {e}", v.name)))?;
         outputs.buffers.insert(v.name.clone(), json);
+    }
+    // The push constants come back as given (normalized), as read-only buffers do.
+    if let Some(p) = &r.push_constants {
+        let back =
+            codec.block_from_bytes(&p.layout, &push, None).map_err(|e| RunError::Abi(format!("`{}`: {e}", p.name)))?;
+        outputs.buffers.insert(p.name.clone(), back);
     }
     // Unused variables that were given: not bound, back as given (normalized through the codec).
     for v in &r.unused {
@@ -220,14 +238,18 @@ fn check_input_keys(r: &Reflection, inputs: &Inputs) -> Result<(), RunError> {
             format!("it uses {}", all.join(", "))
         }
     };
+    let push = r.push_constants.as_ref().map(|p| p.name.as_str());
     for key in inputs.args.keys() {
-        if r.variable(key).is_none() {
+        if r.variable(key).is_none() && push != Some(key.as_str()) {
             return Err(RunError::Abi(format!(
                 "input `{key}` names no descriptor variable of entry point `{}` ({})",
                 r.entry_point,
                 names()
             )));
         }
+    }
+    if let Some(p) = push.filter(|p| !inputs.args.contains_key(*p)) {
+        return Err(RunError::Abi(format!("no input for `{p}` (push constants)")));
     }
     for v in &r.variables {
         if !inputs.args.contains_key(&v.name) {
@@ -351,6 +373,7 @@ unsafe fn dispatch_bound(
     words: &[u32],
     entry: &str,
     bound: &[Bound],
+    push: &[u8],
     groups: [u32; 3],
 ) -> Result<(Vec<Resource>, GpuTiming), RunError> {
     let d = &device.device;
@@ -375,9 +398,14 @@ unsafe fn dispatch_bound(
         o.set_layouts.push(d.create_descriptor_set_layout(&info, None).map_err(vk_err("vkCreateDescriptorSetLayout"))?);
     }
     let set_layouts = o.set_layouts.clone();
-    o.layout = d
-        .create_pipeline_layout(&vk::PipelineLayoutCreateInfo::default().set_layouts(&set_layouts), None)
-        .map_err(vk_err("vkCreatePipelineLayout"))?;
+    let ranges = [vk::PushConstantRange::default()
+        .stage_flags(vk::ShaderStageFlags::COMPUTE)
+        .offset(0)
+        .size((push.len() as u32).next_multiple_of(4))];
+    let layout_info = vk::PipelineLayoutCreateInfo::default()
+        .set_layouts(&set_layouts)
+        .push_constant_ranges(if push.is_empty() { &[] } else { &ranges[..] });
+    o.layout = d.create_pipeline_layout(&layout_info, None).map_err(vk_err("vkCreatePipelineLayout"))?;
     let name = std::ffi::CString::new(entry).map_err(|_| RunError::Foreign("entry point name contains NUL".into()))?;
     o.pipeline = compute_pipeline(d, o.shader, o.layout, &name)?;
 
@@ -460,7 +488,7 @@ unsafe fn dispatch_bound(
         d.update_descriptor_sets(&writes, &[]);
     }
 
-    let timing = record_and_submit(device, &mut o, &sets, &[], 0, groups)?;
+    let timing = record_and_submit(device, &mut o, &sets, push, (push.len() as u32).next_multiple_of(4), groups)?;
     let mut out = Vec::with_capacity(bound.len());
     for (b, &k) in bound.iter().zip(&slots) {
         out.push(match &b.resource {
