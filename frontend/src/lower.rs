@@ -109,6 +109,11 @@ pub struct Lowering<'a, 'n> {
     /// start, once per span: quadratic in the shader's size).
     line_starts: Vec<u32>,
     text_len: usize,
+    /// The module came from SPIR-V, whose storage blocks are the interface
+    /// as written: a block of one member stands for that member, as the
+    /// foreign runner reads it. (naga wraps a WGSL or GLSL storage struct of
+    /// one member in a block of its own, so there the struct is the value.)
+    spirv_blocks: bool,
     ast: Module<'a>,
     types: FxHashMap<Handle<naga::Type>, TypeId>,
     globals: BTreeMap<Handle<naga::GlobalVariable>, GlobalKind>,
@@ -132,12 +137,19 @@ impl<'a, 'n> Lowering<'a, 'n> {
                 .chain(source.bytes().enumerate().filter(|&(_, b)| b == b'\n').map(|(i, _)| i as u32 + 1))
                 .collect(),
             text_len: source.len(),
+            spirv_blocks: false,
             ast: Module::new(),
             types: FxHashMap::default(),
             globals: BTreeMap::new(),
             uses: FxHashMap::default(),
             funcs: FxHashMap::default(),
         }
+    }
+
+    /// [`Lowering`] of a module read from SPIR-V (`spirv_blocks`).
+    pub fn from_spirv(mut self) -> Self {
+        self.spirv_blocks = true;
+        self
     }
 
     pub fn span(&self, s: naga::Span) -> Option<Span> {
@@ -322,9 +334,8 @@ impl<'a, 'n> Lowering<'a, 'n> {
                 }
                 Ok(GlobalKind::Members(out))
             }
-            // Any other struct of one member stands for that member (as the
-            // foreign runner reads a block of one member).
-            TypeInner::Struct { members, .. } if members.len() == 1 => {
+            // From SPIR-V, any other block of one member stands for that member.
+            TypeInner::Struct { members, .. } if self.spirv_blocks && members.len() == 1 => {
                 let kind = self.array_buffer(&types[members[0].ty].inner, span)?;
                 Ok(GlobalKind::Buffer(BufferKind { wrapped: true, ..kind }))
             }
@@ -1205,10 +1216,10 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
     /// Where a buffer of `kind` points before any index.
     fn buffer_place(&self, buffer: VarId, kind: BufferKind) -> Place<'a> {
         match kind {
-            BufferKind { single: true, .. } => Place::Buffer { buffer, index: self.lit_u32(0), path: Vec::new() },
             BufferKind { wrapped: true, .. } => {
                 Place::BufferWrapper { buffer, kind: BufferKind { wrapped: false, ..kind } }
             }
+            BufferKind { single: true, .. } => Place::Buffer { buffer, index: self.lit_u32(0), path: Vec::new() },
             BufferKind { fixed, .. } => Place::BufferArray { buffer, fixed },
         }
     }
@@ -1348,14 +1359,23 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
     /// The value a pointer points at, read now.
     fn load(&mut self, pointer: Handle<Expression>, span: naga::Span) -> R<ExprRef<'a>> {
         let ty = self.expr_ty(pointer)?;
-        Ok(match self.place(pointer)? {
+        let place = self.place(pointer)?;
+        self.load_place(place, ty, span)
+    }
+
+    /// The value of type `ty` at `place`, read now.
+    fn load_place(&mut self, place: Place<'a>, ty: TypeId, span: naga::Span) -> R<ExprRef<'a>> {
+        // A block of one member read whole: the member read, wrapped back.
+        let wrap = |cx: &mut Self, member: ExprRef<'a>| cx.builtin(Opcode::Aggregate, ty, vec![member], span);
+        Ok(match place {
             Place::Storage(e) | Place::Value(e) => e,
-            // The block read whole: its one member, wrapped back.
-            Place::ValueWrapper(v) => self.builtin(Opcode::Aggregate, ty, vec![v], span),
-            Place::BufferWrapper { buffer, kind: BufferKind { single: true, .. } } => {
-                let elem = self.elem_of(buffer);
-                let read = self.builtin(Opcode::BufferRead, elem, vec![self.var(buffer), self.lit_u32(0)], span);
-                self.builtin(Opcode::Aggregate, ty, vec![read], span)
+            Place::ValueWrapper(v) => wrap(self, v),
+            Place::BufferWrapper { buffer, kind } if kind.single || kind.fixed.is_some() => {
+                let Type::Struct { fields, .. } = self.lw.ast.types.get(ty).clone() else {
+                    unreachable!("a buffer's wrapper is a struct")
+                };
+                let member = self.load_place(self.buffer_place(buffer, kind), fields[0], span)?;
+                wrap(self, member)
             }
             Place::BufferArray { buffer, fixed: Some(n) } if n <= MAX_WHOLE_ARRAY => {
                 // `array<T, N>` in storage read whole: N element reads.
