@@ -34,7 +34,7 @@ pub enum Language {
 impl Language {
     /// The text language a file name says: `.wgsl`, or `.comp` / `.glsl`
     /// (in any case). A SPIR-V binary is told by its magic number
-    /// ([`spirv::is_spirv`]), not by its name.
+    /// (`xir_spirv::reflect::is_spirv`), not by its name.
     pub fn from_path(path: &str) -> Option<Language> {
         let ext = std::path::Path::new(path).extension()?.to_str()?.to_ascii_lowercase();
         match ext.as_str() {

@@ -21,8 +21,10 @@ use crate::{depth, diag, Error, Language, Overrides, Source};
 /// The SPIR-V magic number.
 const MAGIC: u32 = 0x0723_0203;
 
-/// Whether `bytes` start with the SPIR-V magic number, in either byte order.
-pub fn is_spirv(bytes: &[u8]) -> bool {
+/// Whether `bytes` start with the SPIR-V magic number, in either byte order
+/// (as `xir_spirv::reflect::is_spirv`, which the drivers ask; this crate
+/// does not depend on the backend).
+fn is_spirv(bytes: &[u8]) -> bool {
     let Some(head) = bytes.get(..4) else { return false };
     let word = u32::from_le_bytes([head[0], head[1], head[2], head[3]]);
     word == MAGIC || word.swap_bytes() == MAGIC

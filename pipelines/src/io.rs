@@ -120,7 +120,7 @@ pub fn is_spirv_file(path: &str) -> bool {
     }
     let mut head = Vec::with_capacity(4);
     std::fs::File::open(path).and_then(|f| f.take(4).read_to_end(&mut head)).is_ok()
-        && xir_frontend::spirv::is_spirv(&head)
+        && xir_spirv::reflect::is_spirv(&head)
 }
 
 /// Whether `path` is a shader the front end reads (`--override` applies):

@@ -75,18 +75,19 @@ fn bounded_interp(
     k: xir::FuncId,
     dev: &xir_vulkan::Device,
 ) -> xir::interp::Outputs {
-    bounded_interp_with(s, m, k, dev, xir::interp::Precision::default()).unwrap_or_else(|e| panic!("{}: {e}", s.name))
+    bounded_interp_with(&s.inputs, m, k, dev, xir::interp::Precision::default())
+        .unwrap_or_else(|e| panic!("{}: {e}", s.name))
 }
 
 fn bounded_interp_with(
-    s: &xir_tests::shaders::Shader,
+    inputs: &xir::interp::Inputs,
     m: &xir::Module,
     k: xir::FuncId,
     dev: &xir_vulkan::Device,
     precision: xir::interp::Precision,
 ) -> Result<xir::interp::Outputs, xir::interp::InterpError> {
     let opts = xir::interp::Options { precision: Some(precision), warp_size: dev.subgroups.size, ..Default::default() };
-    xir::interp::run_kernel_with(m, k, &s.inputs, &opts)
+    xir::interp::run_kernel_with(m, k, inputs, &opts)
 }
 
 #[test]
@@ -159,18 +160,12 @@ fn every_shader_agrees_with_nagas_own_spirv_on_vulkan() {
                 // / clamp (naga emits FMin / FMax / FClamp, undefined on NaN):
                 // where either side is a NaN, naga's module may differ.
                 let nan_free = |a: &serde_json::Value, b: &serde_json::Value| same(a, b) || is_nan(a) || is_nan(b);
-                let Some(exact) = interp.compare_bounded(&theirs, nan_free).mismatch else { return Ok(()) };
                 // naga's module has no `NoContraction` and no float controls:
-                // the device may fuse, round either way and flush denormals
-                // (NVIDIA does), which is the `--fast-math` model. Where that
-                // model cannot run the shader (a branch on a value it leaves
-                // uncertain), the exact model's mismatch stands.
-                match bounded_interp_with(&s, &m, k, &dev, xir::interp::Precision::for_fast_math(true)) {
-                    Ok(widened) => {
-                        widened.compare_bounded(&theirs, nan_free).mismatch.map_or(Ok(()), |m| Err(m.to_string()))
-                    }
-                    Err(_) => Err(exact.to_string()),
-                }
+                // the device may fuse and flush in it (NVIDIA does).
+                let widened =
+                    || bounded_interp_with(&s.inputs, &m, k, &dev, xir::interp::Precision::for_fast_math(true));
+                let (c, _) = interp.compare_foreign(&theirs, true, widened, nan_free);
+                c.mismatch.map_or(Ok(()), |m| Err(m.to_string()))
             });
         let oracle_gap = ORACLE_GAPS.iter().find(|(n, _)| *n == s.name).map(|(_, why)| *why);
         let driver_gap =
@@ -211,12 +206,8 @@ fn every_spirv_module_agrees_with_itself_on_vulkan() {
         let k = kernel(&m);
         let json = std::fs::read_to_string(path.with_extension("inputs.json")).expect("inputs");
         let inputs: xir::interp::Inputs = serde_json::from_str(&json).expect("inputs parse");
-        let opts = xir::interp::Options {
-            precision: Some(xir::interp::Precision::default()),
-            warp_size: dev.subgroups.size,
-            ..Default::default()
-        };
-        let interp = xir::interp::run_kernel_with(&m, k, &inputs, &opts).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let interp = bounded_interp_with(&inputs, &m, k, &dev, xir::interp::Precision::default())
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
         for level in [0u8, 2] {
             let (ours, _) = xir_tests::device::run_on_vulkan(&dev, &m, k, &inputs, level).expect("runs");
             assert_eq!(interp.compare_bounded(&ours, same).mismatch, None, "{name} -O{level}");
@@ -228,14 +219,8 @@ fn every_spirv_module_agrees_with_itself_on_vulkan() {
         itself.buffers.retain(|b, _| interp.buffers.contains_key(b));
         // glslang declares neither `NoContraction` nor float controls: a
         // device may fuse and flush in the module itself (the fast-math model).
-        let agrees = |p: xir::interp::Precision| {
-            let opts = xir::interp::Options { precision: Some(p), ..opts.clone() };
-            let i = xir::interp::run_kernel_with(&m, k, &inputs, &opts).expect("runs");
-            i.compare_bounded(&itself, same).mismatch.map(|m| m.to_string())
-        };
-        let exact = agrees(xir::interp::Precision::default());
-        if let Some(e) = exact {
-            assert_eq!(agrees(xir::interp::Precision::for_fast_math(true)), None, "{name} as it was given: {e}");
-        }
+        let widened = || bounded_interp_with(&inputs, &m, k, &dev, xir::interp::Precision::for_fast_math(true));
+        let (c, _) = interp.compare_foreign(&itself, true, widened, same);
+        assert_eq!(c.mismatch.map(|m| m.to_string()), None, "{name} as it was given");
     }
 }

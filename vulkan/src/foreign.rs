@@ -112,7 +112,7 @@ pub fn run_foreign_on(
         None => Vec::new(),
     };
     let fp = super::limits::footprint_with_local_size(words, r.workgroup_size)?;
-    super::limits::check_module(&device.limits, &fp, (push.len() as u32).next_multiple_of(4), groups)?;
+    super::limits::check_module(&device.limits, &fp, push_size(&push), groups)?;
     let resources: Vec<Resource> = bound.iter().map(|b| b.resource.clone()).collect();
     let types: Vec<vk::DescriptorType> = bound.iter().map(|b| b.ty).collect();
     super::limits::check_resources(&device.limits, &resources, &types)?;
@@ -145,6 +145,11 @@ pub fn run_foreign_on(
     }
     members::split(&mut outputs, &joined)?;
     Ok((outputs, timing))
+}
+
+/// The push-constant range for a block's bytes: Vulkan counts it in whole words.
+fn push_size(push: &[u8]) -> u32 {
+    (push.len() as u32).next_multiple_of(4)
 }
 
 /// One bound descriptor: where, what, and how many bytes the descriptor covers.
@@ -398,10 +403,8 @@ unsafe fn dispatch_bound(
         o.set_layouts.push(d.create_descriptor_set_layout(&info, None).map_err(vk_err("vkCreateDescriptorSetLayout"))?);
     }
     let set_layouts = o.set_layouts.clone();
-    let ranges = [vk::PushConstantRange::default()
-        .stage_flags(vk::ShaderStageFlags::COMPUTE)
-        .offset(0)
-        .size((push.len() as u32).next_multiple_of(4))];
+    let ranges =
+        [vk::PushConstantRange::default().stage_flags(vk::ShaderStageFlags::COMPUTE).offset(0).size(push_size(push))];
     let layout_info = vk::PipelineLayoutCreateInfo::default()
         .set_layouts(&set_layouts)
         .push_constant_ranges(if push.is_empty() { &[] } else { &ranges[..] });
@@ -488,7 +491,7 @@ unsafe fn dispatch_bound(
         d.update_descriptor_sets(&writes, &[]);
     }
 
-    let timing = record_and_submit(device, &mut o, &sets, push, (push.len() as u32).next_multiple_of(4), groups)?;
+    let timing = record_and_submit(device, &mut o, &sets, push, push_size(push), groups)?;
     let mut out = Vec::with_capacity(bound.len());
     for (b, &k) in bound.iter().zip(&slots) {
         out.push(match &b.resource {

@@ -1010,6 +1010,32 @@ impl Outputs {
             .map(|mismatch| BoundedMismatch { mismatch, bound: 0.0 });
         out
     }
+
+    /// [`Outputs::compare_bounded`] against a module another compiler
+    /// wrote. One that declares neither `NoContraction` nor float controls
+    /// (`loose_floats`: naga's, glslang's) lets a device fuse, round either
+    /// way and flush subnormals in it, which is the `--fast-math` model:
+    /// where these (exact-model) bounds fail, `widened` (the interpreter's
+    /// run under [`Precision::for_fast_math`], made only then) decides.
+    /// Where that model cannot run the kernel (a branch on a value it leaves
+    /// uncertain) or does not hold either, the exact comparison stands.
+    /// Returns the comparison and whether the widened model accepted it.
+    pub fn compare_foreign<E>(
+        &self,
+        theirs: &Outputs,
+        loose_floats: bool,
+        widened: impl FnOnce() -> Result<Outputs, E>,
+        tolerance: impl Fn(&Json, &Json) -> bool,
+    ) -> (Comparison, bool) {
+        let exact = self.compare_bounded(theirs, &tolerance);
+        if exact.mismatch.is_none() || !loose_floats {
+            return (exact, false);
+        }
+        match widened().map(|w| w.compare_bounded(theirs, &tolerance)) {
+            Ok(w) if w.mismatch.is_none() => (w, true),
+            _ => (exact, false),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -1086,6 +1112,24 @@ mod tests {
         // One more ULP is outside.
         let below = f32::from_bits(1.0f32.to_bits() - 1) as f64;
         assert!(fast.compare_bounded(&device_out(&[below]), same_value).mismatch.is_some());
+    }
+
+    /// A foreign module's result the exact bounds refuse is judged by the
+    /// fast-math model only when the module declares no exact floats, and
+    /// the exact comparison stands where that model cannot run.
+    #[test]
+    fn a_foreign_module_without_exact_floats_is_judged_by_the_fast_math_model() {
+        let src = kernel("f32", "  %a = add %x, f32 0x33c00000 : f32\n  buffer.write %out, u32 0, %a\n");
+        let args = json!({"x": 1.0, "out": {"fill": 0, "len": 1}});
+        let exact = run(&src, args.clone()).unwrap();
+        let rtz = device_out(&[1.0]);
+        let widened = || run_fast(&src, args.clone());
+        let (c, fast) = exact.compare_foreign(&rtz, true, widened, same_value);
+        assert_eq!((c.mismatch, fast), (None, true));
+        let (c, fast) = exact.compare_foreign(&rtz, false, || run_fast(&src, args.clone()), same_value);
+        assert!(c.mismatch.is_some() && !fast, "declared exact floats: the exact bounds");
+        let (c, fast) = exact.compare_foreign(&rtz, true, || Err::<Outputs, _>("cannot run"), same_value);
+        assert!(c.mismatch.is_some() && !fast, "the widened model cannot run: the exact comparison");
     }
 
     #[test]

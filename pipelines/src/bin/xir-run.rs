@@ -462,23 +462,16 @@ fn run(args: &Args) -> Result<(), Failure> {
             // naga's module also reports its uniforms; ours keeps values out.
             let mut theirs = theirs;
             theirs.buffers.retain(|k, _| a.buffers.contains_key(k));
-            let tolerance = xir_vulkan::ulp_tolerance(args.ulp);
-            let mut c = sorted(&a).compare_bounded(&sorted(&theirs), &tolerance);
-            if c.mismatch.is_some() && second.loose_floats && !args.fast_math && !has_scopes {
-                // The device may fuse, round either way and flush subnormals
-                // in it, which is the `--fast-math` model. Where that model
-                // cannot run the kernel, the exact one's mismatch stands.
-                if let Ok(widened) = interp(Some(xir::interp::Precision::for_fast_math(true)), warp) {
-                    let w = sorted(&widened).compare_bounded(&sorted(&theirs), &tolerance);
-                    if w.mismatch.is_none() {
-                        eprintln!(
-                            "xir-run: {} agrees under the --fast-math precision model (it declares neither \
-                             NoContraction nor float controls; docs/vulkan.md \"Fast math\")",
-                            second.what
-                        );
-                        c = w;
-                    }
-                }
+            let loose = second.loose_floats && !args.fast_math && !has_scopes;
+            let widened = || interp(Some(xir::interp::Precision::for_fast_math(true)), warp).map(|w| sorted(&w));
+            let (c, fast) =
+                sorted(&a).compare_foreign(&sorted(&theirs), loose, widened, xir_vulkan::ulp_tolerance(args.ulp));
+            if fast {
+                eprintln!(
+                    "xir-run: {} agrees under the --fast-math precision model (it declares neither NoContraction nor \
+                     float controls; docs/vulkan.md \"Fast math\")",
+                    second.what
+                );
             }
             if let Some(m) = c.mismatch {
                 let failure = Failure::from(format!("mismatch (interpreter vs {} on Vulkan): {m}", second.what));
