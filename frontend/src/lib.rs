@@ -251,9 +251,7 @@ fn lower_parsed<'a>(
     module: &naga::Module,
     info: &naga::valid::ModuleInfo,
 ) -> Result<xir_ast::Module<'a>, Error> {
-    let lowering = lower::Lowering::new(arenas, module, info, src.text);
-    let lowering = if src.language == Language::Spirv { lowering.from_spirv() } else { lowering };
-    lowering.lower().map_err(|e| {
+    lower::Lowering::new(arenas, module, info, src.text).lower().map_err(|e| {
         diag(src, "frontend:unsupported", format!("not supported: {}", e.message), location(src.text, e.span))
     })
 }

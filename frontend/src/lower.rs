@@ -58,6 +58,10 @@ type R<T> = Result<T, LowerError>;
 /// The longest storage array read as a whole value (one read per element).
 const MAX_WHOLE_ARRAY: u32 = 256;
 
+/// The most structs of one member a binding may sit inside ([`Lowering::peel`]);
+/// a whole load rebuilds each.
+const MAX_WRAPPERS: u8 = 16;
+
 fn unsupported<T>(span: naga::Span, message: impl Into<String>) -> R<T> {
     Err(LowerError { message: message.into(), span })
 }
@@ -74,11 +78,11 @@ enum GlobalKind {
     /// is a one-element buffer). The foreign runner takes such a block member
     /// by member under the same keys, so inputs are shared with naga's module.
     Members(Vec<(String, BufferKind)>),
-    /// A uniform buffer (or push-constant block), a value parameter;
-    /// `wrapped` when its type is a struct of one member, which is the value.
+    /// A uniform buffer (or push-constant block), a value parameter:
+    /// the value inside `wrappers` structs of one member ([`Lowering::peel`]).
     Uniform {
         ty: TypeId,
-        wrapped: bool,
+        wrappers: u8,
     },
     Workgroup(TypeId),
     Private(TypeId),
@@ -90,10 +94,9 @@ enum GlobalKind {
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 struct BufferKind {
     elem: TypeId,
-    /// The variable's type is a struct of one member that holds the data
-    /// (the runtime array; from SPIR-V, whatever the member is): a place
-    /// steps through member 0 to it.
-    wrapped: bool,
+    /// How many structs of one member wrap the data ([`Lowering::peel`]):
+    /// a place steps through member 0 of each to it.
+    wrappers: u8,
     /// The length of an `array<T, N>`.
     fixed: Option<u32>,
     /// A non-array `T`, held as a one-element buffer.
@@ -109,11 +112,6 @@ pub struct Lowering<'a, 'n> {
     /// start, once per span: quadratic in the shader's size).
     line_starts: Vec<u32>,
     text_len: usize,
-    /// The module came from SPIR-V, whose storage blocks are the interface
-    /// as written: a block of one member stands for that member, as the
-    /// foreign runner reads it. (naga wraps a WGSL or GLSL storage struct of
-    /// one member in a block of its own, so there the struct is the value.)
-    spirv_blocks: bool,
     ast: Module<'a>,
     types: FxHashMap<Handle<naga::Type>, TypeId>,
     globals: BTreeMap<Handle<naga::GlobalVariable>, GlobalKind>,
@@ -137,19 +135,12 @@ impl<'a, 'n> Lowering<'a, 'n> {
                 .chain(source.bytes().enumerate().filter(|&(_, b)| b == b'\n').map(|(i, _)| i as u32 + 1))
                 .collect(),
             text_len: source.len(),
-            spirv_blocks: false,
             ast: Module::new(),
             types: FxHashMap::default(),
             globals: BTreeMap::new(),
             uses: FxHashMap::default(),
             funcs: FxHashMap::default(),
         }
-    }
-
-    /// [`Lowering`] of a module read from SPIR-V (`spirv_blocks`).
-    pub fn from_spirv(mut self) -> Self {
-        self.spirv_blocks = true;
-        self
     }
 
     pub fn span(&self, s: naga::Span) -> Option<Span> {
@@ -266,18 +257,14 @@ impl<'a, 'n> Lowering<'a, 'n> {
             let span = self.module.global_variables.get_span(h);
             let inner = &self.module.types[g.ty].inner;
             let kind = match g.space {
-                AddressSpace::Storage { .. } => self.buffer_kind(inner, span)?,
+                AddressSpace::Storage { .. } => self.buffer_kind(g.ty, span)?,
                 // A push-constant block (GLSL `layout(push_constant)`, naga's
                 // `Immediate`) is a read-only value of the dispatch, as a
                 // uniform is: a value parameter of the kernel.
-                AddressSpace::Uniform | AddressSpace::Immediate => match &self.module.types[g.ty].inner {
-                    // A block of one member stands for that member, as
-                    // the foreign runner reads a module's blocks.
-                    TypeInner::Struct { members, .. } if members.len() == 1 => {
-                        GlobalKind::Uniform { ty: self.ty(members[0].ty)?, wrapped: true }
-                    }
-                    _ => GlobalKind::Uniform { ty: self.ty(g.ty)?, wrapped: false },
-                },
+                AddressSpace::Uniform | AddressSpace::Immediate => {
+                    let (value, wrappers) = self.peel(g.ty, span)?;
+                    GlobalKind::Uniform { ty: self.ty(value)?, wrappers }
+                }
                 AddressSpace::WorkGroup => GlobalKind::Workgroup(self.ty(g.ty)?),
                 AddressSpace::Private => GlobalKind::Private(self.ty(g.ty)?),
                 AddressSpace::Handle => GlobalKind::Texture(self.storage_texture(inner, span, name_of(&g.name))?),
@@ -316,31 +303,44 @@ impl<'a, 'n> Lowering<'a, 'n> {
         Ok(self.ast.types.intern(Type::Texture { dim: d, elem }))
     }
 
-    fn buffer_kind(&mut self, inner: &TypeInner, span: naga::Span) -> R<GlobalKind> {
+    fn buffer_kind(&mut self, ty: Handle<naga::Type>, span: naga::Span) -> R<GlobalKind> {
         let types = &self.module.types;
-        let is_runtime_array =
-            |ty: Handle<naga::Type>| matches!(types[ty].inner, TypeInner::Array { size: ArraySize::Dynamic, .. });
-        match inner {
-            TypeInner::Struct { members, .. } if members.len() == 1 && is_runtime_array(members[0].ty) => {
-                let kind = self.array_buffer(&types[members[0].ty].inner, span)?;
-                Ok(GlobalKind::Buffer(BufferKind { wrapped: true, ..kind }))
-            }
-            // WGSL and GLSL allow a runtime array only as the last member.
-            TypeInner::Struct { members, .. } if members.last().is_some_and(|m| is_runtime_array(m.ty)) => {
+        let (value, wrappers) = self.peel(ty, span)?;
+        // WGSL and GLSL allow a runtime array only as the last member.
+        if let TypeInner::Struct { members, .. } = &types[value].inner {
+            let is_runtime_array =
+                |m: &naga::StructMember| matches!(types[m.ty].inner, TypeInner::Array { size: ArraySize::Dynamic, .. });
+            if wrappers == 0 && members.last().is_some_and(is_runtime_array) {
                 let mut out = Vec::with_capacity(members.len());
                 for (k, m) in members.iter().enumerate() {
                     let name = m.name.clone().unwrap_or_else(|| k.to_string());
                     out.push((name, self.array_buffer(&types[m.ty].inner, span)?));
                 }
-                Ok(GlobalKind::Members(out))
+                return Ok(GlobalKind::Members(out));
             }
-            // From SPIR-V, any other block of one member stands for that member.
-            TypeInner::Struct { members, .. } if self.spirv_blocks && members.len() == 1 => {
-                let kind = self.array_buffer(&types[members[0].ty].inner, span)?;
-                Ok(GlobalKind::Buffer(BufferKind { wrapped: true, ..kind }))
-            }
-            other => Ok(GlobalKind::Buffer(self.array_buffer(other, span)?)),
         }
+        let kind = self.array_buffer(&types[value].inner, span)?;
+        Ok(GlobalKind::Buffer(BufferKind { wrappers, ..kind }))
+    }
+
+    /// What a bound variable of type `ty` stands for, as the foreign runner
+    /// reads a module's block (`codec::parts`): the value inside the
+    /// structs of one member that wrap it, and how many there are. Peeling
+    /// every such struct makes one reading of a binding whoever wrote the
+    /// blocks: naga adds a block of its own around a WGSL variable's struct
+    /// and around a GLSL block, glslang writes the GLSL block as it is.
+    fn peel(&self, ty: Handle<naga::Type>, span: naga::Span) -> R<(Handle<naga::Type>, u8)> {
+        let (mut ty, mut n) = (ty, 0);
+        while let TypeInner::Struct { members, .. } = &self.module.types[ty].inner {
+            if members.len() != 1 {
+                break;
+            }
+            if n == MAX_WRAPPERS {
+                return unsupported(span, format!("a binding inside more than {MAX_WRAPPERS} structs of one member"));
+            }
+            (ty, n) = (members[0].ty, n + 1);
+        }
+        Ok((ty, n))
     }
 
     /// The buffer holding a value of type `inner`: its elements when it is
@@ -351,7 +351,7 @@ impl<'a, 'n> Lowering<'a, 'n> {
             TypeInner::Array { base, size: ArraySize::Constant(n), .. } => (self.ty(base)?, Some(n.get()), false),
             ref other => (self.inner(other, span)?, None, true),
         };
-        Ok(BufferKind { elem, wrapped: false, fixed, single })
+        Ok(BufferKind { elem, wrappers: 0, fixed, single })
     }
 
     /// `name`, or `name_N` when a function already has it (naga's GLSL
@@ -664,8 +664,8 @@ fn used_globals(module: &naga::Module, info: &naga::valid::FunctionInfo) -> Vec<
 /// Where a naga pointer points: a global buffer element, or storage the
 /// AST can name (a variable path).
 enum Place<'a> {
-    /// A storage buffer declared as a struct wrapping its one member (the
-    /// runtime array; from SPIR-V, any member): `kind` is the member's.
+    /// A storage buffer declared as a struct wrapping its one member
+    /// ([`Lowering::peel`]): `kind` is the member's.
     BufferWrapper { buffer: VarId, kind: BufferKind },
     /// A storage struct held as a buffer per member ([`GlobalKind::Members`]).
     Members { global: Handle<naga::GlobalVariable> },
@@ -678,8 +678,9 @@ enum Place<'a> {
     Storage(ExprRef<'a>),
     /// A value that cannot be written (a uniform), as an rvalue.
     Value(ExprRef<'a>),
-    /// A uniform block whose one member is the value (member 0 is it).
-    ValueWrapper(ExprRef<'a>),
+    /// A uniform's value inside this many structs of one member (member 0
+    /// of each leads to it).
+    ValueWrapper(ExprRef<'a>, u8),
 }
 
 #[derive(Clone, Copy)]
@@ -1008,31 +1009,7 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
                 let v = self.expr(*value)?;
                 let place = self.place(*pointer)?;
                 self.flush(out)?;
-                match place {
-                    Place::Storage(lhs) => out.push(self.st(StmtKind::Assign { lhs, rhs: v }, span)),
-                    Place::Buffer { buffer, index, path } if path.is_empty() => {
-                        let w =
-                            self.builtin(Opcode::BufferWrite, TypeTable::VOID, vec![self.var(buffer), index, v], span);
-                        out.push(self.st(StmtKind::Expr(w), span));
-                    }
-                    // A write to part of an element stores only that part (as
-                    // naga's access chain and store do): writing the whole
-                    // element back would race with other invocations writing
-                    // its other parts.
-                    Place::Buffer { buffer, index, path } => {
-                        let mut args = vec![self.var(buffer), index, v];
-                        args.extend(path.into_iter().map(|p| match p {
-                            PathStep::Member(i, _) => self.lit_u32(i),
-                            PathStep::Index(e, _) => e,
-                        }));
-                        let w = self.builtin(Opcode::BufferWritePart, TypeTable::VOID, args, span);
-                        out.push(self.st(StmtKind::Expr(w), span));
-                    }
-                    Place::Value(_) | Place::ValueWrapper(_) => return unsupported(span, "a write to a uniform"),
-                    Place::BufferWrapper { .. } | Place::BufferArray { .. } | Place::Members { .. } => {
-                        return unsupported(span, "a write to a whole runtime-sized buffer")
-                    }
-                }
+                self.store_place(place, v, span, out)?;
             }
             Statement::Atomic { pointer, fun, value, result } => {
                 let v = self.expr(*value)?;
@@ -1201,8 +1178,8 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
                 match self.lw.globals[&g] {
                     GlobalKind::Buffer(b) => Ok(self.buffer_place(v, b)),
                     GlobalKind::Members(_) => unreachable!("handled above"),
-                    GlobalKind::Uniform { wrapped: true, .. } => Ok(Place::ValueWrapper(self.var(v))),
-                    GlobalKind::Uniform { .. } => Ok(Place::Value(self.var(v))),
+                    GlobalKind::Uniform { wrappers: 0, .. } => Ok(Place::Value(self.var(v))),
+                    GlobalKind::Uniform { wrappers, .. } => Ok(Place::ValueWrapper(self.var(v), wrappers)),
                     GlobalKind::Workgroup(_) | GlobalKind::Private(_) => Ok(Place::Storage(self.var(v))),
                     GlobalKind::Texture(_) => unsupported(span, "a pointer to a texture"),
                 }
@@ -1216,8 +1193,8 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
     /// Where a buffer of `kind` points before any index.
     fn buffer_place(&self, buffer: VarId, kind: BufferKind) -> Place<'a> {
         match kind {
-            BufferKind { wrapped: true, .. } => {
-                Place::BufferWrapper { buffer, kind: BufferKind { wrapped: false, ..kind } }
+            BufferKind { wrappers: n @ 1.., .. } => {
+                Place::BufferWrapper { buffer, kind: BufferKind { wrappers: n - 1, ..kind } }
             }
             BufferKind { single: true, .. } => Place::Buffer { buffer, index: self.lit_u32(0), path: Vec::new() },
             BufferKind { fixed, .. } => Place::BufferArray { buffer, fixed },
@@ -1234,7 +1211,8 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
                 let kind = kinds[k as usize].1;
                 self.buffer_place(self.members[&global][k as usize], kind)
             }
-            Place::ValueWrapper(v) => match step {
+            Place::ValueWrapper(v, n) => match step {
+                Step::Const(0) if n > 1 => Place::ValueWrapper(v, n - 1),
                 Step::Const(0) => Place::Value(v),
                 _ => return unsupported(span, "a member of a uniform block other than its one member"),
             },
@@ -1363,18 +1341,67 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
         self.load_place(place, ty, span)
     }
 
+    /// Write `v` to `place`.
+    fn store_place(
+        &mut self,
+        place: Place<'a>,
+        v: ExprRef<'a>,
+        span: naga::Span,
+        out: &mut Vec<&'a Stmt<'a>>,
+    ) -> R<()> {
+        match place {
+            Place::Storage(lhs) => out.push(self.st(StmtKind::Assign { lhs, rhs: v }, span)),
+            Place::Buffer { buffer, index, path } if path.is_empty() => {
+                let w = self.builtin(Opcode::BufferWrite, TypeTable::VOID, vec![self.var(buffer), index, v], span);
+                out.push(self.st(StmtKind::Expr(w), span));
+            }
+            // A write to part of an element stores only that part (as
+            // naga's access chain and store do): writing the whole
+            // element back would race with other invocations writing
+            // its other parts.
+            Place::Buffer { buffer, index, path } => {
+                let mut args = vec![self.var(buffer), index, v];
+                args.extend(path.into_iter().map(|p| match p {
+                    PathStep::Member(i, _) => self.lit_u32(i),
+                    PathStep::Index(e, _) => e,
+                }));
+                let w = self.builtin(Opcode::BufferWritePart, TypeTable::VOID, args, span);
+                out.push(self.st(StmtKind::Expr(w), span));
+            }
+            // A struct of one member written whole: its member written.
+            Place::BufferWrapper { buffer, kind } if kind.single || kind.fixed.is_some() => {
+                let member = self.mk(self.first_field(v.ty), ExprKind::Member(v, 0), span);
+                self.store_place(self.buffer_place(buffer, kind), member, span, out)?;
+            }
+            Place::Value(_) | Place::ValueWrapper(..) => return unsupported(span, "a write to a uniform"),
+            Place::BufferWrapper { .. } | Place::BufferArray { .. } | Place::Members { .. } => {
+                return unsupported(span, "a write to a whole runtime-sized buffer")
+            }
+        }
+        Ok(())
+    }
+
+    /// The type of a wrapper struct's one member.
+    fn first_field(&self, ty: TypeId) -> TypeId {
+        match self.lw.ast.types.get(ty) {
+            Type::Struct { fields, .. } => fields[0],
+            _ => unreachable!("a wrapper is a struct"),
+        }
+    }
+
     /// The value of type `ty` at `place`, read now.
     fn load_place(&mut self, place: Place<'a>, ty: TypeId, span: naga::Span) -> R<ExprRef<'a>> {
         // A block of one member read whole: the member read, wrapped back.
         let wrap = |cx: &mut Self, member: ExprRef<'a>| cx.builtin(Opcode::Aggregate, ty, vec![member], span);
         Ok(match place {
             Place::Storage(e) | Place::Value(e) => e,
-            Place::ValueWrapper(v) => wrap(self, v),
+            Place::ValueWrapper(v, n) => {
+                let inner = if n > 1 { Place::ValueWrapper(v, n - 1) } else { Place::Value(v) };
+                let member = self.load_place(inner, self.first_field(ty), span)?;
+                wrap(self, member)
+            }
             Place::BufferWrapper { buffer, kind } if kind.single || kind.fixed.is_some() => {
-                let Type::Struct { fields, .. } = self.lw.ast.types.get(ty).clone() else {
-                    unreachable!("a buffer's wrapper is a struct")
-                };
-                let member = self.load_place(self.buffer_place(buffer, kind), fields[0], span)?;
+                let member = self.load_place(self.buffer_place(buffer, kind), self.first_field(ty), span)?;
                 wrap(self, member)
             }
             Place::BufferArray { buffer, fixed: Some(n) } if n <= MAX_WHOLE_ARRAY => {

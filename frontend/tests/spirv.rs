@@ -44,6 +44,14 @@ fn a_module_without_names_is_keyed_by_binding() {
     assert_eq!(out["set0.binding1.0"], json!([105]));
 }
 
+/// Blocks of one struct of one member stand for that member, as naga's
+/// module of the same GLSL takes them (`frontend/tests/kernels/nested_blocks.comp`):
+/// `b` is a one-element buffer of `b.s.n`, `u` the value of `u.p.k`.
+#[test]
+fn a_block_of_one_struct_of_one_member_is_that_member() {
+    assert_eq!(run("nested_blocks"), json!({"b": [8], "o": [2.5, 5.0, 7.5, 10.0]}));
+}
+
 /// glslang's module through `spirv-opt -O`: SSA values and phis, a loop.
 #[test]
 fn an_optimized_scan_runs() {

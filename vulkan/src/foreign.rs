@@ -204,11 +204,12 @@ fn encode(device: &Device, codec: &codec::Codec, v: &Variable, json: &Json) -> R
 }
 
 /// A storage buffer holding one value that is not an array (`var<storage>
-/// n: atomic<u32>`): its input and output are a one-element list, as the
-/// front end makes it an XIR buffer of one element.
+/// n: atomic<u32>`, or a struct's one such member): its input and output
+/// are a one-element list, as the front end makes it an XIR buffer of one
+/// element.
 fn is_single_value_buffer(kind: &VariableKind) -> bool {
-    matches!(kind, VariableKind::StorageBuffer(l)
-        if l.members.len() == 1 && !matches!(l.members[0].ty, xir_spirv::reflect::DataType::Array { .. }))
+    let VariableKind::StorageBuffer(l) = kind else { return false };
+    matches!(codec::parts(l)[..], [(ty, _)] if !matches!(ty, xir_spirv::reflect::DataType::Array { .. }))
 }
 
 fn decode(codec: &codec::Codec, v: &Variable, b: &Bound, r: Resource) -> Result<Json, String> {

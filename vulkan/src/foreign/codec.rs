@@ -116,29 +116,35 @@ impl Codec {
         }
     }
 
-    /// The bytes of a block's input. A block with one member takes that
-    /// member's value (`var<storage> x: array<f32>` takes the element list,
-    /// `var<uniform> a: f32` the number); a block with several takes
-    /// `[member, ...]`. A trailing runtime array takes a list or
+    /// The bytes of a block's input: its parts ([`parts`]) in the element
+    /// encoding. A trailing runtime array takes a list or
     /// `{"fill": v, "len": n}`; its length sizes the buffer.
     pub(crate) fn block_to_bytes(&self, layout: &StructLayout, j: &Json) -> Result<BlockBytes, CodecError> {
-        let values = member_values(layout, j)?;
-        let runtime_len = match layout.runtime_array() {
-            Some((k, _, _)) => Some(runtime_len(values[k]).map_err(|e| at_member(layout, k, e))?),
-            None => None,
+        let parts = parts(layout);
+        let values: Vec<&Json> = match parts.len() {
+            1 => vec![j],
+            n => list(j, n, "members")?.iter().collect(),
         };
         let mut size = layout.extent();
-        if let (Some(n), Some((k, _, stride))) = (runtime_len, layout.runtime_array()) {
-            let end = n
-                .checked_mul(u64::from(stride))
-                .and_then(|b| b.checked_add(u64::from(layout.members[k].offset)))
-                .filter(|&b| b <= isize::MAX as u64)
-                .ok_or_else(|| CodecError::from(format!("a runtime array of {n} elements does not fit in memory")))?;
-            size = size.max(end);
+        let mut runtime_len = None;
+        if let (Some(&(ty, offset)), Some(v)) = (parts.last(), values.last()) {
+            if let DataType::Array { len: None, stride, .. } = ty {
+                let k = parts.len() - 1;
+                let n = runtime_len_of(v).map_err(|e| at_member(layout, k, e))?;
+                let end = n
+                    .checked_mul(u64::from(*stride))
+                    .and_then(|b| b.checked_add(u64::from(offset)))
+                    .filter(|&b| b <= isize::MAX as u64)
+                    .ok_or_else(|| {
+                        CodecError::from(format!("a runtime array of {n} elements does not fit in memory"))
+                    })?;
+                size = size.max(end);
+                runtime_len = Some(n);
+            }
         }
         let mut bytes = vec![0u8; size as usize];
-        for (k, (m, v)) in layout.members.iter().zip(&values).enumerate() {
-            self.encode(&m.ty, v, &mut bytes, m.offset as usize, true).map_err(|e| at_member(layout, k, e))?;
+        for (k, (&(ty, offset), v)) in parts.iter().zip(&values).enumerate() {
+            self.encode(ty, v, &mut bytes, offset as usize, true).map_err(|e| at_member(layout, k, e))?;
         }
         Ok(BlockBytes { bytes, runtime_len })
     }
@@ -150,13 +156,14 @@ impl Codec {
         bytes: &[u8],
         runtime_len: Option<u64>,
     ) -> Result<Json, CodecError> {
-        let mut values = Vec::with_capacity(layout.members.len());
-        for (k, m) in layout.members.iter().enumerate() {
-            let v = match (&m.ty, runtime_len) {
+        let parts = parts(layout);
+        let mut values = Vec::with_capacity(parts.len());
+        for (k, &(ty, offset)) in parts.iter().enumerate() {
+            let v = match (ty, runtime_len) {
                 (DataType::Array { elem, len: None, stride }, Some(n)) => {
-                    self.array_json(elem, n, *stride, bytes, m.offset as usize)
+                    self.array_json(elem, n, *stride, bytes, offset as usize)
                 }
-                _ => self.decode(&m.ty, bytes, m.offset as usize),
+                _ => self.decode(ty, bytes, offset as usize),
             };
             values.push(v.map_err(|e| at_member(layout, k, e))?);
         }
@@ -192,7 +199,7 @@ impl Codec {
             DataType::Array { elem, len, stride } => {
                 let n = match len {
                     Some(n) => *n,
-                    None if top => runtime_len(j)?,
+                    None if top => runtime_len_of(j)?,
                     None => return Err("a runtime array that is not a block's last member".into()),
                 };
                 // A fill: encode the value once, copy it to every element. A
@@ -200,7 +207,7 @@ impl Codec {
                 // interpreter's `buffer<T>` of a `var<storage> x: array<T, N>`.
                 if let Json::Object(o) = j {
                     if top {
-                        let fill_len = runtime_len(j)?;
+                        let fill_len = runtime_len_of(j)?;
                         if fill_len != n {
                             return Err(format!("a fill of {fill_len} elements for an array of {n}"));
                         }
@@ -223,9 +230,12 @@ impl Codec {
                 }
                 Ok(())
             }
+            // A struct inside a block is always its member list, as the
+            // interpreter spells a struct value (only the block itself, the
+            // binding's interface, stands for its one member).
             DataType::Struct(s) => {
-                let fields = member_values(s, j)?;
-                for (k, (m, v)) in s.members.iter().zip(&fields).enumerate() {
+                let fields = list(j, s.members.len(), "members")?;
+                for (k, (m, v)) in s.members.iter().zip(fields).enumerate() {
                     self.encode(&m.ty, v, out, at + m.offset as usize, false)
                         .map_err(|e| at_member(s, k, e).to_string())?;
                 }
@@ -291,17 +301,26 @@ fn matrix_offset(scalar: Scalar, stride: u32, row_major: bool, column: usize, ro
     }
 }
 
-/// The JSON of each member of a block or struct: a one-member block takes
-/// its member's value itself, anything else `[member, ...]`.
-fn member_values<'j>(layout: &StructLayout, j: &'j Json) -> Result<Vec<&'j Json>, String> {
-    if layout.members.len() == 1 {
-        return Ok(vec![j]);
+/// What a block's value is made of: each part's type and byte offset. A
+/// block of one member stands for that member, and a struct of one member
+/// for its member, as deep as they nest: naga wraps a WGSL struct and a
+/// GLSL block in a block of its own where glslang writes the GLSL block as
+/// it is, and the front end binds all of them by this one reading. A
+/// struct with several members, or one inside an array, is its member
+/// list, as the interpreter spells a struct value.
+pub(crate) fn parts(layout: &StructLayout) -> Vec<(&DataType, u32)> {
+    let [m] = &layout.members[..] else {
+        return layout.members.iter().map(|m| (&m.ty, m.offset)).collect();
+    };
+    let (mut ty, mut at) = (&m.ty, m.offset);
+    while let DataType::Struct(s) = ty {
+        let [inner] = &s.members[..] else { break };
+        (ty, at) = (&inner.ty, at + inner.offset);
     }
-    Ok(list(j, layout.members.len(), "members")?.iter().collect())
+    vec![(ty, at)]
 }
 
-/// The length of a runtime array's input: a list, or `{"fill": v, "len": n}`.
-fn runtime_len(j: &Json) -> Result<u64, String> {
+fn runtime_len_of(j: &Json) -> Result<u64, String> {
     match j {
         Json::Array(a) => Ok(a.len() as u64),
         Json::Object(o) if o.contains_key("fill") && o.len() == 2 => {
@@ -412,6 +431,29 @@ mod tests {
         assert_eq!(&enc.bytes[40..44], &5.0f32.to_le_bytes());
         assert_eq!(&enc.bytes[44..48], &[0; 4], "padding stays zero");
         assert_eq!(c.block_from_bytes(&b, &enc.bytes, enc.runtime_len).unwrap(), j);
+    }
+
+    #[test]
+    fn a_block_wrapping_a_struct_of_one_member_is_that_member_and_other_structs_are_member_lists() {
+        let c = Codec::new();
+        let one = |ty| DataType::Struct(block(vec![(0, ty)]));
+        let round_trip = |b: &StructLayout, j: Json| {
+            let enc = c.block_to_bytes(b, &j).unwrap();
+            assert_eq!(c.block_from_bytes(b, &enc.bytes, enc.runtime_len).unwrap(), j);
+            enc.bytes
+        };
+        // naga's block around a WGSL `struct Counter { n: u32 }`: the value of `n`.
+        let counter = block(vec![(4, one(DataType::Scalar(U32)))]);
+        assert_eq!(round_trip(&counter, json!(7)), [0, 0, 0, 0, 7, 0, 0, 0]);
+        // A runtime array of `struct W { v: f32 }`: each element `[v]`.
+        round_trip(&block(vec![(0, runtime(one(DataType::Scalar(F32)), 4))]), json!([[1.5], [2.5]]));
+        // A struct of one member beside another member, and two levels down.
+        let pair = block(vec![(0, one(DataType::Scalar(U32))), (4, DataType::Scalar(F32))]);
+        assert_eq!(round_trip(&pair, json!([[7], 1.0]))[..4], 7u32.to_le_bytes());
+        // naga's block around a GLSL block of one struct of one member.
+        round_trip(&block(vec![(0, one(one(one(DataType::Scalar(U32)))))]), json!(7));
+        let e = c.block_to_bytes(&pair, &json!([7, 1.0])).err().unwrap();
+        assert_eq!(e.to_string(), "member 0: expected a list of 1 members, found 7");
     }
 
     #[test]
