@@ -140,7 +140,8 @@ fn every_command_in_the_readme_and_docs_runs_as_shown() {
                     assert!(manifest.contains("name = \"xir-opt\"") && manifest.contains("name = \"xir-run\""));
                 }
                 Some(Kind::Driver(bin, args)) => {
-                    let on_vulkan = args.iter().any(|a| ["--vulkan", "--compare", "--artifact", "--oracle"].contains(&a.as_str()));
+                    let on_vulkan =
+                        args.iter().any(|a| ["--vulkan", "--compare", "--artifact", "--oracle"].contains(&a.as_str()));
                     if on_vulkan && !vulkan {
                         continue;
                     }

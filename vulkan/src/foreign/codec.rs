@@ -127,20 +127,16 @@ impl Codec {
         };
         let mut size = layout.extent();
         let mut runtime_len = None;
-        if let (Some(&(ty, offset)), Some(v)) = (parts.last(), values.last()) {
-            if let DataType::Array { len: None, stride, .. } = ty {
-                let k = parts.len() - 1;
-                let n = runtime_len_of(v).map_err(|e| at_member(layout, k, e))?;
-                let end = n
-                    .checked_mul(u64::from(*stride))
-                    .and_then(|b| b.checked_add(u64::from(offset)))
-                    .filter(|&b| b <= isize::MAX as u64)
-                    .ok_or_else(|| {
-                        CodecError::from(format!("a runtime array of {n} elements does not fit in memory"))
-                    })?;
-                size = size.max(end);
-                runtime_len = Some(n);
-            }
+        if let (Some(&(DataType::Array { len: None, stride, .. }, offset)), Some(v)) = (parts.last(), values.last()) {
+            let k = parts.len() - 1;
+            let n = runtime_len_of(v).map_err(|e| at_member(layout, k, e))?;
+            let end = n
+                .checked_mul(u64::from(*stride))
+                .and_then(|b| b.checked_add(u64::from(offset)))
+                .filter(|&b| b <= isize::MAX as u64)
+                .ok_or_else(|| CodecError::from(format!("a runtime array of {n} elements does not fit in memory")))?;
+            size = size.max(end);
+            runtime_len = Some(n);
         }
         let mut bytes = vec![0u8; size as usize];
         for (k, (&(ty, offset), v)) in parts.iter().zip(&values).enumerate() {
