@@ -20,9 +20,9 @@
 //! descriptor variable is.
 //!
 //! What it cannot describe is refused with a [`ReflectError`] naming the
-//! variable or instruction: samplers, sampled images,
-//! descriptor arrays, images other than 2D / 3D storage images of 32-bit
-//! RGBA (or unknown) format, booleans or pointers in a block, constants it
+//! variable or instruction: samplers and combined image-samplers,
+//! descriptor arrays, images other than 2D / 3D storage or sampled images
+//! of 32-bit texels (RGBA32 or unknown format), booleans or pointers in a block, constants it
 //! cannot evaluate (`OpSpecConstantOp`), several entry points without a
 //! chosen name. Specialization constants take their default values: the
 //! runner passes no specialization info, so the defaults are what run.
@@ -163,6 +163,9 @@ pub enum VariableKind {
     UniformBuffer(StructLayout),
     /// A `UniformConstant` storage image (`Sampled` = 2).
     StorageImage(ImageLayout),
+    /// A `UniformConstant` image read without a sampler (`Sampled` = 1:
+    /// WGSL's `texture_2d<f32>` read by `textureLoad`).
+    SampledImage(ImageLayout),
 }
 
 impl VariableKind {
@@ -172,12 +175,13 @@ impl VariableKind {
             VariableKind::StorageBuffer(_) => "storage buffer",
             VariableKind::UniformBuffer(_) => "uniform buffer",
             VariableKind::StorageImage(_) => "storage image",
+            VariableKind::SampledImage(_) => "sampled image",
         }
     }
 }
 
-/// A storage image: its dimensionality and texel kind; the runner creates it
-/// as `R32G32B32A32` of that kind.
+/// A storage or sampled image: its dimensionality and texel kind; the
+/// runner creates it as `R32G32B32A32` of that kind.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ImageLayout {
     /// 2 or 3.
@@ -868,7 +872,7 @@ fn describe_variable(
             refuse(format!("{}: arrays of descriptors (binding arrays) are not supported", var()))
         }
         (_, Op::TypeSampler | Op::TypeSampledImage) => {
-            refuse(format!("{}: samplers and sampled images are not supported (storage images only)", var()))
+            refuse(format!("{}: samplers and combined image-samplers are not supported (images only)", var()))
         }
         (_, op) => refuse(format!("{}: a {class:?} variable of {op:?} is not a descriptor this runner binds", var())),
     }
@@ -897,13 +901,13 @@ fn image_layout(t: &Tables<'_>, id: Word) -> Result<VariableKind, ReflectError> 
     else {
         return refuse(format!("image type %{id} is malformed"));
     };
-    if sampled != 2 {
-        return refuse("a sampled image (Sampled != 2): storage images only");
+    if sampled != 1 && sampled != 2 {
+        return refuse("an image of unknown use (Sampled = 0)");
     }
     let dim = match dim {
         Dim::Dim2D => 2,
         Dim::Dim3D => 3,
-        other => return refuse(format!("a {other:?} image: 2D and 3D storage images only")),
+        other => return refuse(format!("a {other:?} image: 2D and 3D images only")),
     };
     if depth == 1 || arrayed != 0 || ms != 0 {
         return refuse("a depth, arrayed or multisampled image is not supported");
@@ -926,7 +930,8 @@ fn image_layout(t: &Tables<'_>, id: Word) -> Result<VariableKind, ReflectError> 
             "format {format:?}: the runner creates 32-bit RGBA images only (rgba32float / rgba32sint / rgba32uint)"
         ));
     }
-    Ok(VariableKind::StorageImage(ImageLayout { dim, texel, format: *format }))
+    let layout = ImageLayout { dim, texel, format: *format };
+    Ok(if sampled == 2 { VariableKind::StorageImage(layout) } else { VariableKind::SampledImage(layout) })
 }
 
 /// The chosen `GLCompute` entry point: its name, function and interface ids.

@@ -189,6 +189,29 @@ fn a_storage_texture_is_a_storage_image() {
 }
 
 #[test]
+fn a_texture_read_without_a_sampler_is_a_sampled_image() {
+    let r = reflect_wgsl(
+        "@group(0) @binding(0) var src: texture_2d<f32>;
+         @group(0) @binding(1) var vol: texture_3d<i32>;
+         @group(0) @binding(2) var<storage, read_write> out: array<f32>;
+         @compute @workgroup_size(1) fn main() {
+             out[0] = textureLoad(src, vec2<i32>(1, 0), 0).x + f32(textureLoad(vol, vec3<i32>(0), 0).y);
+         }",
+    );
+    let unknown = rspirv::spirv::ImageFormat::Unknown;
+    let f = ImageLayout { dim: 2, texel: TexelKind::F32, format: unknown };
+    let i = ImageLayout { dim: 3, texel: TexelKind::I32, format: unknown };
+    assert_eq!(
+        summary(&r)[..2],
+        [
+            ("src".to_string(), 0, 0, VariableKind::SampledImage(f)),
+            ("vol".to_string(), 0, 1, VariableKind::SampledImage(i)),
+        ]
+    );
+    assert_eq!(VariableKind::SampledImage(f).descriptor_name(), "sampled image");
+}
+
+#[test]
 fn glsl_anonymous_blocks_are_named_by_their_member() {
     let src = "#version 450
 layout(local_size_x = 4, local_size_y = 2) in;
@@ -342,7 +365,7 @@ fn samplers_are_refused_by_name() {
     ));
     let e = reflect(&words, None).unwrap_err().to_string();
     assert!(e.starts_with("variable `smp` (%"), "{e}");
-    assert!(e.ends_with("samplers and sampled images are not supported (storage images only)"), "{e}");
+    assert!(e.ends_with("samplers and combined image-samplers are not supported (images only)"), "{e}");
 }
 
 #[test]

@@ -245,7 +245,7 @@ impl<'a, 'n> Lowering<'a, 'n> {
                 self.ast.types.intern(Type::Struct { fields, align: align as u32 })
             }
             TypeInner::Pointer { base, .. } => self.ty(base)?,
-            TypeInner::Image { .. } => self.storage_texture(inner, span, "texture")?,
+            TypeInner::Image { .. } => self.texture(inner, span, "texture")?,
             _ => return unsupported(span, format!("type {}", type_kind(inner))),
         })
     }
@@ -267,7 +267,7 @@ impl<'a, 'n> Lowering<'a, 'n> {
                 }
                 AddressSpace::WorkGroup => GlobalKind::Workgroup(self.ty(g.ty)?),
                 AddressSpace::Private => GlobalKind::Private(self.ty(g.ty)?),
-                AddressSpace::Handle => GlobalKind::Texture(self.storage_texture(inner, span, name_of(&g.name))?),
+                AddressSpace::Handle => GlobalKind::Texture(self.texture(inner, span, name_of(&g.name))?),
                 other => return unsupported(span, format!("`{}`: address space {other:?}", name_of(&g.name))),
             };
             self.globals.insert(h, kind);
@@ -275,29 +275,44 @@ impl<'a, 'n> Lowering<'a, 'n> {
         Ok(())
     }
 
-    /// XIR's storage textures are RGBA32 float / sint / uint, 2D or 3D.
-    fn storage_texture(&mut self, inner: &TypeInner, span: naga::Span, name: &str) -> R<TypeId> {
-        use naga::{ImageClass, ImageDimension, StorageFormat};
-        let TypeInner::Image { dim, arrayed: false, class: ImageClass::Storage { format, .. } } = *inner else {
+    /// XIR's textures are 2D or 3D of 32-bit float, sint or uint texels,
+    /// held as RGBA32: a storage texture of such a format, or a sampled
+    /// texture (`texture_2d<f32>`), which a compute kernel reads texel by
+    /// texel (`textureLoad`); the runners bind it as RGBA32 of its type.
+    fn texture(&mut self, inner: &TypeInner, span: naga::Span, name: &str) -> R<TypeId> {
+        use naga::{ImageClass, ImageDimension, ScalarKind, StorageFormat};
+        let TypeInner::Image { dim, arrayed, class } = *inner else {
             return unsupported(
                 span,
-                format!("`{name}`: sampled textures, samplers and texture arrays (only storage textures)"),
+                format!("`{name}`: samplers (XIR samples only its bindless textures; `textureLoad` reads a texture without one)"),
             );
         };
+        if arrayed {
+            return unsupported(span, format!("`{name}`: texture arrays"));
+        }
         let d = match dim {
             ImageDimension::D2 => 2,
             ImageDimension::D3 => 3,
-            other => return unsupported(span, format!("`{name}`: a {other:?} storage texture (only 2D and 3D)")),
+            other => return unsupported(span, format!("`{name}`: a {other:?} texture (only 2D and 3D)")),
         };
-        let elem = match format {
-            StorageFormat::Rgba32Float => TypeTable::F32,
-            StorageFormat::Rgba32Sint => TypeTable::I32,
-            StorageFormat::Rgba32Uint => TypeTable::U32,
-            other => {
+        let elem = match class {
+            ImageClass::Storage { format: StorageFormat::Rgba32Float, .. }
+            | ImageClass::Sampled { kind: ScalarKind::Float, multi: false } => TypeTable::F32,
+            ImageClass::Storage { format: StorageFormat::Rgba32Sint, .. }
+            | ImageClass::Sampled { kind: ScalarKind::Sint, multi: false } => TypeTable::I32,
+            ImageClass::Storage { format: StorageFormat::Rgba32Uint, .. }
+            | ImageClass::Sampled { kind: ScalarKind::Uint, multi: false } => TypeTable::U32,
+            ImageClass::Storage { format, .. } => {
                 return unsupported(
                     span,
-                    format!("`{name}`: texel format {other:?} (only rgba32float, rgba32sint, rgba32uint)"),
+                    format!("`{name}`: texel format {format:?} (only rgba32float, rgba32sint, rgba32uint)"),
                 )
+            }
+            ImageClass::Sampled { multi: true, .. } => {
+                return unsupported(span, format!("`{name}`: multisampled textures"))
+            }
+            ImageClass::Sampled { .. } | ImageClass::Depth { .. } | ImageClass::External => {
+                return unsupported(span, format!("`{name}`: depth and external textures"))
             }
         };
         Ok(self.ast.types.intern(Type::Texture { dim: d, elem }))
@@ -1381,6 +1396,12 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
         Ok(())
     }
 
+    /// Whether a texture operation's mip level is absent or a constant 0.
+    fn is_level_zero(&mut self, level: Option<Handle<Expression>>) -> R<bool> {
+        let Some(level) = level else { return Ok(true) };
+        Ok(matches!(self.expr(level)?.kind, ExprKind::Literal(0)))
+    }
+
     /// The type of a wrapper struct's one member.
     fn first_field(&self, ty: TypeId) -> TypeId {
         match self.lw.ast.types.get(ty) {
@@ -1621,7 +1642,11 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
                 }
                 _ => return unsupported(span, "arrayLength of something other than a storage buffer's array"),
             },
-            Expression::ImageLoad { image, coordinate, array_index: None, sample: None, level: None } => {
+            // A sampled texture's load names a mip level; an XIR texture has
+            // one (the runners bind one), so the level must be 0.
+            Expression::ImageLoad { image, coordinate, array_index: None, sample: None, level }
+                if self.is_level_zero(level)? =>
+            {
                 let img = self.expr(image)?;
                 let c = self.expr(coordinate)?;
                 let c = self.texel_coord(img, c, span);
@@ -1634,12 +1659,28 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
                 };
                 self.builtin(Opcode::TextureRead, ty, vec![img, clamped], span)
             }
-            Expression::ImageQuery { image, query: naga::ImageQuery::Size { level: None } } => {
+            Expression::ImageQuery { image, query: naga::ImageQuery::Size { level } }
+                if self.is_level_zero(level)? =>
+            {
                 let img = self.expr(image)?;
                 self.texture_size(img, span)
             }
-            Expression::ImageSample { .. } | Expression::ImageLoad { .. } | Expression::ImageQuery { .. } => {
-                return unsupported(span, "this texture operation (storage texture loads, stores and sizes only)")
+            Expression::ImageQuery { query: naga::ImageQuery::NumLevels, .. } => self.lit_u32(1),
+            Expression::ImageLoad { level: Some(_), .. }
+            | Expression::ImageQuery { query: naga::ImageQuery::Size { .. }, .. } => {
+                return unsupported(span, "a mip level other than a constant 0 (an XIR texture has one level)")
+            }
+            Expression::ImageSample { .. } => {
+                return unsupported(
+                    span,
+                    "sampling (XIR samples only its bindless textures; `textureLoad` reads a texel)",
+                )
+            }
+            Expression::ImageLoad { .. } | Expression::ImageQuery { .. } => {
+                return unsupported(
+                    span,
+                    "this texture operation (texel loads and stores, sizes and level counts of 2D and 3D textures)",
+                )
             }
             Expression::Derivative { .. } => return unsupported(span, "derivatives outside a fragment shader"),
             Expression::RayQueryVertexPositions { .. }

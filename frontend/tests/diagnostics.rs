@@ -36,7 +36,22 @@ fn refusals_name_the_construct_and_its_place() {
         (
             "sampler.wgsl",
             format!("{HEAD}@group(0) @binding(1) var s: sampler;\n@compute @workgroup_size(1) fn main() {{ }}"),
-            "sampler.wgsl:2:23: error: [frontend:unsupported] not supported: `s`: sampled textures, samplers and texture arrays (only storage textures)",
+            "sampler.wgsl:2:23: error: [frontend:unsupported] not supported: `s`: samplers (XIR samples only its bindless textures; `textureLoad` reads a texture without one)",
+        ),
+        (
+            "mip.wgsl",
+            format!("{HEAD}@group(0) @binding(1) var t: texture_2d<f32>;\n@compute @workgroup_size(1) fn main() {{ out[0] = u32(textureLoad(t, vec2<i32>(0), 1).x); }}"),
+            "mip.wgsl:3:54: error: [frontend:unsupported] not supported: a mip level other than a constant 0 (an XIR texture has one level)",
+        ),
+        (
+            "multisampled.wgsl",
+            format!("{HEAD}@group(0) @binding(1) var t: texture_multisampled_2d<f32>;\n@compute @workgroup_size(1) fn main() {{ out[0] = u32(textureLoad(t, vec2<i32>(0), 0).x); }}"),
+            "multisampled.wgsl:2:23: error: [frontend:unsupported] not supported: `t`: multisampled textures",
+        ),
+        (
+            "array.wgsl",
+            format!("{HEAD}@group(0) @binding(1) var t: texture_2d_array<f32>;\n@compute @workgroup_size(1) fn main() {{ out[0] = u32(textureLoad(t, vec2<i32>(0), 0, 0).x); }}"),
+            "array.wgsl:2:23: error: [frontend:unsupported] not supported: `t`: texture arrays",
         ),
         (
             "nonsquare.wgsl",

@@ -14,8 +14,10 @@
 //!   `MatrixStride` decorations (`foreign/codec.rs`); a block with one member
 //!   takes that member's value, so naga's wrapper of `var<storage> x:
 //!   array<T>` takes the element list of T, as an XIR `buffer<T>` does;
-//! - a storage image (2D / 3D, 32-bit RGBA) is a texture as the interpreter's
-//!   `texture2d<T>` / `texture3d<T>` take it;
+//! - a storage image or an image read without a sampler (2D / 3D, 32-bit
+//!   RGBA; WGSL's `texture_2d<f32>` read by `textureLoad`, a sampled-image
+//!   descriptor) is a texture as the interpreter's `texture2d<T>` /
+//!   `texture3d<T>` take it;
 //! - a push-constant block is its block's value too, pushed before the
 //!   dispatch (`Reflection::push_constants`).
 //!
@@ -193,11 +195,15 @@ fn encode(device: &Device, codec: &codec::Codec, v: &Variable, json: &Json) -> R
             let range = b.bytes.len() as u64;
             (ty, Resource::Buffer(b.bytes), range, b.runtime_len)
         }
-        VariableKind::StorageImage(img) => {
+        VariableKind::StorageImage(img) | VariableKind::SampledImage(img) => {
             let (m, elem) = codec.texel_type(texel_scalar(img.texel));
             let (size, data) = super::typed::texture_from_json(m, elem, img.dim, json).map_err(bad)?;
             let r = Resource::Image { dim: img.dim, size, texel: img.texel, data };
-            (vk::DescriptorType::STORAGE_IMAGE, r, 0, None)
+            let ty = match v.kind {
+                VariableKind::SampledImage(_) => vk::DescriptorType::SAMPLED_IMAGE,
+                _ => vk::DescriptorType::STORAGE_IMAGE,
+            };
+            (ty, r, 0, None)
         }
     };
     Ok(Bound { set: v.set, binding: v.binding, ty, resource, range, runtime_len })
@@ -218,7 +224,7 @@ fn decode(codec: &codec::Codec, v: &Variable, b: &Bound, r: Resource) -> Result<
             let j = codec.block_from_bytes(layout, &bytes, b.runtime_len).map_err(|e| e.to_string())?;
             Ok(if is_single_value_buffer(&v.kind) { Json::Array(vec![j]) } else { j })
         }
-        (VariableKind::StorageImage(img), Resource::Image { size, data, .. }) => {
+        (VariableKind::StorageImage(img) | VariableKind::SampledImage(img), Resource::Image { size, data, .. }) => {
             let (m, elem) = codec.texel_type(texel_scalar(img.texel));
             super::typed::texture_to_json(m, elem, img.dim, size, &data)
         }
@@ -482,7 +488,7 @@ unsafe fn dispatch_bound(
                     .dst_set(sets[b.set as usize])
                     .dst_binding(b.binding)
                     .descriptor_type(b.ty);
-                if b.ty == vk::DescriptorType::STORAGE_IMAGE {
+                if matches!(b.resource, Resource::Image { .. }) {
                     w.image_info(&image_infos[n])
                 } else {
                     w.buffer_info(&buffer_infos[n])

@@ -83,8 +83,11 @@ pub unsafe fn create(
                 .array_layers(1)
                 .samples(vk::SampleCountFlags::TYPE_1)
                 .tiling(vk::ImageTiling::OPTIMAL)
+                // SAMPLED too: a foreign module may read it as a sampled
+                // image (`OpImageFetch`; every RGBA32 format supports it).
                 .usage(
                     vk::ImageUsageFlags::STORAGE
+                        | vk::ImageUsageFlags::SAMPLED
                         | vk::ImageUsageFlags::TRANSFER_SRC
                         | vk::ImageUsageFlags::TRANSFER_DST,
                 )
