@@ -52,6 +52,13 @@ fn a_block_of_one_struct_of_one_member_is_that_member() {
     assert_eq!(run("nested_blocks"), json!({"b": [8], "o": [2.5, 5.0, 7.5, 10.0]}));
 }
 
+/// A texture read without a sampler (`OpImageFetch` of a sampled image
+/// at level 0) is an XIR texture read.
+#[test]
+fn a_texel_fetch_reads_the_texture() {
+    assert_eq!(run("texel_fetch")["o"], json!([1.0, 3.0, 5.0, 7.0, 9.0, 11.0]));
+}
+
 /// glslang's module through `spirv-opt -O`: SSA values and phis, a loop.
 #[test]
 fn an_optimized_scan_runs() {

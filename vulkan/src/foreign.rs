@@ -320,7 +320,18 @@ fn check_device_support(device: &Device, words: &[u32]) -> Result<(), RunError> 
     }
     let subgroups = subgroup_operations(device);
     for cap in xir_spirv::capabilities(words) {
-        if matches!(cap, Capability::Shader | Capability::Matrix | Capability::ImageQuery) {
+        // Capabilities every Vulkan device has (the spec's table: no
+        // feature needed); naga declares `Sampled1D` in every GLSL module.
+        if matches!(
+            cap,
+            Capability::Shader
+                | Capability::Matrix
+                | Capability::ImageQuery
+                | Capability::Sampled1D
+                | Capability::Image1D
+                | Capability::SampledBuffer
+                | Capability::ImageBuffer
+        ) {
             continue;
         }
         if let Some(op) = subgroup_operation(cap) {
