@@ -43,6 +43,7 @@ use xir_ast::*;
 use xir_spec::{Opcode, SpecialRegister};
 
 mod float_parts;
+mod matrix;
 mod packing;
 mod subgroup;
 
@@ -218,14 +219,14 @@ impl<'a, 'n> Lowering<'a, 'n> {
                 self.ast.types.vector(e, size as u8)
             }
             TypeInner::Matrix { columns, rows, scalar } => {
-                if columns != rows {
-                    return unsupported(
-                        span,
-                        format!("a {}x{} matrix: XIR matrices are square", columns as u8, rows as u8),
-                    );
-                }
                 let e = self.scalar(scalar, span)?;
-                self.ast.types.matrix(e, columns as u8)
+                if columns == rows {
+                    self.ast.types.matrix(e, columns as u8)
+                } else {
+                    // XIR matrices are square: a non-square one is its columns (lower/matrix.rs).
+                    let column = self.ast.types.vector(e, rows as u8);
+                    self.ast.types.array(column, columns as u64)
+                }
             }
             TypeInner::Array { base, size: ArraySize::Constant(n), .. } => {
                 let e = self.ty(base)?;
@@ -912,7 +913,8 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
                     }
                     let e = self.expr(h)?;
                     let name = self.f.named_expressions.get(&h);
-                    if self.info[h].ref_count > 1 || name.is_some() {
+                    // A non-square matrix is read column by column (lower/matrix.rs): once, here.
+                    if self.info[h].ref_count > 1 || name.is_some() || self.non_square(h).is_some() {
                         let v = self.new_temp(e.ty, name.map(|s| s.as_str()), self.espan(h));
                         // Reads inside `e` happen now.
                         self.pending.retain(|p| *p != h);
@@ -1602,7 +1604,11 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
             }
             Expression::Binary { op, left, right } => {
                 let (l, r) = (self.expr(left)?, self.expr(right)?);
-                self.binary(ty, op, l, r, span)?
+                if self.non_square(left).is_some() || self.non_square(right).is_some() {
+                    self.matrix_binary(ty, op, (left, l), (right, r), span)?
+                } else {
+                    self.binary(ty, op, l, r, span)?
+                }
             }
             Expression::Select { condition, accept, reject } => {
                 let c = self.expr(condition)?;
@@ -1620,12 +1626,23 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
                 };
                 self.builtin(op, ty, vec![x], span)
             }
+            Expression::Math { fun: MathFunction::Transpose, arg, .. } if self.non_square(arg).is_some() => {
+                let shape = self.non_square(arg).expect("checked");
+                let m = self.expr(arg)?;
+                self.matrix_transpose(ty, m, shape, span)
+            }
+            Expression::Math { arg, .. } if self.non_square(arg).is_some() => {
+                return unsupported(span, "this function of a non-square matrix (only `transpose`)")
+            }
             Expression::Math { fun, arg, arg1, arg2, arg3 } => {
                 let mut args = vec![self.expr(arg)?];
                 for a in [arg1, arg2, arg3].into_iter().flatten() {
                     args.push(self.expr(a)?);
                 }
                 self.math(ty, fun, args, span)?
+            }
+            Expression::As { expr, .. } if self.non_square(expr).is_some() => {
+                return unsupported(span, "a conversion of a non-square matrix")
             }
             Expression::As { expr, kind, convert } => {
                 let x = self.expr(expr)?;
