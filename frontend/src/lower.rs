@@ -61,7 +61,7 @@ const MAX_WHOLE_ARRAY: u32 = 256;
 
 /// The most structs of one member a binding may sit inside ([`Lowering::peel`]);
 /// a whole load rebuilds each.
-const MAX_WRAPPERS: u8 = 16;
+pub const MAX_WRAPPERS: u8 = 16;
 
 fn unsupported<T>(span: naga::Span, message: impl Into<String>) -> R<T> {
     Err(LowerError { message: message.into(), span })

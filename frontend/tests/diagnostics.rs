@@ -323,3 +323,36 @@ fn bad_glsl_literals_are_located() {
     compile(&Source { path: "ok.comp", text: &ok, language: Language::Glsl }, &Overrides::new())
         .unwrap_or_else(|d| panic!("{d}"));
 }
+
+/// A binding inside structs of one member stands for the innermost value
+/// (`Lowering::peel`) up to `MAX_WRAPPERS` of them; one more is refused at
+/// the binding.
+#[test]
+fn wrappers_at_the_limit_compile_and_one_over_is_refused() {
+    use xir_frontend::lower::MAX_WRAPPERS;
+    let nested = |n: u8| {
+        let mut text = "struct W0 { v: u32 }\n".to_string();
+        for k in 1..n {
+            text += &format!("struct W{k} {{ w: W{} }}\n", k - 1);
+        }
+        let path = (1..n).map(|_| ".w").collect::<String>();
+        format!(
+            "{text}@group(0) @binding(0) var<storage, read_write> c: W{};\n\
+             @compute @workgroup_size(1) fn main() {{ c{path}.v += 1u; }}",
+            n - 1
+        )
+    };
+    let text = nested(MAX_WRAPPERS);
+    let m = compile(&Source { path: "w.wgsl", text: &text, language: Language::Wgsl }, &Overrides::new())
+        .unwrap_or_else(|d| panic!("{d}"));
+    let k = m.func_ids().find(|&f| m.func(f).is_kernel()).expect("a kernel");
+    let inputs = serde_json::from_str(r#"{"dispatch": [1, 1, 1], "args": {"c": [41]}}"#).unwrap();
+    let out = xir::interp::run_kernel(&m, k, &inputs).expect("runs");
+    assert_eq!(serde_json::to_string(&out.buffers).unwrap(), r#"{"c":[42]}"#);
+    let over = nested(MAX_WRAPPERS + 1);
+    let line = MAX_WRAPPERS as usize + 2;
+    let want = format!(
+        "w.wgsl:{line}:23: error: [frontend:unsupported] not supported: a binding inside more than {MAX_WRAPPERS} structs of one member"
+    );
+    assert!(diag("w.wgsl", &over).starts_with(&want), "{}", diag("w.wgsl", &over));
+}
