@@ -415,6 +415,27 @@ impl<'m> Tables<'m> {
             .flatten()
     }
 
+    /// The name of a block whose variable has none: its single member's
+    /// (`xir::interp::block_member_key`: GLSL's anonymous `buffer Data {
+    /// uint x[]; };` is `x`, as the front end names it), else its own;
+    /// an unnamed struct of one member (naga's wrapper around a GLSL block)
+    /// is looked into for the block it wraps.
+    fn block_name(&self, mut id: Word) -> Option<String> {
+        loop {
+            if let Some(m) = self.single_member_name(id) {
+                return Some(xir::interp::block_member_key(&m));
+            }
+            if let Some(n) = self.names.get(&id).filter(|n| !n.is_empty()) {
+                return Some(n.clone());
+            }
+            let ty = self.globals.get(&id)?;
+            if ty.class.opcode != Op::TypeStruct || ty.operands.len() != 1 {
+                return None;
+            }
+            id = id_ref(ty.operands.first())?;
+        }
+    }
+
     fn member_deco(&self, id: Word, k: u32) -> Decorations {
         self.member_decorations.get(&(id, k)).cloned().unwrap_or_default()
     }
@@ -649,15 +670,8 @@ pub fn reflect(words: &[u32], entry: Option<&str>) -> Result<Reflection, Reflect
         candidates.push(Candidate {
             id,
             // GLSL's anonymous `buffer Data { uint x[]; };` names no variable:
-            // its single member names it (`xir::interp::block_member_key`,
-            // as the front end does), else the block.
-            name: t
-                .names
-                .get(&id)
-                .filter(|n| !n.is_empty())
-                .cloned()
-                .or_else(|| t.single_member_name(pointee).map(|m| xir::interp::block_member_key(&m)))
-                .or_else(|| t.names.get(&pointee).filter(|n| !n.is_empty()).cloned()),
+            // its block does (`Tables::block_name`).
+            name: t.names.get(&id).filter(|n| !n.is_empty()).cloned().or_else(|| t.block_name(pointee)),
             set,
             binding,
             kind,

@@ -226,6 +226,25 @@ void main() { v[gl_GlobalInvocationID.x] *= params.s; }
     assert_eq!(names, ["v", "params"]);
 }
 
+/// naga wraps a GLSL uniform block in an unnamed block of its own and names
+/// neither variable: the wrapped block is looked into, so an anonymous
+/// block of one member is keyed by it and one of several by its name, as
+/// the front end names them.
+#[test]
+fn naga_s_wrapped_anonymous_blocks_are_named_as_the_front_end_names_them() {
+    let src = "#version 450
+layout(local_size_x = 1) in;
+layout(std430, set = 0, binding = 0) buffer Data { float v[]; };
+layout(std140, set = 0, binding = 1) uniform Scale { float k; };
+layout(std140, set = 0, binding = 2) uniform Params { float a; float b; };
+void main() { v[0] = k * a + b; }
+";
+    let words = naga_spirv(src, Language::Glsl, "k.comp").unwrap();
+    let r = reflect(&words, None).unwrap();
+    let names: Vec<_> = r.variables.iter().map(|v| v.name.as_str()).collect();
+    assert_eq!(names, ["v", "k", "Params"]);
+}
+
 #[test]
 fn several_entry_points_need_a_name() {
     let words = wgsl(

@@ -114,10 +114,6 @@ fn every_shader_matches_the_interpreter_on_vulkan() {
 const ORACLE_GAPS: &[(&str, &str)] = &[
     // naga 30 writes an OpConstantComposite of i32 lanes for a vec2<u32>.
     ("texture_rw.wgsl", "OpConstantComposite Constituent"),
-    // naga's SPIR-V names neither a GLSL uniform block nor its member.
-    ("mandelbrot.comp", "names no descriptor variable"),
-    ("saxpy.comp", "names no descriptor variable"),
-    ("anon_uniform_block.comp", "names no descriptor variable"),
     // naga 30 decorates a workgroup array of atomics with an ArrayStride.
     ("radix_histogram.wgsl", "Invalid explicit layout decorations"),
     // naga 30 decorates a variable, not a constant, as gl_WorkGroupSize.
