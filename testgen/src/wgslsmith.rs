@@ -44,7 +44,8 @@
 //! float built-ins, conversions and `bitcast`; local arrays and structs;
 //! helper functions (value-returning ones, and ones that modify a caller's
 //! variable through a `ptr<function, T>` argument); optionally a
-//! `var<workgroup>` array exchanged across a `workgroupBarrier()`.
+//! `var<workgroup>` array exchanged across a `workgroupBarrier()`, and
+//! non-square matrices ([`Config::matrices`]).
 //!
 //! # Why every program is well defined and exact
 //!
@@ -78,7 +79,9 @@
 //!   masked or clamped values; `*`, `+` and `-` are emitted only when the
 //!   magnitude bounds of their operands keep the result within 2^24;
 //!   `floor` / `ceil` / `round` / `trunc` take `e * 0.5`, and round the
-//!   halves back to integers; stores to f32 variables clamp to +-65536).
+//!   halves back to integers; stores to f32 variables clamp to +-65536;
+//!   a non-square matrix's components are clamped to +-8, so its sums and
+//!   products stay below 2^11 in any order of evaluation).
 //!   So every f32 operation is exact, no NaN or infinity ever appears, and
 //!   results compare bit for bit. The sign of a zero is never observable:
 //!   floats reach integers only through comparisons, conversions
@@ -125,6 +128,12 @@ pub struct Config {
     pub mask_shift_amounts: bool,
     /// Allow the `var<workgroup>` exchange across a `workgroupBarrier()`.
     pub workgroup_memory: bool,
+    /// Allow f32 values taken from non-square matrix arithmetic (products
+    /// with vectors, scalars and matrices, sums, `transpose`). Off by
+    /// default so that every seed keeps the program it had before this
+    /// knob (the seeds the differential test lists are such programs);
+    /// the differential test runs a batch of its own with it on.
+    pub matrices: bool,
 }
 
 impl Default for Config {
@@ -139,6 +148,7 @@ impl Default for Config {
             out_slots: 4,
             mask_shift_amounts: true,
             workgroup_memory: true,
+            matrices: false,
         }
     }
 }
@@ -247,11 +257,13 @@ pub enum Feature {
     InputConversion,
     /// A read back from the invocation's own `output` slots.
     OutputReadBack,
+    /// An f32 from non-square matrix arithmetic ([`Config::matrices`]).
+    NonSquareMatrix,
 }
 
 impl Feature {
     /// Every feature, in declaration order.
-    pub const ALL: [Feature; 40] = [
+    pub const ALL: [Feature; 41] = [
         Feature::If,
         Feature::IfElse,
         Feature::Switch,
@@ -292,6 +304,7 @@ impl Feature {
         Feature::Let,
         Feature::InputConversion,
         Feature::OutputReadBack,
+        Feature::NonSquareMatrix,
     ];
 }
 
@@ -1522,8 +1535,12 @@ impl<'c> Gen<'c> {
     }
 
     fn f32_expr(&mut self, d: u32) -> E {
+        // The matrix case is drawn only when enabled, so that the other
+        // programs' draws are the ones they always were.
+        let cases = if self.cfg.matrices { 12 } else { 11 };
         loop {
-            match self.rng.below(11) {
+            match self.rng.below(cases) {
+                11 => return self.matrix_expr(),
                 0..=2 => {
                     let (a, b) = self.operands(Ty::F32, d);
                     let sum = a.bound + b.bound;
@@ -1616,6 +1633,71 @@ impl<'c> Gen<'c> {
         }
     }
 
+    /// One lane of non-square matrix arithmetic: `M * v`, `v * M`, `M * N`,
+    /// `M + N` / `M - N`, `M * s` or `transpose(M)`, with `M` a `matCxR<f32>`
+    /// (C != R) of run-time components clamped to +-8. Every intermediate is
+    /// an integer below 4 * 8 * 8 = 256 in magnitude, so any order of
+    /// evaluation (and a device's fused multiply-add) gives the same value.
+    fn matrix_expr(&mut self) -> E {
+        self.log.note(Feature::NonSquareMatrix);
+        let dims = [2u32, 3, 4];
+        let c = self.rng.pick(&dims);
+        let r = self.rng.pick(&dims.iter().copied().filter(|&n| n != c).collect::<Vec<_>>());
+        let m = self.matrix(c, r);
+        let lane = |g: &mut Self, n: u32| g.rng.below(n);
+        match self.rng.below(6) {
+            0 => {
+                let v = self.vector(c);
+                let k = lane(self, r);
+                E::rt(format!("(({m}) * {v})[{k}]"), f64::from(c) * 64.0)
+            }
+            1 => {
+                let v = self.vector(r);
+                let k = lane(self, c);
+                E::rt(format!("({v} * ({m}))[{k}]"), f64::from(r) * 64.0)
+            }
+            2 => {
+                let k = self.rng.pick(&dims);
+                let n = self.matrix(k, c);
+                let (i, j) = (lane(self, k), lane(self, r));
+                E::rt(format!("(({m}) * ({n}))[{i}][{j}]"), f64::from(c) * 64.0)
+            }
+            3 => {
+                let n = self.matrix(c, r);
+                let op = self.rng.pick(&["+", "-"]);
+                let (i, j) = (lane(self, c), lane(self, r));
+                E::rt(format!("(({m}) {op} ({n}))[{i}][{j}]"), 16.0)
+            }
+            4 => {
+                let s = self.component();
+                let (i, j) = (lane(self, c), lane(self, r));
+                E::rt(format!("(({m}) * {s})[{i}][{j}]"), 64.0)
+            }
+            _ => {
+                let (i, j) = (lane(self, r), lane(self, c));
+                E::rt(format!("transpose({m})[{i}][{j}]"), 8.0)
+            }
+        }
+    }
+
+    /// A `matCxR<f32>` of clamped run-time components.
+    fn matrix(&mut self, c: u32, r: u32) -> String {
+        let parts: Vec<String> = (0..c * r).map(|_| self.component()).collect();
+        format!("mat{c}x{r}<f32>({})", parts.join(", "))
+    }
+
+    /// A `vecN<f32>` of clamped run-time components.
+    fn vector(&mut self, n: u32) -> String {
+        let parts: Vec<String> = (0..n).map(|_| self.component()).collect();
+        format!("vec{n}<f32>({})", parts.join(", "))
+    }
+
+    /// An f32 leaf clamped to +-8.
+    fn component(&mut self) -> String {
+        let a = self.leaf(Ty::F32, true);
+        format!("clamp({}, -8.0f, 8.0f)", a.code)
+    }
+
     fn bool_expr(&mut self, d: u32) -> E {
         match self.rng.below(8) {
             0..=3 => {
@@ -1696,6 +1778,22 @@ mod tests {
     }
 
     #[test]
+    fn programs_with_non_square_matrices_validate_too() {
+        let cfg = Config { matrices: true, ..Config::default() };
+        let mut matrices = 0;
+        for seed in 0..300 {
+            let p = generate(seed, &cfg);
+            if let Err(e) = check(&p.source) {
+                panic!("seed {seed}: {e}\n{}", p.source);
+            }
+            matrices += p.features.count(Feature::NonSquareMatrix);
+            let in_source = ["mat2x", "mat3x", "mat4x"].iter().any(|w| p.source.contains(w));
+            assert_eq!(p.features.contains(Feature::NonSquareMatrix), in_source, "seed {seed}");
+        }
+        assert!(matrices > 0);
+    }
+
+    #[test]
     fn raw_shift_amounts_and_no_workgroup_memory_validate_too() {
         let cfg = Config { mask_shift_amounts: false, workgroup_memory: false, out_slots: 1, ..Config::default() };
         let mut raw = 0;
@@ -1728,7 +1826,7 @@ mod tests {
 
     #[test]
     fn the_first_hundred_programs_use_every_feature() {
-        let cfg = Config { mask_shift_amounts: false, ..Config::default() };
+        let cfg = Config { mask_shift_amounts: false, matrices: true, ..Config::default() };
         let mut seen = FeatureLog::default();
         for seed in 0..100 {
             seen.add(&generate(seed, &cfg).features);
