@@ -59,6 +59,13 @@ type R<T> = Result<T, LowerError>;
 /// The longest storage array read as a whole value (one read per element).
 const MAX_WHOLE_ARRAY: u32 = 256;
 
+/// The most scalars of a zero constant: a variable without an initializer
+/// (a local, a private, or workgroup memory, which WGSL zeroes) is zeroed
+/// by one constant of its whole value, element by element (a 16 MiB
+/// workgroup array of `f32` is at the limit; the largest device's shared
+/// memory is 228 KiB).
+pub const MAX_ZERO_SCALARS: u64 = 1 << 22;
+
 /// The most structs of one member a binding may sit inside ([`Lowering::peel`]);
 /// a whole load rebuilds each.
 pub const MAX_WRAPPERS: u8 = 16;
@@ -872,6 +879,16 @@ impl<'l, 'a, 'n> FnCx<'l, 'a, 'n> {
     }
 
     fn zero(&mut self, ty: TypeId, span: naga::Span) -> R<ExprRef<'a>> {
+        let scalars = scalar_count(self.types(), ty);
+        if scalars > MAX_ZERO_SCALARS {
+            return unsupported(
+                span,
+                format!(
+                    "zeroing a value of {scalars} scalars (a variable is zeroed by a constant of that many; at most \
+                     {MAX_ZERO_SCALARS})"
+                ),
+            );
+        }
         let data = zero_data(self.types(), ty);
         Ok(match data {
             ConstantData::Scalar(b) => self.mk(ty, ExprKind::Literal(b), span),
@@ -2203,6 +2220,17 @@ fn op_of_count(f: MathFunction) -> Opcode {
 /// Bits of a scalar, or of each lane of a vector.
 fn lane_bits(types: &TypeTable, t: TypeId) -> u32 {
     types.scalar_bits(types.scalar_of(t))
+}
+
+/// How many scalars a value of `ty` holds (saturating).
+fn scalar_count(types: &TypeTable, ty: TypeId) -> u64 {
+    match types.get(ty) {
+        Type::Vector { lanes, .. } => u64::from(*lanes),
+        Type::Matrix { dim, .. } => u64::from(*dim) * u64::from(*dim),
+        Type::Array { elem, len } => len.saturating_mul(scalar_count(types, *elem)),
+        Type::Struct { fields, .. } => fields.iter().fold(0u64, |n, &f| n.saturating_add(scalar_count(types, f))),
+        _ => 1,
+    }
 }
 
 fn zero_data(types: &mut TypeTable, ty: TypeId) -> ConstantData {

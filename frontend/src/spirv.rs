@@ -7,7 +7,8 @@
 //! with the magic number (either byte order); SPIRV-Tools must validate the
 //! module for Vulkan 1.2 (naga's SPIR-V front end assumes a valid module);
 //! the structured control flow must nest at most [`depth::MAX_DEPTH`]
-//! deep; naga must read it (what it does not support it names); the lowering
+//! deep; no type may be larger than naga lays out (`i32::MAX` bytes: past
+//! it naga's SPIR-V front end panics rather than refuses); naga must read it (what it does not support it names); the lowering
 //! refuses what XIR cannot express. A binary has no source text, so
 //! diagnostics name the file without a position (rule `spirv`, or
 //! `frontend:unsupported`). The front end runs on its own stack: a module's
@@ -88,6 +89,96 @@ fn nesting(words: &[u32]) -> usize {
     deepest
 }
 
+/// The most bytes a type may have: naga's `MAX_TYPE_SIZE`.
+const MAX_TYPE_SIZE: u64 = i32::MAX as u64;
+
+/// The size in bytes of the module's largest type, laid out as naga's
+/// `Layouter` does (a vector of three aligned as four, an array's stride
+/// its `ArrayStride`, else its element's size rounded up to its alignment,
+/// a struct to its last member's `Offset` and size), saturating rather than
+/// overflowing.
+fn largest_type(words: &[u32]) -> u64 {
+    const OP_DECORATE: u32 = 71;
+    const OP_MEMBER_DECORATE: u32 = 72;
+    const OP_TYPE_BOOL: u32 = 20;
+    const OP_TYPE_INT: u32 = 21;
+    const OP_TYPE_FLOAT: u32 = 22;
+    const OP_TYPE_VECTOR: u32 = 23;
+    const OP_TYPE_MATRIX: u32 = 24;
+    const OP_TYPE_ARRAY: u32 = 28;
+    const OP_TYPE_RUNTIME_ARRAY: u32 = 29;
+    const OP_TYPE_STRUCT: u32 = 30;
+    const OP_CONSTANT: u32 = 43;
+    const OP_SPEC_CONSTANT: u32 = 50;
+    const DECORATION_ARRAY_STRIDE: u32 = 6;
+    const DECORATION_OFFSET: u32 = 35;
+    let round_up = |n: u64, align: u64| n.div_ceil(align.max(1)).saturating_mul(align.max(1));
+    // id -> (size, alignment) of each type; id -> value of each integer constant.
+    let mut layout = rustc_hash::FxHashMap::<u32, (u64, u64)>::default();
+    let mut constants = rustc_hash::FxHashMap::<u32, u64>::default();
+    let mut offsets = rustc_hash::FxHashMap::<(u32, u32), u64>::default();
+    let mut strides = rustc_hash::FxHashMap::<u32, u64>::default();
+    let mut largest = 0;
+    let mut at = 5;
+    while at < words.len() {
+        let (count, opcode) = ((words[at] >> 16) as usize, words[at] & 0xffff);
+        let ops = words.get(at + 1..at + count.max(1)).unwrap_or(&[]);
+        let of = |id: Option<&u32>| id.and_then(|id| layout.get(id)).copied().unwrap_or((0, 1));
+        let entry = match (opcode, ops) {
+            (OP_DECORATE, [id, DECORATION_ARRAY_STRIDE, stride, ..]) => {
+                strides.insert(*id, u64::from(*stride));
+                None
+            }
+            (OP_MEMBER_DECORATE, [s, m, DECORATION_OFFSET, off, ..]) => {
+                offsets.insert((*s, *m), u64::from(*off));
+                None
+            }
+            (OP_CONSTANT | OP_SPEC_CONSTANT, [_, id, lo, rest @ ..]) => {
+                let hi = rest.first().map_or(0, |&h| u64::from(h) << 32);
+                constants.insert(*id, hi | u64::from(*lo));
+                None
+            }
+            (OP_TYPE_BOOL, [id, ..]) => Some((*id, (1, 1))),
+            (OP_TYPE_INT | OP_TYPE_FLOAT, [id, bits, ..]) => {
+                let w = u64::from(*bits / 8).max(1);
+                Some((*id, (w, w)))
+            }
+            (OP_TYPE_VECTOR, [id, c, n, ..]) => {
+                let (w, _) = of(Some(c));
+                let n = u64::from(*n);
+                Some((*id, (n.saturating_mul(w), if n == 3 { 4 * w } else { n.saturating_mul(w) })))
+            }
+            (OP_TYPE_MATRIX, [id, column, n, ..]) => {
+                let (_, align) = of(Some(column));
+                Some((*id, (u64::from(*n).saturating_mul(align), align)))
+            }
+            (OP_TYPE_ARRAY | OP_TYPE_RUNTIME_ARRAY, [id, elem, len @ ..]) => {
+                let (size, align) = of(Some(elem));
+                let n = len.first().and_then(|l| constants.get(l)).copied().unwrap_or(1);
+                let stride = strides.get(id).copied().unwrap_or_else(|| round_up(size, align));
+                Some((*id, (n.saturating_mul(stride), align)))
+            }
+            (OP_TYPE_STRUCT, [id, members @ ..]) => {
+                let (mut end, mut align) = (0u64, 1u64);
+                for (k, m) in members.iter().enumerate() {
+                    let (size, a) = of(Some(m));
+                    let offset = offsets.get(&(*id, k as u32)).copied().unwrap_or_else(|| round_up(end, a));
+                    end = end.max(offset.saturating_add(size));
+                    align = align.max(a);
+                }
+                Some((*id, (round_up(end, align), align)))
+            }
+            _ => None,
+        };
+        if let Some((id, (size, align))) = entry {
+            largest = largest.max(size);
+            layout.insert(id, (size, align));
+        }
+        at += count.max(1);
+    }
+    largest
+}
+
 /// naga's validated module of the SPIR-V binary `bytes` (named `path` in
 /// diagnostics), its overrides (specialization constants) given values.
 pub fn parse(
@@ -106,6 +197,12 @@ pub fn parse(
             "the module nests {deepest} selections and loops deep, more than {} (the front end's recursion limit)",
             depth::MAX_DEPTH
         );
+        return Err(diag(&src, "spirv", message, None));
+    }
+    let largest = largest_type(&words);
+    if largest > MAX_TYPE_SIZE {
+        let message =
+            format!("the module declares a type of {largest} bytes, more than naga lays out ({MAX_TYPE_SIZE})");
         return Err(diag(&src, "spirv", message, None));
     }
     // naga reads little-endian words.

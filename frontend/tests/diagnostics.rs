@@ -356,3 +356,25 @@ fn wrappers_at_the_limit_compile_and_one_over_is_refused() {
     );
     assert!(diag("w.wgsl", &over).starts_with(&want), "{}", diag("w.wgsl", &over));
 }
+
+/// A variable WGSL zeroes is zeroed by one constant of its whole value: at
+/// most `MAX_ZERO_SCALARS` scalars compile, one more is refused at the
+/// variable.
+#[test]
+fn zeroing_at_the_limit_compiles_and_one_over_is_refused() {
+    use xir_frontend::lower::MAX_ZERO_SCALARS;
+    let shader = |n: u64| {
+        format!(
+            "var<workgroup> w: array<u32, {n}>;\n{HEAD}@compute @workgroup_size(1) fn main() {{ out[0] = w[out[1]]; }}"
+        )
+    };
+    let text = shader(MAX_ZERO_SCALARS);
+    compile(&Source { path: "w.wgsl", text: &text, language: Language::Wgsl }, &Overrides::new())
+        .unwrap_or_else(|d| panic!("{d}"));
+    let over = MAX_ZERO_SCALARS + 1;
+    let want = format!(
+        "w.wgsl:1:1: error: [frontend:unsupported] not supported: zeroing a value of {over} scalars (a variable is \
+         zeroed by a constant of that many; at most {MAX_ZERO_SCALARS})"
+    );
+    assert!(diag("w.wgsl", &shader(over)).starts_with(&want), "{}", diag("w.wgsl", &shader(over)));
+}
