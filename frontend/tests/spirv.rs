@@ -114,6 +114,17 @@ fn what_is_not_a_valid_compute_module_is_refused_by_rule() {
     let mut corrupt = scan.clone();
     corrupt[40] ^= 0xff; // inside the GLSL.std.450 import's name
     assert!(refusal(&corrupt).starts_with("[spirv] SPIRV-Tools does not validate it for Vulkan 1.2: "));
+    // A type past naga's size limit (a runtime array of stride 2^31 + 4 after
+    // a member at offset 4; the `spirv` fuzz target's find), refused before
+    // naga, which would panic on it.
+    let path = format!(
+        "{}/../fuzz/artifacts-found/spirv/crash-14e5c99e58335fdec83fd900c5b8ce4e49cab187",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    assert_eq!(
+        refusal(&std::fs::read(path).expect("the fuzz find")),
+        "[spirv] the module declares a type of 2147483656 bytes, more than naga lays out (2147483647)"
+    );
     // Either byte order is a module.
     let swapped: Vec<u8> = scan.chunks_exact(4).flat_map(|w| [w[3], w[2], w[1], w[0]]).collect();
     spirv::compile("k.spv", &swapped, &Overrides::new()).expect("big-endian words");
