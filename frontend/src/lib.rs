@@ -14,6 +14,7 @@ use xir::diag::Diagnostic;
 use xir::ir::Span;
 
 pub mod depth;
+mod glsl_layout;
 mod glsl_literals;
 pub mod lower;
 /// naga's own SPIR-V for the same source: the second oracle.
@@ -115,6 +116,11 @@ fn parse_here(src: &Source<'_>, overrides: &Overrides) -> Result<(naga::Module, 
         if let Some(bad) = glsl_literals::first_bad_literal(src.text) {
             let span = naga::Span::new(bad.start as u32, (bad.start + bad.len) as u32);
             return Err(diag(src, "glsl", bad.message, location(src.text, span)));
+        }
+        if let Some(at) = glsl_layout::first_index_in_layout(src.text) {
+            let span = naga::Span::new(at as u32, at as u32 + 1);
+            let message = "an index in a layout qualifier (naga's GLSL front end cannot evaluate one)".to_string();
+            return Err(diag(src, "glsl", message, location(src.text, span)));
         }
     }
     let module = match src.language {

@@ -74,6 +74,12 @@ fn refusals_name_the_construct_and_its_place() {
             "stray.comp:4:20: error: [glsl] unexpected character '\\u{a0}' (U+00A0)",
         ),
         (
+            // naga 30 panics evaluating it (the `glsl` fuzz target's find).
+            "layout_index.comp",
+            "#version 450\nlayout(local_size_x = 2[0]) in;\nvoid main() { }".into(),
+            "layout_index.comp:2:24: error: [glsl] an index in a layout qualifier (naga's GLSL front end cannot evaluate one)",
+        ),
+        (
             "glsl_syntax.comp",
             "#version 450\nlayout(local_size_x = 1) in;\nvoid main() { int x = ; }".into(),
             "glsl_syntax.comp:3:",
