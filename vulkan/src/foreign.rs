@@ -12,8 +12,10 @@
 //! - a storage or uniform buffer is its block's value in the element
 //!   encoding, laid out by the block's own `Offset` / `ArrayStride` /
 //!   `MatrixStride` decorations (`foreign/codec.rs`); a block with one member
-//!   takes that member's value, so naga's wrapper of `var<storage> x:
-//!   array<T>` takes the element list of T, as an XIR `buffer<T>` does;
+//!   takes that member's value (and a struct of one member inside it its
+//!   member's, as deep as they nest: `codec::parts`), so naga's wrapper of
+//!   `var<storage> x: array<T>` takes the element list of T, as an XIR
+//!   `buffer<T>` does;
 //! - a storage image or an image read without a sampler (2D / 3D, 32-bit
 //!   RGBA; WGSL's `texture_2d<f32>` read by `textureLoad`, a sampled-image
 //!   descriptor) is a texture as the interpreter's `texture2d<T>` /
