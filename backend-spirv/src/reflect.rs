@@ -415,6 +415,13 @@ impl<'m> Tables<'m> {
             .flatten()
     }
 
+    /// The input key of variable `id` of type `pointee` (a descriptor or the
+    /// push-constant block): its `OpName`, else its block's. GLSL's anonymous
+    /// `buffer Data { uint x[]; };` names no variable.
+    fn variable_name(&self, id: Word, pointee: Word) -> Option<String> {
+        self.names.get(&id).filter(|n| !n.is_empty()).cloned().or_else(|| self.block_name(pointee))
+    }
+
     /// The name of a block whose variable has none: its single member's
     /// (`xir::interp::block_member_key`: GLSL's anonymous `buffer Data {
     /// uint x[]; };` is `x`, as the front end names it), else its own;
@@ -630,10 +637,7 @@ pub fn reflect(words: &[u32], entry: Option<&str>) -> Result<Reflection, Reflect
                 let layout = t
                     .struct_layout(pointee, 0)
                     .map_err(|e| ReflectError(format!("variable {}: {e}", t.describe(id))))?;
-                let name = [id, pointee]
-                    .iter()
-                    .find_map(|n| t.names.get(n).filter(|n| !n.is_empty()).cloned())
-                    .unwrap_or_else(|| "push_constants".to_string());
+                let name = t.variable_name(id, pointee).unwrap_or_else(|| "push_constants".to_string());
                 push_constants = Some(PushBlock { name, layout });
                 continue;
             }
@@ -669,9 +673,7 @@ pub fn reflect(words: &[u32], entry: Option<&str>) -> Result<Reflection, Reflect
         }
         candidates.push(Candidate {
             id,
-            // GLSL's anonymous `buffer Data { uint x[]; };` names no variable:
-            // its block does (`Tables::block_name`).
-            name: t.names.get(&id).filter(|n| !n.is_empty()).cloned().or_else(|| t.block_name(pointee)),
+            name: t.variable_name(id, pointee),
             set,
             binding,
             kind,

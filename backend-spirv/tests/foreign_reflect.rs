@@ -369,6 +369,21 @@ fn a_push_constant_block_is_described() {
     assert!(r.variables.iter().all(|v| v.name != "pc"), "not a descriptor variable");
 }
 
+/// An anonymous push-constant block is keyed as an anonymous descriptor
+/// block is (its single member), through naga's wrapper or glslang's block.
+#[test]
+fn an_anonymous_push_constant_block_is_keyed_by_its_member() {
+    let src = "#version 450
+layout(local_size_x = 4) in;
+layout(std430, binding = 0) buffer Data { float v[]; } data;
+layout(push_constant) uniform PC { float scale; };
+void main() { data.v[gl_GlobalInvocationID.x] *= scale; }
+";
+    let words = naga_spirv(src, Language::Glsl, "k.comp").unwrap();
+    let push = reflect(&words, None).unwrap().push_constants.expect("a push-constant block");
+    assert_eq!(push.name, "scale");
+}
+
 #[test]
 fn samplers_are_refused_by_name() {
     let words = asm(&module(
