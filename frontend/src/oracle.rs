@@ -339,13 +339,8 @@ layout(push_constant) uniform PC { float scale; } pc;
 void main() { data.v[gl_GlobalInvocationID.x] *= pc.scale; }
 ";
         let words = naga_spirv(src, Language::Glsl, "k.comp").expect("compiles");
-        // OpVariable (59) whose storage class (its fourth word) is PushConstant (9).
-        let (mut at, mut push) = (5, 0);
-        while at < words.len() {
-            let count = (words[at] >> 16) as usize;
-            push += usize::from(words[at] & 0xffff == 59 && words.get(at + 3) == Some(&9));
-            at += count.max(1);
-        }
+        // OpVariable (59) whose storage class (its third operand) is PushConstant (9).
+        let push = crate::spirv::instructions(&words).filter(|(op, ops)| *op == 59 && ops.get(2) == Some(&9)).count();
         assert_eq!(push, 1);
     }
 

@@ -8,8 +8,9 @@
 //! module for Vulkan 1.2 (naga's SPIR-V front end assumes a valid module);
 //! the structured control flow must nest at most [`depth::MAX_DEPTH`]
 //! deep; no type may be larger than naga lays out (`i32::MAX` bytes: past
-//! it naga's SPIR-V front end panics rather than refuses); naga must read it (what it does not support it names); the lowering
-//! refuses what XIR cannot express. A binary has no source text, so
+//! it naga's SPIR-V front end panics rather than refuses); naga must read
+//! it (what it does not support it names); the lowering refuses what XIR
+//! cannot express. A binary has no source text, so
 //! diagnostics name the file without a position (rule `spirv`, or
 //! `frontend:unsupported`). The front end runs on its own stack: a module's
 //! nesting is not estimated as a text's is, and the thread costs little
@@ -54,6 +55,20 @@ fn words(src: &Source<'_>, bytes: &[u8]) -> Result<Vec<u32>, Error> {
         .collect())
 }
 
+/// The module's instructions after its header: opcode and operands. A
+/// word count of zero is read as one and a truncated last instruction
+/// keeps the words there are, so any words can be walked.
+pub(crate) fn instructions(words: &[u32]) -> impl Iterator<Item = (u32, &[u32])> {
+    let mut at = 5;
+    std::iter::from_fn(move || {
+        let first = *words.get(at)?;
+        let end = (at + ((first >> 16) as usize).max(1)).min(words.len());
+        let operands = &words[at + 1..end];
+        at = end;
+        Some((first & 0xffff, operands))
+    })
+}
+
 /// The deepest structured nesting of the module's functions: at each
 /// block, the selection and loop constructs whose header came before it
 /// and whose merge block did not (in the order the blocks are written,
@@ -65,26 +80,18 @@ fn nesting(words: &[u32]) -> usize {
     const OP_FUNCTION_END: u32 = 56;
     let mut open = rustc_hash::FxHashSet::default();
     let mut deepest = 0;
-    let mut at = 5;
-    while at < words.len() {
-        let (count, opcode) = ((words[at] >> 16) as usize, words[at] & 0xffff);
-        let operand = |k: usize| words.get(at + k).copied();
-        match opcode {
-            OP_LABEL => {
-                if let Some(label) = operand(1) {
-                    open.remove(&label);
-                }
+    for (opcode, operands) in instructions(words) {
+        match (opcode, operands) {
+            (OP_LABEL, [label, ..]) => {
+                open.remove(label);
             }
-            OP_LOOP_MERGE | OP_SELECTION_MERGE => {
-                if let Some(merge) = operand(1) {
-                    open.insert(merge);
-                    deepest = deepest.max(open.len());
-                }
+            (OP_LOOP_MERGE | OP_SELECTION_MERGE, [merge, ..]) => {
+                open.insert(*merge);
+                deepest = deepest.max(open.len());
             }
-            OP_FUNCTION_END => open.clear(),
+            (OP_FUNCTION_END, _) => open.clear(),
             _ => {}
         }
-        at += count.max(1);
     }
     deepest
 }
@@ -119,10 +126,7 @@ fn largest_type(words: &[u32]) -> u64 {
     let mut offsets = rustc_hash::FxHashMap::<(u32, u32), u64>::default();
     let mut strides = rustc_hash::FxHashMap::<u32, u64>::default();
     let mut largest = 0;
-    let mut at = 5;
-    while at < words.len() {
-        let (count, opcode) = ((words[at] >> 16) as usize, words[at] & 0xffff);
-        let ops = words.get(at + 1..at + count.max(1)).unwrap_or(&[]);
+    for (opcode, ops) in instructions(words) {
         let of = |id: Option<&u32>| id.and_then(|id| layout.get(id)).copied().unwrap_or((0, 1));
         let entry = match (opcode, ops) {
             (OP_DECORATE, [id, DECORATION_ARRAY_STRIDE, stride, ..]) => {
@@ -174,7 +178,6 @@ fn largest_type(words: &[u32]) -> u64 {
             largest = largest.max(size);
             layout.insert(id, (size, align));
         }
-        at += count.max(1);
     }
     largest
 }
