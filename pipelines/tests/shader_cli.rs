@@ -22,6 +22,16 @@ fn xrun(args: &[&str]) -> Output {
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
+/// Whether a run's stderr says there is no Vulkan device: the test then
+/// skips, saying so.
+fn no_vulkan(stderr: &str) -> bool {
+    let none = stderr.contains("no Vulkan device");
+    if none {
+        eprintln!("skipped: {stderr}");
+    }
+    none
+}
+
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
 }
@@ -181,8 +191,7 @@ fn xir_run_checks_a_shader_against_nagas_module() {
     let i = root().join("tests/corpus/saxpy.inputs.json").display().to_string();
     let o = xrun(&[&k, "--inputs", &i, "--oracle", "naga"]);
     let err = text(&o.stderr);
-    if err.contains("no Vulkan device") {
-        eprintln!("skipped: {err}");
+    if no_vulkan(&err) {
         return;
     }
     assert!(o.status.success(), "{err}");
@@ -212,8 +221,7 @@ fn a_naga_mismatch_prints_the_reduce_command() {
         .output()
         .unwrap();
     let err = text(&o.stderr);
-    if err.contains("no Vulkan device") {
-        eprintln!("skipped: {err}");
+    if no_vulkan(&err) {
         return;
     }
     assert_eq!(o.status.code(), Some(1), "{err}");
@@ -285,8 +293,7 @@ fn the_naga_oracle_pushes_a_push_constant_block() {
     assert_eq!(text(&ours.stdout).trim(), r#"{"buffers":{"v":[2.0,4.0,6.0,8.0]},"printed":[]}"#);
     let o = xrun(&[k, "--inputs", i, "--oracle", "naga"]);
     let err = text(&o.stderr);
-    if err.contains("no Vulkan device") {
-        eprintln!("skipped: {err}");
+    if no_vulkan(&err) {
         return;
     }
     assert_eq!(o.status.code(), Some(0), "{err}");
@@ -336,8 +343,7 @@ fn a_spirv_module_compiles_and_checks_against_itself() {
     let i = root().join("tests/spirv/histogram.inputs.json").display().to_string();
     let o = xrun(&[&k, "--inputs", &i, "--compare"]);
     let err = text(&o.stderr);
-    if err.contains("no Vulkan device") {
-        eprintln!("skipped: {err}");
+    if no_vulkan(&err) {
         return;
     }
     assert!(o.status.success(), "{err}");
