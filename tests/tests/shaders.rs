@@ -208,7 +208,7 @@ fn every_spirv_module_agrees_with_itself_on_vulkan() {
             let (ours, _) = xir_tests::device::run_on_vulkan(&dev, &m, k, &inputs, level).expect("runs");
             assert_eq!(interp.compare_bounded(&ours, same).mismatch, None, "{name} -O{level}");
         }
-        let words: Vec<u32> = bytes.chunks_exact(4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]])).collect();
+        let words = xir_spirv::reflect::words_from_bytes(&bytes).expect("a SPIR-V module");
         let dispatch = xir::interp::threads_run(m.func(k).kind, inputs.dispatch.expect("a dispatch")).expect("fits");
         let (mut itself, _) = xir_vulkan::run_foreign_on(&dev, &words, None, &inputs, Some(dispatch)).expect("runs");
         // The module also reports its uniforms; a kernel keeps values out.
